@@ -1,0 +1,253 @@
+"""``labtui.toml``: models per stage, budget, limits and autonomy of one project.
+
+Each section is a dataclass; loading checks every key and type and says which file, which field
+and what to write instead. Environment variables (``LABTUI_MODEL``, ``LABTUI_API_BASE``,
+``LABTUI_API_KEY``) fill in models that the file leaves empty, so a project can be created before a
+model is chosen.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_type_hints
+
+from .errors import ConfigError
+
+CONFIG_NAME = "labtui.toml"
+MODEL_STAGES = ("ideas", "novelty", "experiments", "plots", "writeup", "review")
+
+
+@dataclass
+class ProjectSection:
+    name: str = ""
+    template: str = ""
+    idea: str = ""
+
+
+@dataclass
+class ModelsSection:
+    """litellm model strings. A stage left empty uses ``default``."""
+
+    default: str = ""
+    api_base: str = ""
+    api_key_env: str = "LABTUI_API_KEY"
+    edit_format: str = ""  # aider edit format; empty: aider's choice for known models, else whole
+    # Prices for models litellm does not know (local servers): US dollars per million tokens.
+    input_usd_per_mtok: float = 0.0
+    output_usd_per_mtok: float = 0.0
+    ideas: str = ""
+    novelty: str = ""
+    experiments: str = ""
+    plots: str = ""
+    writeup: str = ""
+    review: str = ""
+
+
+@dataclass
+class LLMSection:
+    max_tokens: int = 4096
+    temperature: float = 0.7
+    retries: int = 4
+    timeout_s: float = 180.0
+    reasks: int = 2
+    json_mode: bool = True
+
+
+@dataclass
+class BudgetSection:
+    usd: float = 10.0
+
+
+@dataclass
+class LimitsSection:
+    run_timeout_s: float = 1800.0
+    max_runs: int = 1
+    fix_attempts: int = 4
+    plot_timeout_s: float = 300.0
+    latex_timeout_s: float = 120.0
+    latex_fix_rounds: int = 3
+
+
+@dataclass
+class AutonomySection:
+    mode: str = "copilot"  # copilot | auto
+
+
+@dataclass
+class ExperimentSection:
+    python: str = ""  # the research interpreter; empty: the one labtui runs in
+
+
+@dataclass
+class IdeasSection:
+    count: int = 2
+    reflections: int = 1
+
+
+@dataclass
+class LiteratureSection:
+    arxiv_url: str = "https://export.arxiv.org/api/query"
+    max_results: int = 5
+    rounds: int = 2
+    delay_s: float = 3.0
+
+
+@dataclass
+class Config:
+    project: ProjectSection = field(default_factory=ProjectSection)
+    models: ModelsSection = field(default_factory=ModelsSection)
+    llm: LLMSection = field(default_factory=LLMSection)
+    budget: BudgetSection = field(default_factory=BudgetSection)
+    limits: LimitsSection = field(default_factory=LimitsSection)
+    autonomy: AutonomySection = field(default_factory=AutonomySection)
+    experiment: ExperimentSection = field(default_factory=ExperimentSection)
+    ideas: IdeasSection = field(default_factory=IdeasSection)
+    literature: LiteratureSection = field(default_factory=LiteratureSection)
+
+    def model_for(self, stage: str) -> ModelSpec | None:
+        """The model a stage uses, or None when no model is configured anywhere."""
+        name = (
+            getattr(self.models, stage, "")
+            or self.models.default
+            or os.environ.get("LABTUI_MODEL", "")
+        )
+        if not name:
+            return None
+        api_base = self.models.api_base or os.environ.get("LABTUI_API_BASE", "")
+        key_env = self.models.api_key_env or "LABTUI_API_KEY"
+        return ModelSpec(
+            name=name,
+            api_base=api_base,
+            api_key_env=key_env,
+            input_usd_per_mtok=self.models.input_usd_per_mtok,
+            output_usd_per_mtok=self.models.output_usd_per_mtok,
+        )
+
+    @property
+    def python(self) -> str:
+        import sys
+
+        return self.experiment.python or sys.executable
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    api_base: str = ""
+    api_key_env: str = "LABTUI_API_KEY"
+    input_usd_per_mtok: float = 0.0
+    output_usd_per_mtok: float = 0.0
+
+    @property
+    def api_key(self) -> str | None:
+        return os.environ.get(self.api_key_env) or None
+
+    @property
+    def is_local(self) -> bool:
+        """An OpenAI-compatible server we were pointed at: priced at zero, no provider key."""
+        return bool(self.api_base)
+
+
+_CHOICES = {("autonomy", "mode"): ("copilot", "auto")}
+
+
+def _coerce(path: Path, section: str, key: str, value: Any, kind: type) -> Any:
+    where = f"{path}: [{section}] {key}"
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where} must be true or false, not {value!r}", f"write {key} = true")
+        return value
+    if kind in (int, float):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{where} must be a number, not {value!r}", f"write {key} = 3")
+        if kind is int and not float(value).is_integer():
+            raise ConfigError(f"{where} must be a whole number, not {value!r}", f"write {key} = 3")
+        if value < 0:
+            raise ConfigError(f"{where} must not be negative ({value!r})", f"write {key} = 0 or more")
+        return kind(value)
+    if not isinstance(value, str):
+        raise ConfigError(f"{where} must be a string, not {value!r}", f'write {key} = "..."')
+    choices = _CHOICES.get((section, key))
+    if choices and value not in choices:
+        raise ConfigError(f"{where} is {value!r}", f"use one of: {', '.join(choices)}")
+    return value
+
+
+def config_from_dict(data: dict[str, Any], path: Path) -> Config:
+    config = Config()
+    sections = {f.name: f for f in dataclasses.fields(Config)}
+    for section_name, values in data.items():
+        if section_name not in sections:
+            raise ConfigError(
+                f"{path}: unknown section [{section_name}]",
+                f"remove it; known sections: {', '.join(sections)}",
+            )
+        if not isinstance(values, dict):
+            raise ConfigError(f"{path}: {section_name} must be a [section] table")
+        section = getattr(config, section_name)
+        hints = get_type_hints(type(section))
+        for key, value in values.items():
+            if key not in hints:
+                raise ConfigError(
+                    f"{path}: [{section_name}] has unknown field {key!r}",
+                    f"remove it; known fields: {', '.join(hints)}",
+                )
+            setattr(section, key, _coerce(path, section_name, key, value, hints[key]))
+    return config
+
+
+def load_config(project_dir: Path) -> Config:
+    path = Path(project_dir) / CONFIG_NAME
+    if not path.exists():
+        raise ConfigError(
+            f"{path} not found: this folder is not a labtui project",
+            "create one with: labtui new DIR --template moons",
+        )
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})", "fix the line it names") from None
+    return config_from_dict(data, path)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    escaped = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
+
+
+_COMMENTS = {
+    "models": "litellm model strings per stage (empty: default, then $LABTUI_MODEL).\n"
+    "# api_base points at an OpenAI-compatible server (vLLM, Ollama, llama.cpp);\n"
+    "# its key is read from the environment variable named by api_key_env.",
+    "budget": "hard cap in US dollars; the run stops cleanly at the next checkpoint",
+    "limits": "seconds and counts for experiment runs, plots and LaTeX",
+    "autonomy": 'mode = "copilot" pauses at checkpoints; "auto" approves everything',
+    "experiment": "python: the interpreter experiments run in (empty: labtui's own)",
+}
+
+
+def render_config(config: Config) -> str:
+    lines: list[str] = []
+    for section_field in dataclasses.fields(Config):
+        section = getattr(config, section_field.name)
+        if comment := _COMMENTS.get(section_field.name):
+            lines.append(f"# {comment}")
+        lines.append(f"[{section_field.name}]")
+        for f in dataclasses.fields(section):
+            lines.append(f"{f.name} = {_toml_value(getattr(section, f.name))}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def save_config(config: Config, project_dir: Path) -> Path:
+    path = Path(project_dir) / CONFIG_NAME
+    path.write_text(render_config(config), encoding="utf-8")
+    return path

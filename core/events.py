@@ -1,0 +1,197 @@
+"""Typed events: the only way the engine talks outward, and the bus that carries them.
+
+Every event is a frozen dataclass with a stable ``type`` name so that it survives a round trip
+through the journal (``to_dict`` / ``event_from_dict``). Front ends subscribe to the bus; the
+journal is always the first subscriber, so what a front end sees has already been recorded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+STAGES: tuple[str, ...] = (
+    "ideas",
+    "novelty",
+    "experiments",
+    "plots",
+    "writeup",
+    "compile",
+    "review",
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """Base of every event. ``stage`` is the stage that produced it ('' for project-level)."""
+
+    stage: str = ""
+    ts: float = field(default_factory=time.time)
+
+    registry: ClassVar[dict[str, type[Event]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        Event.registry[cls.__name__] = cls
+
+    @property
+    def type(self) -> str:
+        return type(self).__name__
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, **dataclasses.asdict(self)}
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    """Rebuild an event from its journal form; unknown fields are ignored (older journals)."""
+    data = dict(data)
+    cls = Event.registry.get(data.pop("type", ""))
+    if cls is None:
+        raise ValueError(f"unknown event type in journal: {data!r:.120}")
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@dataclass(frozen=True, kw_only=True)
+class StageStarted(Event):
+    pass
+
+
+@dataclass(frozen=True, kw_only=True)
+class StageFinished(Event):
+    status: str = "done"  # done | failed | skipped | aborted
+    summary: str = ""
+    result: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentMessage(Event):
+    role: str
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentChunk(Event):
+    """A piece of a message still being streamed; the whole AgentMessage follows."""
+
+    role: str
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CodeDiff(Event):
+    commit: str
+    message: str
+    files: list[str]
+    diff: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class LogLine(Event):
+    run_id: str
+    stream: str  # stdout | stderr
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class GpuSample(Event):
+    """One sample of every GPU: dicts with index, name, util, mem_used_mb, mem_total_mb, temp_c."""
+
+    gpus: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunFinished(Event):
+    run_id: str
+    returncode: int
+    wall_s: float
+    means: dict[str, Any] = field(default_factory=dict)
+    error_tail: str = ""
+    timed_out: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class LatexUpdated(Event):
+    path: str
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompileResult(Event):
+    ok: bool
+    pdf: str = ""
+    pages: int = 0
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CostUpdate(Event):
+    model: str
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float
+    stage_tokens_in: int
+    stage_tokens_out: int
+    stage_cost_usd: float
+    total_cost_usd: float
+    budget_usd: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckpointRequested(Event):
+    checkpoint_id: str
+    title: str
+    body: str
+    options: list[str] = field(default_factory=lambda: ["approve", "revise", "skip", "abort"])
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckpointDecided(Event):
+    checkpoint_id: str
+    action: str  # approve | revise | skip | abort
+    note: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Notice(Event):
+    """Something the researcher should read that is not an error (e.g. running without a sandbox)."""
+
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ErrorEvent(Event):
+    message: str
+    hint: str = ""
+
+
+Subscriber = Callable[[Event], None]
+
+
+class Bus:
+    """Delivers events to subscribers in subscription order. Thread-safe; never drops events."""
+
+    def __init__(self) -> None:
+        self._subscribers: list[Subscriber] = []
+        self._lock = threading.RLock()
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        with self._lock:
+            self._subscribers.append(subscriber)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if subscriber in self._subscribers:
+                    self._subscribers.remove(subscriber)
+
+        return unsubscribe
+
+    def emit(self, event: Event) -> None:
+        with self._lock:
+            for subscriber in list(self._subscribers):
+                subscriber(event)
