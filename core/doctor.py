@@ -1,0 +1,85 @@
+"""``labtui doctor``: what this machine and project have, and what is missing. Keys are reported
+as present or missing, never printed.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import Config, load_config
+from .errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    required: bool = True
+
+
+def _tool(name: str, purpose: str, required: bool = True, install: str = "") -> Check:
+    path = shutil.which(name)
+    if path:
+        return Check(name, True, path, required)
+    return Check(name, False, f"missing: needed for {purpose}; install: {install}", required)
+
+
+def _interpreter(config: Config) -> Check:
+    python = config.python
+    try:
+        out = subprocess.run(
+            [python, "-c", "import sys, numpy; print(sys.version.split()[0], numpy.__version__)"],
+            capture_output=True, text=True, timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Check("experiment python", False, f"{python}: {exc}; set [experiment] python")
+    if out.returncode != 0:
+        return Check("experiment python", False, f"{python}: cannot import numpy ({out.stderr.strip()[-120:]})")
+    version, numpy = out.stdout.split()
+    return Check("experiment python", True, f"{python} (Python {version}, numpy {numpy})")
+
+
+def _models(config: Config) -> list[Check]:
+    from .llm import check_model
+    from .pipeline import STAGE_MODEL_NEEDS
+
+    checks = []
+    for stage in STAGE_MODEL_NEEDS:
+        spec = config.model_for(stage)
+        if spec is None:
+            checks.append(Check(f"model ({stage})", False, "none: set LABTUI_MODEL or [models] default"))
+            continue
+        problems = check_model(spec)
+        where = f" at {spec.api_base}" if spec.api_base else ""
+        key = "key present" if not problems else "; ".join(problems)
+        checks.append(Check(f"model ({stage})", not problems, f"{spec.name}{where}: {key}"))
+    return checks
+
+
+def run_checks(project_dir: Path | None) -> list[Check]:
+    from .gpu import describe
+
+    apt = "sudo apt-get install"
+    checks = [
+        Check("python", sys.version_info >= (3, 11), sys.version.split()[0]),
+        _tool("git", "every edit is a commit", install=f"{apt} git"),
+        _tool("latexmk", "compiling the paper", install=f"{apt} latexmk"),
+        _tool("pdflatex", "compiling the paper", install=f"{apt} texlive-latex-extra"),
+        _tool("bibtex", "citations", install=f"{apt} texlive-binaries"),
+        _tool("chktex", "LaTeX lint", required=False, install=f"{apt} chktex"),
+        _tool("bwrap", "sandboxing experiments", required=False, install=f"{apt} bubblewrap"),
+        Check("gpu", True, describe(), required=False),
+    ]
+    config = Config()
+    if project_dir is not None:
+        try:
+            config = load_config(project_dir)
+        except ConfigError as exc:
+            checks.append(Check("labtui.toml", False, str(exc)))
+    checks.append(_interpreter(config))
+    return checks + _models(config)

@@ -1,0 +1,166 @@
+"""The pipeline: stages in order, a checkpoint after each, resume from the journal.
+
+A ``Session`` is one opening of a project: it replays the journal to learn where the project is,
+subscribes the journal to the bus (so everything that happens is recorded before any front end
+sees it) and runs the remaining stages. Front ends only subscribe to ``bus`` and answer
+checkpoints through a ``CheckpointPort``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from pathlib import Path
+
+from .checkpoints import CheckpointPort, Checkpoints, Decision
+from .errors import Aborted, BudgetExceeded, LabtuiError
+from .events import (
+    STAGES,
+    Bus,
+    CheckpointDecided,
+    ErrorEvent,
+    Event,
+    Notice,
+    StageFinished,
+    StageStarted,
+)
+from .journal import Journal, PipelineState, read_events, replay
+from .project import Project
+from .stage_context import StageContext, StageOutput
+
+# One module per stage in core/stages/, each with one entry: run(ctx) -> StageOutput.
+STAGE_MODULES = {stage: f"labtui.core.stages.{stage}" for stage in STAGES}
+
+
+class Session:
+    """One opening of a project: journal, bus, ledger and the remaining stages."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self.config = project.config
+        self.bus = Bus()
+        self._history = read_events(project.state_dir / "journal.jsonl")
+        self.state: PipelineState = replay(self._history)
+        self.journal = Journal(project.state_dir)
+        self.bus.subscribe(self.journal.append)
+        self._stop = threading.Event()
+        self._ledger = None
+
+    @classmethod
+    def open(cls, directory: Path) -> Session:
+        return cls(Project.open(directory))
+
+    # -- what front ends read ---------------------------------------------------------------
+
+    @property
+    def project_name(self) -> str:
+        return self.project.name
+
+    def history(self) -> list[Event]:
+        return list(self._history)
+
+    def emit(self, event: Event) -> None:
+        self.bus.emit(event)
+
+    @property
+    def ledger(self):  # -> core.llm.Ledger, created lazily: importing llm must not slow startup
+        if self._ledger is None:
+            from .llm import Ledger
+
+            self._ledger = Ledger(
+                self.config.budget.usd, self.emit, spent_usd=self.state.total_cost_usd
+            )
+        return self._ledger
+
+    def model_problems(self) -> list[str]:
+        """What must be fixed before the LLM stages can run; [] when every stage has a model."""
+        missing = [s for s in STAGE_MODEL_NEEDS if self.config.model_for(s) is None]
+        if missing:
+            return [
+                "no model is configured for stage(s) "
+                + ", ".join(missing)
+                + ": set LABTUI_MODEL (and its provider key), or [models] default in "
+                + str(self.project.root / "labtui.toml")
+            ]
+        from .llm import check_model
+
+        problems: list[str] = []
+        for spec in {self.config.model_for(s) for s in STAGE_MODEL_NEEDS}:
+            problems += check_model(spec)
+        return problems
+
+    # -- running ----------------------------------------------------------------------------
+
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    def run(self, port: CheckpointPort) -> str:
+        """Run the remaining stages. Returns "finished", "stopped" or "failed"; never raises
+        for problems a researcher can fix: those become ErrorEvents and the project stays
+        resumable at the stage that failed."""
+        checkpoints = Checkpoints(port, self.emit)
+        self._recover_uncommitted_work()
+        try:
+            for stage in STAGES:
+                if stage in self.state.finished:
+                    continue
+                if self._stop.is_set():
+                    self.emit(Notice(stage=stage, text="stopped before this stage; resumable"))
+                    return "stopped"
+                self._run_stage_until_decided(stage, checkpoints)
+        except Aborted as exc:
+            self.emit(Notice(stage=self._current, text=f"aborted by the researcher: {exc.message}"))
+            return "stopped"
+        except BudgetExceeded as exc:
+            self.emit(ErrorEvent(stage=self._current, message=exc.message, hint=exc.hint))
+            return "stopped"
+        except LabtuiError as exc:
+            self.emit(ErrorEvent(stage=self._current, message=exc.message, hint=exc.hint))
+            self.emit(StageFinished(stage=self._current, status="failed", summary=exc.message))
+            return "failed"
+        finally:
+            self.journal.close()
+        return "finished"
+
+    _current = ""
+
+    def _run_stage_until_decided(self, stage: str, checkpoints: Checkpoints) -> None:
+        self._current = stage
+        module = importlib.import_module(STAGE_MODULES[stage])
+        while True:
+            self.emit(StageStarted(stage=stage))
+            ctx = StageContext(self, stage, notes=self.state.notes_for(stage))
+            output: StageOutput = module.run(ctx)
+            decision = self._checkpoint(stage, output, checkpoints)
+            if decision.action == "revise":
+                # The note reaches the next attempt's prompts (and is journaled by Checkpoints).
+                self.state.decisions.append(
+                    CheckpointDecided(stage=stage, checkpoint_id="", action="revise", note=decision.note)
+                )
+                continue
+            if decision.action == "abort":
+                raise Aborted(decision.note or "no note given; the project is resumable")
+            status = "skipped" if decision.action == "skip" else "done"
+            finished = StageFinished(
+                stage=stage, status=status, summary=output.summary, result=output.result
+            )
+            self.emit(finished)
+            self.state.finished[stage] = finished
+            return
+
+    def _checkpoint(self, stage: str, output: StageOutput, checkpoints: Checkpoints) -> Decision:
+        if self.ledger.exhausted:
+            # The hard cap: stop cleanly here, with everything done so far committed.
+            self.ledger.check()
+        title = f"{stage}: {output.summary}"
+        return checkpoints.ask(stage, title, output.checkpoint_body or output.summary)
+
+    def _recover_uncommitted_work(self) -> None:
+        """A run killed mid-stage may leave edits on disk; keep them as a commit before going on."""
+        commit = self.project.commit("labtui: keep uncommitted work found on resume")
+        if commit:
+            self.emit(Notice(text=f"kept uncommitted work from an interrupted run as {commit.sha[:8]}"))
+
+
+# Stages that call an LLM and so need a model configured.
+STAGE_MODEL_NEEDS = ("ideas", "novelty", "experiments", "plots", "writeup", "review")

@@ -1,0 +1,114 @@
+"""What a stage gets to do its work: the project, its models, the bus, and the researcher's notes.
+
+Stages never see a front end: they emit events and return a ``StageOutput`` whose
+``checkpoint_body`` the pipeline shows at the checkpoint that follows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .errors import ConfigError
+from .events import AgentMessage, CodeDiff, Event, Notice
+from .project import CommitInfo
+from .prompts import load_prompt
+
+if TYPE_CHECKING:
+    from .coder import Coder
+    from .llm import LLM
+    from .pipeline import Session
+
+
+@dataclass
+class StageOutput:
+    summary: str  # one line: what the stage produced
+    result: dict[str, Any] = field(default_factory=dict)  # journaled; later stages read it
+    checkpoint_body: str = ""  # Markdown the researcher judges at the checkpoint
+
+
+class StageContext:
+    def __init__(self, session: Session, stage: str, notes: list[str]) -> None:
+        self.session = session
+        self.project = session.project
+        self.config = session.config
+        self.stage = stage
+        self.notes = notes  # revision notes from the researcher, oldest first
+
+    # -- events -----------------------------------------------------------------------------
+
+    def emit(self, event: Event) -> None:
+        self.session.emit(event)
+
+    def say(self, text: str) -> None:
+        self.emit(Notice(stage=self.stage, text=text))
+
+    def tell(self, role: str, text: str) -> None:
+        self.emit(AgentMessage(stage=self.stage, role=role, text=text))
+
+    # -- results of earlier stages ------------------------------------------------------------
+
+    def result_of(self, stage: str) -> dict[str, Any]:
+        return self.session.state.result(stage)
+
+    # -- models ------------------------------------------------------------------------------
+
+    def _model(self, stage: str):
+        spec = self.config.model_for(stage)
+        if spec is None:
+            raise ConfigError(
+                f"no model configured for stage {stage!r}",
+                f"set LABTUI_MODEL, or [models] default or [models] {stage} in labtui.toml",
+            )
+        return spec
+
+    def llm(self, role: str = "") -> LLM:
+        from .llm import LLM
+
+        return LLM(
+            self._model(self.stage),
+            self.config.llm,
+            self.session.ledger,
+            self.emit,
+            self.stage,
+            role=role or self.stage,
+        )
+
+    def coder(self) -> Coder:
+        from .coder import Coder
+
+        return Coder(
+            self.project,
+            self._model(self.stage),
+            emit=self.emit,
+            stage=self.stage,
+            ledger=self.session.ledger,
+            edit_format=self.config.models.edit_format,
+            max_tokens=self.config.llm.max_tokens,
+        )
+
+    def prompt(self, name: str, **values: Any) -> str:
+        return load_prompt(name, self.project.root, **values)
+
+    def notes_block(self) -> str:
+        """The researcher's revision notes, for the next prompt of this stage."""
+        if not self.notes:
+            return ""
+        lines = "\n".join(f"- {note}" for note in self.notes)
+        return f"\n\nThe researcher reviewed your previous attempt and asks:\n{lines}\n"
+
+    # -- artifacts ---------------------------------------------------------------------------
+
+    def commit(self, message: str, paths: list[str] | None = None) -> CommitInfo | None:
+        info = self.project.commit(message, paths)
+        if info is not None:
+            self.emit(
+                CodeDiff(
+                    stage=self.stage,
+                    commit=info.sha,
+                    message=info.message,
+                    files=info.files,
+                    diff=info.diff,
+                )
+            )
+        return info

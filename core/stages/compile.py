@@ -1,0 +1,83 @@
+"""Compile: code checks (citations, figures, duplicates), chktex, latexmk; parsed errors go back to
+aider for a bounded number of fix rounds. The last PDF that compiled is never lost.
+"""
+
+from __future__ import annotations
+
+from ..errors import StageFailed
+from ..events import CompileResult, LatexUpdated
+from ..stage_context import StageContext, StageOutput
+from .writeup import TEX
+
+PDF = "paper.pdf"
+
+
+def _problems(ctx: StageContext, text: str) -> list[str]:
+    from ..latex import bib_text_of, check_references
+
+    root = ctx.project.root
+    bib = bib_text_of(text, root / "latex")
+    return check_references(text, bib, root, [root, root / "latex"])
+
+
+def _emit_outcome(ctx: StageContext, outcome) -> None:
+    ctx.emit(
+        CompileResult(
+            stage=ctx.stage,
+            ok=outcome.ok,
+            pdf=PDF if outcome.ok else "",
+            pages=outcome.pages,
+            errors=[m.__dict__ for m in outcome.errors],
+            warnings=[m.__dict__ for m in outcome.warnings],
+        )
+    )
+
+
+def _describe(outcome, problems: list[str], lint: list) -> str:
+    lines = [f"- line {m.line}: {m.message}" for m in outcome.errors]
+    lines += [f"- {p}" for p in problems]
+    lines += [f"- chktex line {m.line}: {m.message}" for m in lint[:10]]
+    if outcome.timed_out:
+        lines.append("- the compile timed out (an infinite loop in a macro?)")
+    if not lines and not outcome.ok:
+        lines.append("- compile failed; log tail:\n" + outcome.log_tail[-1500:])
+    return "\n".join(lines)
+
+
+def run(ctx: StageContext) -> StageOutput:
+    from ..latex import chktex, compile_latex
+
+    root = ctx.project.root
+    tex_path = root / TEX
+    coder = None
+    rounds = max(0, ctx.config.limits.latex_fix_rounds)
+    for round_no in range(rounds + 1):
+        text = tex_path.read_text(encoding="utf-8")
+        problems = _problems(ctx, text)
+        lint = chktex(tex_path)
+        outcome = compile_latex(tex_path, root / PDF, timeout_s=ctx.config.limits.latex_timeout_s)
+        _emit_outcome(ctx, outcome)
+        if outcome.ok and not problems:
+            break
+        if round_no == rounds:
+            break
+        coder = coder or ctx.coder()
+        report = _describe(outcome, problems, lint)
+        ctx.say(f"LaTeX problems, asking for a fix (round {round_no + 1}/{rounds}):\n{report}")
+        coder.edit([TEX], ctx.prompt("latex_fix", problems=report), commit_message="compile: fix LaTeX")
+        ctx.emit(LatexUpdated(stage=ctx.stage, path=TEX, text=tex_path.read_text(encoding="utf-8")))
+    if not outcome.ok:
+        first = outcome.errors[0].message if outcome.errors else "see the log"
+        raise StageFailed(
+            f"the paper does not compile after {rounds} fix round(s): {first}",
+            f"fix {TEX} by hand (the errors are in the LaTeX pane), then `labtui run`",
+        )
+    if problems:
+        ctx.say("the paper compiles but still has problems: " + "; ".join(problems))
+    ctx.commit(f"compile: {PDF} ({outcome.pages} pages)", [PDF, TEX])
+    return StageOutput(
+        summary=f"{PDF}: {outcome.pages} page(s), {len(outcome.warnings)} warning(s)",
+        result={"pdf": PDF, "pages": outcome.pages, "problems": problems},
+        checkpoint_body=f"`{PDF}` compiled: {outcome.pages} page(s)."
+        + ("\n\nOpen problems:\n" + "\n".join(f"- {p}" for p in problems) if problems else ""),
+    )

@@ -1,0 +1,146 @@
+"""Experiments: aider edits experiment.py for the chosen idea, the run executes, failures go back
+to aider with the error tail for a bounded number of fix attempts. Every edit and every run's
+results are commits; each successful run gets a tag and a notebook entry.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..errors import StageFailed
+from ..events import Event
+from ..ideas import load_archive
+from ..notebook import append_run, metrics_table, start_notebook
+from ..project import Project
+from ..stage_context import StageContext, StageOutput
+
+
+def run_baseline(project: Project, emit: Callable[[Event], None]) -> Any:
+    """run_0 with the template's code as it is: the reference every later run is compared to."""
+    from ..runner import run_experiment
+
+    result = run_experiment(
+        project.root,
+        "run_0",
+        python=project.config.python,
+        timeout_s=project.config.limits.run_timeout_s,
+        emit=emit,
+        stage="experiments",
+        commit=project.head(),
+    )
+    if result.ok:
+        project.commit("baseline: run_0 results", ["run_0"])
+    return result
+
+
+def _means(root: Path, run_id: str) -> dict[str, Any]:
+    data = json.loads((root / run_id / "final_info.json").read_text(encoding="utf-8"))
+    return {dataset: entry["means"] for dataset, entry in data.items()}
+
+
+def _next_run_number(root: Path) -> int:
+    numbers = [int(p.name[4:]) for p in root.glob("run_*") if p.name[4:].isdigit()]
+    done = [n for n in numbers if (root / f"run_{n}" / "final_info.json").exists()]
+    return max(done, default=0) + 1
+
+
+def _ensure_baseline(ctx: StageContext) -> dict[str, Any]:
+    root = ctx.project.root
+    if not (root / "run_0" / "final_info.json").exists():
+        ctx.say("no baseline yet: running run_0 with the template's code")
+        result = run_baseline(ctx.project, ctx.emit)
+        if not result.ok:
+            raise StageFailed(
+                f"the baseline run_0 failed: {result.problem}",
+                "fix experiment.py so that `python experiment.py --out_dir=run_0` works",
+            )
+    return _means(root, "run_0")
+
+
+def _attempt_run(ctx: StageContext, coder, run_id: str, prompt: str):
+    """Edit, run, feed errors back: up to [limits] fix_attempts tries. Returns (result, edit)."""
+    from ..runner import run_experiment
+
+    attempts = max(1, ctx.config.limits.fix_attempts)
+    for attempt in range(1, attempts + 1):
+        edit = coder.edit(
+            ["experiment.py"],
+            prompt,
+            commit_message=f"experiments: {run_id} code (attempt {attempt})",
+            read_only=["notes.md"],
+        )
+        if not edit.changed:
+            ctx.say(f"{run_id} attempt {attempt}: the edit changed nothing ({edit.error})")
+            prompt = ctx.prompt("experiment_noop", error=edit.error or "no file changed")
+            continue
+        result = run_experiment(
+            ctx.project.root,
+            run_id,
+            python=ctx.config.python,
+            timeout_s=ctx.config.limits.run_timeout_s,
+            emit=ctx.emit,
+            stage=ctx.stage,
+            commit=edit.commit.sha if edit.commit else ctx.project.head(),
+        )
+        if result.ok:
+            return result, edit
+        ctx.say(f"{run_id} attempt {attempt} failed: {result.problem}")
+        prompt = ctx.prompt(
+            "experiment_fix",
+            run_id=run_id,
+            problem=result.problem,
+            stderr=result.stderr_tail[-1500:],
+        )
+    raise StageFailed(
+        f"{run_id} did not succeed in {attempts} attempt(s)",
+        "read the log pane, then `labtui run` to retry, or raise [limits] fix_attempts",
+    )
+
+
+def run(ctx: StageContext) -> StageOutput:
+    root = ctx.project.root
+    name = ctx.result_of("novelty").get("idea") or (ctx.result_of("ideas").get("ideas") or [""])[0]
+    idea = next((i for i in load_archive(root) if i.name == name), None)
+    if idea is None:
+        raise StageFailed(f"idea {name!r} not found in ideas.json", "rerun: labtui run")
+    baseline = _ensure_baseline(ctx)
+    start_notebook(root, idea.title, idea.experiment, baseline)
+    ctx.commit("notebook: start notes.md", ["notes.md"])
+    coder = ctx.coder()
+    first = _next_run_number(root)
+    runs: dict[str, dict[str, Any]] = {}
+    previous = f"The baseline (run_0) results are:\n{json.dumps(baseline, indent=1)}"
+    for number in range(first, first + max(1, ctx.config.limits.max_runs)):
+        run_id = f"run_{number}"
+        prompt = ctx.prompt(
+            "experiment",
+            title=idea.title,
+            experiment=idea.experiment,
+            run_id=run_id,
+            previous=previous,
+            notes=ctx.notes_block(),
+        )
+        result, edit = _attempt_run(ctx, coder, run_id, prompt)
+        runs[run_id] = result.means
+        append_run(
+            root,
+            run_id,
+            what_changed=edit.reply,
+            means=result.means,
+            baseline=baseline,
+            commit=edit.commit.sha,
+            wall_s=result.wall_s,
+        )
+        ctx.commit(f"experiments: {run_id} results for {idea.name}", [run_id, "notes.md"])
+        ctx.project.tag(f"labtui/{idea.name}/{run_id}", f"{run_id} of {idea.name}")
+        previous = f"{run_id} completed. Its results are:\n{json.dumps(result.means, indent=1)}"
+    last = list(runs)[-1]
+    return StageOutput(
+        summary=f"{len(runs)} run(s) for {idea.name}; last {last}",
+        result={"idea": idea.name, "runs": list(runs), "means": runs, "baseline": baseline},
+        checkpoint_body=f"Results of {last} against the baseline:\n\n"
+        + metrics_table(runs[last], baseline),
+    )

@@ -1,0 +1,99 @@
+"""Ideas: the LLM proposes research ideas from the template, refines them, and they are ranked.
+
+Conditioned on the template's prompt.json, its experiment code, the archive so far (seed ideas
+included) and the researcher's own idea or notes. Output: ``ideas.json``, committed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ..ideas import Idea, ideas_table, load_archive, parse_idea_list, ranked, save_archive
+from ..stage_context import StageContext, StageOutput
+
+
+@dataclass
+class Reflection:
+    done: bool
+    ideas: list[Idea]
+
+
+def _parse_reflection(data: Any) -> Reflection:
+    if not isinstance(data, dict) or not isinstance(data.get("done"), bool):
+        raise ValueError('the reply must be {"done": true|false, "ideas": [ ... ]} with a boolean "done"')
+    return Reflection(done=data["done"], ideas=parse_idea_list(data))
+
+
+def _template_prompt(ctx: StageContext) -> dict[str, str]:
+    return json.loads((ctx.project.root / "prompt.json").read_text(encoding="utf-8"))
+
+
+def _seed_archive(ctx: StageContext) -> list[Idea]:
+    archive = load_archive(ctx.project.root)
+    if archive:
+        return archive
+    seeds = json.loads((ctx.project.root / "seed_ideas.json").read_text(encoding="utf-8"))
+    ideas = []
+    for i, seed in enumerate(seeds):
+        seed = {"Interestingness": 5, "Feasibility": 5, "Novelty": 5, **seed}
+        ideas.extend(parse_idea_list([seed]))
+        ideas[-1].status = "seed"
+    return ideas
+
+
+def run(ctx: StageContext) -> StageOutput:
+    template = _template_prompt(ctx)
+    archive = _seed_archive(ctx)
+    count = ctx.config.ideas.count
+    human = ctx.config.project.idea
+    llm = ctx.llm(role="ideator")
+    messages = [
+        {"role": "system", "content": template["system"]},
+        {
+            "role": "user",
+            "content": ctx.prompt(
+                "ideas",
+                task_description=template["task_description"],
+                code=(ctx.project.root / "experiment.py").read_text(encoding="utf-8"),
+                archive=json.dumps([i.to_dict() for i in archive], indent=1),
+                count=count,
+                human_idea=(
+                    f"\nThe researcher's own idea, to develop first: {human}\n" if human else ""
+                ),
+                notes=ctx.notes_block(),
+            ),
+        },
+    ]
+    ideas = llm.ask_json(messages, lambda d: parse_idea_list(d, expected=count), json_mode=True)
+    ideas = _reflect(ctx, llm, messages, ideas)
+    known = {idea.name for idea in archive}
+    fresh = [idea for idea in ideas if idea.name not in known]
+    if len(fresh) < len(ideas):
+        ctx.say(f"dropped {len(ideas) - len(fresh)} idea(s) already in the archive")
+    archive += fresh
+    save_archive(ctx.project.root, archive)
+    ctx.commit(f"ideas: {len(fresh)} new idea(s): {', '.join(i.name for i in fresh)}", ["ideas.json"])
+    order = ranked(fresh)
+    return StageOutput(
+        summary=f"{len(fresh)} idea(s) proposed; best: {order[0].name}" if order else "no new ideas",
+        result={"ideas": [i.name for i in order]},
+        checkpoint_body="Ideas, ranked (I = interestingness, F = feasibility, N = novelty):\n\n"
+        + ideas_table(order),
+    )
+
+
+def _reflect(ctx: StageContext, llm, messages: list[dict], ideas: list[Idea]) -> list[Idea]:
+    """K reflection rounds with an explicit structured done flag (no magic strings)."""
+    rounds = ctx.config.ideas.reflections
+    for round_no in range(1, rounds + 1):
+        messages = messages + [
+            {"role": "assistant", "content": json.dumps({"ideas": [i.to_dict() for i in ideas]})},
+            {"role": "user", "content": ctx.prompt("ideas_reflect", round=round_no, rounds=rounds)},
+        ]
+        reflection = llm.ask_json(messages, _parse_reflection, json_mode=True)
+        ideas = reflection.ideas
+        if reflection.done:
+            break
+    return ideas

@@ -1,0 +1,162 @@
+"""Novelty: the LLM searches arXiv for each top idea and decides novel / not novel / unsure, with
+the closest papers and their overlap as evidence. The first novel idea is chosen.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import StageFailed
+from ..ideas import Idea, load_archive, save_archive
+from ..stage_context import StageContext, StageOutput
+
+DECISIONS = ("search", "novel", "not_novel", "unsure")
+MAX_IDEAS_CHECKED = 3
+
+
+@dataclass
+class NoveltyTurn:
+    decision: str
+    reason: str
+    query: str = ""
+    closest: list[dict[str, str]] = field(default_factory=list)
+
+
+def _parse_turn(data: Any, final: bool) -> NoveltyTurn:
+    if not isinstance(data, dict):
+        raise ValueError('the reply must be a JSON object with "decision" and "reason"')
+    allowed = DECISIONS[1:] if final else DECISIONS
+    decision = data.get("decision")
+    if decision not in allowed:
+        raise ValueError(f"field 'decision' must be one of {list(allowed)}, got {decision!r}")
+    reason = data.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        raise ValueError("field 'reason' must explain the decision in a sentence or two")
+    query = data.get("query", "")
+    if decision == "search" and (not isinstance(query, str) or not query.strip()):
+        raise ValueError('with "decision": "search", field "query" must be a search string')
+    closest = data.get("closest") or []
+    if not isinstance(closest, list) or not all(
+        isinstance(c, dict) and isinstance(c.get("arxiv_id"), str) for c in closest
+    ):
+        raise ValueError('field "closest" must be a list of {"arxiv_id": ..., "overlap": ...}')
+    return NoveltyTurn(decision, reason.strip(), str(query).strip(), closest)
+
+
+def _search(ctx: StageContext, literature, query: str) -> tuple[list, str]:
+    from ..literature import LiteratureUnavailable, format_papers
+
+    try:
+        papers = literature.search(query, max_results=ctx.config.literature.max_results)
+    except LiteratureUnavailable as exc:
+        ctx.say(f"arXiv unavailable, novelty judged without it: {exc.message}")
+        return [], "The literature search is unavailable right now."
+    return papers, format_papers(papers) if papers else "No papers matched this query."
+
+
+def check_idea(ctx: StageContext, llm, literature, idea: Idea) -> dict[str, Any]:
+    rounds = max(1, ctx.config.literature.rounds)
+    messages = [
+        {"role": "system", "content": ctx.prompt("novelty_system", rounds=rounds)},
+        {
+            "role": "user",
+            "content": ctx.prompt(
+                "novelty", idea=json.dumps(idea.to_dict(), indent=1), notes=ctx.notes_block()
+            ),
+        },
+    ]
+    seen: dict[str, dict[str, Any]] = {}
+    queries: list[str] = []
+    for round_no in range(1, rounds + 1):
+        final = round_no == rounds
+        turn = llm.ask_json(messages, lambda d, f=final: _parse_turn(d, f), json_mode=True)
+        if turn.decision != "search":
+            break
+        queries.append(turn.query)
+        papers, listing = _search(ctx, literature, turn.query)
+        for paper in papers:
+            seen[paper.arxiv_id] = {"arxiv_id": paper.arxiv_id, "title": paper.title, "year": paper.year}
+        messages += [
+            {"role": "assistant", "content": json.dumps(turn.__dict__)},
+            {
+                "role": "user",
+                "content": ctx.prompt(
+                    "novelty_results",
+                    query=turn.query,
+                    results=listing,
+                    left=rounds - round_no,
+                    final_note="This is your last round: decide now (novel, not_novel or unsure)."
+                    if round_no + 1 == rounds
+                    else "",
+                ),
+            },
+        ]
+    else:  # pragma: no cover - the last round cannot return "search"
+        turn = NoveltyTurn("unsure", "no decision")
+    return {
+        "decision": turn.decision,
+        "reason": turn.reason,
+        "closest": [c for c in turn.closest if c["arxiv_id"] in seen] or turn.closest,
+        "queries": queries,
+        "papers_seen": list(seen.values()),
+    }
+
+
+def run(ctx: StageContext) -> StageOutput:
+    from ..literature import Literature
+
+    archive = load_archive(ctx.project.root)
+    by_name = {idea.name: idea for idea in archive}
+    candidates = [by_name[n] for n in ctx.result_of("ideas").get("ideas", []) if n in by_name]
+    if not candidates:
+        raise StageFailed("no ideas to check", "rerun the ideas stage: labtui run")
+    literature = Literature(
+        ctx.project.state_dir / "cache",
+        base_url=ctx.config.literature.arxiv_url,
+        delay_s=ctx.config.literature.delay_s,
+        emit=ctx.emit,
+        stage=ctx.stage,
+    )
+    llm = ctx.llm(role="novelty")
+    chosen: Idea | None = None
+    for idea in candidates[:MAX_IDEAS_CHECKED]:
+        evidence = check_idea(ctx, llm, literature, idea)
+        idea.novelty_evidence = evidence
+        idea.status = evidence["decision"]
+        ctx.tell("novelty", f"{idea.name}: {evidence['decision']} — {evidence['reason']}")
+        if evidence["decision"] == "novel":
+            chosen = idea
+            break
+    if chosen is None:
+        chosen = candidates[0]
+        ctx.say(
+            f"no idea was judged novel; continuing with the best-ranked one, {chosen.name}. "
+            "Abort at the checkpoint to generate new ideas instead."
+        )
+    chosen.status = "chosen" if chosen.status != "novel" else "novel"
+    save_archive(ctx.project.root, archive)
+    ctx.commit(f"novelty: {chosen.name} chosen ({chosen.novelty_evidence.get('decision')})", ["ideas.json"])
+    return StageOutput(
+        summary=f"{chosen.name}: {chosen.novelty_evidence.get('decision')}",
+        result={"idea": chosen.name, "evidence": chosen.novelty_evidence},
+        checkpoint_body=_evidence_markdown(chosen),
+    )
+
+
+def _evidence_markdown(idea: Idea) -> str:
+    evidence = idea.novelty_evidence
+    lines = [
+        f"**{idea.title}** (`{idea.name}`)",
+        "",
+        f"Decision: **{evidence.get('decision')}** — {evidence.get('reason')}",
+        "",
+        "Queries: " + ("; ".join(evidence.get("queries", [])) or "none"),
+        "",
+        "Closest papers:",
+    ]
+    for paper in evidence.get("closest", []):
+        lines.append(f"- arXiv:{paper.get('arxiv_id')} — {paper.get('overlap', '')}")
+    lines.append(f"\nPapers seen: {len(evidence.get('papers_seen', []))}")
+    return "\n".join(lines)

@@ -1,0 +1,178 @@
+"""The ``labtui`` command. Imports stay lazy so that ``labtui --help`` answers at once: aider,
+litellm, textual and gitpython load only when a command needs them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from pathlib import Path
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="labtui",
+        description="A terminal research co-pilot: ideas, experiments, paper and review. "
+        "Without a command, opens the app on the project in the current folder.",
+    )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    parser.add_argument("-C", dest="directory", default=".", help="project folder (default: .)")
+    parser.add_argument("--auto", action="store_true", help="never pause at checkpoints")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    new = sub.add_parser("new", help="create a project from a template and run its baseline")
+    new.add_argument("dir", help="folder to create")
+    new.add_argument("--template", "-t", default="moons", help="built-in template name or folder")
+    new.add_argument("--idea", default="", help="your own idea for the agents to develop")
+    new.add_argument("--no-baseline", action="store_true", help="skip running run_0 now")
+
+    run = sub.add_parser("run", help="run the pipeline from where the project stands")
+    run.add_argument("dir", nargs="?", default=None, help="project folder (default: -C or .)")
+    run.add_argument("--headless", action="store_true", help="print events instead of the app")
+    run.add_argument("--auto", action="store_true", help="never pause at checkpoints")
+
+    doctor = sub.add_parser("doctor", help="check tools, GPUs, models and keys")
+    doctor.add_argument("dir", nargs="?", default=None, help="project folder (default: -C or .)")
+
+    sub.add_parser("templates", help="list the built-in templates")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.version:
+        from labtui.core import __version__
+
+        print(f"labtui {__version__}")
+        return EXIT_OK
+    from labtui.core.errors import LabtuiError
+
+    try:
+        return _dispatch(args)
+    except LabtuiError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        if exc.hint:
+            print(f"  fix: {exc.hint}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted; the project is resumable with `labtui run`", file=sys.stderr)
+        return 130
+    except Exception:  # a bug in labtui: keep the traceback, but in a file, not on the screen
+        crash = Path.home() / ".cache" / "labtui" / "crash.log"
+        crash.parent.mkdir(parents=True, exist_ok=True)
+        crash.write_text(traceback.format_exc(), encoding="utf-8")
+        print(f"internal error: {sys.exc_info()[1]!r}\n  details: {crash}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    match args.command:
+        case "new":
+            return cmd_new(args)
+        case "run":
+            return cmd_run(Path(args.dir or args.directory), headless=args.headless, auto=args.auto)
+        case "doctor":
+            return cmd_doctor(Path(args.dir or args.directory))
+        case "templates":
+            return cmd_templates()
+        case _:
+            return cmd_run(Path(args.directory), headless=False, auto=args.auto)
+
+
+def cmd_templates() -> int:
+    from labtui.core.templates import list_templates
+
+    for name in list_templates():
+        print(name)
+    return EXIT_OK
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    from labtui.core.events import Bus
+    from labtui.core.journal import Journal
+    from labtui.core.project import Project
+
+    from .headless import HeadlessPrinter
+
+    project = Project.create(Path(args.dir), args.template, idea=args.idea)
+    print(f"created {project.root} from template {args.template}")
+    if args.no_baseline:
+        return EXIT_OK
+    from labtui.core.stages.experiments import run_baseline
+
+    bus = Bus()
+    journal = Journal(project.state_dir)
+    bus.subscribe(journal.append)
+    bus.subscribe(HeadlessPrinter())
+    try:
+        result = run_baseline(project, bus.emit)
+    finally:
+        journal.close()
+    if not result.ok:
+        print(f"error: the baseline run_0 failed: {result.problem}", file=sys.stderr)
+        print("  fix: make `python experiment.py --out_dir=run_0` work in the project", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"baseline run_0 done in {result.wall_s:.1f} s: {result.means}")
+    print(f"next: cd {project.root} && labtui")
+    return EXIT_OK
+
+
+def cmd_run(directory: Path, *, headless: bool, auto: bool) -> int:
+    from labtui.core.pipeline import Session
+
+    session = Session.open(directory)
+    auto = auto or session.config.autonomy.mode == "auto"
+    if not headless:
+        from .app import run_tui
+
+        return run_tui(session, auto=auto)
+    return _run_headless(session, auto)
+
+
+def _run_headless(session, auto: bool) -> int:
+    from labtui.core.checkpoints import AutoApprove
+
+    from .headless import HeadlessPrinter, TerminalCheckpointPort
+    from .model_help import MODEL_HELP
+
+    problems = session.model_problems()
+    if problems:
+        for problem in problems:
+            print(f"error: {problem}", file=sys.stderr)
+        print("\n" + MODEL_HELP, file=sys.stderr)
+        return EXIT_USAGE
+    if not auto and not sys.stdin.isatty():
+        print(
+            "error: checkpoints need a terminal to answer them, and stdin is not one\n"
+            "  fix: run with --auto to approve every checkpoint, or run in a terminal",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    session.bus.subscribe(HeadlessPrinter())
+    port = AutoApprove() if auto else TerminalCheckpointPort()
+    outcome = session.run(port)
+    print(f"pipeline {outcome}")
+    return EXIT_OK if outcome == "finished" else EXIT_FAILED
+
+
+def cmd_doctor(directory: Path) -> int:
+    from rich.console import Console
+    from rich.markup import escape
+
+    from labtui.core.doctor import run_checks
+
+    project_dir = directory if (directory / "labtui.toml").exists() else None
+    console = Console(highlight=False)
+    checks = run_checks(project_dir)
+    for check in checks:
+        mark = "[green]ok[/]  " if check.ok else ("[red]FAIL[/]" if check.required else "[yellow]warn[/]")
+        console.print(f"{mark} {check.name:<22} {escape(check.detail)}")
+    failed = [c for c in checks if c.required and not c.ok]
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

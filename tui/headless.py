@@ -1,0 +1,132 @@
+"""Headless front end: events printed readably with rich, checkpoints asked on stdin.
+
+This is the same seam the Textual app uses (a bus subscriber and a CheckpointPort), so whatever a
+headless run prints is what the panes would show.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+from rich.console import Console
+from rich.markup import escape
+
+from labtui.core.checkpoints import CheckpointRequest, Decision
+from labtui.core.events import (
+    AgentChunk,
+    AgentMessage,
+    CheckpointDecided,
+    CheckpointRequested,
+    CodeDiff,
+    CompileResult,
+    CostUpdate,
+    ErrorEvent,
+    Event,
+    GpuSample,
+    LatexUpdated,
+    LogLine,
+    Notice,
+    RunFinished,
+    StageFinished,
+    StageStarted,
+)
+
+ROLE_STYLES = {"aider": "cyan", "reviewer": "magenta", "novelty": "yellow", "ideator": "green"}
+MAX_MESSAGE_CHARS = 2000
+
+
+class HeadlessPrinter:
+    """A bus subscriber that prints each event as one or a few lines."""
+
+    def __init__(self, console: Console | None = None, *, show_logs: bool = True) -> None:
+        self.console = console or Console(highlight=False)
+        self.show_logs = show_logs
+        self._lock = threading.Lock()
+        self._gpu_reported = False
+
+    def __call__(self, event: Event) -> None:
+        with self._lock:
+            self._print(event)
+
+    def _print(self, event: Event) -> None:
+        out = self.console.print
+        match event:
+            case StageStarted():
+                out(f"\n[bold reverse] {event.stage} [/]")
+            case StageFinished():
+                out(f"[bold]{event.stage}[/] {event.status}: {escape(event.summary)}")
+            case AgentChunk():
+                pass  # the whole AgentMessage follows; chunks would interleave with logs
+            case AgentMessage():
+                style = ROLE_STYLES.get(event.role, "blue")
+                text = event.text if len(event.text) <= MAX_MESSAGE_CHARS else (
+                    event.text[:MAX_MESSAGE_CHARS] + f" … ({len(event.text)} chars)"
+                )
+                out(f"[{style}]{escape(event.role)}[/]: {escape(text)}")
+            case CodeDiff():
+                out(f"[green]commit {event.commit[:8]}[/] {escape(event.message)} ({', '.join(event.files)})")
+            case LogLine():
+                if self.show_logs:
+                    style = "red" if event.stream == "stderr" else "dim"
+                    out(f"[{style}]{event.run_id}│ {escape(event.text)}[/]")
+            case RunFinished():
+                status = "ok" if event.returncode == 0 and not event.error_tail else "failed"
+                out(f"[bold]{event.run_id}[/] {status} in {event.wall_s:.1f} s {escape(str(event.means))}")
+            case GpuSample():
+                if not self._gpu_reported:
+                    self._gpu_reported = True
+                    names = ", ".join(g.get("name", "?") for g in event.gpus)
+                    out(f"[dim]GPUs: {escape(names)}[/]")
+            case LatexUpdated():
+                out(f"[dim]{event.path} updated ({len(event.text.splitlines())} lines)[/]")
+            case CompileResult():
+                if event.ok:
+                    out(f"[green]compiled[/] {event.pdf}: {event.pages} page(s)")
+                else:
+                    first = event.errors[0] if event.errors else {}
+                    out(f"[red]compile failed[/] line {first.get('line')}: {escape(str(first.get('message', '')))}")
+            case CostUpdate():
+                out(
+                    f"[dim]cost: {event.tokens_in}+{event.tokens_out} tokens, "
+                    f"${event.total_cost_usd:.4f} of ${event.budget_usd:.2f}[/]"
+                )
+            case CheckpointRequested():
+                out(f"\n[bold yellow]checkpoint[/] {escape(event.title)}\n{escape(event.body)}")
+            case CheckpointDecided():
+                note = f": {escape(event.note)}" if event.note else ""
+                out(f"[yellow]decision[/] {event.action}{note}")
+            case Notice():
+                out(f"[yellow]note[/] {escape(event.text)}")
+            case ErrorEvent():
+                hint = f"\n  [bold]fix:[/] {escape(event.hint)}" if event.hint else ""
+                out(f"[bold red]error[/] {escape(event.message)}{hint}")
+
+
+class TerminalCheckpointPort:
+    """Asks checkpoints on a TTY: a approve, r revise (asks for a note), s skip, q abort."""
+
+    KEYS = {"a": "approve", "r": "revise", "s": "skip", "q": "abort"}
+
+    def __init__(self, console: Console | None = None, stream=None) -> None:
+        self.console = console or Console(highlight=False)
+        self.stream = stream or sys.stdin
+
+    def _read(self, prompt: str) -> str:
+        self.console.print(prompt, end="")
+        line = self.stream.readline()
+        if not line:  # EOF: nobody is there to decide; stop safely
+            return "q"
+        return line.strip()
+
+    def ask(self, request: CheckpointRequest) -> Decision:
+        keys = [k for k, action in self.KEYS.items() if action in request.options]
+        prompt = "[bold]" + " · ".join(f"{k} {self.KEYS[k]}" for k in keys) + "[/] > "
+        while True:
+            answer = self._read(prompt).lower()[:1] or "a"
+            if answer not in keys:
+                self.console.print(f"[red]press one of: {', '.join(keys)}[/]")
+                continue
+            action = self.KEYS[answer]
+            note = self._read("note for the agents > ") if action == "revise" else ""
+            return Decision(action, note)
