@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from .pipeline import Session
 
 
+MODEL_OF_STAGE = {"compile": "writeup"}
+
+
 @dataclass
 class StageOutput:
     summary: str  # one line: what the stage produced
@@ -54,6 +57,8 @@ class StageContext:
     # -- models ------------------------------------------------------------------------------
 
     def _model(self, stage: str):
+        # Compile fixes are edits to the paper: they use the write-up model.
+        stage = MODEL_OF_STAGE.get(stage, stage)
         spec = self.config.model_for(stage)
         if spec is None:
             raise ConfigError(
