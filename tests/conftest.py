@@ -1,0 +1,96 @@
+"""Shared fixtures: the scripted LLM server, the loopback arXiv server, and test projects wired to
+both. Nothing here reaches the network: every server listens on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from labtui.core.config import load_config, save_config
+
+TEST_API_KEY = "sk-test-scripted-0123456789abcdef"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch, tmp_path):
+    """No real model, key or home directory leaks into a test."""
+    for name in list(os.environ):
+        if name.startswith("LABTUI_") or name.endswith("_API_KEY"):
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir(exist_ok=True)
+
+
+@pytest.fixture
+def llm_server():
+    from scripted_llm import ScriptedLLMServer
+
+    with ScriptedLLMServer() as server:
+        yield server
+
+
+@pytest.fixture
+def arxiv_server():
+    from fake_arxiv import FakeArxiv
+
+    with FakeArxiv() as server:
+        yield server
+
+
+def labtui_bin() -> str:
+    """The console script installed beside this interpreter."""
+    candidate = Path(sys.executable).with_name("labtui")
+    return str(candidate) if candidate.exists() else shutil.which("labtui") or "labtui"
+
+
+def run_labtui(*args: str, cwd: Path | None = None, timeout: float = 300, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [labtui_bin(), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        **kwargs,
+    )
+
+
+def wire_project(root: Path, llm_url: str, arxiv_url: str, *, auto: bool = True) -> None:
+    """Point a project's labtui.toml at the scripted servers (one scripted model per stage)."""
+    from research_script import MODELS, model_name
+
+    config = load_config(root)
+    config.models.api_base = llm_url
+    for stage in MODELS:
+        setattr(config.models, stage, model_name(stage))
+    config.literature.arxiv_url = arxiv_url
+    config.literature.delay_s = 0.0
+    config.literature.rounds = 2
+    config.ideas.count = 1
+    config.ideas.reflections = 1
+    config.llm.retries = 3
+    config.limits.run_timeout_s = 120
+    config.limits.latex_timeout_s = 120
+    config.autonomy.mode = "auto" if auto else "copilot"
+    save_config(config, root)
+
+
+@pytest.fixture
+def moons_project(tmp_path, llm_server, arxiv_server, monkeypatch):
+    """A moons project with its baseline, wired to the scripted servers, research installed."""
+    from research_script import MoonsResearch
+
+    monkeypatch.setenv("LABTUI_API_KEY", TEST_API_KEY)
+    root = tmp_path / "demo"
+    result = run_labtui("new", str(root), "--template", "moons")
+    assert result.returncode == 0, result.stderr
+    wire_project(root, llm_server.url, arxiv_server.url)
+    MoonsResearch(root).install(llm_server)
+    return root

@@ -1,0 +1,143 @@
+"""TEST-ONLY scripted research for the moons template: what the scripted LLM server answers, stage
+by stage, in an end-to-end run. Never used by the product.
+
+Each answer is a function of the request and of the project on disk, the way a real model's answer
+depends on what it is shown: the coder's replies are real aider edits (the `whole` edit format) to
+the files as they are now, and the write-up quotes the numbers the run actually produced.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+IDEA = {
+    "Name": "wider_hidden_layer",
+    "Title": "Does a Wider Hidden Layer Help on Noisy Two Moons?",
+    "Experiment": "Double HIDDEN_UNITS in experiment.py and compare test accuracy with the baseline.",
+    "Interestingness": 4,
+    "Feasibility": 9,
+    "Novelty": 3,
+}
+
+REVIEW = {
+    "Summary": "The paper studies the width of a one-hidden-layer MLP on two moons.",
+    "Strengths": ["Clear, reproducible setup", "Numbers traced to runs"],
+    "Weaknesses": ["A single toy data set", "Only one width change"],
+    "Originality": 1,
+    "Quality": 2,
+    "Clarity": 3,
+    "Significance": 1,
+    "Questions": ["How does the effect scale with noise?"],
+    "Limitations": ["Toy scale"],
+    "Ethical Concerns": False,
+    "Soundness": 2,
+    "Presentation": 3,
+    "Contribution": 1,
+    "Overall": 3,
+    "Confidence": 4,
+    "Decision": "Reject",
+}
+
+MODELS = ("ideas", "novelty", "experiments", "plots", "writeup", "review")
+
+
+def model_name(stage: str) -> str:
+    """The litellm model string a test project uses for a stage."""
+    return f"openai/scripted-{stage}"
+
+
+def last_user_text(request: dict[str, Any]) -> str:
+    for message in reversed(request.get("messages", [])):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list):
+                return " ".join(part.get("text", "") for part in content if isinstance(part, dict))
+            return str(content)
+    return ""
+
+
+def whole_file_edit(path: str, content: str, why: str) -> str:
+    """A reply in aider's `whole` edit format."""
+    return f"{why}\n\n{path}\n```\n{content}```\n"
+
+
+def fenced_json(data: Any, prose: str = "Here is my answer.") -> str:
+    return f"{prose}\n\n```json\n{json.dumps(data, indent=1)}\n```\n"
+
+
+class MoonsResearch:
+    """The scripted answers for one project folder."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    def install(self, server) -> None:
+        for stage in MODELS:
+            server.default(model_name(stage).removeprefix("openai/"), getattr(self, stage))
+
+    # -- stages -----------------------------------------------------------------------------
+
+    def ideas(self, request: dict[str, Any]) -> str:
+        if '"done"' in last_user_text(request):
+            return fenced_json({"done": True, "ideas": [IDEA]}, "Nothing to improve.")
+        return fenced_json({"ideas": [IDEA]}, "One focused idea:")
+
+    def novelty(self, request: dict[str, Any]) -> str:
+        text = last_user_text(request)
+        if text.startswith("Results of the query"):
+            seen = re.findall(r"arXiv:([0-9]{4}\.[0-9]{4,5}(?:v\d+)?)", text)
+            closest = [{"arxiv_id": seen[0], "overlap": "regularises MLPs, but not width on two moons"}]
+            return json.dumps({"decision": "novel", "reason": "no paper studies this", "closest": closest})
+        return json.dumps({"decision": "search", "query": "hidden layer width MLP generalization", "reason": "look for width studies"})
+
+    def experiments(self, request: dict[str, Any]) -> str:
+        code = (self.root / "experiment.py").read_text(encoding="utf-8")
+        width = int(re.search(r"^HIDDEN_UNITS = (\d+)", code, re.M).group(1))
+        code = re.sub(r"^HIDDEN_UNITS = \d+", f"HIDDEN_UNITS = {width * 2}", code, count=1, flags=re.M)
+        return whole_file_edit("experiment.py", code, f"Double the hidden layer to {width * 2} units.")
+
+    def plots(self, request: dict[str, Any]) -> str:
+        code = (self.root / "plot.py").read_text(encoding="utf-8")
+        runs = sorted(p.parent.name for p in self.root.glob("run_*/final_info.json"))
+        entries = "".join(
+            f'    "{run}": "{"Baseline" if run == "run_0" else "Wider hidden layer (" + run + ")"}",\n'
+            for run in runs
+        )
+        code = re.sub(r"labels = \{\n.*?\}", "labels = {\n" + entries + "}", code, count=1, flags=re.S)
+        return whole_file_edit("plot.py", code, "Label every run.")
+
+    def writeup(self, request: dict[str, Any]) -> str:
+        tex = (self.root / "latex" / "template.tex").read_text(encoding="utf-8")
+        acc = self._accuracy("run_1")
+        base = self._accuracy("run_0")
+        fills = {
+            "TITLE HERE": IDEA["Title"],
+            "ABSTRACT HERE": (
+                "We ask whether doubling the hidden layer of a small MLP helps on the noisy "
+                f"two-moons task. The wider network reaches a mean test accuracy of {acc:.3f} "
+                f"against {base:.3f} for the baseline."
+            ),
+            "INTRO HERE": "Capacity and generalisation interact in small networks \\citep{kingma2015adam}.",
+            "RELATED WORK HERE": "Weight decay \\citep{loshchilov2019decoupled} and dropout "
+            "\\citep{srivastava2014dropout} regularise such networks.",
+            "BACKGROUND HERE": "A one-hidden-layer perceptron trained by back-propagation.",
+            "METHOD HERE": "We double the number of hidden units and keep everything else fixed.",
+            "EXPERIMENTAL SETUP HERE": "Three seeds, Adam, 150 epochs, 200 training points.",
+            "RESULTS HERE": f"The wider network reaches a mean test accuracy of {acc:.3f} "
+            f"(baseline {base:.3f}); Figure~\\ref{{fig:train_loss}} shows the training loss.",
+            "PLEASE FILL IN CAPTION HERE": "Training loss of the baseline and the wider network.",
+            "CONCLUSIONS HERE": "Width matters little at this scale; noise robustness is future work.",
+        }
+        for placeholder, text in fills.items():
+            tex = tex.replace(placeholder, text)
+        return whole_file_edit("latex/template.tex", tex, "Filled every section from notes.md.")
+
+    def review(self, request: dict[str, Any]) -> str:
+        return fenced_json(REVIEW, "My review:")
+
+    def _accuracy(self, run_id: str) -> float:
+        data = json.loads((self.root / run_id / "final_info.json").read_text(encoding="utf-8"))
+        return float(data["moons"]["means"]["test_accuracy_mean"])

@@ -1,0 +1,47 @@
+"""The house rules that keep labtui fast and layered, checked in fresh interpreters."""
+
+from __future__ import annotations
+
+import pkgutil
+import subprocess
+import sys
+
+import labtui.core
+import labtui.core.stages
+
+
+def _core_modules() -> list[str]:
+    names = [m.name for m in pkgutil.iter_modules(labtui.core.__path__, "labtui.core.")]
+    names += [m.name for m in pkgutil.iter_modules(labtui.core.stages.__path__, "labtui.core.stages.")]
+    return sorted(names)
+
+
+def _loaded_after(code: str) -> set[str]:
+    probe = code + "\nimport sys, json; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    import json
+
+    return set(json.loads(out.stdout.splitlines()[-1]))
+
+
+def test_every_core_module_imports_without_textual():
+    modules = _core_modules()
+    assert len(modules) >= 20, modules
+    loaded = _loaded_after("".join(f"import {m}\n" for m in modules))
+    assert "textual" not in loaded
+
+
+def test_cli_help_imports_neither_aider_nor_litellm():
+    loaded = _loaded_after(
+        "import contextlib, io\n"
+        "from labtui.tui import cli\n"
+        "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+        "    cli.main(['--help'])\n"
+    )
+    assert not {"aider", "litellm", "textual", "git"} & loaded
+
+
+def test_no_bare_core_or_tui_package_is_installed():
+    code = "import importlib.util as u; print(u.find_spec('core'), u.find_spec('tui'))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/", check=True)
+    assert out.stdout.strip() == "None None"

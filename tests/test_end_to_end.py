@@ -1,0 +1,138 @@
+"""From template to reviewed PDF, for real: `labtui new` + `labtui run --headless --auto` against the
+scripted LLM server and the loopback arXiv server. Real aider edits, real experiment runs, real
+matplotlib, real latexmk, real PyMuPDF. A second test kills the run with SIGKILL and resumes it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import TEST_API_KEY, labtui_bin, run_labtui
+
+from labtui.core.events import STAGES, StageFinished, StageStarted
+from labtui.core.journal import read_events
+from labtui.core.latex import pdf_text
+from labtui.core.review import parse_review
+
+pytestmark = pytest.mark.slow
+
+
+def _journal(root: Path):
+    return read_events(root / ".labtui" / "journal.jsonl")
+
+
+def _commits_touching(root: Path, path: str, prefix: str) -> list[str]:
+    out = subprocess.run(
+        ["git", "log", "--format=%H %s", "--", path], cwd=root, capture_output=True, text=True, check=True
+    ).stdout
+    return [line for line in out.splitlines() if line.split(" ", 1)[1].startswith(prefix)]
+
+
+def assert_reviewed_paper(root: Path) -> None:
+    """Everything the foundation promises at the end of a run, checked on disk and in the journal."""
+    archive = json.loads((root / "ideas.json").read_text())
+    idea = next(i for i in archive if i["Name"] == "wider_hidden_layer")
+    evidence = idea["novelty_evidence"]
+    assert evidence["decision"] == "novel"
+    assert evidence["papers_seen"], "the novelty decision must list the papers it saw"
+    assert evidence["closest"][0]["arxiv_id"]
+
+    assert _commits_touching(root, "experiment.py", "experiments:"), "no aider commit changed experiment.py"
+    info = json.loads((root / "run_1" / "final_info.json").read_text())
+    accuracy = info["moons"]["means"]["test_accuracy_mean"]
+    record = json.loads((root / "run_1" / "labtui_run.json").read_text())
+    assert record["returncode"] == 0 and record["commit"]
+
+    assert (root / "train_loss.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = pdf_text(root / "paper.pdf")
+    assert f"{accuracy:.3f}" in text, "the PDF must report the run's result"
+
+    review = parse_review(json.loads((root / "review.json").read_text()))
+    assert review.decision in ("Accept", "Reject")
+
+    events = _journal(root)
+    done = [e.stage for e in events if isinstance(e, StageFinished) and e.status == "done"]
+    assert sorted(set(done), key=STAGES.index) == list(STAGES)
+    kinds = {e.type for e in events}
+    assert {
+        "AgentMessage", "CodeDiff", "LogLine", "RunFinished", "LatexUpdated", "CompileResult",
+        "CostUpdate", "CheckpointRequested", "CheckpointDecided",
+    } <= kinds
+    journal_text = (root / ".labtui" / "journal.jsonl").read_text()
+    assert TEST_API_KEY not in journal_text
+
+
+def test_template_to_reviewed_pdf(moons_project, llm_server, arxiv_server):
+    started = time.monotonic()
+    result = run_labtui("run", "--headless", "--auto", cwd=moons_project)
+    elapsed = time.monotonic() - started
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert "pipeline finished" in result.stdout
+    assert_reviewed_paper(moons_project)
+    assert llm_server.errors == []
+    assert arxiv_server.hits, "novelty must have searched the (loopback) arXiv"
+    print(f"\nend-to-end pipeline wall time: {elapsed:.1f} s")
+
+
+def _kill_processes_in(root: Path) -> None:
+    """SIGKILL every process whose working directory is inside the project (a crash kills all)."""
+    for pid_dir in Path("/proc").iterdir():
+        if not pid_dir.name.isdigit():
+            continue
+        try:
+            cwd = os.readlink(pid_dir / "cwd")
+        except OSError:
+            continue
+        if cwd == str(root) or cwd.startswith(str(root) + os.sep):
+            try:
+                os.kill(int(pid_dir.name), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def _wait_for(predicate, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting for the run to reach the kill point")
+
+
+def test_killed_run_resumes_to_the_same_end(moons_project, llm_server):
+    root = moons_project
+    journal = root / ".labtui" / "journal.jsonl"
+    process = subprocess.Popen(
+        [labtui_bin(), "run", "--headless", "--auto"],
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        # Kill in the middle of the experiment run itself: the harshest point to resume from.
+        _wait_for(lambda: journal.exists() and '"run_id": "run_1"' in journal.read_text(), 180)
+        process.send_signal(signal.SIGKILL)
+        _kill_processes_in(root)
+        process.wait(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == -signal.SIGKILL
+    before = _journal(root)
+    finished_before = {e.stage for e in before if isinstance(e, StageFinished) and e.status == "done"}
+    assert "review" not in finished_before
+
+    result = run_labtui("run", "--headless", "--auto", cwd=root)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert_reviewed_paper(root)
+    after = _journal(root)
+    for stage in finished_before:  # work finished before the crash is not redone
+        starts = [e for e in after if isinstance(e, StageStarted) and e.stage == stage]
+        assert len(starts) == 1, f"stage {stage} ran again after resume"
