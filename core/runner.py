@@ -1,0 +1,561 @@
+"""Experiment processes: run, stream, time out, kill, and record how a run was made.
+
+Every child runs in its own session (and so its own process group) so that a timeout, or the
+end of a run, can kill everything it started: data-loader workers and other grandchildren
+included, which would otherwise keep holding the GPU. Output is streamed line by line as
+LogLine events while only a bounded tail is kept in memory, so a chatty multi-hour run costs
+nothing but the events.
+
+The interpreter is always passed in (``[experiment] python`` in labtui.toml): the researcher's
+environment is theirs, and labtui's own pins must not decide which numpy an experiment sees.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from .errors import LabtuiError
+from .events import Event, LogLine, RunFinished
+from .gpu import GpuSampler
+from .templates import check_final_info
+
+Emit = Callable[[Event], None]
+
+KILL_GRACE_S = 3.0  # between SIGTERM and SIGKILL: time to flush logs and free the GPU
+DRAIN_AFTER_EXIT_S = 2.0  # how long readers may still drain pipes after the child exited
+MAX_LINE_CHARS = 16_384  # longer lines arrive as several LogLines; bounds one read
+ENV_PROBE_TIMEOUT_S = 60.0
+RUN_RECORD_NAME = "labtui_run.json"
+FINAL_INFO_NAME = "final_info.json"
+
+# Runs inside the *experiment* interpreter, so it reports that environment, not labtui's.
+# Kept to the standard library, and tolerant of very old Pythons without importlib.metadata.
+# The project folder is dropped from sys.path first: a research file named json.py or
+# platform.py must not shadow the modules the probe itself needs.
+_ENV_PROBE = r"""
+import sys
+sys.path[:] = [p for p in sys.path if p not in ("", ".")]
+import json, platform
+info = {"executable": sys.executable, "python_version": platform.python_version(),
+        "implementation": platform.python_implementation(), "packages": {}}
+try:
+    from importlib import metadata
+    packages = {}
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"]
+        if name and name not in packages:
+            packages[name] = dist.version
+    info["packages"] = dict(sorted(packages.items(), key=lambda kv: kv[0].lower()))
+except Exception as exc:
+    info["packages_error"] = repr(exc)
+print(json.dumps(info))
+"""
+
+
+# -- processes -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProcessResult:
+    returncode: int
+    timed_out: bool
+    wall_s: float
+    stdout_tail: str
+    stderr_tail: str
+
+
+class _Tail:
+    """The last ``limit`` characters of a stream, kept as whole lines where possible.
+
+    Locked because a reader may still be appending when the result is read (a grandchild that
+    escaped the process group can hold the pipe open after the run is over).
+    """
+
+    def __init__(self, limit: int) -> None:
+        self._limit = max(0, limit)
+        self._lines: deque[str] = deque()
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def add(self, line: str) -> None:
+        line = line[-self._limit :] if self._limit else ""
+        with self._lock:
+            self._lines.append(line)
+            self._chars += len(line) + 1
+            # Drop whole old lines while the rest still covers the limit.
+            while self._lines and self._chars - len(self._lines[0]) - 1 >= self._limit:
+                self._chars -= len(self._lines.popleft()) + 1
+
+    def text(self) -> str:
+        with self._lock:
+            joined = "\n".join(self._lines)
+        return joined[-self._limit :] if self._limit else ""
+
+
+class _StreamPump(threading.Thread):
+    """Reads one pipe to its end, emitting each line and keeping the tail.
+
+    A failing subscriber must not stop the draining: a child whose pipe is not read blocks on
+    its next write and would hang until the timeout. So the first error is kept and re-raised
+    by the caller once the child is done, and further lines are only kept in the tail.
+    """
+
+    def __init__(
+        self, pipe: IO[str], stream: str, emit: Emit, stage: str, run_id: str, tail_chars: int
+    ) -> None:
+        super().__init__(name=f"labtui-{run_id}-{stream}", daemon=True)
+        self._pipe = pipe
+        self._stream = stream
+        self._emit = emit
+        self._stage = stage
+        self._run_id = run_id
+        self.tail = _Tail(tail_chars)
+        self.error: Exception | None = None
+
+    def _lines(self) -> Iterator[str]:
+        # Text mode uses universal newlines, so '\r' progress bars arrive as separate lines.
+        while line := self._pipe.readline(MAX_LINE_CHARS):
+            yield line.rstrip("\n")
+
+    def run(self) -> None:
+        try:
+            for text in self._lines():
+                self.tail.add(text)
+                if self.error is None:
+                    try:
+                        self._emit(
+                            LogLine(
+                                stage=self._stage,
+                                run_id=self._run_id,
+                                stream=self._stream,
+                                text=text,
+                            )
+                        )
+                    except Exception as exc:  # noqa: BLE001 - re-raised by run_process
+                        self.error = exc
+        except (OSError, ValueError):
+            pass  # the pipe was closed under us while killing the group: nothing more to read
+        finally:
+            self._pipe.close()
+
+
+def _missing_interpreter(python: str) -> LabtuiError:
+    return LabtuiError(
+        f"the experiment interpreter {python!r} was not found or cannot be executed",
+        "set [experiment] python in labtui.toml to a Python that exists "
+        "(e.g. /path/to/venv/bin/python), or leave it empty to use labtui's own",
+    )
+
+
+_PROC = Path("/proc")
+
+
+def _live_members_linux(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` is still running, zombies not counted.
+
+    Orphaned grandchildren become zombies until init reaps them, which some container inits do
+    only every second or two; counting them would make every kill wait out its grace period.
+    """
+    for entry in _PROC.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # exited while we looked
+        # Fields after "(comm)": state ppid pgrp ...; comm itself may hold spaces and ')'.
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
+            return True
+    return False
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # exists, but a member changed user: still ours to try to stop
+    if _PROC.is_dir():
+        return _live_members_linux(pgid)
+    return True
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _kill_group(proc: subprocess.Popen[str], grace_s: float | None = None) -> None:
+    """SIGTERM the child's whole group, wait up to ``grace_s`` for it to go, then SIGKILL the rest.
+
+    The group id is the child's pid (``start_new_session``). The child is reaped while we wait:
+    an unreaped zombie still counts as a group member and would make every kill wait out the
+    full grace period.
+    """
+    pgid = proc.pid
+    proc.poll()
+    if not _group_alive(pgid):
+        return
+    _signal_group(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + (KILL_GRACE_S if grace_s is None else grace_s)
+    while time.monotonic() < deadline:
+        proc.poll()
+        if not _group_alive(pgid):
+            return
+        time.sleep(0.05)
+    _signal_group(pgid, signal.SIGKILL)
+
+
+def _child_env(env: dict[str, str] | None) -> dict[str, str]:
+    merged = dict(os.environ)
+    if env:
+        merged.update(env)
+    # Without it Python block-buffers a piped stdout and the log pane stays empty for minutes.
+    merged["PYTHONUNBUFFERED"] = "1"
+    return merged
+
+
+def _start(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    if not argv:
+        raise ValueError("run_process needs a command (argv is empty)")
+    if not cwd.is_dir():
+        raise LabtuiError(f"cannot run {argv[0]!r}: working folder {cwd} does not exist")
+    try:
+        return subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            start_new_session=True,  # its own process group: killable as a whole
+        )
+    except (FileNotFoundError, PermissionError, NotADirectoryError):
+        raise _missing_interpreter(argv[0]) from None
+
+
+def run_process(
+    argv: list[str],
+    *,
+    cwd: Path,
+    timeout_s: float,
+    run_id: str,
+    emit: Emit,
+    stage: str,
+    env: dict[str, str] | None = None,
+    tail_chars: int = 4000,
+) -> ProcessResult:
+    """Run ``argv`` to completion or timeout, streaming its output as LogLine events.
+
+    A failing child is a result, not an exception. Raises LabtuiError only when the program
+    cannot be started (missing interpreter, missing folder). When the child exits, or times out,
+    whatever is left of its process group is stopped too.
+    """
+    start = time.monotonic()
+    proc = _start(argv, Path(cwd), _child_env(env))
+    assert proc.stdout is not None and proc.stderr is not None
+    pumps = [
+        _StreamPump(proc.stdout, "stdout", emit, stage, run_id, tail_chars),
+        _StreamPump(proc.stderr, "stderr", emit, stage, run_id, tail_chars),
+    ]
+    for pump in pumps:
+        pump.start()
+    timed_out = False
+    try:
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(proc)
+            proc.wait()
+        wall_s = time.monotonic() - start
+        _finish_pumps(pumps, proc)
+    finally:
+        # Also reached on KeyboardInterrupt or a crash here: never leave a run going unwatched.
+        # After a normal exit this stops leftovers (e.g. data-loader workers) still holding a GPU.
+        _kill_group(proc, grace_s=0.5)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    for pump in pumps:
+        if pump.error is not None:
+            raise pump.error
+    stdout_pump, stderr_pump = pumps
+    return ProcessResult(
+        returncode=proc.returncode,
+        timed_out=timed_out,
+        wall_s=wall_s,
+        stdout_tail=stdout_pump.tail.text(),
+        stderr_tail=stderr_pump.tail.text(),
+    )
+
+
+def _finish_pumps(pumps: list[_StreamPump], proc: subprocess.Popen[str]) -> None:
+    """Let readers drain; if leftover grandchildren keep the pipes open, stop them."""
+    for pump in pumps:
+        pump.join(timeout=DRAIN_AFTER_EXIT_S)
+    if any(pump.is_alive() for pump in pumps):
+        _kill_group(proc)
+        for pump in pumps:
+            pump.join(timeout=DRAIN_AFTER_EXIT_S)
+
+
+# -- experiments ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run_id: str
+    returncode: int
+    timed_out: bool
+    wall_s: float
+    stderr_tail: str
+    stdout_tail: str
+    final_info: dict[str, Any] | None
+    means: dict[str, Any] = field(default_factory=dict)  # dataset -> its "means" dict
+    problem: str = ""  # '' when the run succeeded and final_info.json is valid
+
+    @property
+    def ok(self) -> bool:
+        return not self.problem
+
+
+def _check_run_id(run_id: str) -> None:
+    # The run folder is deleted before a rerun: a run id must never reach outside the project.
+    if not run_id or run_id in (".", "..") or "/" in run_id or "\\" in run_id:
+        raise ValueError(f"run_id must be a plain folder name like 'run_1', not {run_id!r}")
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _describe_failure(run_id: str, proc: ProcessResult, timeout_s: float) -> str:
+    if proc.timed_out:
+        return f"{run_id} timed out after {timeout_s:g} s and was stopped"
+    code = proc.returncode
+    if code < 0:
+        try:
+            how = f"was killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            how = f"was killed by signal {-code}"
+    else:
+        how = f"failed with exit code {code}"
+    last = _last_line(proc.stderr_tail)
+    return f"{run_id} {how}: {last}" if last else f"{run_id} {how} (nothing on stderr)"
+
+
+def read_final_info(run_dir: Path) -> tuple[dict[str, Any] | None, dict[str, Any], str]:
+    """(final_info, means per dataset, problem) for a finished run folder; problem '' if valid."""
+    path = run_dir / FINAL_INFO_NAME
+    where = f"{run_dir.name}/{FINAL_INFO_NAME}"
+    if not path.is_file():
+        return None, {}, f"the run exited normally but wrote no {where}"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        return (
+            None,
+            {},
+            f"{where} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})",
+        )
+    except UnicodeDecodeError:
+        return None, {}, f"{where} is not UTF-8 text"
+    problems = check_final_info(data, where)
+    if not isinstance(data, dict):
+        return None, {}, "; ".join(problems)
+    means = {
+        name: entry["means"]
+        for name, entry in data.items()
+        if isinstance(entry, dict) and isinstance(entry.get("means"), dict)
+    }
+    return data, means, "; ".join(problems)
+
+
+def probe_interpreter(
+    python: str, cwd: Path, timeout_s: float = ENV_PROBE_TIMEOUT_S
+) -> dict[str, Any]:
+    """Version and installed packages as the experiment interpreter itself reports them.
+
+    Raises LabtuiError when the interpreter does not exist; any other failure is recorded in
+    the returned dict under "error", since a run is still worth running without its record.
+    """
+    try:
+        done = subprocess.run(
+            [python, "-c", _ENV_PROBE],
+            check=False,
+            cwd=cwd,
+            env=_child_env(None),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            timeout=timeout_s,
+        )
+    except (FileNotFoundError, PermissionError, NotADirectoryError):
+        raise _missing_interpreter(python) from None
+    except subprocess.TimeoutExpired:
+        return {"error": f"the environment probe took longer than {timeout_s:g} s"}
+    if done.returncode != 0:
+        return {"error": f"exit code {done.returncode}: {_last_line(done.stderr)}"}
+    try:
+        info = json.loads(done.stdout.strip().splitlines()[-1])
+    except (json.JSONDecodeError, IndexError):
+        return {"error": f"unreadable probe output: {done.stdout[-300:]!r}"}
+    return info if isinstance(info, dict) else {"error": f"unexpected probe output: {info!r:.300}"}
+
+
+def _write_run_record(run_dir: Path, record: dict[str, Any]) -> None:
+    run_dir.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(record, indent=2, ensure_ascii=False, default=str)
+    (run_dir / RUN_RECORD_NAME).write_text(text + "\n", encoding="utf-8")
+
+
+def run_experiment(
+    root: Path,
+    run_id: str,
+    *,
+    python: str,
+    timeout_s: float,
+    emit: Emit,
+    stage: str,
+    commit: str = "",
+) -> RunResult:
+    """Run ``python experiment.py --out_dir=<run_id>`` in ``root`` and judge its final_info.json.
+
+    The run folder always ends up holding ``labtui_run.json`` (command, interpreter, package
+    versions, commit, timing), failed runs included, so any result can be traced and redone.
+    """
+    _check_run_id(run_id)
+    root = Path(root).resolve()
+    if not root.is_dir():
+        raise LabtuiError(f"cannot run {run_id}: project folder {root} does not exist")
+    run_dir = root / run_id
+    if run_dir.exists():
+        # Left by a failed attempt: its partial files must not pass for this run's results.
+        shutil.rmtree(run_dir)
+    argv = [python, "experiment.py", f"--out_dir={run_id}"]
+    environment = probe_interpreter(python, root)
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
+    with GpuSampler(emit, stage):
+        proc = run_process(
+            argv, cwd=root, timeout_s=timeout_s, run_id=run_id, emit=emit, stage=stage
+        )
+
+    if proc.timed_out or proc.returncode != 0:
+        final_info, means, problem = None, {}, _describe_failure(run_id, proc, timeout_s)
+    else:
+        final_info, means, problem = read_final_info(run_dir)
+
+    _write_run_record(
+        run_dir,
+        {
+            "run_id": run_id,
+            "argv": argv,
+            "cwd": str(root),
+            "interpreter": python,
+            "interpreter_path": shutil.which(python) or python,
+            "environment": environment,
+            "commit": commit,
+            "started_at": started_at,
+            "wall_s": round(proc.wall_s, 3),
+            "returncode": proc.returncode,
+            "timed_out": proc.timed_out,
+            "timeout_s": timeout_s,
+            "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES"),
+            "problem": problem,
+        },
+    )
+    error_tail = "" if not problem else f"{problem}\n{proc.stderr_tail}".strip()
+    emit(
+        RunFinished(
+            stage=stage,
+            run_id=run_id,
+            returncode=proc.returncode,
+            wall_s=proc.wall_s,
+            means=means,
+            error_tail=error_tail,
+            timed_out=proc.timed_out,
+        )
+    )
+    return RunResult(
+        run_id=run_id,
+        returncode=proc.returncode,
+        timed_out=proc.timed_out,
+        wall_s=proc.wall_s,
+        stderr_tail=proc.stderr_tail,
+        stdout_tail=proc.stdout_tail,
+        final_info=final_info,
+        means=means,
+        problem=problem,
+    )
+
+
+# -- plots ---------------------------------------------------------------------------------
+
+_SKIP_DIRS = {"__pycache__", "node_modules"}
+
+
+def _png_signatures(root: Path) -> dict[str, tuple[int, int]]:
+    """relative path -> (mtime_ns, size) of every PNG under root, hidden folders (.git) skipped."""
+    found: dict[str, tuple[int, int]] = {}
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS]
+        for name in files:
+            if name.lower().endswith(".png"):
+                path = Path(folder) / name
+                try:
+                    stat = path.stat()
+                except OSError:
+                    continue
+                found[path.relative_to(root).as_posix()] = (stat.st_mtime_ns, stat.st_size)
+    return found
+
+
+def run_plot(
+    root: Path, *, python: str, timeout_s: float, emit: Emit, stage: str
+) -> tuple[ProcessResult, list[str]]:
+    """Run ``python plot.py`` in ``root``; also return the PNGs it created or rewrote."""
+    root = Path(root).resolve()
+    before = _png_signatures(root)
+    # Filesystems with coarse timestamps (1–2 s) can keep a rewritten file's mtime: anything
+    # stamped in or after the second the run started counts as rewritten too.
+    started_ns = time.time_ns() // 1_000_000_000 * 1_000_000_000
+    # Agg: AI Scientist plot.py files often pick no backend, and a server has no display.
+    proc = run_process(
+        [python, "plot.py"],
+        cwd=root,
+        timeout_s=timeout_s,
+        run_id="plot",
+        emit=emit,
+        stage=stage,
+        env={"MPLBACKEND": "Agg"},
+    )
+    after = _png_signatures(root)
+    changed = sorted(
+        path
+        for path, signature in after.items()
+        if before.get(path) != signature or signature[0] >= started_ns
+    )
+    return proc, changed

@@ -1,0 +1,196 @@
+"""core.gpu: the CPU-only path and, with a fake NVML module, detection and live sampling."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import types
+from collections import namedtuple
+from dataclasses import fields
+
+import pytest
+from labtui.core import gpu
+from labtui.core.events import Event, GpuSample
+from labtui.core.gpu import GpuInfo, GpuSampler, describe, detect
+
+MIB = 1024 * 1024
+Memory = namedtuple("Memory", "total free used")
+Utilization = namedtuple("Utilization", "gpu memory")
+
+
+class NVMLError(Exception):
+    pass
+
+
+def fake_nvml(devices: list[dict], *, init_error: str = "") -> types.ModuleType:
+    """A stand-in for the pynvml module with just what core.gpu calls, counting init/shutdown."""
+    nvml = types.ModuleType("pynvml")
+    nvml.NVML_TEMPERATURE_GPU = 0
+    nvml.NVMLError = NVMLError
+    nvml.calls = {"init": 0, "shutdown": 0, "reads": 0}
+
+    def nvmlInit() -> None:
+        if init_error:
+            raise NVMLError(init_error)
+        nvml.calls["init"] += 1
+
+    def nvmlShutdown() -> None:
+        nvml.calls["shutdown"] += 1
+
+    def nvmlDeviceGetCount() -> int:
+        nvml.calls["reads"] += 1
+        return len(devices)
+
+    def nvmlDeviceGetTemperature(handle: int, sensor: int) -> int:
+        if devices[handle].get("temp") is None:
+            raise NVMLError("Not Supported")
+        return devices[handle]["temp"]
+
+    nvml.nvmlInit = nvmlInit
+    nvml.nvmlShutdown = nvmlShutdown
+    nvml.nvmlDeviceGetCount = nvmlDeviceGetCount
+    nvml.nvmlDeviceGetHandleByIndex = lambda i: i
+    nvml.nvmlDeviceGetName = lambda h: devices[h]["name"]
+    nvml.nvmlDeviceGetMemoryInfo = lambda h: Memory(
+        devices[h]["total_mib"] * MIB, 0, devices[h]["used_mib"] * MIB
+    )
+    nvml.nvmlDeviceGetUtilizationRates = lambda h: Utilization(devices[h]["util"], 0)
+    nvml.nvmlDeviceGetTemperature = nvmlDeviceGetTemperature
+    return nvml
+
+
+H100 = {
+    "name": "NVIDIA H100 80GB HBM3",
+    "total_mib": 81559,
+    "used_mib": 1024,
+    "util": 37,
+    "temp": 41,
+}
+H100_BYTES_NAME = {**H100, "name": b"NVIDIA H100 80GB HBM3", "util": 90, "temp": None}
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, event: Event) -> None:
+        with self._lock:
+            self.events.append(event)
+
+    def samples(self) -> list[GpuSample]:
+        with self._lock:
+            return [e for e in self.events if isinstance(e, GpuSample)]
+
+
+# -- CPU only ------------------------------------------------------------------------------
+
+
+def test_no_driver_means_no_gpus_and_a_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(
+        sys.modules, "pynvml", fake_nvml([], init_error="NVML Shared Library Not Found")
+    )
+    assert detect() == []
+    assert (
+        describe()
+        == "CPU only (no NVIDIA GPU found: NVML unavailable: NVML Shared Library Not Found)"
+    )
+
+
+def test_missing_nvml_package_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # makes `import pynvml` raise ImportError
+    assert detect() == []
+    assert describe().startswith("CPU only (no NVIDIA GPU found: nvidia-ml-py is not installed")
+
+
+def test_this_machine_never_raises() -> None:
+    gpus = detect()
+    assert isinstance(gpus, list)
+    text = describe()
+    assert text.startswith("CPU only (") if not gpus else " × " in text
+
+
+def test_sampler_starts_no_thread_without_a_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pynvml", fake_nvml([], init_error="Driver Not Loaded"))
+    emit = Recorder()
+    threads_before = threading.active_count()
+    with GpuSampler(emit, "experiments", interval_s=0.01) as sampler:
+        assert not sampler.active
+        assert threading.active_count() == threads_before
+        time.sleep(0.05)
+    assert emit.events == []
+
+
+# -- with a (fake) GPU ---------------------------------------------------------------------
+
+
+def test_detect_reads_every_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    nvml = fake_nvml([H100, H100_BYTES_NAME])
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    first, second = detect()
+    assert first == GpuInfo(
+        index=0,
+        name="NVIDIA H100 80GB HBM3",
+        util=37.0,
+        mem_used_mb=1024.0,
+        mem_total_mb=81559.0,
+        temp_c=41.0,
+    )
+    assert second.index == 1 and second.name == "NVIDIA H100 80GB HBM3"  # bytes decoded
+    assert second.temp_c == 0.0  # unsupported sensor: a number, never an exception
+    assert nvml.calls["init"] == nvml.calls["shutdown"] == 1
+    assert describe() == "2 × NVIDIA H100 80GB HBM3 (80 GB)"
+
+
+def test_describe_groups_mixed_gpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    t4 = {"name": "Tesla T4", "total_mib": 15360, "used_mib": 0, "util": 0, "temp": 30}
+    monkeypatch.setitem(sys.modules, "pynvml", fake_nvml([H100, t4, t4]))
+    assert describe() == "1 × NVIDIA H100 80GB HBM3 (80 GB), 2 × Tesla T4 (15 GB)"
+
+
+def test_sampler_emits_samples_and_stops(monkeypatch: pytest.MonkeyPatch) -> None:
+    nvml = fake_nvml([H100, H100_BYTES_NAME])
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    emit = Recorder()
+    with GpuSampler(emit, "experiments", interval_s=0.02) as sampler:
+        assert sampler.active
+        deadline = time.monotonic() + 5
+        while len(emit.samples()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert not sampler.active
+    samples = emit.samples()
+    assert len(samples) >= 3
+    expected_keys = {f.name for f in fields(GpuInfo)}
+    for sample in samples:
+        assert sample.stage == "experiments"
+        assert [g["index"] for g in sample.gpus] == [0, 1]
+        assert all(set(g) == expected_keys for g in sample.gpus)
+    assert samples[0].gpus[0]["util"] == 37.0 and samples[0].gpus[0]["mem_total_mb"] == 81559.0
+    # Stopped for good: no sample after exit, and NVML shut down as often as it was started.
+    count = len(samples)
+    time.sleep(0.1)
+    assert len(emit.samples()) == count
+    assert nvml.calls["init"] == nvml.calls["shutdown"]
+    assert not any(t.name == "labtui-gpu-sampler" for t in threading.enumerate())
+
+
+def test_sampler_exits_promptly_with_a_long_interval(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pynvml", fake_nvml([H100]))
+    emit = Recorder()
+    start = time.monotonic()
+    with GpuSampler(emit, "experiments", interval_s=60):
+        deadline = time.monotonic() + 5
+        while not emit.samples() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert time.monotonic() - start < 2
+    assert len(emit.samples()) == 1
+
+
+def test_interval_must_be_positive() -> None:
+    with pytest.raises(ValueError):
+        GpuSampler(lambda e: None, "experiments", interval_s=0)
+
+
+def test_gpu_module_does_not_import_pynvml_at_import_time() -> None:
+    assert "pynvml" not in vars(gpu)

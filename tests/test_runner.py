@@ -1,0 +1,358 @@
+"""core.runner: streaming, timeouts that kill whole process groups, run records, plot outputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from labtui.core import runner
+from labtui.core.errors import LabtuiError
+from labtui.core.events import Event, LogLine, RunFinished
+from labtui.core.runner import run_experiment, run_plot, run_process
+
+PYTHON = sys.executable
+MOONS = Path(__file__).resolve().parents[1] / "templates" / "moons"
+
+
+class Recorder:
+    """An emit callback that keeps every event."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def __call__(self, event: Event) -> None:
+        self.events.append(event)
+
+    def lines(self, stream: str) -> list[str]:
+        return [e.text for e in self.events if isinstance(e, LogLine) and e.stream == stream]
+
+    def of_type(self, kind: type) -> list:
+        return [e for e in self.events if isinstance(e, kind)]
+
+
+def write(path: Path, source: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(source), encoding="utf-8")
+    return path
+
+
+def process_running(pid: int) -> bool:
+    """True while pid exists and is not a zombie (an exited child not yet reaped)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"
+
+
+# -- run_process ---------------------------------------------------------------------------
+
+
+def test_streams_stdout_and_stderr_lines_in_order(tmp_path: Path) -> None:
+    write(
+        tmp_path / "talk.py",
+        """
+        import sys
+        for i in range(5):
+            print(f"out {i}")
+            print(f"err {i}", file=sys.stderr)
+        print("progress 1\\rprogress 2")
+        """,
+    )
+    emit = Recorder()
+    result = run_process(
+        [PYTHON, "talk.py"], cwd=tmp_path, timeout_s=30, run_id="r7", emit=emit, stage="plots"
+    )
+    assert result.returncode == 0 and not result.timed_out
+    assert emit.lines("stdout") == [f"out {i}" for i in range(5)] + ["progress 1", "progress 2"]
+    assert emit.lines("stderr") == [f"err {i}" for i in range(5)]
+    assert all(e.stage == "plots" and e.run_id == "r7" for e in emit.of_type(LogLine))
+    assert result.stdout_tail.endswith("out 4\nprogress 1\nprogress 2")
+    assert result.stderr_tail.endswith("err 4")
+
+
+def test_child_sees_unbuffered_python_and_extra_env(tmp_path: Path) -> None:
+    write(tmp_path / "env.py", "import os; print(os.environ['PYTHONUNBUFFERED'], os.environ['X'])")
+    result = run_process(
+        [PYTHON, "env.py"],
+        cwd=tmp_path,
+        timeout_s=30,
+        run_id="r",
+        emit=Recorder(),
+        stage="s",
+        env={"X": "42"},
+    )
+    assert result.stdout_tail == "1 42"
+
+
+def test_tails_are_bounded(tmp_path: Path) -> None:
+    write(tmp_path / "chatty.py", "for i in range(20000): print('line', i)")
+    emit = Recorder()
+    result = run_process(
+        [PYTHON, "chatty.py"],
+        cwd=tmp_path,
+        timeout_s=30,
+        run_id="r",
+        emit=emit,
+        stage="s",
+        tail_chars=100,
+    )
+    assert len(emit.lines("stdout")) == 20000
+    assert len(result.stdout_tail) <= 100
+    assert result.stdout_tail.endswith("line 19999")
+
+
+def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+    write(
+        tmp_path / "spawn.py",
+        """
+        import subprocess, time
+        child = subprocess.Popen(["sleep", "120"])
+        print("grandchild", child.pid, flush=True)
+        time.sleep(120)
+        """,
+    )
+    emit = Recorder()
+    start = time.monotonic()
+    result = run_process(
+        [PYTHON, "spawn.py"], cwd=tmp_path, timeout_s=1.5, run_id="r", emit=emit, stage="s"
+    )
+    assert result.timed_out
+    assert result.returncode != 0
+    assert time.monotonic() - start < 1.5 + runner.KILL_GRACE_S + 2
+    grandchild = int(emit.lines("stdout")[0].split()[1])
+    deadline = time.monotonic() + 2
+    while process_running(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not process_running(grandchild), "the grandchild survived the timeout"
+
+
+def test_a_child_ignoring_sigterm_is_killed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runner, "KILL_GRACE_S", 0.3)
+    write(
+        tmp_path / "stubborn.py",
+        """
+        import signal, time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        print("ready", flush=True)
+        time.sleep(120)
+        """,
+    )
+    start = time.monotonic()
+    result = run_process(
+        [PYTHON, "stubborn.py"], cwd=tmp_path, timeout_s=1, run_id="r", emit=Recorder(), stage="s"
+    )
+    assert result.timed_out and result.returncode == -9
+    assert time.monotonic() - start < 5
+
+
+def test_leftover_grandchild_holding_the_pipes_is_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runner, "DRAIN_AFTER_EXIT_S", 0.3)
+    write(
+        tmp_path / "leave.py",
+        """
+        import subprocess
+        child = subprocess.Popen(["sleep", "120"])  # inherits stdout/stderr
+        print("grandchild", child.pid, flush=True)
+        """,
+    )
+    emit = Recorder()
+    start = time.monotonic()
+    result = run_process(
+        [PYTHON, "leave.py"], cwd=tmp_path, timeout_s=30, run_id="r", emit=emit, stage="s"
+    )
+    assert result.returncode == 0 and not result.timed_out
+    assert time.monotonic() - start < 5
+    assert not process_running(int(emit.lines("stdout")[0].split()[1]))
+
+
+def test_missing_interpreter_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(LabtuiError) as caught:
+        run_process(
+            [str(tmp_path / "no-such-python"), "x.py"],
+            cwd=tmp_path,
+            timeout_s=5,
+            run_id="r",
+            emit=Recorder(),
+            stage="s",
+        )
+    message = str(caught.value)
+    assert "no-such-python" in message and "[experiment] python" in message
+    with pytest.raises(LabtuiError, match=r"\[experiment\] python"):
+        run_experiment(
+            tmp_path, "run_1", python="no-such-python-3.99", timeout_s=5, emit=Recorder(), stage="s"
+        )
+
+
+def test_a_failing_subscriber_surfaces_without_hanging_the_child(tmp_path: Path) -> None:
+    write(tmp_path / "many.py", "for i in range(50000): print('x' * 80)")
+
+    def broken(event: Event) -> None:
+        raise RuntimeError("subscriber bug")
+
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="subscriber bug"):
+        run_process(
+            [PYTHON, "many.py"], cwd=tmp_path, timeout_s=30, run_id="r", emit=broken, stage="s"
+        )
+    assert time.monotonic() - start < 10
+
+
+# -- run_experiment ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def moons(tmp_path: Path) -> Path:
+    root = tmp_path / "moons"
+    shutil.copytree(MOONS, root, ignore=shutil.ignore_patterns("__pycache__", "run_*", "*.png"))
+    return root
+
+
+def test_run_experiment_on_the_moons_template(moons: Path) -> None:
+    emit = Recorder()
+    result = run_experiment(
+        moons, "run_0", python=PYTHON, timeout_s=60, emit=emit, stage="experiments", commit="abc123"
+    )
+    assert result.ok, result.problem
+    assert result.returncode == 0 and result.problem == ""
+    assert set(result.means) == {"moons"}
+    assert 0.5 < result.means["moons"]["test_accuracy_mean"] <= 1.0
+    assert result.final_info is not None and "stderrs" in result.final_info["moons"]
+    assert (moons / "run_0" / "final_info.json").is_file()
+    assert any("epoch" in line for line in emit.lines("stdout"))
+
+    record = json.loads((moons / "run_0" / "labtui_run.json").read_text())
+    assert record["argv"] == [PYTHON, "experiment.py", "--out_dir=run_0"]
+    assert record["cwd"] == str(moons.resolve())
+    assert record["interpreter"] == PYTHON
+    assert record["commit"] == "abc123"
+    assert record["returncode"] == 0 and record["timed_out"] is False
+    assert record["wall_s"] > 0 and record["started_at"]
+    assert "CUDA_VISIBLE_DEVICES" in record
+    environment = record["environment"]
+    assert environment["python_version"] == platform.python_version()
+    assert "numpy" in {name.lower() for name in environment["packages"]}
+
+    finished = emit.of_type(RunFinished)
+    assert len(finished) == 1
+    assert finished[0].run_id == "run_0" and finished[0].stage == "experiments"
+    assert finished[0].means == result.means and finished[0].error_tail == ""
+
+
+def test_nonzero_exit_names_the_code_and_last_stderr_line(tmp_path: Path) -> None:
+    write(
+        tmp_path / "experiment.py",
+        """
+        import sys
+        print("Traceback (most recent call last):", file=sys.stderr)
+        print("ValueError: shapes (3,) and (4,) not aligned", file=sys.stderr)
+        sys.exit(3)
+        """,
+    )
+    emit = Recorder()
+    result = run_experiment(tmp_path, "run_1", python=PYTHON, timeout_s=30, emit=emit, stage="s")
+    assert not result.ok
+    assert "exit code 3" in result.problem
+    assert "ValueError: shapes (3,) and (4,) not aligned" in result.problem
+    assert result.final_info is None and result.means == {}
+    # The reproducibility record is written for failed runs too.
+    record = json.loads((tmp_path / "run_1" / "labtui_run.json").read_text())
+    assert record["returncode"] == 3 and record["problem"] == result.problem
+    (finished,) = emit.of_type(RunFinished)
+    assert finished.returncode == 3 and "ValueError" in finished.error_tail
+
+
+def test_timeout_problem_says_so(tmp_path: Path) -> None:
+    write(tmp_path / "experiment.py", "import time; time.sleep(60)")
+    result = run_experiment(
+        tmp_path, "run_1", python=PYTHON, timeout_s=0.5, emit=Recorder(), stage="s"
+    )
+    assert result.timed_out and not result.ok
+    assert "timed out after 0.5 s" in result.problem
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ('{"moons": {"accuracy": 0.9}}', 'entry "moons" has no "means"'),
+        ("{not json", "is not valid JSON"),
+        (None, "wrote no run_1/final_info.json"),
+    ],
+)
+def test_bad_final_info_is_a_problem(tmp_path: Path, body: str | None, expected: str) -> None:
+    writer = (
+        "" if body is None else f"open(os.path.join(out, 'final_info.json'), 'w').write({body!r})"
+    )
+    write(
+        tmp_path / "experiment.py",
+        f"""
+        import argparse, os
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--out_dir", default="run_0")
+        out = parser.parse_args().out_dir
+        os.makedirs(out, exist_ok=True)
+        {writer}
+        """,
+    )
+    emit = Recorder()
+    result = run_experiment(tmp_path, "run_1", python=PYTHON, timeout_s=30, emit=emit, stage="s")
+    assert result.returncode == 0
+    assert not result.ok
+    assert expected in result.problem
+    (finished,) = emit.of_type(RunFinished)
+    assert expected in finished.error_tail
+
+
+def test_stale_run_folder_is_removed_first(tmp_path: Path) -> None:
+    write(tmp_path / "run_2" / "final_info.json", '{"old": {"means": {"x": 1}}}')
+    write(tmp_path / "experiment.py", "raise SystemExit(1)")
+    result = run_experiment(
+        tmp_path, "run_2", python=PYTHON, timeout_s=30, emit=Recorder(), stage="s"
+    )
+    assert not result.ok
+    assert not (tmp_path / "run_2" / "final_info.json").exists()
+    assert (tmp_path / "run_2" / "labtui_run.json").exists()
+
+
+@pytest.mark.parametrize("bad", ["", "..", "../escape", "a/b"])
+def test_run_id_must_be_a_plain_folder_name(tmp_path: Path, bad: str) -> None:
+    with pytest.raises(ValueError):
+        run_experiment(tmp_path, bad, python=PYTHON, timeout_s=5, emit=Recorder(), stage="s")
+
+
+# -- run_plot ------------------------------------------------------------------------------
+
+
+def test_run_plot_returns_new_and_rewritten_pngs(tmp_path: Path) -> None:
+    old = write(tmp_path / "untouched.png", "old")
+    rewritten = write(tmp_path / "train_loss.png", "old")
+    an_hour_ago = time.time() - 3600
+    for path in (old, rewritten):
+        os.utime(path, (an_hour_ago, an_hour_ago))
+    write(
+        tmp_path / "plot.py",
+        """
+        import os
+        assert os.environ["MPLBACKEND"] == "Agg"
+        open("train_loss.png", "w").write("new")
+        open("test_accuracy.png", "w").write("new")
+        os.makedirs("figures", exist_ok=True)
+        open("figures/extra.png", "w").write("new")
+        open("notes.txt", "w").write("not a figure")
+        """,
+    )
+    emit = Recorder()
+    result, pngs = run_plot(tmp_path, python=PYTHON, timeout_s=30, emit=emit, stage="plots")
+    assert result.returncode == 0
+    assert pngs == ["figures/extra.png", "test_accuracy.png", "train_loss.png"]
