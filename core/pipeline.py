@@ -156,10 +156,12 @@ class Session:
         return checkpoints.ask(stage, title, output.checkpoint_body or output.summary)
 
     def _recover_uncommitted_work(self) -> None:
-        """A run killed mid-stage may leave edits on disk; keep them as a commit before going on."""
-        commit = self.project.commit("labtui: keep uncommitted work found on resume")
+        """Edits made since the last session (by hand, or by a run killed mid-stage) are kept as
+        a commit before anything else touches the files."""
+        commit = self.project.commit("labtui: keep changes made since the last session")
         if commit:
-            self.emit(Notice(text=f"kept uncommitted work from an interrupted run as {commit.sha[:8]}"))
+            files = ", ".join(commit.files[:5]) + (" …" if len(commit.files) > 5 else "")
+            self.emit(Notice(text=f"kept uncommitted changes ({files}) as commit {commit.sha[:8]}"))
 
 
 # Stages that call an LLM and so need a model configured.

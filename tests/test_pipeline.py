@@ -1,0 +1,96 @@
+"""Checkpoint decisions and the budget cap, driven in-process through Session.run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import TEST_API_KEY, wire_project
+from research_script import MoonsResearch
+
+from labtui.core.checkpoints import CheckpointRequest, Decision
+from labtui.core.events import CheckpointDecided, ErrorEvent, StageFinished
+from labtui.core.journal import read_events
+from labtui.core.pipeline import Session
+from labtui.core.project import Project
+
+
+class ScriptedPort:
+    """TEST-ONLY checkpoint port: answers from a list and records what it was asked."""
+
+    def __init__(self, *decisions: Decision) -> None:
+        self.decisions = list(decisions)
+        self.asked: list[CheckpointRequest] = []
+
+    def ask(self, request: CheckpointRequest) -> Decision:
+        self.asked.append(request)
+        return self.decisions.pop(0) if self.decisions else Decision("abort", "end of script")
+
+
+@pytest.fixture
+def project(tmp_path, llm_server, arxiv_server, monkeypatch):
+    monkeypatch.setenv("LABTUI_API_KEY", TEST_API_KEY)
+    project = Project.create(tmp_path / "p", "moons")
+    wire_project(project.root, llm_server.url, arxiv_server.url, auto=False)
+    MoonsResearch(project.root).install(llm_server)
+    return project
+
+
+def _journal(project):
+    return read_events(project.root / ".labtui" / "journal.jsonl")
+
+
+def test_revise_note_reaches_the_next_prompt_and_abort_stops_resumably(project, llm_server):
+    port = ScriptedPort(Decision("revise", "focus on label noise"), Decision("abort"))
+    outcome = Session.open(project.root).run(port)
+    assert outcome == "stopped"
+    ideas_requests = llm_server.requests_for("scripted-ideas")
+    first_prompts = [r for r in ideas_requests if '"done"' not in json.dumps(r["messages"][-1])]
+    assert "focus on label noise" not in json.dumps(first_prompts[0]["messages"])
+    assert "focus on label noise" in json.dumps(first_prompts[-1]["messages"])
+    events = _journal(project)
+    decisions = [e.action for e in events if isinstance(e, CheckpointDecided)]
+    assert decisions == ["revise", "abort"]
+    assert not [e for e in events if isinstance(e, StageFinished) and e.status == "done"]
+    # the checkpoint showed the ideas with their scores
+    assert "wider_hidden_layer" in port.asked[0].body
+
+
+def test_skip_finishes_the_stage_as_skipped_and_moves_on(project):
+    port = ScriptedPort(Decision("skip"), Decision("abort"))
+    Session.open(project.root).run(port)
+    finished = [e for e in _journal(project) if isinstance(e, StageFinished)]
+    assert [(e.stage, e.status) for e in finished] == [("ideas", "skipped")]
+    assert port.asked[1].stage == "novelty"
+
+
+def test_budget_cap_stops_cleanly_at_the_next_checkpoint(project):
+    from labtui.core.config import load_config, save_config
+
+    config = load_config(project.root)
+    config.budget.usd = 0.000001
+    config.models.input_usd_per_mtok = 1000.0
+    config.models.output_usd_per_mtok = 1000.0
+    save_config(config, project.root)
+    port = ScriptedPort(Decision("approve"))
+    outcome = Session.open(project.root).run(port)
+    assert outcome == "stopped"
+    assert port.asked == [], "no checkpoint is asked once the budget is spent"
+    errors = [e for e in _journal(project) if isinstance(e, ErrorEvent)]
+    assert errors and "budget" in errors[-1].message.lower()
+    assert "labtui.toml" in errors[-1].hint
+
+
+def test_model_problems_name_the_missing_key(project, monkeypatch):
+    monkeypatch.delenv("LABTUI_API_KEY")
+    from labtui.core.config import load_config, save_config
+
+    config = load_config(project.root)
+    for stage in ("ideas", "novelty", "experiments", "plots", "writeup", "review"):
+        setattr(config.models, stage, "")
+    config.models.api_base = ""
+    config.models.default = "anthropic/claude-3-5-sonnet-20241022"
+    save_config(config, project.root)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    problems = Session.open(project.root).model_problems()
+    assert problems and "ANTHROPIC_API_KEY" in " ".join(problems)
