@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -28,11 +27,6 @@ MODEL = "openai/scripted-x"
 SERVED = "scripted-x"  # the name as the server receives it
 MESSAGES = [{"role": "user", "content": "Propose one idea as JSON."}]
 
-
-@pytest.fixture
-def llm_server() -> Iterator[ScriptedLLMServer]:
-    with ScriptedLLMServer() as server:
-        yield server
 
 
 @pytest.fixture(autouse=True)

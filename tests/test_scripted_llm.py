@@ -13,12 +13,6 @@ import pytest
 from scripted_llm import Fault, ScriptedLLMServer
 
 
-@pytest.fixture
-def llm_server():
-    with ScriptedLLMServer() as server:
-        yield server
-
-
 def post(url: str, body: dict[str, Any], timeout: float = 5.0) -> tuple[int, bytes]:
     request = urllib.request.Request(
         url + "/chat/completions",
