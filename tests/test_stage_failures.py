@@ -1,0 +1,107 @@
+"""Weak models and broken artifacts, stage by stage: each is repaired, re-asked, or fails the stage
+with a clear message — never a crash, never a silent carry-on."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import TEST_API_KEY, wire_project
+from research_script import REVIEW, MoonsResearch, fenced_json, last_user_text, whole_file_edit
+
+from labtui.core.errors import LLMError, StageFailed
+from labtui.core.events import CompileResult, StageFinished
+from labtui.core.pipeline import Session
+from labtui.core.project import Project
+from labtui.core.stage_context import StageContext
+from labtui.core.stages import compile as compile_stage
+from labtui.core.stages import experiments as experiments_stage
+from labtui.core.stages import ideas as ideas_stage
+from labtui.core.stages import review as review_stage
+
+BROKEN_TEX = r"""\documentclass{article}
+\begin{document}
+Our optimiser is \adamw{} with weight decay.
+\end{document}
+"""
+
+
+@pytest.fixture
+def session(tmp_path, llm_server, arxiv_server, monkeypatch):
+    monkeypatch.setenv("LABTUI_API_KEY", TEST_API_KEY)
+    project = Project.create(tmp_path / "p", "moons")
+    wire_project(project.root, llm_server.url, arxiv_server.url)
+    session = Session.open(project.root)
+    session.events = []
+    session.bus.subscribe(session.events.append)
+    return session
+
+
+def context(session, stage: str) -> StageContext:
+    return StageContext(session, stage, notes=[])
+
+
+def test_broken_latex_is_repaired_from_the_parsed_error(session, llm_server):
+    root = session.project.root
+    (root / "latex" / "template.tex").write_text(BROKEN_TEX)
+
+    def fix(request):
+        assert "Undefined control sequence" in last_user_text(request) and "line 3" in last_user_text(request)
+        return whole_file_edit("latex/template.tex", BROKEN_TEX.replace(r"\adamw{}", "AdamW"), "Fixed.")
+
+    llm_server.default("scripted-writeup", fix)
+    output = compile_stage.run(context(session, "compile"))
+    results = [e for e in session.events if isinstance(e, CompileResult)]
+    assert [r.ok for r in results] == [False, True]
+    assert results[0].errors[0]["line"] == 3
+    assert output.result["pages"] == 1 and (root / "paper.pdf").exists()
+    assert "compile: fix LaTeX" in session.project.repo.git.log("--format=%s")
+
+
+def test_latex_that_stays_broken_fails_the_stage_and_keeps_the_last_pdf(session, llm_server):
+    root = session.project.root
+    (root / "paper.pdf").write_bytes(b"%PDF-1.4 last good paper")
+    (root / "latex" / "template.tex").write_text(BROKEN_TEX)
+    llm_server.default("scripted-writeup", "I am not sure what to change.")
+    with pytest.raises(StageFailed, match=r"does not compile .*Undefined control sequence") as info:
+        compile_stage.run(context(session, "compile"))
+    assert "latex/template.tex" in info.value.hint
+    assert (root / "paper.pdf").read_bytes() == b"%PDF-1.4 last good paper"
+
+
+def test_an_experiment_that_keeps_failing_gets_its_error_back_then_fails_the_stage(session, llm_server):
+    root = session.project.root
+    session.config.limits.fix_attempts = 2
+    experiments_stage.run_baseline(session.project, session.emit)
+    MoonsResearch(root).install(llm_server)
+    (root / "ideas.json").write_text(json.dumps([{"Name": "wider_hidden_layer", "Title": "T", "Experiment": "E",
+                                                  "Interestingness": 3, "Feasibility": 3, "Novelty": 3}]))
+    session.state.finished["novelty"] = StageFinished(stage="novelty", result={"idea": "wider_hidden_layer"})
+
+    def crash(request):
+        code = (root / "experiment.py").read_text()
+        return whole_file_edit("experiment.py", code + "\nraise RuntimeError('exploding gradients')\n", "Try.")
+
+    llm_server.default("scripted-experiments", crash)
+    with pytest.raises(StageFailed, match="did not succeed in 2 attempt"):
+        experiments_stage.run(context(session, "experiments"))
+    prompts = [last_user_text(r) for r in llm_server.requests_for("scripted-experiments")]
+    assert any("exploding gradients" in p for p in prompts), "the error tail must go back to the coder"
+    record = json.loads((root / "run_1" / "labtui_run.json").read_text())
+    assert record["returncode"] != 0
+
+
+def test_malformed_idea_json_is_re_asked_then_fails_clearly(session, llm_server):
+    llm_server.default("scripted-ideas", "Sure! Here are some great ideas: {Name: oops")
+    with pytest.raises(LLMError, match="scripted-ideas") as info:
+        ideas_stage.run(context(session, "ideas"))
+    assert info.value.hint
+    assert len(llm_server.requests_for("scripted-ideas")) == 1 + session.config.llm.reasks
+
+
+def test_out_of_range_review_score_is_re_asked_never_clamped(session, llm_server):
+    llm_server.script("scripted-review", fenced_json({**REVIEW, "Overall": 12}), fenced_json(REVIEW))
+    review = review_stage.review_pdf_text(context(session, "review"), "A paper about two moons.")
+    assert review.overall == REVIEW["Overall"]
+    second = last_user_text(llm_server.requests_for("scripted-review")[1])
+    assert "Overall" in second and "12" in second
