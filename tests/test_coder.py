@@ -1,0 +1,463 @@
+"""The aider bridge, with real aider edits against the scripted OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from labtui.core.coder import (
+    Coder,
+    EditResult,
+    EventIO,
+    choose_edit_format,
+    confirm_policy,
+    may_write,
+)
+from labtui.core.config import ModelSpec
+from labtui.core.errors import ConfigError, LabtuiError, LLMError
+from labtui.core.events import AgentMessage, CodeDiff, CostUpdate, Event, Notice
+from labtui.core.llm import Ledger
+from labtui.core.project import Project
+from scripted_llm import Fault, ScriptedLLMServer
+
+MODEL = "scripted-coder"  # as the server sees it; labtui calls it openai/scripted-coder
+
+EXPERIMENT = """\
+import argparse
+
+LEARNING_RATE = 0.1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out_dir", default="run_0")
+    print(parser.parse_args().out_dir, LEARNING_RATE)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+EDITED = EXPERIMENT.replace("LEARNING_RATE = 0.1", "LEARNING_RATE = 0.05  # smaller steps")
+
+LATEX = r"""\documentclass{article}
+\begin{filecontents}{references.bib}
+@article{a, title={A}, author={B}, year={2020}, journal={C}}
+\end{filecontents}
+\begin{document}
+Hello \cite{a}.
+\bibliography{references}
+\bibliographystyle{plain}
+\end{document}
+"""
+
+
+def whole(path: str, content: str, preamble: str = "Here is the updated file.") -> str:
+    """A reply in aider's `whole` format: the path alone on a line, then the fenced file."""
+    return f"{preamble}\n\n{path}\n```python\n{content}```\n"
+
+
+@pytest.fixture(autouse=True)
+def no_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """aider must never read the terminal: any attempt fails the test loudly."""
+
+    def refuse(*args: Any, **kwargs: Any) -> str:
+        raise AssertionError("aider tried to read the terminal")
+
+    class NoStdin:
+        read = readline = readlines = refuse
+
+        def isatty(self) -> bool:
+            return False
+
+        def fileno(self) -> int:
+            raise OSError("no stdin in tests")
+
+    monkeypatch.setattr(builtins, "input", refuse)
+    monkeypatch.setattr(sys, "stdin", NoStdin())
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("template")
+    (root / "experiment.py").write_text(EXPERIMENT)
+    (root / "plot.py").write_text("print('plot')\n")
+    (root / "notes.txt").write_text("Keep the learning rate small.\n")
+    (root / "prompt.json").write_text(
+        json.dumps({"system": "You are a researcher.", "task_description": "Tune a model."})
+    )
+    (root / "seed_ideas.json").write_text(
+        json.dumps([{"Name": "lr", "Title": "Learning rate", "Experiment": "Try smaller ones."}])
+    )
+    (root / "latex").mkdir()
+    (root / "latex" / "template.tex").write_text(LATEX)
+    return root
+
+
+@pytest.fixture
+def project(tmp_path: Path, template: Path) -> Project:
+    return Project.create(tmp_path / "p", template=str(template))
+
+
+@pytest.fixture
+def server():
+    with ScriptedLLMServer() as scripted:
+        yield scripted
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def __call__(self, event: Event) -> None:
+        self.events.append(event)
+
+    def of(self, kind: type) -> list[Any]:
+        return [e for e in self.events if isinstance(e, kind)]
+
+
+def make_coder(
+    project: Project, server: ScriptedLLMServer, edit_format: str = "", **spec: Any
+) -> tuple[Coder, Recorder, Ledger]:
+    recorder = Recorder()
+    ledger = Ledger(10.0, recorder)
+    model = ModelSpec(name=f"openai/{MODEL}", api_base=server.url, **spec)
+    coder = Coder(
+        project,
+        model,
+        emit=recorder,
+        stage="experiments",
+        ledger=ledger,
+        edit_format=edit_format,
+        max_tokens=512,
+    )
+    return coder, recorder, ledger
+
+
+def last_user_message(request: dict[str, Any]) -> str:
+    return [m for m in request["messages"] if m["role"] == "user"][-1]["content"]
+
+
+# -- edits that land --------------------------------------------------------------------------
+
+
+def test_whole_edit_changes_file_commits_and_reports(project: Project, server) -> None:
+    server.script(MODEL, whole("experiment.py", EDITED))
+    coder, recorder, ledger = make_coder(project, server)
+    before = project.head()
+
+    result = coder.edit(["experiment.py"], "Halve the learning rate.", commit_message="halve lr")
+
+    assert isinstance(result, EditResult)
+    assert result.changed and result.error == ""
+    assert result.files == ["experiment.py"]
+    assert (project.root / "experiment.py").read_text() == EDITED
+    assert result.commit is not None and project.head() == result.commit.sha != before
+    diff = project.diff_of(result.commit.sha)
+    assert "-LEARNING_RATE = 0.1" in diff and "+LEARNING_RATE = 0.05  # smaller steps" in diff
+    assert "halve lr" in project.repo.head.commit.message
+    [code_diff] = recorder.of(CodeDiff)
+    assert (code_diff.commit, code_diff.files, code_diff.stage) == (
+        result.commit.sha,
+        ["experiment.py"],
+        "experiments",
+    )
+    assert "LEARNING_RATE = 0.05" in code_diff.diff
+    replies = [m for m in recorder.of(AgentMessage) if m.role == "aider"]
+    assert replies and "LEARNING_RATE = 0.05" in replies[0].text
+    assert "LEARNING_RATE = 0.05" in result.reply
+    [cost] = recorder.of(CostUpdate)
+    assert cost.tokens_in == server.usage[MODEL]["prompt_tokens"] > 0
+    assert cost.tokens_out == server.usage[MODEL]["completion_tokens"] > 0
+    assert ledger.stage_totals("experiments")[:2] == (cost.tokens_in, cost.tokens_out)
+    # One call, capped, in the whole format (aider does not know the model), no errors.
+    [request] = server.requests
+    assert request["max_tokens"] == 512
+    assert "*file listing*" in request["messages"][0]["content"]
+    assert server.errors == []
+    # aider kept its chat log under .labtui/, not in the project's tracked files.
+    assert (project.root / ".labtui" / "aider" / "chat.md").is_file()
+    assert not list(project.root.glob(".aider*"))
+    assert project.repo.git.status("--porcelain") == ""
+
+
+def test_read_only_files_are_shown_but_not_editable(project: Project, server) -> None:
+    def reply(request: dict[str, Any]) -> str:
+        shown = json.dumps(request["messages"])
+        assert "Keep the learning rate small." in shown  # notes.txt reached the model
+        return whole("notes.txt", "overwritten\n") + whole("experiment.py", EDITED, "And:")
+
+    server.script(MODEL, reply)
+    coder, _, _ = make_coder(project, server)
+    result = coder.edit(
+        ["experiment.py"], "Halve it.", commit_message="lr", read_only=["notes.txt"]
+    )
+    assert result.changed and result.files == ["experiment.py"]
+    assert (project.root / "notes.txt").read_text() == "Keep the learning rate small.\n"
+    assert "notes.txt" in result.error  # the refused part is reported
+
+
+def test_fences_in_read_only_files_do_not_change_the_reply_format(project: Project, server) -> None:
+    # aider would switch to ```` fences because notes.md contains ```; models answer with ```.
+    (project.root / "notes.txt").write_text("Baseline:\n```\naccuracy 0.9\n```\n")
+    server.script(MODEL, whole("experiment.py", EDITED))
+    coder, _, _ = make_coder(project, server)
+    result = coder.edit(
+        ["experiment.py"], "Halve it.", commit_message="lr", read_only=["notes.txt"]
+    )
+    assert result.changed, result.error
+    assert "````" not in server.requests[0]["messages"][0]["content"]
+
+
+def test_unchanged_reply_is_retried_once_then_reported(project: Project, server) -> None:
+    server.script(MODEL, whole("experiment.py", EXPERIMENT), "I think the code is fine as it is.")
+    coder, recorder, _ = make_coder(project, server)
+    head = project.head()
+
+    result = coder.edit(["experiment.py"], "Halve the learning rate.", commit_message="lr")
+
+    assert not result.changed and result.commit is None and result.files == []
+    assert "did not change experiment.py after 2 attempts" in result.error
+    assert "no edit of experiment.py" in result.error
+    assert result.reply == "I think the code is fine as it is."
+    assert project.head() == head and recorder.of(CodeDiff) == []
+    assert len(server.requests) == 2 and server.errors == []
+    retry = last_user_message(server.requests[1])
+    assert "did not change experiment.py" in retry
+    assert "exactly as it was" in retry  # why the first attempt failed
+    assert "then a line ```, then the complete new content" in retry  # the format again
+    assert any("did not change" in n.text for n in recorder.of(Notice))
+    assert len(recorder.of(CostUpdate)) == 2  # both calls billed
+
+
+def test_retry_that_lands_is_committed(project: Project, server) -> None:
+    server.script(MODEL, "Sure, I will lower it.", whole("experiment.py", EDITED))
+    coder, recorder, _ = make_coder(project, server)
+    result = coder.edit(["experiment.py"], "Halve the learning rate.", commit_message="lr")
+    assert result.changed and result.error == "" and result.commit is not None
+    assert len(server.requests) == 2
+    assert len(recorder.of(CodeDiff)) == 1
+
+
+def test_retries_zero_means_one_call(project: Project, server) -> None:
+    server.script(MODEL, "No.")
+    coder, _, _ = make_coder(project, server)
+    result = coder.edit(["experiment.py"], "Halve it.", commit_message="lr", retries=0)
+    assert not result.changed and "1 attempt:" in result.error
+    assert len(server.requests) == 1
+
+
+def test_non_matching_search_replace_is_reported(project: Project, server) -> None:
+    bad = (
+        "experiment.py\n```python\n<<<<<<< SEARCH\nLEARNING_RATE = 0.7\n=======\n"
+        "LEARNING_RATE = 0.05\n>>>>>>> REPLACE\n```\n"
+    )
+    server.script(MODEL, bad, bad)
+    coder, _, _ = make_coder(project, server, edit_format="diff")
+
+    result = coder.edit(["experiment.py"], "Halve the learning rate.", commit_message="lr")
+
+    assert not result.changed and result.commit is None
+    assert result.error.startswith(
+        "aider did not change experiment.py after 2 attempts: aider could not apply the edit "
+        "(1 SEARCH/REPLACE block failed to match!)"
+    )
+    assert "LEARNING_RATE = 0.7" in result.error  # aider's details follow the sentence
+    assert (project.root / "experiment.py").read_text() == EXPERIMENT
+    assert "SEARCH" in server.requests[0]["messages"][0]["content"]  # aider's diff prompt
+    retry = last_user_message(server.requests[1])
+    assert "failed to match" in retry and "SEARCH/REPLACE" in retry
+
+
+def test_matching_search_replace_applies(project: Project, server) -> None:
+    good = (
+        "experiment.py\n```python\n<<<<<<< SEARCH\nLEARNING_RATE = 0.1\n=======\n"
+        "LEARNING_RATE = 0.05  # smaller steps\n>>>>>>> REPLACE\n```\n"
+    )
+    server.script(MODEL, good)
+    coder, _, _ = make_coder(project, server, edit_format="diff")
+    result = coder.edit(["experiment.py"], "Halve it.", commit_message="lr")
+    assert result.changed and (project.root / "experiment.py").read_text() == EDITED
+
+
+def test_files_in_subfolders_are_named_from_the_project_root(project: Project, server) -> None:
+    def reply(request: dict[str, Any]) -> str:
+        # aider shows the file by its project-relative path, as the model must name it.
+        assert "latex/template.tex\n```" in json.dumps(request["messages"]).replace("\\n", "\n")
+        return whole("latex/template.tex", LATEX.replace("Hello", "Hello world"))
+
+    server.script(MODEL, reply)
+    coder, _, _ = make_coder(project, server)
+    result = coder.edit(["latex/template.tex"], "Greet the world.", commit_message="tex")
+    assert result.changed and result.files == ["latex/template.tex"], result.error
+    assert "Hello world" in (project.root / "latex" / "template.tex").read_text()
+    assert not (project.root / "latex" / "latex").exists()
+
+
+def test_partly_applied_edit_is_committed_and_reported(project: Project, server) -> None:
+    blocks = (
+        "experiment.py\n```python\n<<<<<<< SEARCH\nLEARNING_RATE = 0.1\n=======\n"
+        "LEARNING_RATE = 0.05  # smaller steps\n>>>>>>> REPLACE\n```\n\n"
+        "experiment.py\n```python\n<<<<<<< SEARCH\nEPOCHS = 3\n=======\nEPOCHS = 6\n"
+        ">>>>>>> REPLACE\n```\n"
+    )
+    server.script(MODEL, blocks)
+    coder, _, _ = make_coder(project, server, edit_format="diff")
+    result = coder.edit(["experiment.py"], "Halve lr, double epochs.", commit_message="lr")
+    assert result.changed and result.commit is not None and len(server.requests) == 1
+    assert result.error.startswith("aider applied only part of the edit")
+    assert "EPOCHS = 3" in result.error
+
+
+def test_new_files_inside_the_project_are_committed(project: Project, server) -> None:
+    server.script(
+        MODEL,
+        whole("experiment.py", EDITED) + whole("helpers/schedule.py", "STEPS = 3\n", "And:"),
+    )
+    coder, _, _ = make_coder(project, server)
+    result = coder.edit(["experiment.py"], "Add a schedule.", commit_message="schedule")
+    assert result.changed and result.files == ["experiment.py", "helpers/schedule.py"]
+    assert result.commit is not None
+    assert sorted(result.commit.files) == ["experiment.py", "helpers/schedule.py"]
+
+
+def test_edits_outside_the_project_are_refused(project: Project, server, tmp_path: Path) -> None:
+    outside = tmp_path / "escape.py"
+    server.script(
+        MODEL,
+        whole("../escape.py", "owned = True\n"),
+        whole(".git/config", "[core]\n") + "Then run:\n```bash\ntouch pwned\n```\n",
+    )
+    coder, _, _ = make_coder(project, server)
+    result = coder.edit(["experiment.py"], "Edit things.", commit_message="x")
+    assert not result.changed and not outside.exists()
+    assert "refused edits" in result.error and ".git/config" in result.error
+    assert "../escape.py" in last_user_message(server.requests[1])  # quoted in the retry
+    assert not (project.root / "Then run").exists()  # prose is no file name
+    assert "[core]" in (project.root / ".git" / "config").read_text()
+    assert (project.root / ".git" / "config").read_text() != "[core]\n"
+
+
+def test_paths_outside_the_project_are_rejected_up_front(project: Project, server) -> None:
+    coder, _, _ = make_coder(project, server)
+    with pytest.raises(LabtuiError, match="outside the project"):
+        coder.edit(["../elsewhere.py"], "x", commit_message="x")
+    with pytest.raises(LabtuiError, match="git ignores it"):
+        coder.edit(["latex/build/paper.log"], "x", commit_message="x")
+    with pytest.raises(LabtuiError, match="outside the project"):
+        coder.edit([".git/config"], "x", commit_message="x")
+    with pytest.raises(LabtuiError, match="no such file"):
+        coder.edit(["experiment.py"], "x", commit_message="x", read_only=["missing.txt"])
+    assert server.requests == []
+
+
+# -- infrastructure failures -------------------------------------------------------------------
+
+
+def test_rejected_key_raises_llm_error(project: Project, server) -> None:
+    server.script(MODEL, Fault(status=401))
+    coder, _, _ = make_coder(project, server)
+    with pytest.raises(LLMError) as caught:
+        coder.edit(["experiment.py"], "Halve it.", commit_message="lr")
+    assert "rejected the API key" in caught.value.message
+    assert "LABTUI_API_KEY" in caught.value.hint
+    assert len(server.requests) == 1  # aider does not retry an authentication error
+
+
+def test_unknown_model_raises_llm_error(project: Project, server) -> None:
+    server.script(MODEL, Fault(status=404))
+    coder, _, _ = make_coder(project, server)
+    with pytest.raises(LLMError, match="does not serve this model"):
+        coder.edit(["experiment.py"], "Halve it.", commit_message="lr")
+
+
+def test_server_errors_stop_after_the_configured_retries(project: Project, server) -> None:
+    project.config.llm.retries = 1
+    server.script(MODEL, Fault(status=500), Fault(status=500), "never sent")
+    coder, recorder, _ = make_coder(project, server)
+    with pytest.raises(LLMError, match="failed"):
+        coder.edit(["experiment.py"], "Halve it.", commit_message="lr")
+    assert len(server.requests) == 2  # the first call and one retry, as [llm] retries says
+    assert not any("Traceback" in m.text for m in recorder.of(AgentMessage))
+
+
+def test_spent_budget_stops_before_any_call(project: Project, server) -> None:
+    coder, _, ledger = make_coder(project, server)
+    ledger.record("ideas", "x", 1, 1, 20.0)
+    with pytest.raises(Exception, match="budget spent"):
+        coder.edit(["experiment.py"], "Halve it.", commit_message="lr")
+    assert server.requests == []
+
+
+# -- policy and setup ---------------------------------------------------------------------------
+
+
+def test_confirm_policy(tmp_path: Path) -> None:
+    root = tmp_path.resolve()
+    ro = frozenset({root / "notes.txt"})
+
+    def allowed(path: Path) -> bool:
+        return may_write(path, root, ro)
+
+    allow_edit = "Allow edits to file that has not been added to the chat?"
+    assert confirm_policy("Create new file?", "src/new.py", root, allowed)
+    assert confirm_policy(allow_edit, "plot.py", root, allowed)
+    assert confirm_policy("Edit the files?", None, root, allowed)  # architect -> editor
+    assert not confirm_policy("Create new file?", "../x.py", root, allowed)
+    assert not confirm_policy("Create new file?", "/etc/passwd", root, allowed)
+    assert not confirm_policy("Create new file?", ".git/hooks/pre-commit", root, allowed)
+    assert not confirm_policy("Create new file?", ".labtui/journal.jsonl", root, allowed)
+    assert not confirm_policy(allow_edit, "notes.txt", root, allowed)  # read-only
+    # Prose above a fenced block is not a file name (aider's `whole` format would take it).
+    assert not confirm_policy("Create new file?", "Then run:", root, allowed)
+    assert not confirm_policy("Create new file?", "bash", root, allowed)
+    assert not confirm_policy("Run shell command?", "rm -rf /", root, allowed)
+    assert not confirm_policy("Add URL to the chat?", "https://example.com", root, allowed)
+    assert not confirm_policy("Add file to the chat?", "plot.py", root, allowed)
+    assert not confirm_policy("Add command output to the chat?", None, root, allowed)
+    assert not confirm_policy("Attempt to fix lint errors?", None, root, allowed)
+
+
+def test_event_io_never_reads_the_terminal(project: Project) -> None:
+    recorder = Recorder()
+    event_io = EventIO(
+        emit=recorder,
+        stage="experiments",
+        root=project.root,
+        state_dir=project.state_dir / "aider",
+        allowed=lambda path: may_write(path, project.root),
+    )
+    assert not event_io.confirm_ask("Run shell command?", subject="ls", explicit_yes_required=True)
+    assert event_io.confirm_ask("Create new file?", subject="new_module.py")
+    assert event_io.prompt_ask("Which one?", default="first") == "first"
+    with pytest.raises(EOFError):
+        event_io.get_input(str(project.root), [], [], None)
+    event_io.tool_error("something broke")
+    event_io.tool_output("Applied edit to x.py")
+    assert event_io.errors == ["something broke"]
+    texts = [m.text for m in recorder.of(AgentMessage)]
+    assert "error: something broke" in texts and "Applied edit to x.py" in texts
+    assert all(m.role == "aider-tool" for m in recorder.of(AgentMessage))
+
+
+def test_edit_format_choice() -> None:
+    assert choose_edit_format("", None) == "whole"
+    assert choose_edit_format("", "whole") == "whole"
+    assert choose_edit_format("", "diff") == "diff"  # aider's choice for a model it knows
+    assert choose_edit_format("diff-fenced", "whole") == "diff-fenced"
+    with pytest.raises(ConfigError, match="unknown aider edit format"):
+        choose_edit_format("sideways", "diff")
+
+
+def test_importing_the_bridge_does_not_import_aider() -> None:
+    code = (
+        "import sys, labtui.core.coder\n"
+        "heavy = [m for m in ('aider', 'litellm', 'textual') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
