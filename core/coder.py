@@ -730,15 +730,7 @@ class Coder:
         files = sorted(self._rel(p) for p in changed)
         commit = self.project.commit(commit_message, paths=files)
         if commit is not None:
-            self.emit(
-                CodeDiff(
-                    stage=self.stage,
-                    commit=commit.sha,
-                    message=commit.message,
-                    files=commit.files,
-                    diff=commit.diff,
-                )
-            )
+            self.emit(CodeDiff.from_commit(self.stage, commit))
         return EditResult(changed=True, files=files, commit=commit, reply=reply, error=problem)
 
     def _rel(self, path: Path) -> str:

@@ -89,6 +89,13 @@ class CodeDiff(Event):
     files: list[str]
     diff: str
 
+    @classmethod
+    def from_commit(cls, stage: str, commit: Any) -> CodeDiff:
+        """From a project commit (anything with sha, message, files and diff)."""
+        return cls(
+            stage=stage, commit=commit.sha, message=commit.message, files=list(commit.files), diff=commit.diff
+        )
+
 
 @dataclass(frozen=True, kw_only=True)
 class LogLine(Event):

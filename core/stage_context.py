@@ -107,13 +107,5 @@ class StageContext:
     def commit(self, message: str, paths: list[str] | None = None) -> CommitInfo | None:
         info = self.project.commit(message, paths)
         if info is not None:
-            self.emit(
-                CodeDiff(
-                    stage=self.stage,
-                    commit=info.sha,
-                    message=info.message,
-                    files=info.files,
-                    diff=info.diff,
-                )
-            )
+            self.emit(CodeDiff.from_commit(self.stage, info))
         return info
