@@ -1,0 +1,446 @@
+"""The Textual app: four live panes fed by engine events, and checkpoints answered by modal.
+
+Threading model (the only rules that matter here):
+
+- ``Session.run`` blocks, so it runs in a thread worker. That thread emits events on the bus and
+  blocks in ``CheckpointPort.ask``. It never touches a widget: the bus subscriber only puts the
+  event in an ``EventInbox`` and posts a message (both thread-safe); the checkpoint port only
+  posts a message and waits on a ``threading.Event``.
+- Every widget change happens on the UI thread, in message handlers and a flush timer, in the
+  order the engine emitted the events.
+- Bursty events (log lines, stream chunks, GPU samples) are not posted one by one: they wait in
+  the inbox and are drained in batches, every ``FLUSH_INTERVAL_S`` or when a later event that
+  was posted arrives, so 100k log lines cost a handful of renders, not 100k messages.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import Any, ClassVar, Protocol
+
+from labtui.core.checkpoints import AutoApprove, CheckpointPort, CheckpointRequest, Decision
+from labtui.core.errors import Aborted, LabtuiError
+from labtui.core.events import (
+    AgentChunk,
+    Bus,
+    CostUpdate,
+    ErrorEvent,
+    Event,
+    GpuSample,
+    LogLine,
+    StageStarted,
+)
+from rich.text import Text
+from textual import work
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.worker import Worker, WorkerState
+
+from .screens import (
+    EXIT_NO_MODEL,
+    CheckpointScreen,
+    ConfirmQuitScreen,
+    ErrorScreen,
+    MainScreen,
+    NoModelScreen,
+)
+
+__all__ = [
+    "EXIT_NO_MODEL",
+    "EngineEvent",
+    "EventInbox",
+    "LabtuiApp",
+    "TuiCheckpointPort",
+    "run_tui",
+]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+FLUSH_INTERVAL_S = 0.1
+BURSTY: tuple[type[Event], ...] = (LogLine, AgentChunk, GpuSample)
+OUTCOME_EXIT_CODES = {"finished": EXIT_OK, "stopped": EXIT_OK, "failed": EXIT_FAILED}
+RESUME_HINT = "Everything up to this point is in the journal: run labtui again to resume."
+
+
+class Session(Protocol):
+    """The engine as the TUI sees it (``labtui.core.pipeline.Session`` implements it)."""
+
+    project_name: str
+    bus: Bus
+
+    def history(self) -> list[Event]: ...
+
+    def model_problems(self) -> list[str]: ...
+
+    def run(self, port: CheckpointPort) -> str: ...
+
+    def request_stop(self) -> None: ...
+
+
+class EventInbox:
+    """Ordered hand-over of events from the pipeline thread to the UI thread.
+
+    Every event goes into one FIFO, so the UI renders in emission order even though bursty
+    events are drained by a timer and the others by their own message.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._events: deque[Event] = deque()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._events)
+
+    def put(self, event: Event) -> bool:
+        """Queue an event; True when the caller should post a message for it (not bursty)."""
+        with self._lock:
+            self._events.append(event)
+        return not isinstance(event, BURSTY)
+
+    def take_until(self, event: Event) -> list[Event]:
+        """Everything queued up to and including ``event`` (bursty events before it included)."""
+        taken: list[Event] = []
+        with self._lock:
+            while self._events:
+                taken.append(self._events.popleft())
+                if taken[-1] is event:
+                    break
+        return taken
+
+    def take_bursty(self) -> list[Event]:
+        """The bursty events at the head of the queue, stopping at the first posted one (its
+        message will take it, and whatever follows it, in order)."""
+        taken: list[Event] = []
+        with self._lock:
+            while self._events and isinstance(self._events[0], BURSTY):
+                taken.append(self._events.popleft())
+        return taken
+
+
+class EngineEvent(Message):
+    """An engine event was emitted; its handler renders it and the bursty events before it."""
+
+    def __init__(self, event: Event) -> None:
+        super().__init__()
+        self.event = event
+
+
+class _PendingAnswer:
+    """A decision that the UI thread gives and the pipeline thread waits for."""
+
+    def __init__(self) -> None:
+        self._given = threading.Event()
+        self.decision: Decision | None = None
+
+    def give(self, decision: Decision | None) -> None:
+        if not self._given.is_set():
+            self.decision = decision
+            self._given.set()
+
+    def wait(self) -> Decision | None:
+        self._given.wait()
+        return self.decision
+
+
+class CheckpointAsked(Message):
+    """The pipeline asks a checkpoint; the handler shows the modal and gives its answer back."""
+
+    def __init__(self, request: CheckpointRequest, answer: _PendingAnswer) -> None:
+        super().__init__()
+        self.request = request
+        self.answer = answer
+
+
+def _closed_error() -> Aborted:
+    return Aborted("labtui was closed while a checkpoint was waiting for an answer.", RESUME_HINT)
+
+
+class TuiCheckpointPort:
+    """Answers checkpoints with ``CheckpointScreen``; ``ask`` blocks the pipeline thread only.
+
+    It posts a message rather than using ``call_from_thread``: posting never blocks, so a
+    checkpoint asked while the app shuts down cannot hang on a loop that no longer runs. If the
+    app closes with a question open, ``ask`` raises ``Aborted`` instead of inventing a decision,
+    so the journal records no answer the researcher never gave and resume asks again.
+    """
+
+    def __init__(self, app: App[Any]) -> None:
+        self._app = app
+        self._lock = threading.Lock()
+        self._closed = False
+        self._waiting: set[_PendingAnswer] = set()
+
+    def ask(self, request: CheckpointRequest) -> Decision:
+        answer = _PendingAnswer()
+        with self._lock:
+            if self._closed:
+                raise _closed_error()
+            self._waiting.add(answer)
+        try:
+            if not self._app.post_message(CheckpointAsked(request, answer)):
+                raise _closed_error()
+            decision = answer.wait()
+        finally:
+            with self._lock:
+                self._waiting.discard(answer)
+        if decision is None:
+            raise _closed_error()
+        return decision
+
+    def close(self) -> None:
+        """Release every waiting ``ask`` (the app is going away) and refuse new ones."""
+        with self._lock:
+            self._closed = True
+            waiting = list(self._waiting)
+        for answer in waiting:
+            answer.give(None)
+
+
+def describe_crash(error: BaseException | None) -> tuple[str, str, str]:
+    """Title, message and hint of the error dialog for a pipeline that raised."""
+    if isinstance(error, LabtuiError):
+        return "The pipeline stopped", error.message, error.hint or RESUME_HINT
+    name = type(error).__name__ if error is not None else "Unknown error"
+    return "The pipeline crashed", f"{name}: {error}", RESUME_HINT
+
+
+class LabtuiApp(App[None]):
+    """labtui's front end: renders a Session's events and answers its checkpoints."""
+
+    CSS_PATH = "labtui.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "request_quit", "Quit", id="app.quit"),
+    ]
+
+    def __init__(self, session: Session, *, auto: bool = False) -> None:
+        super().__init__()
+        self.session = session
+        self.auto = auto
+        self.title = f"labtui — {session.project_name}"
+        self.outcome: str | None = None
+        self._inbox = EventInbox()
+        self._port: CheckpointPort = AutoApprove() if auto else TuiCheckpointPort(self)
+        self._main: MainScreen | None = None
+        self._model_check: Worker[list[str]] | None = None
+        self._pipeline: Worker[str] | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+        self._stage = ""
+        self._cost = ""
+        self._phase = ""
+        self._last_error: ErrorEvent | None = None
+        self._crashed = False
+        self._quitting = False
+
+    # -- screens ---------------------------------------------------------------------------
+
+    def get_default_screen(self) -> MainScreen:
+        self._main = MainScreen(id="main")
+        return self._main
+
+    @property
+    def main_screen(self) -> MainScreen:
+        assert self._main is not None, "the main screen exists once the app is composed"
+        return self._main
+
+    def on_mount(self) -> None:
+        self._refresh_sub_title()
+
+    def on_main_screen_ready(self) -> None:
+        """Paint the journal, then check the model (off the UI thread) before starting."""
+        try:
+            history = self.session.history()
+        except Exception as error:  # noqa: BLE001 - shown to the researcher, not raised
+            self._startup_failed("read the journal", error)
+            return
+        self._apply_events(history, replay=True)
+        self._set_phase("checking the model…")
+        self._model_check = self._check_model()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="startup", name="model-check")
+    def _check_model(self) -> list[str]:
+        # model_problems() may import litellm and read provider settings: seconds, not frames.
+        return self.session.model_problems()
+
+    def _model_checked(self, problems: list[str]) -> None:
+        if problems:
+            self._set_phase("no model")
+            self.push_screen(NoModelScreen(problems))
+            return
+        self.set_interval(FLUSH_INTERVAL_S, self._flush_bursts, name="flush-bursts")
+        self._unsubscribe = self.session.bus.subscribe(self._on_bus_event)
+        self._set_phase("running")
+        self._pipeline = self._run_pipeline()
+
+    def _startup_failed(self, what: str, error: BaseException | None) -> None:
+        """Nothing starts; say what failed and how to fix it."""
+        self._crashed = True
+        self._set_phase("not started")
+        if isinstance(error, LabtuiError):
+            message, hint = error.message, error.hint
+        else:
+            message, hint = f"{type(error).__name__}: {error}", ""
+        hint = hint or "Fix the cause above and run labtui again."
+        self.push_screen(ErrorScreen(f"Could not {what}", message, hint))
+
+    def on_unmount(self) -> None:
+        # Runs however the app ends (q, ctrl+q, an exception): stop feeding widgets that are
+        # gone and never leave the pipeline thread blocked on a question nobody can answer.
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        if isinstance(self._port, TuiCheckpointPort):
+            self._port.close()
+        if self._pipeline is not None and self.outcome is None:
+            self.session.request_stop()
+
+    # -- engine events ---------------------------------------------------------------------
+
+    def _on_bus_event(self, event: Event) -> None:
+        """Bus subscriber. Runs on the pipeline thread: queue and post, never touch widgets."""
+        if self._inbox.put(event):
+            self.post_message(EngineEvent(event))
+
+    def on_engine_event(self, message: EngineEvent) -> None:
+        self._apply_events(self._inbox.take_until(message.event))
+
+    def _flush_bursts(self) -> None:
+        self._apply_events(self._inbox.take_bursty())
+
+    def _apply_events(self, events: list[Event], *, replay: bool = False) -> None:
+        """Render events in order; consecutive log lines go to the logs pane as one batch."""
+        main = self.main_screen
+        lines: list[LogLine] = []
+        for event in events:
+            if isinstance(event, LogLine):
+                lines.append(event)
+                continue
+            if lines:
+                main.write_log_lines(lines)
+                lines = []
+            if replay and isinstance(event, AgentChunk):
+                continue  # a journal's chunks are always followed by their whole message
+            self._note(event)
+            main.apply(event)
+        if lines:
+            main.write_log_lines(lines)
+
+    def _note(self, event: Event) -> None:
+        """Keep what the header shows (stage, spend) and the last error for the crash dialog."""
+        if isinstance(event, StageStarted):
+            self._stage = event.stage
+        elif isinstance(event, CostUpdate):
+            self._cost = f"${event.total_cost_usd:.2f} / ${event.budget_usd:.2f}"
+        elif isinstance(event, ErrorEvent):
+            self._last_error = event
+        else:
+            return
+        self._refresh_sub_title()
+
+    def _set_phase(self, phase: str) -> None:
+        self._phase = phase
+        self._refresh_sub_title()
+
+    def _refresh_sub_title(self) -> None:
+        self.sub_title = " · ".join(part for part in (self._stage, self._cost, self._phase) if part)
+
+    # -- checkpoints -----------------------------------------------------------------------
+
+    def on_checkpoint_asked(self, message: CheckpointAsked) -> None:
+        # Events emitted before the question are on screen before the modal covers them.
+        self._flush_bursts()
+        self.push_screen(CheckpointScreen(message.request), callback=message.answer.give)
+
+    # -- the pipeline worker ---------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="pipeline", name="pipeline")
+    def _run_pipeline(self) -> str:
+        return self.session.run(self._port)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker, state = event.worker, event.state
+        if worker is self._model_check:
+            if state == WorkerState.SUCCESS:
+                self._model_checked(list(worker.result or []))
+            elif state == WorkerState.ERROR:
+                self._startup_failed("check the model settings", worker.error)
+        elif worker is self._pipeline:
+            if state == WorkerState.SUCCESS:
+                self._pipeline_ended(str(worker.result))
+            elif state == WorkerState.ERROR:
+                self._pipeline_crashed(worker.error)
+
+    def _pipeline_ended(self, outcome: str) -> None:
+        self._flush_bursts()
+        self.outcome = outcome
+        self.main_screen.dialogue.clear_streaming()
+        self._set_phase(outcome)
+        if self._quitting:
+            self.exit(return_code=self.exit_code)
+            return
+        self.main_screen.dialogue.write(
+            Text(f"■ pipeline {outcome} — press q to quit", style="bold")
+        )
+        if outcome == "failed":
+            message = self._last_error.message if self._last_error else "The pipeline failed."
+            hint = (self._last_error.hint if self._last_error else "") or RESUME_HINT
+            self.push_screen(ErrorScreen("The pipeline failed", message, hint))
+
+    def _pipeline_crashed(self, error: BaseException | None) -> None:
+        self._flush_bursts()
+        self._crashed = True
+        self.outcome = "failed"
+        self._set_phase("crashed")
+        if self._quitting:
+            self.exit(return_code=EXIT_FAILED)
+            return
+        title, message, hint = describe_crash(error)
+        # The dialog goes away; the dialogue pane keeps the record.
+        self.main_screen.apply(ErrorEvent(message=f"{title}: {message}", hint=hint))
+        self.push_screen(ErrorScreen(title, message, hint))
+
+    @property
+    def pipeline_running(self) -> bool:
+        return self._pipeline is not None and self.outcome is None
+
+    @property
+    def exit_code(self) -> int:
+        if self._crashed:
+            return EXIT_FAILED
+        return OUTCOME_EXIT_CODES.get(self.outcome or "stopped", EXIT_FAILED)
+
+    # -- quitting --------------------------------------------------------------------------
+
+    def action_request_quit(self) -> None:
+        if not self.pipeline_running:
+            self.exit(return_code=self.exit_code)
+        elif self._quitting:
+            # Second q while stopping: leave now; on_unmount has already asked for the stop.
+            self.exit(
+                return_code=EXIT_OK,
+                message="labtui: the pipeline stops at its next safe point; the project stays "
+                "resumable.",
+            )
+        else:
+            self.push_screen(ConfirmQuitScreen(), callback=self._quit_confirmed)
+
+    def _quit_confirmed(self, stop: bool | None) -> None:
+        if not stop or not self.pipeline_running:
+            if stop:
+                self.exit(return_code=self.exit_code)
+            return
+        self._quitting = True
+        self.session.request_stop()
+        self._set_phase("stopping…")
+        self.main_screen.dialogue.write(
+            Text("■ stopping at the next safe point (q again leaves now)", style="bold")
+        )
+
+
+def run_tui(session: Session, auto: bool = False) -> int:
+    """Run the app until the researcher quits; the process exit code."""
+    app = LabtuiApp(session, auto=auto)
+    app.run()
+    return app.return_code if app.return_code is not None else EXIT_FAILED
