@@ -94,3 +94,24 @@ def test_model_problems_name_the_missing_key(project, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     problems = Session.open(project.root).model_problems()
     assert problems and "ANTHROPIC_API_KEY" in " ".join(problems)
+
+
+def test_a_revised_attempt_may_propose_the_same_idea_again(project, llm_server):
+    port = ScriptedPort(Decision("revise", "sharper title"), Decision("approve"), Decision("abort"))
+    Session.open(project.root).run(port)
+    finished = [e for e in _journal(project) if isinstance(e, StageFinished)]
+    assert [(e.stage, e.status) for e in finished] == [("ideas", "done")]
+    assert finished[0].result["ideas"] == ["wider_hidden_layer"]
+    archive = json.loads((project.root / "ideas.json").read_text())
+    assert [i["Name"] for i in archive].count("wider_hidden_layer") == 1
+
+
+def test_only_repeats_of_seed_ideas_fail_the_ideas_stage_clearly(project, llm_server):
+    from research_script import IDEA, fenced_json
+
+    seed = json.loads((project.root / "seed_ideas.json").read_text())[0]["Name"]
+    llm_server.default("scripted-ideas", fenced_json({"done": True, "ideas": [{**IDEA, "Name": seed}]}))
+    outcome = Session.open(project.root).run(ScriptedPort())
+    assert outcome == "failed"
+    errors = [e for e in _journal(project) if isinstance(e, ErrorEvent)]
+    assert "no new ideas" in errors[-1].message and seed in errors[-1].message

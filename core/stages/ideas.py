@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import StageFailed
 from ..ideas import Idea, ideas_table, load_archive, parse_idea_list, ranked, save_archive
 from ..stage_context import StageContext, StageOutput
 
@@ -68,20 +69,40 @@ def run(ctx: StageContext) -> StageOutput:
     ]
     ideas = llm.ask_json(messages, lambda d: parse_idea_list(d, expected=count), json_mode=True)
     ideas = _reflect(ctx, llm, messages, ideas)
-    known = {idea.name for idea in archive}
-    fresh = [idea for idea in ideas if idea.name not in known]
-    if len(fresh) < len(ideas):
-        ctx.say(f"dropped {len(ideas) - len(fresh)} idea(s) already in the archive")
-    archive += fresh
+    archive, fresh = merge_into_archive(ctx, archive, ideas)
+    if not fresh:
+        raise StageFailed(
+            "the model proposed no new ideas: all were already in the archive ("
+            + ", ".join(i.name for i in ideas) + ")",
+            "run again and revise with a note asking for different ideas, or use a stronger model",
+        )
     save_archive(ctx.project.root, archive)
     ctx.commit(f"ideas: {len(fresh)} new idea(s): {', '.join(i.name for i in fresh)}", ["ideas.json"])
     order = ranked(fresh)
     return StageOutput(
-        summary=f"{len(fresh)} idea(s) proposed; best: {order[0].name}" if order else "no new ideas",
+        summary=f"{len(fresh)} idea(s) proposed; best: {order[0].name}",
         result={"ideas": [i.name for i in order]},
         checkpoint_body="Ideas, ranked (I = interestingness, F = feasibility, N = novelty):\n\n"
         + ideas_table(order),
     )
+
+
+def merge_into_archive(ctx: StageContext, archive: list[Idea], ideas: list[Idea]) -> tuple[list[Idea], list[Idea]]:
+    """Add new ideas; a revised attempt replaces the still-unchecked ideas of the same name, and
+    repeats of seed or already-judged ideas are dropped."""
+    by_name = {idea.name: i for i, idea in enumerate(archive)}
+    fresh: list[Idea] = []
+    for idea in ideas:
+        position = by_name.get(idea.name)
+        if position is None:
+            archive.append(idea)
+        elif archive[position].status == "proposed":
+            archive[position] = idea
+        else:
+            ctx.say(f"dropped {idea.name}: already in the archive as {archive[position].status}")
+            continue
+        fresh.append(idea)
+    return archive, fresh
 
 
 def _reflect(ctx: StageContext, llm, messages: list[dict], ideas: list[Idea]) -> list[Idea]:
