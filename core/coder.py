@@ -21,7 +21,9 @@ import io
 import json
 import os
 import re
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -486,6 +488,25 @@ def _infrastructure_error(exc: BaseException, spec: ModelSpec) -> LLMError:
 # -- the bridge --------------------------------------------------------------------------------
 
 
+
+@contextmanager
+def _text_streams() -> Iterator[None]:
+    """Give aider real text streams while it is imported and runs.
+
+    aider reads ``sys.stdout.encoding`` (one module at import time) and writes to stdout on a few
+    paths. A front end that captures stdout (Textual replaces it with an object that has no
+    encoding) would crash it; and nothing aider prints may reach the terminal anyway, because
+    everything meant for the researcher already arrives as events. So: a sink that goes nowhere.
+    """
+    streams = (sys.stdout, sys.stderr)
+    if all(getattr(stream, "encoding", None) for stream in streams):
+        yield
+        return
+    sink = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="replace")
+    with redirect_stdout(sink), redirect_stderr(sink):
+        yield
+
+
 class Coder:
     """Edits project files with aider: ``edit()`` returns what changed and commits it."""
 
@@ -531,24 +552,24 @@ class Coder:
         readonly = self._resolve(read_only or [], "read", must_exist=True)
         self.ledger.check()
         before = {path: _sha(path) for path in targets}
-        event_io, aider_coder, failures = self._start(targets, readonly)
-
-        message, reply, problem, changed = prompt, "", "", []
-        for attempt in range(retries + 1):
-            if attempt:
-                self.ledger.check()
-                message = self._retry_prompt(targets, aider_coder, problem)
-            event_io.errors.clear()
-            event_io.refused.clear()
-            failures.clear()
-            aider_coder.reflected_message = None
-            reply = self._run(aider_coder, message)
-            if failures and not reply.strip():
-                raise _infrastructure_error(failures[-1], self.spec)
-            changed = self._changed(before, event_io)
-            problem = self._problem(aider_coder, event_io, reply, targets, bool(changed))
-            if changed:
-                break
+        with _text_streams():
+            event_io, aider_coder, failures = self._start(targets, readonly)
+            message, reply, problem, changed = prompt, "", "", []
+            for attempt in range(retries + 1):
+                if attempt:
+                    self.ledger.check()
+                    message = self._retry_prompt(targets, aider_coder, problem)
+                event_io.errors.clear()
+                event_io.refused.clear()
+                failures.clear()
+                aider_coder.reflected_message = None
+                reply = self._run(aider_coder, message)
+                if failures and not reply.strip():
+                    raise _infrastructure_error(failures[-1], self.spec)
+                changed = self._changed(before, event_io)
+                problem = self._problem(aider_coder, event_io, reply, targets, bool(changed))
+                if changed:
+                    break
         return self._finish(targets, changed, reply, problem, commit_message, retries + 1)
 
     # -- steps ---------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import builtins
 import json
 import subprocess
@@ -461,3 +462,44 @@ def test_importing_the_bridge_does_not_import_aider() -> None:
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+CAPTURED_STDOUT_SCRIPT = r"""
+import sys
+from pathlib import Path
+
+class PrintCapture:  # what Textual puts in sys.stdout while an app runs: no .encoding
+    def write(self, text): return len(text)
+    def flush(self): pass
+
+real = sys.stdout
+sys.stdout = sys.stderr = PrintCapture()
+sys.path.insert(0, sys.argv[2])
+from scripted_llm import ScriptedLLMServer
+from labtui.core.coder import Coder
+from labtui.core.config import ModelSpec
+from labtui.core.llm import Ledger
+from labtui.core.project import Project
+
+project = Project.create(Path(sys.argv[1]) / "p", "moons")
+with ScriptedLLMServer() as server:
+    code = (project.root / "experiment.py").read_text().replace("HIDDEN_UNITS = 32", "HIDDEN_UNITS = 8")
+    server.default("scripted-coder", "Smaller.\n\nexperiment.py\n```\n" + code + "```\n")
+    spec = ModelSpec(name="openai/scripted-coder", api_base=server.url)
+    coder = Coder(project, spec, emit=lambda e: None, stage="experiments", ledger=Ledger(1.0, lambda e: None))
+    result = coder.edit(["experiment.py"], "Make it smaller.", commit_message="smaller")
+real.write(f"changed={result.changed}\n")
+"""
+
+
+def test_aider_works_when_a_front_end_captures_stdout(tmp_path: Path) -> None:
+    """Inside the TUI, sys.stdout has no .encoding; aider reads it at import time."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "LABTUI_API_KEY": "sk-test-not-a-key-0000", "HOME": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-c", CAPTURED_STDOUT_SCRIPT, str(tmp_path), str(Path(__file__).parent)],
+        capture_output=True, text=True, timeout=120, env=env,
+    )
+    assert out.stdout.strip() == "changed=True", out.stderr[-2000:]
