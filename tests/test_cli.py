@@ -84,3 +84,10 @@ def test_doctor_reports_tools_and_never_prints_keys(tmp_path, monkeypatch):
         assert name in out
     assert "sk-ant-secret" not in out + result.stderr
     assert "key present" in out
+
+
+def test_run_with_an_unknown_model_says_how_to_write_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("LABTUI_MODEL", "nonsense-model")
+    assert run_labtui("new", str(tmp_path / "p"), "--no-baseline").returncode == 0
+    result = run_labtui("run", "--headless", "--auto", cwd=tmp_path / "p")
+    _assert_clear_error(result, "'nonsense-model' is not a litellm model string", "openai/")
