@@ -57,12 +57,18 @@ class Checkpoints:
         self._emit = emit
         self._ids = itertools.count(1)
 
-    def ask(self, stage: str, title: str, body: str, options: tuple[str, ...] = ACTIONS) -> Decision:
+    def ask(
+        self, stage: str, title: str, body: str, options: tuple[str, ...] = ACTIONS
+    ) -> Decision:
         checkpoint_id = f"{stage}-{next(self._ids)}"
         request = CheckpointRequest(checkpoint_id, stage, title, body, options)
         self._emit(
             CheckpointRequested(
-                stage=stage, checkpoint_id=checkpoint_id, title=title, body=body, options=list(options)
+                stage=stage,
+                checkpoint_id=checkpoint_id,
+                title=title,
+                body=body,
+                options=list(options),
             )
         )
         decision = self.port.ask(request)

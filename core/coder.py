@@ -334,7 +334,7 @@ def _model_metadata(spec: ModelSpec) -> dict[str, Any]:
 
     try:
         info = {k: v for k, v in dict(litellm.get_model_info(spec.name)).items() if v is not None}
-    except Exception:  # noqa: BLE001 - litellm raises a bare Exception for unknown models
+    except Exception:
         info = {}
     provider = spec.name.split("/", 1)[0] if "/" in spec.name else "openai"
     info.setdefault("litellm_provider", provider)
@@ -421,7 +421,7 @@ def _price(spec: ModelSpec, tokens_in: int, tokens_out: int) -> float:
             model=spec.name, prompt_tokens=tokens_in, completion_tokens=tokens_out
         )
         return float(cost_in) + float(cost_out)
-    except Exception:  # noqa: BLE001 - litellm raises a bare Exception when it cannot price
+    except Exception:
         return (tokens_in * spec.input_usd_per_mtok + tokens_out * spec.output_usd_per_mtok) / 1e6
 
 
@@ -486,7 +486,6 @@ def _infrastructure_error(exc: BaseException, spec: ModelSpec) -> LLMError:
 
 
 # -- the bridge --------------------------------------------------------------------------------
-
 
 
 @contextmanager
@@ -664,7 +663,7 @@ class Coder:
             reply = aider_coder.run(with_message=message, preproc=False) or ""
         except (LabtuiError, KeyboardInterrupt):
             raise
-        except Exception as exc:  # noqa: BLE001 - an aider bug must not stop the pipeline
+        except Exception as exc:
             aider_coder.io.tool_error(f"aider failed: {type(exc).__name__}: {exc}")
             reply = ""
         finally:

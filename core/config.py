@@ -159,7 +159,9 @@ def _coerce(path: Path, section: str, key: str, value: Any, kind: type) -> Any:
     where = f"{path}: [{section}] {key}"
     if kind is bool:
         if not isinstance(value, bool):
-            raise ConfigError(f"{where} must be true or false, not {value!r}", f"write {key} = true")
+            raise ConfigError(
+                f"{where} must be true or false, not {value!r}", f"write {key} = true"
+            )
         return value
     if kind in (int, float):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -167,7 +169,9 @@ def _coerce(path: Path, section: str, key: str, value: Any, kind: type) -> Any:
         if kind is int and not float(value).is_integer():
             raise ConfigError(f"{where} must be a whole number, not {value!r}", f"write {key} = 3")
         if value < 0:
-            raise ConfigError(f"{where} must not be negative ({value!r})", f"write {key} = 0 or more")
+            raise ConfigError(
+                f"{where} must not be negative ({value!r})", f"write {key} = 0 or more"
+            )
         return kind(value)
     if not isinstance(value, str):
         raise ConfigError(f"{where} must be a string, not {value!r}", f'write {key} = "..."')

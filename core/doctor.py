@@ -34,12 +34,18 @@ def _interpreter(config: Config) -> Check:
     try:
         out = subprocess.run(
             [python, "-c", "import sys, numpy; print(sys.version.split()[0], numpy.__version__)"],
-            capture_output=True, text=True, timeout=30,
+            capture_output=True,
+            text=True,
+            timeout=30,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Check("experiment python", False, f"{python}: {exc}; set [experiment] python")
     if out.returncode != 0:
-        return Check("experiment python", False, f"{python}: cannot import numpy ({out.stderr.strip()[-120:]})")
+        return Check(
+            "experiment python",
+            False,
+            f"{python}: cannot import numpy ({out.stderr.strip()[-120:]})",
+        )
     version, numpy = out.stdout.split()
     return Check("experiment python", True, f"{python} (Python {version}, numpy {numpy})")
 
@@ -52,7 +58,9 @@ def _models(config: Config) -> list[Check]:
     for stage in STAGE_MODEL_NEEDS:
         spec = config.model_for(stage)
         if spec is None:
-            checks.append(Check(f"model ({stage})", False, "none: set LABTUI_MODEL or [models] default"))
+            checks.append(
+                Check(f"model ({stage})", False, "none: set LABTUI_MODEL or [models] default")
+            )
             continue
         problems = check_model(spec)
         where = f" at {spec.api_base}" if spec.api_base else ""

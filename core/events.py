@@ -93,7 +93,11 @@ class CodeDiff(Event):
     def from_commit(cls, stage: str, commit: Any) -> CodeDiff:
         """From a project commit (anything with sha, message, files and diff)."""
         return cls(
-            stage=stage, commit=commit.sha, message=commit.message, files=list(commit.files), diff=commit.diff
+            stage=stage,
+            commit=commit.sha,
+            message=commit.message,
+            files=list(commit.files),
+            diff=commit.diff,
         )
 
 

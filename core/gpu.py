@@ -48,7 +48,7 @@ def _optional(read: Callable[[], float]) -> float:
     """
     try:
         return float(read())
-    except Exception:  # noqa: BLE001 - NVML raises NVMLError_NotSupported and friends
+    except Exception:
         return 0.0
 
 
@@ -90,11 +90,11 @@ def _probe() -> tuple[list[GpuInfo], str]:
         return [], f"nvidia-ml-py is not installed ({exc})"
     try:
         nvml.nvmlInit()
-    except Exception as exc:  # noqa: BLE001 - NVMLError_LibraryNotFound, DriverNotLoaded, ...
+    except Exception as exc:
         return [], f"NVML unavailable: {exc}"
     try:
         gpus = _read_all(nvml)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return [], f"NVML error while reading GPUs: {exc}"
     finally:
         _shutdown(nvml)
@@ -164,13 +164,13 @@ class GpuSampler:
         try:
             nvml = _import_nvml()
             nvml.nvmlInit()
-        except Exception:  # noqa: BLE001 - the GPU vanished since detect(): sample nothing
+        except Exception:
             return
         try:
             while not self._stop.is_set():
                 try:
                     gpus = _read_all(nvml)
-                except Exception:  # noqa: BLE001 - a transient NVML error skips one sample
+                except Exception:
                     gpus = []
                 if gpus:
                     self._emit(GpuSample(stage=self._stage, gpus=[asdict(g) for g in gpus]))

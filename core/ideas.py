@@ -31,7 +31,11 @@ class Idea:
 
     @property
     def rank_key(self) -> tuple[int, int, int]:
-        return (self.interestingness + self.feasibility + self.novelty, self.feasibility, self.novelty)
+        return (
+            self.interestingness + self.feasibility + self.novelty,
+            self.feasibility,
+            self.novelty,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {

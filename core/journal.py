@@ -36,9 +36,7 @@ _SECRET_ENV_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
 
 def _secret_env_values() -> list[str]:
     values = [
-        v
-        for k, v in os.environ.items()
-        if k.upper().endswith(_SECRET_ENV_SUFFIXES) and len(v) >= 8
+        v for k, v in os.environ.items() if k.upper().endswith(_SECRET_ENV_SUFFIXES) and len(v) >= 8
     ]
     return sorted(values, key=len, reverse=True)
 
@@ -139,5 +137,5 @@ def replay(events: list[Event]) -> PipelineState:
         elif isinstance(event, CheckpointDecided):
             state.decisions.append(event)
         elif event.type == "CostUpdate":
-            state.total_cost_usd = max(state.total_cost_usd, getattr(event, "total_cost_usd"))
+            state.total_cost_usd = max(state.total_cost_usd, event.total_cost_usd)
     return state

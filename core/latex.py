@@ -351,7 +351,7 @@ def parse_log(text: str, main_file: str) -> tuple[list[LatexMessage], list[Latex
     lines = text.splitlines()
     errors: list[LatexMessage] = []
     warnings: list[LatexMessage] = []
-    for i, line in enumerate(lines):
+    for i in range(len(lines)):
         message = _error_at(lines, i, main_file) or _warning_at(lines, i, main_file)
         if message is not None:
             (errors if message.kind == "error" else warnings).append(message)

@@ -110,7 +110,7 @@ def _provider_of(spec: ModelSpec) -> str | None:
         _, provider, _, _ = litellm.get_llm_provider(
             model=spec.name, api_base=spec.api_base or None
         )
-    except Exception:  # noqa: BLE001 - litellm raises BadRequestError and others alike
+    except Exception:
         return None
     return provider or None
 
@@ -565,7 +565,7 @@ class LLM:
                 int(litellm.token_counter(model=self.spec.name, messages=messages)),
                 int(litellm.token_counter(model=self.spec.name, text=text)) if text else 0,
             )
-        except Exception:  # noqa: BLE001 - no tokenizer for this model: a rough, stable count
+        except Exception:
             prompt = "".join(str(m.get("content", "")) for m in messages)
             return len(prompt) // 4 + 1, len(text) // 4 + 1 if text else 0
 
@@ -576,7 +576,7 @@ class LLM:
                 model=self.spec.name, prompt_tokens=tokens_in, completion_tokens=tokens_out
             )
             return float(cost_in) + float(cost_out)
-        except Exception:  # noqa: BLE001 - litellm raises bare Exception for unpriced models
+        except Exception:
             return (
                 tokens_in * self.spec.input_usd_per_mtok
                 + tokens_out * self.spec.output_usd_per_mtok

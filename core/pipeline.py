@@ -135,7 +135,9 @@ class Session:
             if decision.action == "revise":
                 # The note reaches the next attempt's prompts (and is journaled by Checkpoints).
                 self.state.decisions.append(
-                    CheckpointDecided(stage=stage, checkpoint_id="", action="revise", note=decision.note)
+                    CheckpointDecided(
+                        stage=stage, checkpoint_id="", action="revise", note=decision.note
+                    )
                 )
                 continue
             if decision.action == "abort":

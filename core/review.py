@@ -57,12 +57,16 @@ def parse_review(data: Any) -> Review:
     for name, (low, high) in SCORE_RANGES.items():
         value = data.get(name)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"field {name!r} must be an integer from {low} to {high}, got {value!r}")
+            raise ValueError(
+                f"field {name!r} must be an integer from {low} to {high}, got {value!r}"
+            )
         if not low <= value <= high:
             raise ValueError(f"field {name!r} must be from {low} to {high}, got {value}")
     if not isinstance(data.get("Ethical Concerns"), bool):
         raise ValueError("field 'Ethical Concerns' must be true or false")
     if data.get("Decision") not in DECISIONS:
-        raise ValueError(f"field 'Decision' must be 'Accept' or 'Reject', got {data.get('Decision')!r}")
+        raise ValueError(
+            f"field 'Decision' must be 'Accept' or 'Reject', got {data.get('Decision')!r}"
+        )
     keep = ("Summary", *LIST_FIELDS, *SCORE_RANGES, "Ethical Concerns", "Decision")
     return Review({k: data[k] for k in keep})

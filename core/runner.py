@@ -143,7 +143,7 @@ class _StreamPump(threading.Thread):
                                 text=text,
                             )
                         )
-                    except Exception as exc:  # noqa: BLE001 - re-raised by run_process
+                    except Exception as exc:
                         self.error = exc
         except (OSError, ValueError):
             pass  # the pipe was closed under us while killing the group: nothing more to read

@@ -17,7 +17,13 @@ from typing import Any
 
 from .errors import TemplateError
 
-REQUIRED_FILES = ("experiment.py", "plot.py", "prompt.json", "seed_ideas.json", "latex/template.tex")
+REQUIRED_FILES = (
+    "experiment.py",
+    "plot.py",
+    "prompt.json",
+    "seed_ideas.json",
+    "latex/template.tex",
+)
 
 
 def builtin_templates_dir() -> Path:
@@ -57,7 +63,9 @@ def _load_json(path: Path, problems: list[str]) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        problems.append(f"{path.name}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}")
+        problems.append(
+            f"{path.name}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        )
     return None
 
 
@@ -80,7 +88,9 @@ def _check_seed_ideas(data: Any, problems: list[str]) -> None:
             continue
         missing = [k for k in ("Name", "Title", "Experiment") if not isinstance(idea.get(k), str)]
         if missing:
-            problems.append(f"seed_ideas.json: entry {i} lacks string field(s) {', '.join(missing)}")
+            problems.append(
+                f"seed_ideas.json: entry {i} lacks string field(s) {', '.join(missing)}"
+            )
 
 
 def check_final_info(data: Any, where: str) -> list[str]:

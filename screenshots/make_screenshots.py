@@ -29,11 +29,15 @@ def build_project(root: Path) -> None:
 
     os.environ["LABTUI_API_KEY"] = TEST_API_KEY
     labtui = str(Path(sys.executable).with_name("labtui"))
-    subprocess.run([labtui, "new", str(root), "--template", "moons"], check=True, capture_output=True)
+    subprocess.run(
+        [labtui, "new", str(root), "--template", "moons"], check=True, capture_output=True
+    )
     with ScriptedLLMServer() as llm, FakeArxiv() as arxiv:
         wire_project(root, llm.url, arxiv.url)
         MoonsResearch(root).install(llm)
-        subprocess.run([labtui, "run", "--headless", "--auto"], cwd=root, check=True, capture_output=True)
+        subprocess.run(
+            [labtui, "run", "--headless", "--auto"], cwd=root, check=True, capture_output=True
+        )
 
 
 async def shoot(session, name: str, *, wait_for: str) -> Path:

@@ -50,7 +50,9 @@ def labtui_bin() -> str:
     return str(candidate) if candidate.exists() else shutil.which("labtui") or "labtui"
 
 
-def run_labtui(*args: str, cwd: Path | None = None, timeout: float = 300, **kwargs) -> subprocess.CompletedProcess:
+def run_labtui(
+    *args: str, cwd: Path | None = None, timeout: float = 300, **kwargs
+) -> subprocess.CompletedProcess:
     return subprocess.run(
         [labtui_bin(), *args],
         cwd=cwd,

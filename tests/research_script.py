@@ -89,15 +89,29 @@ class MoonsResearch:
         text = last_user_text(request)
         if text.startswith("Results of the query"):
             seen = re.findall(r"arXiv:([0-9]{4}\.[0-9]{4,5}(?:v\d+)?)", text)
-            closest = [{"arxiv_id": seen[0], "overlap": "regularises MLPs, but not width on two moons"}]
-            return json.dumps({"decision": "novel", "reason": "no paper studies this", "closest": closest})
-        return json.dumps({"decision": "search", "query": "hidden layer width MLP generalization", "reason": "look for width studies"})
+            closest = [
+                {"arxiv_id": seen[0], "overlap": "regularises MLPs, but not width on two moons"}
+            ]
+            return json.dumps(
+                {"decision": "novel", "reason": "no paper studies this", "closest": closest}
+            )
+        return json.dumps(
+            {
+                "decision": "search",
+                "query": "hidden layer width MLP generalization",
+                "reason": "look for width studies",
+            }
+        )
 
     def experiments(self, request: dict[str, Any]) -> str:
         code = (self.root / "experiment.py").read_text(encoding="utf-8")
-        width = int(re.search(r"^HIDDEN_UNITS = (\d+)", code, re.M).group(1))
-        code = re.sub(r"^HIDDEN_UNITS = \d+", f"HIDDEN_UNITS = {width * 2}", code, count=1, flags=re.M)
-        return whole_file_edit("experiment.py", code, f"Double the hidden layer to {width * 2} units.")
+        width = int(re.search(r"^HIDDEN_UNITS = (\d+)", code, re.MULTILINE).group(1))
+        code = re.sub(
+            r"^HIDDEN_UNITS = \d+", f"HIDDEN_UNITS = {width * 2}", code, count=1, flags=re.MULTILINE
+        )
+        return whole_file_edit(
+            "experiment.py", code, f"Double the hidden layer to {width * 2} units."
+        )
 
     def plots(self, request: dict[str, Any]) -> str:
         code = (self.root / "plot.py").read_text(encoding="utf-8")
@@ -106,7 +120,9 @@ class MoonsResearch:
             f'    "{run}": "{"Baseline" if run == "run_0" else "Wider hidden layer (" + run + ")"}",\n'
             for run in runs
         )
-        code = re.sub(r"labels = \{\n.*?\}", "labels = {\n" + entries + "}", code, count=1, flags=re.S)
+        code = re.sub(
+            r"labels = \{\n.*?\}", "labels = {\n" + entries + "}", code, count=1, flags=re.DOTALL
+        )
         return whole_file_edit("plot.py", code, "Label every run.")
 
     def writeup(self, request: dict[str, Any]) -> str:

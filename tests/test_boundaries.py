@@ -12,7 +12,9 @@ import labtui.core.stages
 
 def _core_modules() -> list[str]:
     names = [m.name for m in pkgutil.iter_modules(labtui.core.__path__, "labtui.core.")]
-    names += [m.name for m in pkgutil.iter_modules(labtui.core.stages.__path__, "labtui.core.stages.")]
+    names += [
+        m.name for m in pkgutil.iter_modules(labtui.core.stages.__path__, "labtui.core.stages.")
+    ]
     return sorted(names)
 
 
@@ -43,5 +45,7 @@ def test_cli_help_imports_neither_aider_nor_litellm():
 
 def test_no_bare_core_or_tui_package_is_installed():
     code = "import importlib.util as u; print(u.find_spec('core'), u.find_spec('tui'))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/", check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd="/", check=True
+    )
     assert out.stdout.strip() == "None None"

@@ -49,7 +49,13 @@ def test_baseline_that_exits_non_zero_is_reported_and_the_project_kept(tmp_path)
     template = tmp_path / "tpl"
     shutil.copytree(builtin_templates_dir() / "moons", template)
     code = (template / "experiment.py").read_text()
-    (template / "experiment.py").write_text(code.replace("import numpy as np", "import numpy as np\nraise SystemExit('dataset missing: moons.npz')", 1))
+    (template / "experiment.py").write_text(
+        code.replace(
+            "import numpy as np",
+            "import numpy as np\nraise SystemExit('dataset missing: moons.npz')",
+            1,
+        )
+    )
     result = run_labtui("new", str(tmp_path / "p"), "--template", str(template))
     _assert_clear_error(result, "baseline run_0 failed", "dataset missing")
     assert (tmp_path / "p" / "labtui.toml").exists()
@@ -80,7 +86,16 @@ def test_doctor_reports_tools_and_never_prints_keys(tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret-value-that-must-not-show")
     result = run_labtui("doctor", cwd=tmp_path)
     out = result.stdout
-    for name in ("python", "git", "latexmk", "chktex", "bwrap", "gpu", "experiment python", "model (ideas)"):
+    for name in (
+        "python",
+        "git",
+        "latexmk",
+        "chktex",
+        "bwrap",
+        "gpu",
+        "experiment python",
+        "model (ideas)",
+    ):
         assert name in out
     assert "sk-ant-secret" not in out + result.stderr
     assert "key present" in out

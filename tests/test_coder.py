@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import builtins
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from scripted_llm import Fault, ScriptedLLMServer
+
 from labtui.core.coder import (
     Coder,
     EditResult,
@@ -24,7 +26,6 @@ from labtui.core.errors import ConfigError, LabtuiError, LLMError
 from labtui.core.events import AgentMessage, CodeDiff, CostUpdate, Event, Notice
 from labtui.core.llm import Ledger
 from labtui.core.project import Project
-from scripted_llm import Fault, ScriptedLLMServer
 
 MODEL = "scripted-coder"  # as the server sees it; labtui calls it openai/scripted-coder
 
@@ -500,6 +501,9 @@ def test_aider_works_when_a_front_end_captures_stdout(tmp_path: Path) -> None:
     env = {**os.environ, "LABTUI_API_KEY": "sk-test-not-a-key-0000", "HOME": str(tmp_path)}
     out = subprocess.run(
         [sys.executable, "-c", CAPTURED_STDOUT_SCRIPT, str(tmp_path), str(Path(__file__).parent)],
-        capture_output=True, text=True, timeout=120, env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
     )
     assert out.stdout.strip() == "changed=True", out.stderr[-2000:]

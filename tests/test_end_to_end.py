@@ -29,7 +29,11 @@ def _journal(root: Path):
 
 def _commits_touching(root: Path, path: str, prefix: str) -> list[str]:
     out = subprocess.run(
-        ["git", "log", "--format=%H %s", "--", path], cwd=root, capture_output=True, text=True, check=True
+        ["git", "log", "--format=%H %s", "--", path],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     return [line for line in out.splitlines() if line.split(" ", 1)[1].startswith(prefix)]
 
@@ -43,7 +47,9 @@ def assert_reviewed_paper(root: Path) -> None:
     assert evidence["papers_seen"], "the novelty decision must list the papers it saw"
     assert evidence["closest"][0]["arxiv_id"]
 
-    assert _commits_touching(root, "experiment.py", "experiments:"), "no aider commit changed experiment.py"
+    assert _commits_touching(root, "experiment.py", "experiments:"), (
+        "no aider commit changed experiment.py"
+    )
     info = json.loads((root / "run_1" / "final_info.json").read_text())
     accuracy = info["moons"]["means"]["test_accuracy_mean"]
     record = json.loads((root / "run_1" / "labtui_run.json").read_text())
@@ -61,8 +67,15 @@ def assert_reviewed_paper(root: Path) -> None:
     assert sorted(set(done), key=STAGES.index) == list(STAGES)
     kinds = {e.type for e in events}
     assert {
-        "AgentMessage", "CodeDiff", "LogLine", "RunFinished", "LatexUpdated", "CompileResult",
-        "CostUpdate", "CheckpointRequested", "CheckpointDecided",
+        "AgentMessage",
+        "CodeDiff",
+        "LogLine",
+        "RunFinished",
+        "LatexUpdated",
+        "CompileResult",
+        "CostUpdate",
+        "CheckpointRequested",
+        "CheckpointDecided",
     } <= kinds
     journal_text = (root / ".labtui" / "journal.jsonl").read_text()
     assert TEST_API_KEY not in journal_text
@@ -126,7 +139,9 @@ def test_killed_run_resumes_to_the_same_end(moons_project, llm_server):
             process.kill()
     assert process.returncode == -signal.SIGKILL
     before = _journal(root)
-    finished_before = {e.stage for e in before if isinstance(e, StageFinished) and e.status == "done"}
+    finished_before = {
+        e.stage for e in before if isinstance(e, StageFinished) and e.status == "done"
+    }
     assert "review" not in finished_before
 
     result = run_labtui("run", "--headless", "--auto", cwd=root)

@@ -10,6 +10,7 @@ from collections import namedtuple
 from dataclasses import fields
 
 import pytest
+
 from labtui.core import gpu
 from labtui.core.events import Event, GpuSample
 from labtui.core.gpu import GpuInfo, GpuSampler, describe, detect

@@ -25,7 +25,9 @@ def test_every_event_round_trips_through_the_journal(tmp_path):
         StageStarted(stage="ideas", ts=1.0),
         AgentMessage(stage="ideas", role="ideator", text="hello", ts=2.0),
         LogLine(stage="experiments", run_id="run_1", stream="stderr", text="boom", ts=3.0),
-        StageFinished(stage="ideas", status="done", summary="1 idea", result={"ideas": ["a"]}, ts=4.0),
+        StageFinished(
+            stage="ideas", status="done", summary="1 idea", result={"ideas": ["a"]}, ts=4.0
+        ),
     ]
     for event in sent:
         bus.emit(event)
@@ -38,8 +40,12 @@ def test_every_event_round_trips_through_the_journal(tmp_path):
 def test_secrets_are_redacted(tmp_path, monkeypatch):
     monkeypatch.setenv("MY_PROVIDER_API_KEY", "supersecretvalue123")
     journal = Journal(tmp_path)
-    journal.append(AgentMessage(role="x", text="key sk-ant-abcdefghijklmnopqrstuvwx and supersecretvalue123"))
-    journal.append(LogLine(run_id="r", stream="stdout", text="Authorization: Bearer abcdefghijklmnop1234"))
+    journal.append(
+        AgentMessage(role="x", text="key sk-ant-abcdefghijklmnopqrstuvwx and supersecretvalue123")
+    )
+    journal.append(
+        LogLine(run_id="r", stream="stdout", text="Authorization: Bearer abcdefghijklmnop1234")
+    )
     journal.close()
     text = journal.path.read_text()
     assert "sk-ant-abcdef" not in text and "supersecretvalue123" not in text
@@ -51,11 +57,23 @@ def test_secrets_are_redacted(tmp_path, monkeypatch):
 def test_replay_rebuilds_state_and_resume_point(tmp_path):
     events = [
         StageFinished(stage="ideas", status="done", result={"ideas": ["a", "b"]}),
-        CheckpointDecided(stage="novelty", checkpoint_id="novelty-1", action="revise", note="look harder"),
+        CheckpointDecided(
+            stage="novelty", checkpoint_id="novelty-1", action="revise", note="look harder"
+        ),
         StageFinished(stage="novelty", status="done", result={"idea": "a"}),
         StageFinished(stage="experiments", status="failed"),
-        CostUpdate(stage="ideas", model="m", tokens_in=1, tokens_out=1, cost_usd=0.5, stage_tokens_in=1,
-                   stage_tokens_out=1, stage_cost_usd=0.5, total_cost_usd=0.5, budget_usd=1.0),
+        CostUpdate(
+            stage="ideas",
+            model="m",
+            tokens_in=1,
+            tokens_out=1,
+            cost_usd=0.5,
+            stage_tokens_in=1,
+            stage_tokens_out=1,
+            stage_cost_usd=0.5,
+            total_cost_usd=0.5,
+            budget_usd=1.0,
+        ),
     ]
     state = replay(events)
     assert state.next_stage == "experiments"

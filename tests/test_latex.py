@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from labtui.core import latex
 from labtui.core.errors import LabtuiError
 from labtui.core.events import CompileResult

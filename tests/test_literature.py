@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from fake_arxiv import FakeArxiv
+
 from labtui.core import literature
 from labtui.core.errors import LabtuiError
 from labtui.core.events import Event, Notice

@@ -9,6 +9,8 @@ import sys
 from typing import Any
 
 import pytest
+from scripted_llm import Fault, ScriptedLLMServer, count_tokens, prompt_tokens_of
+
 from labtui.core import llm as llm_module
 from labtui.core.config import LLMSection, ModelSpec
 from labtui.core.errors import BudgetExceeded, LLMError
@@ -21,12 +23,10 @@ from labtui.core.llm import (
     prepare_litellm,
     register_model,
 )
-from scripted_llm import Fault, ScriptedLLMServer, count_tokens, prompt_tokens_of
 
 MODEL = "openai/scripted-x"
 SERVED = "scripted-x"  # the name as the server receives it
 MESSAGES = [{"role": "user", "content": "Propose one idea as JSON."}]
-
 
 
 @pytest.fixture(autouse=True)

@@ -110,7 +110,9 @@ def test_only_repeats_of_seed_ideas_fail_the_ideas_stage_clearly(project, llm_se
     from research_script import IDEA, fenced_json
 
     seed = json.loads((project.root / "seed_ideas.json").read_text())[0]["Name"]
-    llm_server.default("scripted-ideas", fenced_json({"done": True, "ideas": [{**IDEA, "Name": seed}]}))
+    llm_server.default(
+        "scripted-ideas", fenced_json({"done": True, "ideas": [{**IDEA, "Name": seed}]})
+    )
     outcome = Session.open(project.root).run(ScriptedPort())
     assert outcome == "failed"
     errors = [e for e in _journal(project) if isinstance(e, ErrorEvent)]

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from labtui.core import runner
 from labtui.core.errors import LabtuiError
 from labtui.core.events import Event, LogLine, RunFinished

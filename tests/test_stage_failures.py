@@ -46,8 +46,12 @@ def test_broken_latex_is_repaired_from_the_parsed_error(session, llm_server):
     (root / "latex" / "template.tex").write_text(BROKEN_TEX)
 
     def fix(request):
-        assert "Undefined control sequence" in last_user_text(request) and "line 3" in last_user_text(request)
-        return whole_file_edit("latex/template.tex", BROKEN_TEX.replace(r"\adamw{}", "AdamW"), "Fixed.")
+        assert "Undefined control sequence" in last_user_text(
+            request
+        ) and "line 3" in last_user_text(request)
+        return whole_file_edit(
+            "latex/template.tex", BROKEN_TEX.replace(r"\adamw{}", "AdamW"), "Fixed."
+        )
 
     llm_server.default("scripted-writeup", fix)
     output = compile_stage.run(context(session, "compile"))
@@ -69,24 +73,44 @@ def test_latex_that_stays_broken_fails_the_stage_and_keeps_the_last_pdf(session,
     assert (root / "paper.pdf").read_bytes() == b"%PDF-1.4 last good paper"
 
 
-def test_an_experiment_that_keeps_failing_gets_its_error_back_then_fails_the_stage(session, llm_server):
+def test_an_experiment_that_keeps_failing_gets_its_error_back_then_fails_the_stage(
+    session, llm_server
+):
     root = session.project.root
     session.config.limits.fix_attempts = 2
     experiments_stage.run_baseline(session.project, session.emit)
     MoonsResearch(root).install(llm_server)
-    (root / "ideas.json").write_text(json.dumps([{"Name": "wider_hidden_layer", "Title": "T", "Experiment": "E",
-                                                  "Interestingness": 3, "Feasibility": 3, "Novelty": 3}]))
-    session.state.finished["novelty"] = StageFinished(stage="novelty", result={"idea": "wider_hidden_layer"})
+    (root / "ideas.json").write_text(
+        json.dumps(
+            [
+                {
+                    "Name": "wider_hidden_layer",
+                    "Title": "T",
+                    "Experiment": "E",
+                    "Interestingness": 3,
+                    "Feasibility": 3,
+                    "Novelty": 3,
+                }
+            ]
+        )
+    )
+    session.state.finished["novelty"] = StageFinished(
+        stage="novelty", result={"idea": "wider_hidden_layer"}
+    )
 
     def crash(request):
         code = (root / "experiment.py").read_text()
-        return whole_file_edit("experiment.py", code + "\nraise RuntimeError('exploding gradients')\n", "Try.")
+        return whole_file_edit(
+            "experiment.py", code + "\nraise RuntimeError('exploding gradients')\n", "Try."
+        )
 
     llm_server.default("scripted-experiments", crash)
     with pytest.raises(StageFailed, match="did not succeed in 2 attempt"):
         experiments_stage.run(context(session, "experiments"))
     prompts = [last_user_text(r) for r in llm_server.requests_for("scripted-experiments")]
-    assert any("exploding gradients" in p for p in prompts), "the error tail must go back to the coder"
+    assert any("exploding gradients" in p for p in prompts), (
+        "the error tail must go back to the coder"
+    )
     record = json.loads((root / "run_1" / "labtui_run.json").read_text())
     assert record["returncode"] != 0
 
@@ -100,7 +124,9 @@ def test_malformed_idea_json_is_re_asked_then_fails_clearly(session, llm_server)
 
 
 def test_out_of_range_review_score_is_re_asked_never_clamped(session, llm_server):
-    llm_server.script("scripted-review", fenced_json({**REVIEW, "Overall": 12}), fenced_json(REVIEW))
+    llm_server.script(
+        "scripted-review", fenced_json({**REVIEW, "Overall": 12}), fenced_json(REVIEW)
+    )
     review = review_stage.review_pdf_text(context(session, "review"), "A paper about two moons.")
     assert review.overall == REVIEW["Overall"]
     second = last_user_text(llm_server.requests_for("scripted-review")[1])

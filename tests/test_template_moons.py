@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from labtui.core.templates import check_final_info, validate_template
 
 MOONS = Path(__file__).resolve().parents[1] / "templates" / "moons"

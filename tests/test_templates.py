@@ -9,7 +9,12 @@ import pytest
 
 from labtui.core.errors import TemplateError
 from labtui.core.project import Project
-from labtui.core.templates import builtin_templates_dir, find_template, list_templates, validate_template
+from labtui.core.templates import (
+    builtin_templates_dir,
+    find_template,
+    list_templates,
+    validate_template,
+)
 
 
 @pytest.fixture

@@ -13,6 +13,9 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
+from textual.pilot import Pilot
+from textual.widgets import Input, RichLog, Static
+
 from labtui.core.checkpoints import ACTIONS, CheckpointPort, Checkpoints, Decision
 from labtui.core.errors import Aborted
 from labtui.core.events import (
@@ -35,8 +38,6 @@ from labtui.core.events import (
 from labtui.tui.app import EventInbox, LabtuiApp
 from labtui.tui.panes import LatexPane, flatten_means
 from labtui.tui.screens import CheckpointScreen, ConfirmQuitScreen, ErrorScreen, NoModelScreen
-from textual.pilot import Pilot
-from textual.widgets import Input, RichLog, Static
 
 TS = 1_700_000_000.0  # every event carries this: nothing displayed may depend on the clock
 SIZE = (100, 30)

@@ -20,6 +20,13 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, ClassVar, Protocol
 
+from rich.text import Text
+from textual import work
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.worker import Worker, WorkerState
+
 from labtui.core.checkpoints import AutoApprove, CheckpointPort, CheckpointRequest, Decision
 from labtui.core.errors import Aborted, LabtuiError
 from labtui.core.events import (
@@ -32,12 +39,6 @@ from labtui.core.events import (
     LogLine,
     StageStarted,
 )
-from rich.text import Text
-from textual import work
-from textual.app import App
-from textual.binding import Binding, BindingType
-from textual.message import Message
-from textual.worker import Worker, WorkerState
 
 from .screens import (
     EXIT_NO_MODEL,
@@ -253,7 +254,7 @@ class LabtuiApp(App[None]):
         """Paint the journal, then check the model (off the UI thread) before starting."""
         try:
             history = self.session.history()
-        except Exception as error:  # noqa: BLE001 - shown to the researcher, not raised
+        except Exception as error:
             self._startup_failed("read the journal", error)
             return
         self._apply_events(history, replay=True)

@@ -113,7 +113,10 @@ def cmd_new(args: argparse.Namespace) -> int:
         journal.close()
     if not result.ok:
         print(f"error: the baseline run_0 failed: {result.problem}", file=sys.stderr)
-        print("  fix: make `python experiment.py --out_dir=run_0` work in the project", file=sys.stderr)
+        print(
+            "  fix: make `python experiment.py --out_dir=run_0` work in the project",
+            file=sys.stderr,
+        )
         return EXIT_FAILED
     print(f"baseline run_0 done in {result.wall_s:.1f} s: {result.means}")
     print(f"next: cd {project.root} && labtui")
@@ -168,7 +171,11 @@ def cmd_doctor(directory: Path) -> int:
     console = Console(highlight=False)
     checks = run_checks(project_dir)
     for check in checks:
-        mark = "[green]ok[/]  " if check.ok else ("[red]FAIL[/]" if check.required else "[yellow]warn[/]")
+        mark = (
+            "[green]ok[/]  "
+            if check.ok
+            else ("[red]FAIL[/]" if check.required else "[yellow]warn[/]")
+        )
         console.print(f"{mark} {check.name:<22} {escape(check.detail)}")
     failed = [c for c in checks if c.required and not c.ok]
     return EXIT_FAILED if failed else EXIT_OK

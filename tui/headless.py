@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from typing import ClassVar
 
 from rich.console import Console
 from rich.markup import escape
@@ -60,19 +61,25 @@ class HeadlessPrinter:
                 pass  # the whole AgentMessage follows; chunks would interleave with logs
             case AgentMessage():
                 style = ROLE_STYLES.get(event.role, "blue")
-                text = event.text if len(event.text) <= MAX_MESSAGE_CHARS else (
-                    event.text[:MAX_MESSAGE_CHARS] + f" … ({len(event.text)} chars)"
+                text = (
+                    event.text
+                    if len(event.text) <= MAX_MESSAGE_CHARS
+                    else (event.text[:MAX_MESSAGE_CHARS] + f" … ({len(event.text)} chars)")
                 )
                 out(f"[{style}]{escape(event.role)}[/]: {escape(text)}")
             case CodeDiff():
-                out(f"[green]commit {event.commit[:8]}[/] {escape(event.message)} ({', '.join(event.files)})")
+                out(
+                    f"[green]commit {event.commit[:8]}[/] {escape(event.message)} ({', '.join(event.files)})"
+                )
             case LogLine():
                 if self.show_logs:
                     style = "red" if event.stream == "stderr" else "dim"
                     out(f"[{style}]{event.run_id}│ {escape(event.text)}[/]")
             case RunFinished():
                 status = "ok" if event.returncode == 0 and not event.error_tail else "failed"
-                out(f"[bold]{event.run_id}[/] {status} in {event.wall_s:.1f} s {escape(str(event.means))}")
+                out(
+                    f"[bold]{event.run_id}[/] {status} in {event.wall_s:.1f} s {escape(str(event.means))}"
+                )
             case GpuSample():
                 if not self._gpu_reported:
                     self._gpu_reported = True
@@ -85,7 +92,9 @@ class HeadlessPrinter:
                     out(f"[green]compiled[/] {event.pdf}: {event.pages} page(s)")
                 else:
                     first = event.errors[0] if event.errors else {}
-                    out(f"[red]compile failed[/] line {first.get('line')}: {escape(str(first.get('message', '')))}")
+                    out(
+                        f"[red]compile failed[/] line {first.get('line')}: {escape(str(first.get('message', '')))}"
+                    )
             case CostUpdate():
                 out(
                     f"[dim]cost: {event.tokens_in}+{event.tokens_out} tokens, "
@@ -106,7 +115,7 @@ class HeadlessPrinter:
 class TerminalCheckpointPort:
     """Asks checkpoints on a TTY: a approve, r revise (asks for a note), s skip, q abort."""
 
-    KEYS = {"a": "approve", "r": "revise", "s": "skip", "q": "abort"}
+    KEYS: ClassVar[dict[str, str]] = {"a": "approve", "r": "revise", "s": "skip", "q": "abort"}
 
     def __init__(self, console: Console | None = None, stream=None) -> None:
         self.console = console or Console(highlight=False)

@@ -12,6 +12,16 @@ import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
+from pygments.token import Token
+from rich.console import RenderableType
+from rich.markdown import Markdown
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import ScrollableContainer, Vertical
+from textual.content import Content
+from textual.highlight import HighlightTheme, highlight
+from textual.widgets import RichLog, Static
+
 from labtui.core.events import (
     AgentChunk,
     AgentMessage,
@@ -29,15 +39,6 @@ from labtui.core.events import (
     StageFinished,
     StageStarted,
 )
-from pygments.token import Token
-from rich.console import RenderableType
-from rich.markdown import Markdown
-from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import ScrollableContainer, Vertical
-from textual.content import Content
-from textual.highlight import HighlightTheme, highlight
-from textual.widgets import RichLog, Static
 
 LOG_MAX_LINES = 5000
 DIALOGUE_MAX_LINES = 4000
@@ -205,7 +206,7 @@ def clip_lines(text: str, limit: int = MAX_SHOWN_LINES) -> str:
     lines = text.splitlines()
     if len(lines) <= limit:
         return text
-    return "\n".join(lines[:limit] + [f"… {len(lines) - limit} more lines not shown"])
+    return "\n".join([*lines[:limit], f"… {len(lines) - limit} more lines not shown"])
 
 
 def number_lines(code: Content, first: int = 1) -> Content:

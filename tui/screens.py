@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from labtui.core.checkpoints import CheckpointRequest, Decision
-from labtui.core.events import Event, LogLine
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
@@ -21,6 +19,9 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Header, Input, Markdown, Static
+
+from labtui.core.checkpoints import CheckpointRequest, Decision
+from labtui.core.events import Event, LogLine
 
 from .model_help import MODEL_HELP
 from .panes import DialoguePane, DiffPane, LatexPane, LogsPane, Pane, route

@@ -64,7 +64,9 @@ def run(ctx: StageContext) -> StageOutput:
         coder = coder or ctx.coder()
         report = _describe(outcome, problems, lint)
         ctx.say(f"LaTeX problems, asking for a fix (round {round_no + 1}/{rounds}):\n{report}")
-        coder.edit([TEX], ctx.prompt("latex_fix", problems=report), commit_message="compile: fix LaTeX")
+        coder.edit(
+            [TEX], ctx.prompt("latex_fix", problems=report), commit_message="compile: fix LaTeX"
+        )
         ctx.emit(LatexUpdated(stage=ctx.stage, path=TEX, text=tex_path.read_text(encoding="utf-8")))
     if not outcome.ok:
         first = outcome.errors[0].message if outcome.errors else "see the log"

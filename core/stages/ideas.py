@@ -23,7 +23,9 @@ class Reflection:
 
 def _parse_reflection(data: Any) -> Reflection:
     if not isinstance(data, dict) or not isinstance(data.get("done"), bool):
-        raise ValueError('the reply must be {"done": true|false, "ideas": [ ... ]} with a boolean "done"')
+        raise ValueError(
+            'the reply must be {"done": true|false, "ideas": [ ... ]} with a boolean "done"'
+        )
     return Reflection(done=data["done"], ideas=parse_idea_list(data))
 
 
@@ -36,11 +38,18 @@ def _seed_archive(ctx: StageContext) -> list[Idea]:
     if archive:
         return archive
     seeds = json.loads((ctx.project.root / "seed_ideas.json").read_text(encoding="utf-8"))
-    ideas = []
-    for i, seed in enumerate(seeds):
-        seed = {"Interestingness": 5, "Feasibility": 5, "Novelty": 5, **seed}
-        ideas.extend(parse_idea_list([seed]))
-        ideas[-1].status = "seed"
+    if not seeds:
+        return []
+    # Seed ideas may come without scores: neutral ones keep them rankable.
+    neutral = {"Interestingness": 5, "Feasibility": 5, "Novelty": 5}
+    try:
+        ideas = parse_idea_list([{**neutral, **seed} for seed in seeds])
+    except ValueError as exc:
+        raise StageFailed(
+            f"seed_ideas.json: {exc}", "fix that seed idea in seed_ideas.json, or remove it"
+        ) from None
+    for idea in ideas:
+        idea.status = "seed"
     return ideas
 
 
@@ -73,11 +82,14 @@ def run(ctx: StageContext) -> StageOutput:
     if not fresh:
         raise StageFailed(
             "the model proposed no new ideas: all were already in the archive ("
-            + ", ".join(i.name for i in ideas) + ")",
+            + ", ".join(i.name for i in ideas)
+            + ")",
             "run again and revise with a note asking for different ideas, or use a stronger model",
         )
     save_archive(ctx.project.root, archive)
-    ctx.commit(f"ideas: {len(fresh)} new idea(s): {', '.join(i.name for i in fresh)}", ["ideas.json"])
+    ctx.commit(
+        f"ideas: {len(fresh)} new idea(s): {', '.join(i.name for i in fresh)}", ["ideas.json"]
+    )
     order = ranked(fresh)
     return StageOutput(
         summary=f"{len(fresh)} idea(s) proposed; best: {order[0].name}",
@@ -87,7 +99,9 @@ def run(ctx: StageContext) -> StageOutput:
     )
 
 
-def merge_into_archive(ctx: StageContext, archive: list[Idea], ideas: list[Idea]) -> tuple[list[Idea], list[Idea]]:
+def merge_into_archive(
+    ctx: StageContext, archive: list[Idea], ideas: list[Idea]
+) -> tuple[list[Idea], list[Idea]]:
     """Add new ideas; a revised attempt replaces the still-unchecked ideas of the same name, and
     repeats of seed or already-judged ideas are dropped."""
     by_name = {idea.name: i for i, idea in enumerate(archive)}
@@ -109,7 +123,8 @@ def _reflect(ctx: StageContext, llm, messages: list[dict], ideas: list[Idea]) ->
     """K reflection rounds with an explicit structured done flag (no magic strings)."""
     rounds = ctx.config.ideas.reflections
     for round_no in range(1, rounds + 1):
-        messages = messages + [
+        messages = [
+            *messages,
             {"role": "assistant", "content": json.dumps({"ideas": [i.to_dict() for i in ideas]})},
             {"role": "user", "content": ctx.prompt("ideas_reflect", round=round_no, rounds=rounds)},
         ]

@@ -77,7 +77,11 @@ def check_idea(ctx: StageContext, llm, literature, idea: Idea) -> dict[str, Any]
         queries.append(turn.query)
         papers, listing = _search(ctx, literature, turn.query)
         for paper in papers:
-            seen[paper.arxiv_id] = {"arxiv_id": paper.arxiv_id, "title": paper.title, "year": paper.year}
+            seen[paper.arxiv_id] = {
+                "arxiv_id": paper.arxiv_id,
+                "title": paper.title,
+                "year": paper.year,
+            }
         messages += [
             {"role": "assistant", "content": json.dumps(turn.__dict__)},
             {
@@ -137,7 +141,9 @@ def run(ctx: StageContext) -> StageOutput:
         )
     chosen.status = "chosen" if chosen.status != "novel" else "novel"
     save_archive(ctx.project.root, archive)
-    ctx.commit(f"novelty: {chosen.name} chosen ({chosen.novelty_evidence.get('decision')})", ["ideas.json"])
+    ctx.commit(
+        f"novelty: {chosen.name} chosen ({chosen.novelty_evidence.get('decision')})", ["ideas.json"]
+    )
     return StageOutput(
         summary=f"{chosen.name}: {chosen.novelty_evidence.get('decision')}",
         result={"idea": chosen.name, "evidence": chosen.novelty_evidence},

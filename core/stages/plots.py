@@ -21,7 +21,9 @@ def run(ctx: StageContext) -> StageOutput:
     prompt = ctx.prompt("plot", runs=", ".join(runs) or "none", notes=ctx.notes_block())
     problem = ""
     for attempt in range(1, max(1, ctx.config.limits.fix_attempts) + 1):
-        edit = coder.edit(["plot.py"], prompt, commit_message=f"plots: update plot.py (attempt {attempt})")
+        edit = coder.edit(
+            ["plot.py"], prompt, commit_message=f"plots: update plot.py (attempt {attempt})"
+        )
         if not edit.changed:
             ctx.say(f"plot.py was not changed ({edit.error}); running it as it is")
         result, figures = run_plot(
@@ -38,7 +40,9 @@ def run(ctx: StageContext) -> StageOutput:
         prompt = ctx.prompt("plot_fix", problem=problem, stderr=result.stderr_tail[-1500:])
     figures = _existing_figures(ctx.project.root)
     if problem:
-        ctx.say(f"plotting failed ({problem}); the paper will use the figures that exist: {figures}")
+        ctx.say(
+            f"plotting failed ({problem}); the paper will use the figures that exist: {figures}"
+        )
     ctx.commit("plots: figures for " + (", ".join(runs) or "baseline"), ["plot.py", *figures])
     return StageOutput(
         summary=f"{len(figures)} figure(s)" + (f"; plot.py failed: {problem}" if problem else ""),

@@ -18,7 +18,9 @@ def review_pdf_text(ctx: StageContext, paper_text: str) -> Review:
         {"role": "system", "content": ctx.prompt("review_system")},
         {
             "role": "user",
-            "content": ctx.prompt("review", paper=paper_text[:MAX_PAPER_CHARS], notes=ctx.notes_block()),
+            "content": ctx.prompt(
+                "review", paper=paper_text[:MAX_PAPER_CHARS], notes=ctx.notes_block()
+            ),
         },
     ]
     return ctx.llm(role="reviewer").ask_json(messages, parse_review, json_mode=True)
@@ -38,7 +40,9 @@ def run(ctx: StageContext) -> StageOutput:
             idea.score = review.overall
             idea.status = "done"
     save_archive(root, archive)
-    ctx.commit(f"review: {review.decision}, overall {review.overall}/10", ["review.json", "ideas.json"])
+    ctx.commit(
+        f"review: {review.decision}, overall {review.overall}/10", ["review.json", "ideas.json"]
+    )
     return StageOutput(
         summary=f"{review.decision}, overall {review.overall}/10",
         result={"overall": review.overall, "decision": review.decision, "review": "review.json"},

@@ -39,7 +39,9 @@ def run(ctx: StageContext) -> StageOutput:
         bibkeys=", ".join(_bib_keys(ctx, tex_path.read_text(encoding="utf-8"))) or "none",
         notes=ctx.notes_block(),
     )
-    edit = coder.edit([TEX], prompt, commit_message="writeup: fill the paper", read_only=["notes.md"])
+    edit = coder.edit(
+        [TEX], prompt, commit_message="writeup: fill the paper", read_only=["notes.md"]
+    )
     if not edit.changed:
         raise StageFailed(f"the write-up edit changed nothing: {edit.error}", "labtui run to retry")
     left = placeholders_left(tex_path.read_text(encoding="utf-8"))

@@ -42,7 +42,9 @@ def labtui() -> str:
 def bench_startup(repeat: int) -> None:
     for args in (["--help"], ["--version"]):
         med, best = median_of(repeat, [labtui(), *args])
-        print(f"labtui {' '.join(args):<10} median {med * 1000:6.0f} ms   best {best * 1000:6.0f} ms")
+        print(
+            f"labtui {' '.join(args):<10} median {med * 1000:6.0f} ms   best {best * 1000:6.0f} ms"
+        )
     med, best = median_of(repeat, [sys.executable, "-c", "import labtui.tui.cli"])
     print(f"import labtui.tui.cli  median {med * 1000:6.0f} ms   best {best * 1000:6.0f} ms")
     med, best = median_of(repeat, [sys.executable, "-c", "pass"])
@@ -73,10 +75,14 @@ asyncio.run(main())
 def bench_first_paint(repeat: int) -> None:
     samples = []
     for _ in range(repeat):
-        out = subprocess.run([sys.executable, "-c", FIRST_PAINT], capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", FIRST_PAINT], capture_output=True, text=True, check=True
+        )
         samples.append(float(out.stdout.strip().splitlines()[-1]))
-    print(f"app first paint        median {statistics.median(samples) * 1000:6.0f} ms   "
-          f"best {min(samples) * 1000:6.0f} ms  (import + mount, headless 100x30)")
+    print(
+        f"app first paint        median {statistics.median(samples) * 1000:6.0f} ms   "
+        f"best {min(samples) * 1000:6.0f} ms  (import + mount, headless 100x30)"
+    )
 
 
 def bench_pipeline() -> None:
@@ -92,12 +98,16 @@ def bench_pipeline() -> None:
         wire_project(root, llm.url, arxiv.url)
         MoonsResearch(root).install(llm)
         started = time.perf_counter()
-        out = subprocess.run([labtui(), "run", "--headless", "--auto"], cwd=root, capture_output=True, text=True)
+        out = subprocess.run(
+            [labtui(), "run", "--headless", "--auto"], cwd=root, capture_output=True, text=True
+        )
         run_s = time.perf_counter() - started
         assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
         tokens = {m: u for m, u in llm.usage.items()}
         print(f"labtui new (+ baseline) {new_s:6.1f} s")
-        print(f"labtui run --auto       {run_s:6.1f} s  (7 stages; {len(llm.requests)} LLM requests)")
+        print(
+            f"labtui run --auto       {run_s:6.1f} s  (7 stages; {len(llm.requests)} LLM requests)"
+        )
         print(f"scripted token usage    {tokens}")
 
 
