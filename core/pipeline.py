@@ -45,6 +45,7 @@ class Session:
         self.bus.subscribe(self.journal.append)
         self._stop = threading.Event()
         self._ledger = None
+        self._current = ""  # the stage running now, for errors raised out of it
 
     @classmethod
     def open(cls, directory: Path) -> Session:
@@ -97,7 +98,7 @@ class Session:
     def run(self, port: CheckpointPort) -> str:
         """Run the remaining stages. Returns "finished", "stopped" or "failed"; never raises
         for problems a researcher can fix: those become ErrorEvents and the project stays
-        resumable at the stage that failed."""
+        resumable at the stage that failed. A session runs once: the journal closes after."""
         checkpoints = Checkpoints(port, self.emit)
         self._recover_uncommitted_work()
         try:
@@ -121,8 +122,6 @@ class Session:
         finally:
             self.journal.close()
         return "finished"
-
-    _current = ""
 
     def _run_stage_until_decided(self, stage: str, checkpoints: Checkpoints) -> None:
         self._current = stage
