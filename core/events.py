@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 STAGES: tuple[str, ...] = (
     "ideas",
@@ -25,6 +25,10 @@ STAGES: tuple[str, ...] = (
 )
 
 
+# Every event class by name, for rebuilding events from the journal.
+EVENT_TYPES: dict[str, type[Event]] = {}
+
+
 @dataclass(frozen=True, kw_only=True)
 class Event:
     """Base of every event. ``stage`` is the stage that produced it ('' for project-level)."""
@@ -32,11 +36,9 @@ class Event:
     stage: str = ""
     ts: float = field(default_factory=time.time)
 
-    registry: ClassVar[dict[str, type[Event]]] = {}
-
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        Event.registry[cls.__name__] = cls
+        EVENT_TYPES[cls.__name__] = cls
 
     @property
     def type(self) -> str:
@@ -49,7 +51,7 @@ class Event:
 def event_from_dict(data: dict[str, Any]) -> Event:
     """Rebuild an event from its journal form; unknown fields are ignored (older journals)."""
     data = dict(data)
-    cls = Event.registry.get(data.pop("type", ""))
+    cls = EVENT_TYPES.get(data.pop("type", ""))
     if cls is None:
         raise ValueError(f"unknown event type in journal: {data!r:.120}")
     names = {f.name for f in dataclasses.fields(cls)}

@@ -151,3 +151,24 @@ def test_killed_run_resumes_to_the_same_end(moons_project, llm_server):
     for stage in finished_before:  # work finished before the crash is not redone
         starts = [e for e in after if isinstance(e, StageStarted) and e.stage == stage]
         assert len(starts) == 1, f"stage {stage} ran again after resume"
+
+
+def test_the_app_runs_the_real_pipeline_to_a_reviewed_paper(moons_project):
+    """The same run inside the Textual app: aider, runs and TeX under a UI that captures stdout."""
+    import asyncio
+
+    from labtui.core.pipeline import Session
+    from labtui.tui.app import LabtuiApp
+
+    async def drive() -> str:
+        app = LabtuiApp(Session.open(moons_project), auto=True)
+        async with app.run_test(size=(120, 36)) as pilot:
+            for _ in range(1200):
+                await pilot.pause(0.1)
+                if any(word in str(app.sub_title) for word in ("finished", "failed", "crashed")):
+                    break
+            return str(app.sub_title)
+
+    sub_title = asyncio.run(drive())
+    assert "finished" in sub_title, sub_title
+    assert_reviewed_paper(moons_project)

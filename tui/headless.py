@@ -54,9 +54,11 @@ class HeadlessPrinter:
         out = self.console.print
         match event:
             case StageStarted():
-                out(f"\n[bold reverse] {event.stage} [/]")
+                out(f"\n[bold reverse] {escape(event.stage)} [/]")
             case StageFinished():
-                out(f"[bold]{event.stage}[/] {event.status}: {escape(event.summary)}")
+                out(
+                    f"[bold]{escape(event.stage)}[/] {escape(event.status)}: {escape(event.summary)}"
+                )
             case AgentChunk():
                 pass  # the whole AgentMessage follows; chunks would interleave with logs
             case AgentMessage():
@@ -69,16 +71,16 @@ class HeadlessPrinter:
                 out(f"[{style}]{escape(event.role)}[/]: {escape(text)}")
             case CodeDiff():
                 out(
-                    f"[green]commit {event.commit[:8]}[/] {escape(event.message)} ({', '.join(event.files)})"
+                    f"[green]commit {escape(event.commit[:8])}[/] {escape(event.message)} ({escape(', '.join(event.files))})"
                 )
             case LogLine():
                 if self.show_logs:
                     style = "red" if event.stream == "stderr" else "dim"
-                    out(f"[{style}]{event.run_id}│ {escape(event.text)}[/]")
+                    out(f"[{style}]{escape(event.run_id)}│ {escape(event.text)}[/]")
             case RunFinished():
                 status = "ok" if event.returncode == 0 and not event.error_tail else "failed"
                 out(
-                    f"[bold]{event.run_id}[/] {status} in {event.wall_s:.1f} s {escape(str(event.means))}"
+                    f"[bold]{escape(event.run_id)}[/] {status} in {event.wall_s:.1f} s {escape(str(event.means))}"
                 )
             case GpuSample():
                 if not self._gpu_reported:
@@ -86,14 +88,14 @@ class HeadlessPrinter:
                     names = ", ".join(g.get("name", "?") for g in event.gpus)
                     out(f"[dim]GPUs: {escape(names)}[/]")
             case LatexUpdated():
-                out(f"[dim]{event.path} updated ({len(event.text.splitlines())} lines)[/]")
+                out(f"[dim]{escape(event.path)} updated ({len(event.text.splitlines())} lines)[/]")
             case CompileResult():
                 if event.ok:
-                    out(f"[green]compiled[/] {event.pdf}: {event.pages} page(s)")
+                    out(f"[green]compiled[/] {escape(event.pdf)}: {event.pages} page(s)")
                 else:
                     first = event.errors[0] if event.errors else {}
                     out(
-                        f"[red]compile failed[/] line {first.get('line')}: {escape(str(first.get('message', '')))}"
+                        f"[red]compile failed[/] line {escape(str(first.get('line')))}: {escape(str(first.get('message', '')))}"
                     )
             case CostUpdate():
                 out(
@@ -104,7 +106,7 @@ class HeadlessPrinter:
                 out(f"\n[bold yellow]checkpoint[/] {escape(event.title)}\n{escape(event.body)}")
             case CheckpointDecided():
                 note = f": {escape(event.note)}" if event.note else ""
-                out(f"[yellow]decision[/] {event.action}{note}")
+                out(f"[yellow]decision[/] {escape(event.action)}{note}")
             case Notice():
                 out(f"[yellow]note[/] {escape(event.text)}")
             case ErrorEvent():

@@ -1,0 +1,71 @@
+"""The headless front end: every event prints without error, and checkpoints read from a TTY."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+from typing import get_origin, get_type_hints
+
+from rich.console import Console
+
+from labtui.core.checkpoints import CheckpointRequest, Decision
+from labtui.core.events import EVENT_TYPES, Event
+from labtui.tui.headless import HeadlessPrinter, TerminalCheckpointPort
+
+NASTY = "[bold]not markup[/] and [link] sk-like [/x]"
+
+
+def _one_of_each() -> list[Event]:
+    """One instance of every event type, every text field full of rich markup."""
+    samples = {str: NASTY, int: 1, float: 1.5, bool: False, list: [], dict: {}}
+    events = []
+    for cls in EVENT_TYPES.values():
+        hints = get_type_hints(cls)
+        fields = {
+            f.name: samples[get_origin(hints[f.name]) or hints[f.name]]
+            for f in dataclasses.fields(cls)
+            if f.name not in ("stage", "ts")
+        }
+        events.append(cls(stage="ideas", **fields))
+    return events
+
+
+def test_every_event_type_prints_and_markup_in_text_is_shown_literally():
+    out = io.StringIO()
+    printer = HeadlessPrinter(Console(file=out, width=100, color_system=None))
+    for event in _one_of_each():
+        printer(event)
+    text = out.getvalue()
+    assert "[bold]not markup[/]" in text
+    assert len(_one_of_each()) >= 15
+
+
+def _port(answers: str) -> tuple[TerminalCheckpointPort, io.StringIO]:
+    out = io.StringIO()
+    return TerminalCheckpointPort(Console(file=out, color_system=None), io.StringIO(answers)), out
+
+
+REQUEST = CheckpointRequest("ideas-1", "ideas", "ideas: 2 ideas", "body")
+
+
+def test_revise_asks_for_a_note():
+    port, _ = _port("r\nfocus on label noise\n")
+    assert port.ask(REQUEST) == Decision("revise", "focus on label noise")
+
+
+def test_unknown_keys_are_refused_and_enter_approves():
+    port, out = _port("x\n\n")
+    assert port.ask(REQUEST) == Decision("approve")
+    assert "press one of" in out.getvalue()
+
+
+def test_end_of_input_aborts_safely():
+    port, _ = _port("")
+    assert port.ask(REQUEST) == Decision("abort")
+
+
+def test_only_offered_options_are_accepted():
+    port, out = _port("s\na\n")
+    request = CheckpointRequest("x-1", "review", "t", "b", options=("approve", "abort"))
+    assert port.ask(request) == Decision("approve")
+    assert "press one of: a, q" in out.getvalue()
