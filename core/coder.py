@@ -84,6 +84,39 @@ class EditResult:
     reply: str  # the assistant's text (its last reply)
     error: str  # "" or why the edit failed or only partly applied
 
+    @property
+    def explanation(self) -> str:
+        """The reply without its edit blocks: what the coder said it changed and why."""
+        return explanation_of(self.reply)
+
+
+_FENCE = re.compile(r"^(`{3,}|~{3,})")
+
+
+def explanation_of(reply: str) -> str:
+    """Strip every fenced block (aider's whole, diff and udiff edits are all fenced) and the file
+    name line aider puts above it; the code itself lives in the commit."""
+    kept: list[str] = []
+    closing = ""
+    for line in reply.splitlines():
+        fence = _FENCE.match(line.strip())
+        if closing:
+            if fence and line.strip() == closing:
+                closing = ""
+            continue
+        if fence:
+            closing = fence.group(1)
+            if kept and _looks_like_path(kept[-1]):
+                kept.pop()
+            continue
+        kept.append(line)
+    return "\n".join(kept).strip()
+
+
+def _looks_like_path(line: str) -> bool:
+    text = line.strip()
+    return bool(text) and " " not in text and ("." in text or "/" in text)
+
 
 # -- aider's IO, routed into events ----------------------------------------------------------
 

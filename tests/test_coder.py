@@ -507,3 +507,16 @@ def test_aider_works_when_a_front_end_captures_stdout(tmp_path: Path) -> None:
         env=env,
     )
     assert out.stdout.strip() == "changed=True", out.stderr[-2000:]
+
+
+def test_the_explanation_leaves_out_edit_blocks() -> None:
+    from labtui.core.coder import explanation_of
+
+    whole_reply = "Double the width.\n\nexperiment.py\n```python\nHIDDEN_UNITS = 64\n```\n"
+    diff_reply = (
+        "Use weight decay.\n\nexperiment.py\n````\n<<<<<<< SEARCH\nWD = 0\n=======\nWD = 1e-4\n"
+        ">>>>>>> REPLACE\n````\nIt regularises the hidden layer."
+    )
+    assert explanation_of(whole_reply) == "Double the width."
+    assert explanation_of(diff_reply) == "Use weight decay.\n\nIt regularises the hidden layer."
+    assert explanation_of("") == ""

@@ -55,6 +55,10 @@ def assert_reviewed_paper(root: Path) -> None:
     record = json.loads((root / "run_1" / "labtui_run.json").read_text())
     assert record["returncode"] == 0 and record["commit"]
 
+    notebook = (root / "notes.md").read_text()
+    assert "Double the hidden layer" in notebook and "def main(" not in notebook
+    assert f"{accuracy:.4g}" in notebook, "the notebook copies the run's numbers"
+
     assert (root / "train_loss.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     text = pdf_text(root / "paper.pdf")
     assert f"{accuracy:.3f}" in text, "the PDF must report the run's result"
@@ -79,6 +83,11 @@ def assert_reviewed_paper(root: Path) -> None:
     } <= kinds
     journal_text = (root / ".labtui" / "journal.jsonl").read_text()
     assert TEST_API_KEY not in journal_text
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True
+    )
+    assert status.stdout == "", f"every artifact change must be a commit:\n{status.stdout}"
+    assert subprocess.run(["git", "tag"], cwd=root, capture_output=True, text=True).stdout.strip()
 
 
 def test_template_to_reviewed_pdf(moons_project, llm_server, arxiv_server):

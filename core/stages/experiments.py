@@ -128,7 +128,7 @@ def run(ctx: StageContext) -> StageOutput:
         append_run(
             root,
             run_id,
-            what_changed=edit.reply,
+            what_changed=edit.explanation,
             means=result.means,
             baseline=baseline,
             commit=edit.commit.sha,
