@@ -84,8 +84,66 @@ def wire_project(root: Path, llm_url: str, arxiv_url: str, *, auto: bool = True)
     save_config(config, root)
 
 
+NETWORK_GUARD = """
+# Written by tests/conftest.py: refuse (and record) any connection or name lookup that is not
+# loopback, in every Python process a test starts (labtui, aider, litellm, the experiments).
+import ipaddress, os, socket
+
+_log = os.environ["LABTUI_TEST_NETWORK_LOG"]
+_LOCAL_NAMES = {"localhost", "127.0.0.1", "::1", "", None}
+
+
+def _refuse(what):
+    with open(_log, "a") as handle:
+        handle.write(f"{os.getpid()} {what}\\n")
+    raise OSError(f"network access refused by the test guard: {what}")
+
+
+def _is_loopback(host):
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host in _LOCAL_NAMES
+
+
+_getaddrinfo = socket.getaddrinfo
+_connect = socket.socket.connect
+
+
+def getaddrinfo(host, *args, **kwargs):
+    if not _is_loopback(host if not isinstance(host, bytes) else host.decode()):
+        _refuse(f"lookup {host}")
+    return _getaddrinfo(host, *args, **kwargs)
+
+
+def connect(self, address):
+    if self.family in (socket.AF_INET, socket.AF_INET6) and not _is_loopback(address[0]):
+        _refuse(f"connect {address}")
+    return _connect(self, address)
+
+
+socket.getaddrinfo = getaddrinfo
+socket.socket.connect = connect
+"""
+
+
 @pytest.fixture
-def moons_project(tmp_path, llm_server, arxiv_server, monkeypatch):
+def network_guard(tmp_path, monkeypatch) -> Path:
+    """Every subprocess refuses non-loopback network access; returns the log of attempts."""
+    guard = tmp_path / "network-guard"
+    guard.mkdir()
+    (guard / "sitecustomize.py").write_text(NETWORK_GUARD)
+    log = tmp_path / "network-attempts.log"
+    log.write_text("")
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(guard), os.environ.get("PYTHONPATH")]))
+    )
+    monkeypatch.setenv("LABTUI_TEST_NETWORK_LOG", str(log))
+    return log
+
+
+@pytest.fixture
+def moons_project(tmp_path, llm_server, arxiv_server, network_guard, monkeypatch):
     """A moons project with its baseline, wired to the scripted servers, research installed."""
     from research_script import MoonsResearch
 

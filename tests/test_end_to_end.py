@@ -90,7 +90,7 @@ def assert_reviewed_paper(root: Path) -> None:
     assert subprocess.run(["git", "tag"], cwd=root, capture_output=True, text=True).stdout.strip()
 
 
-def test_template_to_reviewed_pdf(moons_project, llm_server, arxiv_server):
+def test_template_to_reviewed_pdf(moons_project, llm_server, arxiv_server, network_guard):
     started = time.monotonic()
     result = run_labtui("run", "--headless", "--auto", cwd=moons_project)
     elapsed = time.monotonic() - started
@@ -99,6 +99,7 @@ def test_template_to_reviewed_pdf(moons_project, llm_server, arxiv_server):
     assert_reviewed_paper(moons_project)
     assert llm_server.errors == []
     assert arxiv_server.hits, "novelty must have searched the (loopback) arXiv"
+    assert network_guard.read_text() == "", "nothing may reach for the network (price maps…)"
     print(f"\nend-to-end pipeline wall time: {elapsed:.1f} s")
 
 
@@ -127,7 +128,7 @@ def _wait_for(predicate, timeout: float) -> None:
     raise AssertionError("timed out waiting for the run to reach the kill point")
 
 
-def test_killed_run_resumes_to_the_same_end(moons_project, llm_server):
+def test_killed_run_resumes_to_the_same_end(moons_project, llm_server, network_guard):
     root = moons_project
     journal = root / ".labtui" / "journal.jsonl"
     process = subprocess.Popen(
@@ -156,6 +157,7 @@ def test_killed_run_resumes_to_the_same_end(moons_project, llm_server):
     result = run_labtui("run", "--headless", "--auto", cwd=root)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     assert_reviewed_paper(root)
+    assert network_guard.read_text() == ""
     after = _journal(root)
     for stage in finished_before:  # work finished before the crash is not redone
         starts = [e for e in after if isinstance(e, StageStarted) and e.stage == stage]
@@ -181,3 +183,15 @@ def test_the_app_runs_the_real_pipeline_to_a_reviewed_paper(moons_project):
     sub_title = asyncio.run(drive())
     assert "finished" in sub_title, sub_title
     assert_reviewed_paper(moons_project)
+
+
+def test_the_network_guard_refuses_and_records(network_guard):
+    """The guard the end-to-end tests rely on: refused before any packet leaves the machine."""
+    import sys
+
+    probe = "import socket; socket.getaddrinfo('pypi.org', 443)"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert result.returncode != 0 and "refused by the test guard" in result.stderr
+    assert "lookup pypi.org" in network_guard.read_text()
+    local = "import socket; socket.getaddrinfo('127.0.0.1', 80)"
+    assert subprocess.run([sys.executable, "-c", local], capture_output=True).returncode == 0
