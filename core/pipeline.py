@@ -100,6 +100,11 @@ class Session:
         for problems a researcher can fix: those become ErrorEvents and the project stays
         resumable at the stage that failed. A session runs once: the journal closes after."""
         checkpoints = Checkpoints(port, self.emit)
+        try:
+            lock = hold_project_lock(self.project.state_dir)
+        except LabtuiError:
+            self.journal.close()
+            raise
         self._recover_uncommitted_work()
         try:
             for stage in STAGES:
@@ -121,6 +126,7 @@ class Session:
             return "failed"
         finally:
             self.journal.close()
+            lock.close()
         return "finished"
 
     def _run_stage_until_decided(self, stage: str, checkpoints: Checkpoints) -> None:
@@ -163,6 +169,29 @@ class Session:
         if commit:
             files = ", ".join(commit.files[:5]) + (" …" if len(commit.files) > 5 else "")
             self.emit(Notice(text=f"kept uncommitted changes ({files}) as commit {commit.sha[:8]}"))
+
+
+def hold_project_lock(state_dir: Path):
+    """One pipeline per project at a time. The OS drops the lock when the process dies, so a
+    killed run never leaves a stale lock behind."""
+    import fcntl
+    import os
+
+    handle = (state_dir / "lock").open("a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "another process"
+        handle.close()
+        raise LabtuiError(
+            f"another labtui is running on this project ({holder})",
+            "wait for it to finish, or stop it; its work is kept and resumable",
+        ) from None
+    handle.truncate(0)
+    handle.write(f"pid {os.getpid()}")
+    handle.flush()
+    return handle
 
 
 # Stages that call an LLM and so need a model configured.

@@ -117,3 +117,16 @@ def test_only_repeats_of_seed_ideas_fail_the_ideas_stage_clearly(project, llm_se
     assert outcome == "failed"
     errors = [e for e in _journal(project) if isinstance(e, ErrorEvent)]
     assert "no new ideas" in errors[-1].message and seed in errors[-1].message
+
+
+def test_a_second_run_on_the_same_project_is_refused_clearly(project):
+    from labtui.core.errors import LabtuiError
+    from labtui.core.pipeline import hold_project_lock
+
+    lock = hold_project_lock(project.state_dir)
+    try:
+        with pytest.raises(LabtuiError, match=r"another labtui is running on this project \(pid"):
+            Session.open(project.root).run(ScriptedPort())
+    finally:
+        lock.close()
+    assert Session.open(project.root).run(ScriptedPort(Decision("abort"))) == "stopped"
