@@ -5,13 +5,12 @@ as present or missing, never printed.
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Config, load_config
-from .errors import ConfigError
+from .errors import ConfigError, LabtuiError
 
 
 @dataclass(frozen=True)
@@ -30,24 +29,21 @@ def _tool(name: str, purpose: str, required: bool = True, install: str = "") -> 
 
 
 def _interpreter(config: Config) -> Check:
+    from .runner import probe_interpreter
+
     python = config.python
     try:
-        out = subprocess.run(
-            [python, "-c", "import sys, numpy; print(sys.version.split()[0], numpy.__version__)"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return Check("experiment python", False, f"{python}: {exc}; set [experiment] python")
-    if out.returncode != 0:
-        return Check(
-            "experiment python",
-            False,
-            f"{python}: cannot import numpy ({out.stderr.strip()[-120:]})",
-        )
-    version, numpy = out.stdout.split()
-    return Check("experiment python", True, f"{python} (Python {version}, numpy {numpy})")
+        info = probe_interpreter(python, Path.cwd(), timeout_s=30)
+    except LabtuiError as exc:
+        return Check("experiment python", False, str(exc))
+    if "error" in info:
+        return Check("experiment python", False, f"{python}: {info['error']}")
+    numpy = info.get("packages", {}).get("numpy")
+    if numpy is None:
+        return Check("experiment python", False, f"{python}: numpy is not installed there")
+    return Check(
+        "experiment python", True, f"{python} (Python {info['python_version']}, numpy {numpy})"
+    )
 
 
 def _models(config: Config) -> list[Check]:

@@ -7,7 +7,14 @@ import json
 
 import pytest
 from conftest import TEST_API_KEY, wire_project
-from research_script import REVIEW, MoonsResearch, fenced_json, last_user_text, whole_file_edit
+from research_script import (
+    IDEA,
+    REVIEW,
+    MoonsResearch,
+    fenced_json,
+    last_user_text,
+    whole_file_edit,
+)
 
 from labtui.core.errors import LLMError, StageFailed
 from labtui.core.events import CompileResult, StageFinished
@@ -131,3 +138,16 @@ def test_out_of_range_review_score_is_re_asked_never_clamped(session, llm_server
     assert review.overall == REVIEW["Overall"]
     second = last_user_text(llm_server.requests_for("scripted-review")[1])
     assert "Overall" in second and "12" in second
+
+
+def test_a_baseline_without_means_fails_the_stage_clearly(session):
+    root = session.project.root
+    (root / "run_0").mkdir()
+    (root / "run_0" / "final_info.json").write_text('{"moons": {"accuracy": 0.9}}')
+    (root / "ideas.json").write_text(json.dumps([{**IDEA, "status": "novel"}]))
+    session.state.finished["novelty"] = StageFinished(
+        stage="novelty", result={"idea": IDEA["Name"]}
+    )
+    with pytest.raises(StageFailed, match=r"baseline is unusable: .*\"means\"") as info:
+        experiments_stage.run(context(session, "experiments"))
+    assert "run_0" in info.value.hint

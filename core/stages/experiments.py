@@ -36,9 +36,16 @@ def run_baseline(project: Project, emit: Callable[[Event], None]) -> Any:
     return result
 
 
-def _means(root: Path, run_id: str) -> dict[str, Any]:
-    data = json.loads((root / run_id / "final_info.json").read_text(encoding="utf-8"))
-    return {dataset: entry["means"] for dataset, entry in data.items()}
+def _baseline_means(root: Path) -> dict[str, Any]:
+    from ..runner import read_final_info
+
+    _, means, problem = read_final_info(root / "run_0")
+    if problem:
+        raise StageFailed(
+            f"the baseline is unusable: {problem}",
+            "delete run_0/ and run `labtui run` again to redo the baseline",
+        )
+    return means
 
 
 def _next_run_number(root: Path) -> int:
@@ -57,7 +64,7 @@ def _ensure_baseline(ctx: StageContext) -> dict[str, Any]:
                 f"the baseline run_0 failed: {result.problem}",
                 "fix experiment.py so that `python experiment.py --out_dir=run_0` works",
             )
-    return _means(root, "run_0")
+    return _baseline_means(root)
 
 
 def _attempt_run(ctx: StageContext, coder, run_id: str, prompt: str):

@@ -19,10 +19,9 @@ def placeholders_left(text: str) -> list[str]:
 
 
 def _bib_keys(ctx: StageContext, text: str) -> list[str]:
-    from ..latex import bib_text_of
+    from ..latex import bib_keys, bib_text_of
 
-    bib = bib_text_of(text, ctx.project.root / "latex")
-    return re.findall(r"@\w+\s*\{\s*([^,\s]+)\s*,", bib)
+    return sorted(bib_keys(bib_text_of(text, ctx.project.root / "latex")))
 
 
 def run(ctx: StageContext) -> StageOutput:
