@@ -251,6 +251,11 @@ class LabtuiApp(App[None]):
         self._refresh_sub_title()
 
     def on_main_screen_ready(self) -> None:
+        # Panes wrap text at the width they have when it is written: start only once the first
+        # layout has given every pane its size, so what is painted never depends on timing.
+        self.call_after_refresh(self._start_up)
+
+    def _start_up(self) -> None:
         """Paint the journal, then check the model (off the UI thread) before starting."""
         try:
             history = self.session.history()
