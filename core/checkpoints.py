@@ -8,13 +8,15 @@ answered.
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
-from .events import CheckpointDecided, CheckpointRequested, Event
+from .events import CheckpointDecided, CheckpointRequested, Event, ResearcherNote
 
-ACTIONS = ("approve", "revise", "skip", "abort")
+# `edit` means: the researcher changed the checkpoint's product file; commit it and ask again.
+ACTIONS = ("approve", "revise", "edit", "skip", "abort")
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,8 @@ class CheckpointRequest:
     title: str
     body: str  # Markdown: what is proposed, for the researcher to judge
     options: tuple[str, ...] = ACTIONS
+    kind: str = "stage"  # ideas | novelty | plan | run | plots | section | paper | review
+    product: str = ""  # project-relative file that `edit` opens; "" when there is none
 
 
 @dataclass(frozen=True)
@@ -58,10 +62,19 @@ class Checkpoints:
         self._ids = itertools.count(1)
 
     def ask(
-        self, stage: str, title: str, body: str, options: tuple[str, ...] = ACTIONS
+        self,
+        stage: str,
+        title: str,
+        body: str,
+        options: tuple[str, ...] = ACTIONS,
+        *,
+        kind: str = "stage",
+        product: str = "",
     ) -> Decision:
+        if not product:
+            options = tuple(option for option in options if option != "edit")
         checkpoint_id = f"{stage}-{next(self._ids)}"
-        request = CheckpointRequest(checkpoint_id, stage, title, body, options)
+        request = CheckpointRequest(checkpoint_id, stage, title, body, options, kind, product)
         self._emit(
             CheckpointRequested(
                 stage=stage,
@@ -69,6 +82,8 @@ class Checkpoints:
                 title=title,
                 body=body,
                 options=list(options),
+                kind=kind,
+                product=product,
             )
         )
         decision = self.port.ask(request)
@@ -78,3 +93,52 @@ class Checkpoints:
             )
         )
         return decision
+
+
+class ResearcherNotes:
+    """Notes the researcher leaves at any time; the next LLM call (chat or aider edit) takes them.
+
+    Front ends call ``leave`` from the UI thread while the pipeline thread calls ``take``, so the
+    box is locked. Each note is journaled when left and delivered exactly once.
+    """
+
+    def __init__(self, emit: Callable[[Event], None]) -> None:
+        self._emit = emit
+        self._lock = threading.Lock()
+        self._pending: list[str] = []
+
+    def leave(self, text: str, stage: str = "") -> None:
+        text = text.strip()
+        if not text:
+            return
+        with self._lock:
+            self._pending.append(text)
+        self._emit(ResearcherNote(stage=stage, text=text))
+
+    def take(self) -> list[str]:
+        with self._lock:
+            notes, self._pending = self._pending, []
+        return notes
+
+    def attach_to_prompt(self, prompt: str) -> str:
+        """``prompt`` followed by the pending notes (which are then delivered)."""
+        notes = self.take()
+        if not notes:
+            return prompt
+        lines = "\n".join(f"- {note}" for note in notes)
+        return f"{prompt}\n\nThe researcher left you a note while you worked; take it into account:\n{lines}\n"
+
+    def attach_to_messages(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """A copy of ``messages`` whose last user message carries the pending notes."""
+        for index in range(len(messages) - 1, -1, -1):
+            message = messages[index]
+            if message.get("role") == "user" and isinstance(message.get("content"), str):
+                if not self._has_pending():
+                    return messages
+                updated = dict(message, content=self.attach_to_prompt(message["content"]))
+                return [*messages[:index], updated, *messages[index + 1 :]]
+        return messages
+
+    def _has_pending(self) -> bool:
+        with self._lock:
+            return bool(self._pending)

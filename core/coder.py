@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from .checkpoints import ResearcherNotes
 from .config import ModelSpec
 from .errors import ConfigError, LabtuiError, LLMError
 from .events import AgentMessage, CodeDiff, Event, Notice
@@ -552,7 +553,9 @@ class Coder:
         ledger: Ledger,
         edit_format: str = "",
         max_tokens: int = 4096,
+        notes: ResearcherNotes | None = None,
     ) -> None:
+        self.notes = notes  # the researcher's notes left at any time reach the next edit
         self.project = project
         self.spec = spec
         self.emit = emit
@@ -583,6 +586,8 @@ class Coder:
             raise LabtuiError("Coder.edit needs at least one file to edit", "pass files=[...]")
         readonly = self._resolve(read_only or [], "read", must_exist=True)
         self.ledger.check()
+        if self.notes is not None:
+            prompt = self.notes.attach_to_prompt(prompt)
         before = {path: _sha(path) for path in targets}
         with _text_streams():
             event_io, aider_coder, failures = self._start(targets, readonly)

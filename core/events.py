@@ -118,6 +118,16 @@ class GpuSample(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class RunStarted(Event):
+    """A run begins: run ``index`` of ``total`` planned in this stage (the baseline is 0 of 0)."""
+
+    run_id: str
+    index: int = 0
+    total: int = 0
+    command: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
 class RunFinished(Event):
     run_id: str
     returncode: int
@@ -131,6 +141,8 @@ class RunFinished(Event):
 class LatexUpdated(Event):
     path: str
     text: str
+    # Every \\includegraphics target of the draft: {"path": str, "exists": bool}.
+    figures: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -161,13 +173,22 @@ class CheckpointRequested(Event):
     title: str
     body: str
     options: list[str] = field(default_factory=lambda: ["approve", "revise", "skip", "abort"])
+    kind: str = "stage"  # what is judged: ideas | novelty | plan | run | plots | section | review
+    product: str = ""  # the file (relative to the project) that `edit` opens; "" if none
 
 
 @dataclass(frozen=True, kw_only=True)
 class CheckpointDecided(Event):
     checkpoint_id: str
-    action: str  # approve | revise | skip | abort
+    action: str  # approve | revise | edit | skip | abort
     note: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResearcherNote(Event):
+    """A note the researcher left at any time; the next LLM call of the pipeline sees it."""
+
+    text: str
 
 
 @dataclass(frozen=True, kw_only=True)

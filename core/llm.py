@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .checkpoints import ResearcherNotes
 from .config import LLMSection, ModelSpec
 from .errors import BudgetExceeded, LLMError
 from .events import AgentChunk, AgentMessage, CostUpdate, Event, Notice
@@ -379,6 +380,7 @@ class LLM:
         emit: Emit,
         stage: str,
         role: str = "",
+        notes: ResearcherNotes | None = None,
     ) -> None:
         self.spec = spec
         self.settings = settings
@@ -386,6 +388,7 @@ class LLM:
         self.emit = emit
         self.stage = stage
         self.role = role or stage
+        self.notes = notes  # the researcher's notes left at any time reach the next call
         self._json_mode_ok = settings.json_mode  # turned off when the server rejects it
         self._ready = False
 
@@ -403,6 +406,8 @@ class LLM:
         """Send ``messages``, return the reply text; retries, events and accounting included."""
         self.ledger.check()
         self._prepare()
+        if self.notes is not None:
+            messages = self.notes.attach_to_messages(messages)
         kwargs = self._request_kwargs(messages, temperature, max_tokens, stream)
         if json_mode and self._json_mode_ok:
             try:

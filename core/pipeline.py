@@ -12,7 +12,7 @@ import importlib
 import threading
 from pathlib import Path
 
-from .checkpoints import CheckpointPort, Checkpoints, Decision
+from .checkpoints import CheckpointPort, Checkpoints, Decision, ResearcherNotes
 from .errors import Aborted, BudgetExceeded, LabtuiError
 from .events import (
     STAGES,
@@ -26,7 +26,7 @@ from .events import (
 )
 from .journal import Journal, PipelineState, read_events, replay
 from .project import Project
-from .stage_context import StageContext, StageOutput
+from .stage_context import MODEL_OF_STAGE, StageContext, StageOutput
 
 # One module per stage in core/stages/, each with one entry: run(ctx) -> StageOutput.
 STAGE_MODULES = {stage: f"labtui.core.stages.{stage}" for stage in STAGES}
@@ -43,6 +43,7 @@ class Session:
         self.state: PipelineState = replay(self._history)
         self.journal = Journal(project.state_dir)
         self.bus.subscribe(self.journal.append)
+        self.notes = ResearcherNotes(self.emit)
         self._stop = threading.Event()
         self._ledger = None
         self._current = ""  # the stage running now, for errors raised out of it
@@ -57,8 +58,34 @@ class Session:
     def project_name(self) -> str:
         return self.project.name
 
+    @property
+    def project_root(self) -> Path:
+        return self.project.root
+
+    @property
+    def budget_usd(self) -> float:
+        return self.config.budget.usd
+
+    @property
+    def commit_log(self):  # -> core.commits.CommitLog (git is imported lazily)
+        from .commits import CommitLog
+
+        return CommitLog(self.project.root)
+
     def history(self) -> list[Event]:
         return list(self._history)
+
+    def stage_models(self) -> dict[str, str]:
+        """The model name each stage uses ('' where none is configured)."""
+        names: dict[str, str] = {}
+        for stage in STAGES:
+            spec = self.config.model_for(MODEL_OF_STAGE.get(stage, stage))
+            names[stage] = spec.name if spec is not None else ""
+        return names
+
+    def leave_note(self, text: str) -> None:
+        """A note from the researcher, at any time: journaled now, read by the next LLM call."""
+        self.notes.leave(text, stage=self._current)
 
     def emit(self, event: Event) -> None:
         self.bus.emit(event)
@@ -136,7 +163,7 @@ class Session:
             self.emit(StageStarted(stage=stage))
             ctx = StageContext(self, stage, notes=self.state.notes_for(stage))
             output: StageOutput = module.run(ctx)
-            decision = self._checkpoint(stage, output, checkpoints)
+            decision = self._checkpoint(ctx, module, output, checkpoints)
             if decision.action == "revise":
                 # The note reaches the next attempt's prompts (and is journaled by Checkpoints).
                 self.state.decisions.append(
@@ -155,12 +182,35 @@ class Session:
             self.state.finished[stage] = finished
             return
 
-    def _checkpoint(self, stage: str, output: StageOutput, checkpoints: Checkpoints) -> Decision:
-        if self.ledger.exhausted:
-            # The hard cap: stop cleanly here, with everything done so far committed.
-            self.ledger.check()
-        title = f"{stage}: {output.summary}"
-        return checkpoints.ask(stage, title, output.checkpoint_body or output.summary)
+    def _checkpoint(
+        self, ctx: StageContext, module, output: StageOutput, checkpoints: Checkpoints
+    ) -> Decision:
+        """Ask until the researcher decides; an `edit` is committed and the question asked again
+        about the edited product (so the edit is what later stages use)."""
+        while True:
+            if self.ledger.exhausted:
+                # The hard cap: stop cleanly here, with everything done so far committed.
+                self.ledger.check()
+            decision = checkpoints.ask(
+                ctx.stage,
+                f"{ctx.stage}: {output.summary}",
+                output.checkpoint_body or output.summary,
+                kind=output.kind,
+                product=output.product,
+            )
+            if decision.action != "edit":
+                return decision
+            output = self._keep_edit(ctx, module, output)
+
+    def _keep_edit(self, ctx: StageContext, module, output: StageOutput) -> StageOutput:
+        """Commit the researcher's edit of the product and re-derive the stage's output from it."""
+        commit = ctx.commit(f"{ctx.stage}: researcher edited {output.product}", [output.product])
+        if commit is None:
+            ctx.say(f"{output.product} is unchanged: nothing to keep")
+            return output
+        ctx.say(f"kept your edit of {output.product} as commit {commit.sha[:8]}")
+        reload = getattr(module, "reload", None)
+        return reload(ctx, output) if reload is not None else output
 
     def _recover_uncommitted_work(self) -> None:
         """Edits made since the last session (by hand, or by a run killed mid-stage) are kept as

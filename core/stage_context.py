@@ -28,6 +28,8 @@ class StageOutput:
     summary: str  # one line: what the stage produced
     result: dict[str, Any] = field(default_factory=dict)  # journaled; later stages read it
     checkpoint_body: str = ""  # Markdown the researcher judges at the checkpoint
+    kind: str = "stage"  # what the checkpoint judges (CheckpointRequest.kind)
+    product: str = ""  # the project file the researcher may edit at the checkpoint
 
 
 class StageContext:
@@ -77,6 +79,7 @@ class StageContext:
             self.emit,
             self.stage,
             role=role or self.stage,
+            notes=self.session.notes,
         )
 
     def coder(self) -> Coder:
@@ -90,6 +93,7 @@ class StageContext:
             ledger=self.session.ledger,
             edit_format=self.config.models.edit_format,
             max_tokens=self.config.llm.max_tokens,
+            notes=self.session.notes,
         )
 
     def prompt(self, name: str, **values: Any) -> str:

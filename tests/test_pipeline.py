@@ -130,3 +130,78 @@ def test_a_second_run_on_the_same_project_is_refused_clearly(project):
     finally:
         lock.close()
     assert Session.open(project.root).run(ScriptedPort(Decision("abort"))) == "stopped"
+
+
+class NoteLeavingPort(ScriptedPort):
+    """TEST-ONLY: leaves a note (as the TUI's `n` does) when the first checkpoint is asked."""
+
+    def __init__(self, session: Session, note: str, *decisions: Decision) -> None:
+        super().__init__(*decisions)
+        self.session, self.note = session, note
+
+    def ask(self, request: CheckpointRequest) -> Decision:
+        if not self.asked:
+            self.session.leave_note(self.note)
+        return super().ask(request)
+
+
+def test_a_note_left_at_any_time_reaches_only_the_next_llm_call(project, llm_server):
+    from labtui.core.events import ResearcherNote
+
+    session = Session.open(project.root)
+    port = NoteLeavingPort(session, "prefer ideas about label noise", Decision("approve"))
+    session.run(port)
+    novelty = llm_server.requests_for("scripted-novelty")
+    assert novelty, "the novelty stage called its model"
+    assert "prefer ideas about label noise" in json.dumps(novelty[0]["messages"])
+    later = novelty[1:] + llm_server.requests_for("scripted-experiments")
+    assert all("prefer ideas about label noise" not in json.dumps(r["messages"]) for r in later)
+    notes = [e for e in _journal(project) if isinstance(e, ResearcherNote)]
+    assert [n.text for n in notes] == ["prefer ideas about label noise"]
+
+
+class EditingPort(ScriptedPort):
+    """TEST-ONLY: at the first checkpoint, edits the product the way $EDITOR would, then answers
+    `edit`; every later question gets the next scripted decision."""
+
+    def __init__(self, root, change, *decisions: Decision) -> None:
+        super().__init__(*decisions)
+        self.root, self.change = root, change
+
+    def ask(self, request: CheckpointRequest) -> Decision:
+        if not self.asked:
+            self.asked.append(request)
+            assert "edit" in request.options and request.product
+            self.change(self.root / request.product)
+            return Decision("edit", request.product)
+        return super().ask(request)
+
+
+def test_an_edit_at_a_checkpoint_is_committed_and_used(project, llm_server):
+    def retitle(path):
+        ideas = json.loads(path.read_text())
+        for idea in ideas:
+            if idea["Name"] == "wider_hidden_layer":
+                idea["Title"] = "Width Under Label Noise"
+        path.write_text(json.dumps(ideas, indent=1))
+
+    port = EditingPort(project.root, retitle, Decision("approve"))
+    Session.open(project.root).run(port)
+    first, again = port.asked[0], port.asked[1]
+    assert (first.kind, first.product) == ("ideas", "ideas.json")
+    assert again.stage == "ideas", "after an edit the same checkpoint is asked again"
+    assert "Width Under Label Noise" in again.body
+    assert "ideas: researcher edited ideas.json" in project.repo.git.log("--format=%s")
+    decisions = [e.action for e in _journal(project) if isinstance(e, CheckpointDecided)]
+    assert decisions[:2] == ["edit", "approve"]
+    # the next stage works on the edited idea
+    novelty = json.dumps(llm_server.requests_for("scripted-novelty"))
+    assert "Width Under Label Noise" in novelty
+
+
+def test_editing_a_checkpoint_without_a_product_is_not_offered(project):
+    from labtui.core.checkpoints import Checkpoints
+
+    asked = []
+    Checkpoints(ScriptedPort(Decision("approve")), asked.append).ask("x", "t", "b")
+    assert "edit" not in asked[0].options

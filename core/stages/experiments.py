@@ -131,6 +131,7 @@ def run(ctx: StageContext) -> StageOutput:
             notes=ctx.notes_block(),
         )
         result, edit = _attempt_run(ctx, coder, run_id, prompt)
+        last_edit = edit
         runs[run_id] = result.means
         append_run(
             root,
@@ -149,5 +150,21 @@ def run(ctx: StageContext) -> StageOutput:
         summary=f"{len(runs)} run(s) for {idea.name}; last {last}",
         result={"idea": idea.name, "runs": list(runs), "means": runs, "baseline": baseline},
         checkpoint_body=f"Results of {last} against the baseline:\n\n"
-        + metrics_table(runs[last], baseline),
+        + metrics_table(runs[last], baseline)
+        + _diff_block(f"The code of {last}", last_edit.commit),
+        kind="run",
+        product="experiment.py",
     )
+
+
+SHOWN_DIFF_LINES = 60
+
+
+def _diff_block(heading: str, commit: Any) -> str:
+    """The run's code change as a fenced diff (clipped: the whole diff is in git)."""
+    if commit is None or not commit.diff.strip():
+        return ""
+    lines = commit.diff.rstrip().splitlines()
+    more = len(lines) - SHOWN_DIFF_LINES
+    shown = "\n".join(lines[:SHOWN_DIFF_LINES]) + (f"\n… {more} more lines" if more > 0 else "")
+    return f"\n\n{heading} (commit `{commit.sha[:8]}`):\n\n```diff\n{shown}\n```\n"

@@ -90,12 +90,17 @@ def run(ctx: StageContext) -> StageOutput:
     ctx.commit(
         f"ideas: {len(fresh)} new idea(s): {', '.join(i.name for i in fresh)}", ["ideas.json"]
     )
-    order = ranked(fresh)
+    return _ideas_output(ranked(fresh))
+
+
+def _ideas_output(order: list[Idea]) -> StageOutput:
     return StageOutput(
-        summary=f"{len(fresh)} idea(s) proposed; best: {order[0].name}",
+        summary=f"{len(order)} idea(s) proposed; best: {order[0].name}",
         result={"ideas": [i.name for i in order]},
         checkpoint_body="Ideas, ranked (I = interestingness, F = feasibility, N = novelty):\n\n"
         + ideas_table(order),
+        kind="ideas",
+        product="ideas.json",
     )
 
 
@@ -133,3 +138,15 @@ def _reflect(ctx: StageContext, llm, messages: list[dict], ideas: list[Idea]) ->
         if reflection.done:
             break
     return ideas
+
+
+def reload(ctx: StageContext, output: StageOutput) -> StageOutput:
+    """After the researcher edited ideas.json at the checkpoint: rank what the file now says."""
+    by_name = {idea.name: idea for idea in load_archive(ctx.project.root)}
+    kept = [by_name[name] for name in output.result.get("ideas", []) if name in by_name]
+    if not kept:
+        raise StageFailed(
+            "after your edit, none of this round's ideas is left in ideas.json",
+            "revise at the checkpoint to ask for new ideas, or restore ideas.json with git",
+        )
+    return _ideas_output(ranked(kept))

@@ -148,6 +148,8 @@ def run(ctx: StageContext) -> StageOutput:
         summary=f"{chosen.name}: {chosen.novelty_evidence.get('decision')}",
         result={"idea": chosen.name, "evidence": chosen.novelty_evidence},
         checkpoint_body=_evidence_markdown(chosen),
+        kind="novelty",
+        product="ideas.json",
     )
 
 

@@ -48,4 +48,6 @@ def run(ctx: StageContext) -> StageOutput:
         summary=f"{len(figures)} figure(s)" + (f"; plot.py failed: {problem}" if problem else ""),
         result={"figures": figures, "plot_failed": bool(problem)},
         checkpoint_body="Figures in the project root:\n\n" + "\n".join(f"- {f}" for f in figures),
+        kind="plots",
+        product="plot.py",
     )

@@ -47,4 +47,6 @@ def run(ctx: StageContext) -> StageOutput:
         summary=f"{review.decision}, overall {review.overall}/10",
         result={"overall": review.overall, "decision": review.decision, "review": "review.json"},
         checkpoint_body=review.markdown(),
+        kind="review",
+        product="review.json",
     )
