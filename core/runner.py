@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .errors import LabtuiError
-from .events import Event, LogLine, RunFinished
+from .events import Event, LogLine, RunFinished, RunStarted
 from .gpu import GpuSampler
 from .templates import check_final_info
 
@@ -441,6 +442,8 @@ def run_experiment(
     emit: Emit,
     stage: str,
     commit: str = "",
+    index: int = 0,
+    total: int = 0,
 ) -> RunResult:
     """Run ``python experiment.py --out_dir=<run_id>`` in ``root`` and judge its final_info.json.
 
@@ -458,6 +461,7 @@ def run_experiment(
     argv = [python, "experiment.py", f"--out_dir={run_id}"]
     environment = probe_interpreter(python, root)
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
+    emit(RunStarted(stage=stage, run_id=run_id, index=index, total=total, command=shlex.join(argv)))
     with GpuSampler(emit, stage):
         proc = run_process(
             argv, cwd=root, timeout_s=timeout_s, run_id=run_id, emit=emit, stage=stage

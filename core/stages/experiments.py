@@ -67,7 +67,7 @@ def _ensure_baseline(ctx: StageContext) -> dict[str, Any]:
     return _baseline_means(root)
 
 
-def _attempt_run(ctx: StageContext, coder, run_id: str, prompt: str):
+def _attempt_run(ctx: StageContext, coder, run_id: str, prompt: str, index: int = 0):
     """Edit, run, feed errors back: up to [limits] fix_attempts tries. Returns (result, edit)."""
     from ..runner import run_experiment
 
@@ -91,6 +91,8 @@ def _attempt_run(ctx: StageContext, coder, run_id: str, prompt: str):
             emit=ctx.emit,
             stage=ctx.stage,
             commit=edit.commit.sha if edit.commit else ctx.project.head(),
+            index=index,
+            total=max(1, ctx.config.limits.max_runs),
         )
         if result.ok:
             return result, edit
@@ -130,7 +132,7 @@ def run(ctx: StageContext) -> StageOutput:
             previous=previous,
             notes=ctx.notes_block(),
         )
-        result, edit = _attempt_run(ctx, coder, run_id, prompt)
+        result, edit = _attempt_run(ctx, coder, run_id, prompt, index=number - first + 1)
         last_edit = edit
         runs[run_id] = result.means
         append_run(
