@@ -17,7 +17,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -577,29 +577,51 @@ def _check_cites(body: str, bib_text: str) -> list[str]:
     return problems
 
 
-def _check_figures(body: str, root: Path, graphics_dirs: list[Path]) -> list[str]:
-    dirs = _graphics_search_dirs(body, root, graphics_dirs)
-    problems = []
+def referenced_figures(
+    tex: str, root: Path, graphics_dirs: Sequence[Path] = ()
+) -> list[dict[str, Any]]:
+    """Every ``\\includegraphics`` target of ``tex`` once, in order of first use.
+
+    Each is ``{"path": name as written, "exists": bool, "line": first line}``. Targets resolve as
+    TeX resolves them when compiling in ``root`` (the .tex file's folder): against ``root``,
+    then ``graphics_dirs``, then every ``\\graphicspath`` entry. Commented-out and verbatim
+    includes do not count: TeX never reads them.
+    """
+    body = _strip_comments(_VERBATIM_ENVS.sub(_blank, tex))
+    dirs = _graphics_search_dirs(body, Path(root), graphics_dirs)
+    return [
+        {"path": name, "exists": _find_graphic(name, dirs) is not None, "line": lines[0]}
+        for name, lines in _figure_uses(body).items()
+    ]
+
+
+def _figure_uses(body: str) -> dict[str, list[int]]:
+    """Lines of each ``\\includegraphics`` target of a comment-free body, in order of first use."""
     uses: dict[str, list[int]] = {}
     for match in _INCLUDEGRAPHICS.finditer(body):
-        name = match.group(1).strip()
-        line = _line_of(body, match.start())
-        uses.setdefault(name, []).append(line)
-        if len(uses[name]) == 1 and _find_graphic(name, dirs) is None:
-            problems.append(
-                f"Line {line}: figure file '{name}' does not exist (looked in "
-                f"{', '.join(str(d) for d in dirs)}); include only figures that exist."
-            )
-    for name, lines in uses.items():
-        if len(lines) > 1:
-            problems.append(
-                f"Figure file '{name}' is included {len(lines)} times (lines "
-                f"{', '.join(map(str, lines))}); include each figure once."
-            )
+        uses.setdefault(match.group(1).strip(), []).append(_line_of(body, match.start()))
+    return uses
+
+
+def _check_figures(body: str, root: Path, graphics_dirs: Sequence[Path]) -> list[str]:
+    dirs = _graphics_search_dirs(body, root, graphics_dirs)
+    uses = _figure_uses(body)
+    problems = [
+        f"Line {lines[0]}: figure file '{name}' does not exist (looked in "
+        f"{', '.join(str(d) for d in dirs)}); include only figures that exist."
+        for name, lines in uses.items()
+        if _find_graphic(name, dirs) is None
+    ]
+    problems += [
+        f"Figure file '{name}' is included {len(lines)} times (lines "
+        f"{', '.join(map(str, lines))}); include each figure once."
+        for name, lines in uses.items()
+        if len(lines) > 1
+    ]
     return problems
 
 
-def _graphics_search_dirs(body: str, root: Path, graphics_dirs: list[Path]) -> list[Path]:
+def _graphics_search_dirs(body: str, root: Path, graphics_dirs: Sequence[Path]) -> list[Path]:
     bases = [root] + [d if Path(d).is_absolute() else root / d for d in graphics_dirs]
     extra = []
     for match in _GRAPHICSPATH.finditer(body):

@@ -22,6 +22,7 @@ from labtui.core.latex import (
     parse_blg,
     parse_log,
     pdf_text,
+    referenced_figures,
     tool_available,
 )
 
@@ -503,3 +504,65 @@ def test_outcome_and_message_serialise() -> None:
         {"file": "a.tex", "line": 3, "message": "Undefined control sequence \\x", "kind": "error"}
     ]
     assert str(message) == "a.tex:3: Undefined control sequence \\x"
+
+
+# --------------------------------------------------------------------------------------------
+# referenced_figures
+# --------------------------------------------------------------------------------------------
+
+
+def test_referenced_figures_are_listed_once_in_order_with_missing_ones_marked(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures" / "moons.png").write_bytes(b"png")  # found through \graphicspath
+    # CHECKED includes moons twice, a missing plot, and commented.png in a comment only.
+    assert referenced_figures(CHECKED, tmp_path) == [
+        {"path": "moons", "exists": True, "line": 14},
+        {"path": "missing_plot.png", "exists": False, "line": 15},
+    ]
+
+
+def test_referenced_figures_ignore_comments_and_verbatim_but_not_escaped_percents(
+    tmp_path: Path,
+) -> None:
+    tex = (
+        "% \\includegraphics{commented.png}\n"
+        "\\begin{verbatim}\n\\includegraphics{quoted.png}\n\\end{verbatim}\n"
+        "100\\% of runs \\includegraphics[width=2cm]{kept.png} % \\includegraphics{tail.png}\n"
+    )
+    assert referenced_figures(tex, tmp_path) == [{"path": "kept.png", "exists": False, "line": 5}]
+
+
+def test_referenced_figures_resolve_like_tex_from_the_tex_folder(tmp_path: Path) -> None:
+    latex_dir = tmp_path / "latex"
+    latex_dir.mkdir()
+    (tmp_path / "train_loss.png").write_bytes(b"png")  # plots land in the project root
+    include = "\\includegraphics{train_loss}"
+    assert referenced_figures(include, latex_dir)[0]["exists"] is False
+    assert referenced_figures("\\graphicspath{{../}}" + include, latex_dir)[0]["exists"] is True
+    assert referenced_figures(include, latex_dir, [Path("..")])[0]["exists"] is True
+    assert referenced_figures(include, latex_dir, [tmp_path])[0]["exists"] is True
+
+
+def test_a_document_without_figures_references_none(tmp_path: Path) -> None:
+    assert referenced_figures(document(GOOD_BODY), tmp_path) == []
+
+
+@requires_tex
+def test_referenced_figures_agree_with_the_compile(paper_dir: Path, tmp_path: Path) -> None:
+    import pymupdf
+
+    doc = pymupdf.open()
+    doc.new_page(width=100, height=100)
+    doc.save(tmp_path / "found.pdf")  # beside latex/, as the plots stage leaves figures
+    doc.close()
+    body = GOOD_BODY + "\n\\graphicspath{{../}}\n\\includegraphics[width=1cm]{found}"
+    tex = paper_dir / "template.tex"
+    tex.write_text(document(body))
+    assert [f["exists"] for f in referenced_figures(tex.read_text(), paper_dir)] == [True]
+    assert compile_latex(tex, tmp_path / "paper.pdf", timeout_s=60).ok
+
+    tex.write_text(document(body.replace("{found}", "{lost}")))
+    assert [f["exists"] for f in referenced_figures(tex.read_text(), paper_dir)] == [False]
+    assert not compile_latex(tex, tmp_path / "paper.pdf", timeout_s=60).ok

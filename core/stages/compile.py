@@ -45,7 +45,7 @@ def _describe(outcome, problems: list[str], lint: list) -> str:
 
 
 def run(ctx: StageContext) -> StageOutput:
-    from ..latex import chktex, compile_latex
+    from ..latex import chktex, compile_latex, referenced_figures
 
     root = ctx.project.root
     tex_path = root / TEX
@@ -67,7 +67,9 @@ def run(ctx: StageContext) -> StageOutput:
         coder.edit(
             [TEX], ctx.prompt("latex_fix", problems=report), commit_message="compile: fix LaTeX"
         )
-        ctx.emit(LatexUpdated(stage=ctx.stage, path=TEX, text=tex_path.read_text(encoding="utf-8")))
+        fixed = tex_path.read_text(encoding="utf-8")
+        figures = referenced_figures(fixed, tex_path.parent)
+        ctx.emit(LatexUpdated(stage=ctx.stage, path=TEX, text=fixed, figures=figures))
     if not outcome.ok:
         first = outcome.errors[0].message if outcome.errors else "see the log"
         raise StageFailed(
@@ -82,4 +84,6 @@ def run(ctx: StageContext) -> StageOutput:
         result={"pdf": PDF, "pages": outcome.pages, "problems": problems},
         checkpoint_body=f"`{PDF}` compiled: {outcome.pages} page(s)."
         + ("\n\nOpen problems:\n" + "\n".join(f"- {p}" for p in problems) if problems else ""),
+        kind="paper",
+        product=TEX,
     )

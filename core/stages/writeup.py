@@ -55,10 +55,15 @@ def run(ctx: StageContext) -> StageOutput:
         if left:
             ctx.say(f"placeholders still in the paper: {', '.join(left)}")
     text = tex_path.read_text(encoding="utf-8")
-    ctx.emit(LatexUpdated(stage=ctx.stage, path=TEX, text=text))
+    from ..latex import referenced_figures
+
+    figures = referenced_figures(text, tex_path.parent)  # as TeX resolves them in latex/
+    ctx.emit(LatexUpdated(stage=ctx.stage, path=TEX, text=text, figures=figures))
     return StageOutput(
         summary=f"paper drafted ({len(text.splitlines())} lines)",
         result={"tex": TEX, "placeholders_left": left},
         checkpoint_body=f"The draft `{TEX}` ({len(text.splitlines())} lines). "
         + (f"Placeholders left: {', '.join(left)}" if left else "No placeholders left."),
+        kind="section",
+        product=TEX,
     )
