@@ -12,8 +12,10 @@ environment is theirs, and labtui's own pins must not decide which numpy an expe
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
+import select
 import shlex
 import shutil
 import signal
@@ -36,7 +38,9 @@ Emit = Callable[[Event], None]
 
 KILL_GRACE_S = 3.0  # between SIGTERM and SIGKILL: time to flush logs and free the GPU
 DRAIN_AFTER_EXIT_S = 2.0  # how long readers may still drain pipes after the child exited
-MAX_LINE_CHARS = 16_384  # longer lines arrive as several LogLines; bounds one read
+MAX_LINE_CHARS = 16_384  # longer lines arrive cut into pieces of this size
+READ_BYTES = 1 << 16  # at most this much output per LogLine event
+COALESCE_S = 0.02  # how long one event may gather a chatty child's writes
 ENV_PROBE_TIMEOUT_S = 60.0
 RUN_RECORD_NAME = "labtui_run.json"
 FINAL_INFO_NAME = "final_info.json"
@@ -90,11 +94,12 @@ class _Tail:
         self._chars = 0
         self._lock = threading.Lock()
 
-    def add(self, line: str) -> None:
-        line = line[-self._limit :] if self._limit else ""
+    def extend(self, lines: list[str]) -> None:
         with self._lock:
-            self._lines.append(line)
-            self._chars += len(line) + 1
+            for line in lines[-max(1, self._limit) :]:  # more lines than chars never survive
+                line = line[-self._limit :] if self._limit else ""
+                self._lines.append(line)
+                self._chars += len(line) + 1
             # Drop whole old lines while the rest still covers the limit.
             while self._lines and self._chars - len(self._lines[0]) - 1 >= self._limit:
                 self._chars -= len(self._lines.popleft()) + 1
@@ -106,7 +111,11 @@ class _Tail:
 
 
 class _StreamPump(threading.Thread):
-    """Reads one pipe to its end, emitting each line and keeping the tail.
+    """Reads one pipe to its end in blocks, emitting the lines of each block as one LogLine
+    (its text holds them joined with newlines) and keeping the tail.
+
+    One event per read, not per line: a child printing 100k lines as fast as it can then costs
+    tens of events, which keeps the journal, the bus and the UI thread out of its way.
 
     A failing subscriber must not stop the draining: a child whose pipe is not read blocks on
     its next write and would hang until the timeout. So the first error is kept and re-raised
@@ -125,15 +134,35 @@ class _StreamPump(threading.Thread):
         self.tail = _Tail(tail_chars)
         self.error: Exception | None = None
 
-    def _lines(self) -> Iterator[str]:
-        # Text mode uses universal newlines, so '\r' progress bars arrive as separate lines.
-        while line := self._pipe.readline(MAX_LINE_CHARS):
-            yield line.rstrip("\n")
+    def _blocks(self) -> Iterator[list[str]]:
+        """Lines as they arrive, a block per read. Universal newlines: '\r' progress bars
+        arrive as separate lines; a '\r\n' split across two reads is one line break."""
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        fd = self._pipe.fileno()
+        pending = ""
+        while chunk := _read_block(fd):
+            pending += decoder.decode(chunk)
+            held = ""
+            if pending.endswith("\r"):
+                pending, held = pending[:-1], "\r"
+            *lines, pending = pending.splitlines(keepends=True) or [""]
+            if pending.endswith(("\n", "\r")):
+                lines.append(pending)
+                pending = ""
+            pending += held
+            while len(pending) > MAX_LINE_CHARS:  # a newline-free flood: cut it, keep reading
+                lines.append(pending[:MAX_LINE_CHARS])
+                pending = pending[MAX_LINE_CHARS:]
+            if lines:
+                yield [piece for line in lines for piece in _cut(line.rstrip("\r\n"))]
+        pending += decoder.decode(b"", final=True)
+        if pending.rstrip("\r\n"):
+            yield _cut(pending.rstrip("\r\n"))
 
     def run(self) -> None:
         try:
-            for text in self._lines():
-                self.tail.add(text)
+            for lines in self._blocks():
+                self.tail.extend(lines)
                 if self.error is None:
                     try:
                         self._emit(
@@ -141,7 +170,7 @@ class _StreamPump(threading.Thread):
                                 stage=self._stage,
                                 run_id=self._run_id,
                                 stream=self._stream,
-                                text=text,
+                                text="\n".join(lines),
                             )
                         )
                     except Exception as exc:
@@ -150,6 +179,31 @@ class _StreamPump(threading.Thread):
             pass  # the pipe was closed under us while killing the group: nothing more to read
         finally:
             self._pipe.close()
+
+
+def _read_block(fd: int) -> bytes:
+    """What the child wrote within COALESCE_S of its first byte (b"" at the end of the pipe).
+
+    An unbuffered child writes line by line; gathering for a few milliseconds turns a flood of
+    small writes into a few large events while a quiet child's line still shows at once."""
+    block = os.read(fd, READ_BYTES)
+    deadline = time.monotonic() + COALESCE_S
+    while block and len(block) < READ_BYTES:
+        wait = deadline - time.monotonic()
+        if wait <= 0 or not select.select([fd], [], [], wait)[0]:
+            break
+        more = os.read(fd, READ_BYTES - len(block))
+        if not more:
+            break  # the end of the pipe: the next read says so again
+        block += more
+    return block
+
+
+def _cut(line: str) -> list[str]:
+    """A line in pieces of at most MAX_LINE_CHARS: one huge line must not become one huge event."""
+    if len(line) <= MAX_LINE_CHARS:
+        return [line]
+    return [line[i : i + MAX_LINE_CHARS] for i in range(0, len(line), MAX_LINE_CHARS)]
 
 
 def _missing_interpreter(python: str) -> LabtuiError:

@@ -176,12 +176,14 @@ def test_the_app_runs_the_real_pipeline_to_a_reviewed_paper(moons_project):
         async with app.run_test(size=(120, 36)) as pilot:
             for _ in range(1200):
                 await pilot.pause(0.1)
-                if any(word in str(app.sub_title) for word in ("finished", "failed", "crashed")):
+                if app.outcome is not None:
                     break
-            return str(app.sub_title)
+            await pilot.pause(0.2)
+            return f"{app.outcome}: {app.progress.phase} {app.progress.stages}"
 
-    sub_title = asyncio.run(drive())
-    assert "finished" in sub_title, sub_title
+    outcome = asyncio.run(drive())
+    assert outcome.startswith("finished"), outcome
+    assert "'review': 'done'" in outcome
     assert_reviewed_paper(moons_project)
 
 

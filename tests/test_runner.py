@@ -32,7 +32,9 @@ class Recorder:
         self.events.append(event)
 
     def lines(self, stream: str) -> list[str]:
-        return [e.text for e in self.events if isinstance(e, LogLine) and e.stream == stream]
+        """Every line of a stream (a LogLine carries the lines of one pipe read)."""
+        events = [e for e in self.events if isinstance(e, LogLine) and e.stream == stream]
+        return [line for e in events for line in e.text.split("\n")]
 
     def of_type(self, kind: type) -> list:
         return [e for e in self.events if isinstance(e, kind)]
@@ -357,3 +359,24 @@ def test_run_plot_returns_new_and_rewritten_pngs(tmp_path: Path) -> None:
     result, pngs = run_plot(tmp_path, python=PYTHON, timeout_s=30, emit=emit, stage="plots")
     assert result.returncode == 0
     assert pngs == ["figures/extra.png", "test_accuracy.png", "train_loss.png"]
+
+
+def test_a_flood_of_lines_arrives_in_few_events_with_every_line_intact(tmp_path: Path) -> None:
+    write(
+        tmp_path / "flood.py",
+        """
+        import sys
+        for i in range(50_000):
+            sys.stdout.write(f"step {i}\\r\\n" if i % 2 else f"step {i}\\n")
+        sys.stdout.write("x" * 40_000 + "\\n")
+        sys.stdout.write("no newline at the end")
+        """,
+    )
+    emit = Recorder()
+    run_process([PYTHON, "flood.py"], cwd=tmp_path, timeout_s=60, run_id="r", emit=emit, stage="s")
+    lines = emit.lines("stdout")
+    assert lines[:50_000] == [f"step {i}" for i in range(50_000)], "\\r\\n is one line break"
+    assert "".join(lines[50_000:-1]) == "x" * 40_000, "a long line is cut, nothing lost"
+    assert max(len(line) for line in lines) <= 16_384
+    assert lines[-1] == "no newline at the end"
+    assert len(emit.of_type(LogLine)) < 1000, "one event per pipe read, not per line"

@@ -1,260 +1,43 @@
-"""The Textual front end against a scripted fake Session: panes, checkpoints, screens, snapshots.
-
-The fake emits real ``labtui.core.events`` from the worker thread, exactly as the pipeline does,
-and asks one checkpoint through the port it is given. Every timestamp and number is fixed so the
-snapshots are stable. Async tests run under ``asyncio.run`` (no pytest-asyncio needed).
+"""The Textual front end against a scripted fake Session (tests/tui_scenes.py): checkpoint keys,
+notes, help, the palette, panes, quitting. The pictures are in test_tui_snapshots.py; a real
+pipeline under the TUI is in test_tui_pipeline.py. Async tests run under ``asyncio.run``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from textual.pilot import Pilot
-from textual.widgets import Input, RichLog, Static
-
-from labtui.core.checkpoints import ACTIONS, CheckpointPort, Checkpoints, Decision
-from labtui.core.errors import Aborted
-from labtui.core.events import (
-    AgentChunk,
-    AgentMessage,
-    Bus,
-    CodeDiff,
-    CompileResult,
-    CostUpdate,
-    ErrorEvent,
-    Event,
-    GpuSample,
-    LatexUpdated,
-    LogLine,
-    Notice,
-    RunFinished,
-    StageFinished,
-    StageStarted,
+from textual.widgets import RichLog, Static
+from tui_scenes import (
+    NO_MODEL,
+    Ask,
+    FakeSession,
+    ev,
+    up_to_experiments,
+    writeup_in_progress,
 )
+
+from labtui.core.checkpoints import Decision
+from labtui.core.errors import Aborted
+from labtui.core.events import ErrorEvent, LogLine, RunFinished
 from labtui.tui.app import EventInbox, LabtuiApp
 from labtui.tui.panes import LatexPane, flatten_means
-from labtui.tui.screens import CheckpointScreen, ConfirmQuitScreen, ErrorScreen, NoModelScreen
+from labtui.tui.panes.logs import RunLog
+from labtui.tui.screens import (
+    CheckpointScreen,
+    ConfirmQuitScreen,
+    ErrorScreen,
+    HelpScreen,
+    NoModelScreen,
+    NoteScreen,
+)
 
-TS = 1_700_000_000.0  # every event carries this: nothing displayed may depend on the clock
 SIZE = (100, 30)
-NO_MODEL = "LABTUI_MODEL is not set and labtui.toml has no [models] default."
-
-DIFF = """\
-diff --git a/experiment.py b/experiment.py
-index 3b18e51..a9c4f02 100644
---- a/experiment.py
-+++ b/experiment.py
-@@ -12,7 +12,8 @@ def train(model, data, lr):
-     opt = torch.optim.AdamW(model.parameters(), lr=lr)
--    loss_fn = nn.CrossEntropyLoss()
-+    # label smoothing regularises the over-confident char model
-+    loss_fn = nn.CrossEntropyLoss(label_smoothing=0.1)
-     for step, (x, y) in enumerate(data):
-"""
-
-LATEX = r"""\documentclass{article}
-\usepackage{graphicx}
-\title{Label Smoothing for Character Models}
-\begin{document}
-\maketitle
-\section{Introduction}
-We study label smoothing \citep{szegedy2016}.
-\end{document}
-"""
-
-BODY = """\
-**Plan:** add label smoothing (0.1) to the loss and compare validation loss with `run_0`.
-
-- one run, same seed
-- expected: lower val loss
-"""
-
-
-def ev(cls: type[Event], **fields: object) -> Event:
-    return cls(ts=TS, **fields)  # type: ignore[call-arg]
-
-
-def before_checkpoint() -> list[Event]:
-    return [
-        ev(StageStarted, stage="ideas"),
-        ev(
-            AgentMessage,
-            stage="ideas",
-            role="ideator",
-            text="Try **label smoothing** on the char model.",
-        ),
-        ev(AgentChunk, stage="ideas", role="critic", text="Cheap and "),
-        ev(AgentChunk, stage="ideas", role="critic", text="well studied"),
-        ev(
-            AgentMessage,
-            stage="ideas",
-            role="critic",
-            text="Cheap and well studied; novelty is low.",
-        ),
-        ev(
-            CostUpdate,
-            stage="ideas",
-            model="openai/scripted",
-            tokens_in=1200,
-            tokens_out=300,
-            cost_usd=0.04,
-            stage_tokens_in=1200,
-            stage_tokens_out=300,
-            stage_cost_usd=0.04,
-            total_cost_usd=0.04,
-            budget_usd=10.0,
-        ),
-        ev(StageFinished, stage="ideas", summary="1 idea"),
-        ev(StageStarted, stage="experiments"),
-        ev(
-            CodeDiff,
-            stage="experiments",
-            commit="3f2a9c1e0b7d",
-            message="Add label smoothing",
-            files=["experiment.py"],
-            diff=DIFF,
-        ),
-        ev(
-            LogLine, stage="experiments", run_id="run_1", stream="stdout", text="step 0 loss 4.1742"
-        ),
-        ev(
-            LogLine,
-            stage="experiments",
-            run_id="run_1",
-            stream="stdout",
-            text="step 100 loss 2.0315",
-        ),
-        ev(
-            LogLine,
-            stage="experiments",
-            run_id="run_1",
-            stream="stderr",
-            text="warning: slow dataloader",
-        ),
-        ev(
-            GpuSample,
-            stage="experiments",
-            gpus=[
-                {
-                    "index": 0,
-                    "name": "NVIDIA H100",
-                    "util": 87,
-                    "mem_used_mb": 12288,
-                    "mem_total_mb": 81559,
-                    "temp_c": 64,
-                }
-            ],
-        ),
-        ev(
-            RunFinished,
-            stage="experiments",
-            run_id="run_1",
-            returncode=0,
-            wall_s=12.3,
-            means={"shakespeare_char": {"means": {"val_loss": 1.4712, "train_loss": 1.2}}},
-        ),
-        ev(LatexUpdated, stage="writeup", path="latex/template.tex", text=LATEX),
-        ev(
-            CompileResult,
-            stage="compile",
-            ok=False,
-            errors=[{"line": 7, "message": "Undefined control sequence \\citep"}],
-        ),
-        ev(
-            CostUpdate,
-            stage="experiments",
-            model="openai/scripted",
-            tokens_in=800,
-            tokens_out=900,
-            cost_usd=0.08,
-            stage_tokens_in=800,
-            stage_tokens_out=900,
-            stage_cost_usd=0.08,
-            total_cost_usd=0.12,
-            budget_usd=10.0,
-        ),
-    ]
-
-
-def after_checkpoint() -> list[Event]:
-    return [
-        ev(Notice, stage="experiments", text="Running without a sandbox."),
-        ev(StageFinished, stage="experiments", summary="val_loss 1.47 (baseline 1.52)"),
-    ]
-
-
-class FakeSession:
-    """A scripted Session: emits real events from the worker thread and asks one checkpoint."""
-
-    project_name = "char-smoothing"
-
-    def __init__(
-        self,
-        *,
-        history: Sequence[Event] = (),
-        problems: Sequence[str] = (),
-        log_lines: int = 0,
-        checkpoint: bool = True,
-        options: tuple[str, ...] = ACTIONS,
-        error: BaseException | None = None,
-        wait_for_stop: bool = False,
-    ) -> None:
-        self.bus = Bus()
-        self._history = list(history)
-        self._problems = list(problems)
-        self._log_lines = log_lines
-        self._checkpoint = checkpoint
-        self._options = options
-        self._error = error
-        self._wait_for_stop = wait_for_stop
-        self.decisions: list[Decision] = []
-        self.started = threading.Event()
-        self.asking = threading.Event()
-        self.stop_requested = threading.Event()
-        self.raised: BaseException | None = None
-        self.outcome: str | None = None
-
-    def history(self) -> list[Event]:
-        return list(self._history)
-
-    def model_problems(self) -> list[str]:
-        return list(self._problems)
-
-    def request_stop(self) -> None:
-        self.stop_requested.set()
-
-    def run(self, port: CheckpointPort) -> str:
-        self.started.set()
-        if self._error is not None:
-            raise self._error
-        for event in before_checkpoint():
-            self.bus.emit(event)
-        for n in range(self._log_lines):
-            self.bus.emit(
-                ev(LogLine, stage="experiments", run_id="run_2", stream="stdout", text=f"line {n}")
-            )
-        if self._wait_for_stop:
-            self.stop_requested.wait(10)
-            self.outcome = "stopped"
-            return self.outcome
-        if self._checkpoint:
-            checkpoints = Checkpoints(port, self.bus.emit)
-            self.asking.set()
-            try:
-                decision = checkpoints.ask("experiments", "Run the plan?", BODY, self._options)
-            except Aborted as error:
-                self.raised = error
-                self.outcome = "stopped"
-                return self.outcome
-            self.decisions.append(decision)
-        for event in after_checkpoint():
-            self.bus.emit(event)
-        self.outcome = "finished"
-        return self.outcome
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -295,7 +78,7 @@ class Seen:
     gpu: str
     latex_body: str
     latex_status: str
-    sub_title: str
+    status: str
 
 
 def rich_log_lines(app: LabtuiApp, selector: str) -> list[str]:
@@ -309,13 +92,13 @@ def static_text(app: LabtuiApp, selector: str) -> str:
 def capture(app: LabtuiApp) -> Seen:
     return Seen(
         dialogue=rich_log_lines(app, "#dialogue-log"),
-        logs=rich_log_lines(app, "#run-log"),
+        logs=list(app.main_screen.query_one("#run-log", RunLog).lines),
         diff_header=static_text(app, "#diff-header"),
         diff_body=static_text(app, "#diff-body"),
         gpu=static_text(app, "#gpu-status"),
         latex_body=static_text(app, "#latex-body"),
         latex_status=static_text(app, "#latex-status"),
-        sub_title=app.sub_title,
+        status=static_text(app, "#status-summary") + "\n" + static_text(app, "#status-stages"),
     )
 
 
@@ -390,7 +173,8 @@ def test_revise_needs_a_note_and_escape_goes_back() -> None:
 
 
 def test_only_the_offered_options_are_live() -> None:
-    session = FakeSession(options=("approve", "abort"))
+    only = Ask("experiments", "run", "Run the plan?", "body", options=("approve", "abort"))
+    session = FakeSession(ask=only)
     app = LabtuiApp(session)
     footer_keys: list[str] = []
 
@@ -427,7 +211,10 @@ def test_closing_with_a_question_open_releases_the_pipeline() -> None:
 
     async def steps(pilot: Pilot) -> None:
         await wait_for_checkpoint(pilot)
-        await pilot.press("ctrl+q")
+        await pilot.press("ctrl+q")  # Textual's quit key asks first too
+        assert isinstance(app.screen, ConfirmQuitScreen)
+        await pilot.press("y")
+        await wait_until(pilot, lambda: not app.is_running)
 
     run_app(app, steps)  # returns at all: the worker thread was not left blocked
     assert isinstance(session.raised, Aborted)
@@ -439,34 +226,45 @@ def test_closing_with_a_question_open_releases_the_pipeline() -> None:
 
 
 def test_events_reach_every_pane() -> None:
-    _, _, seen = decide(["a"])
+    session = FakeSession(script=writeup_in_progress)
+    app = LabtuiApp(session)
+
+    async def steps(pilot: Pilot) -> None:
+        await wait_for_checkpoint(pilot)
+        await pilot.press("a")
+        await wait_for_end(pilot)
+
+    seen = run_app(app, steps)
     dialogue = "\n".join(seen.dialogue)
-    assert "ideator" in dialogue and "label smoothing" in dialogue
-    assert "⏸ checkpoint: Run the plan?" in dialogue
+    assert "ideator" in dialogue and "double the hidden layer" in dialogue
+    assert "⏸ checkpoint: experiments: 1 run(s)" in dialogue
     assert "Running without a sandbox." in dialogue
-    assert "3f2a9c1 Add label smoothing" in seen.diff_header
-    assert "label_smoothing=0.1" in seen.diff_body
-    assert "warning: slow dataloader" in seen.logs
-    assert any("run_1 finished in 12.3 s" in line for line in seen.logs)
-    assert any("shakespeare_char.val_loss=1.471" in line for line in seen.logs)
-    assert "GPU0 NVIDIA H100 87%" in seen.gpu
+    assert "3f2a9c1" in seen.diff_header and "run_1 code" in seen.diff_header
+    assert "HIDDEN_UNITS = 32" in seen.diff_body
+    assert "warning: 10% of labels flipped (label_noise=0.1)" in seen.logs
+    assert any("run_1 finished in 1.9 s" in line for line in seen.logs)
+    assert "GPU0" in seen.gpu and "87%" in seen.gpu
     assert "\\maketitle" in seen.latex_body
-    assert "l.7: Undefined control sequence" in seen.latex_status
-    assert seen.sub_title == "experiments · $0.12 / $10.00 · finished"
+    assert "Undefined control sequence" in seen.latex_status
+    assert "val_curve.png" in seen.latex_status
+    assert "$0.12 / $10.00" in seen.status
+    assert "4.8k tok" in seen.status and "finished" in seen.status
+    assert "✔ ideas" in seen.status and "✔ experiments" in seen.status
 
 
 def test_history_is_painted_on_mount() -> None:
-    history = [*before_checkpoint(), *after_checkpoint()]
-    session = FakeSession(history=history, problems=["LABTUI_MODEL is not set."])
+    session = FakeSession(history=writeup_in_progress(), problems=["LABTUI_MODEL is not set."])
 
     async def steps(pilot: Pilot) -> None:
         await pilot.pause()
 
     seen = run_app(LabtuiApp(session), steps)
-    assert "Running without a sandbox." in "\n".join(seen.dialogue)
-    assert "Add label smoothing" in seen.diff_header
-    assert "warning: slow dataloader" in seen.logs
-    assert seen.sub_title.startswith("experiments · $0.12 / $10.00")
+    assert "Filled *Introduction*" in "\n".join(seen.dialogue) or "Filled" in "\n".join(
+        seen.dialogue
+    )
+    assert "run_1 code" in seen.diff_header
+    assert "warning: 10% of labels flipped (label_noise=0.1)" in seen.logs
+    assert "$0.12 / $10.00" in seen.status and "▶ writeup" in seen.status
 
 
 def test_error_events_are_shown_with_their_fix() -> None:
@@ -593,47 +391,193 @@ def test_quit_while_running_asks_then_stops_cooperatively() -> None:
     assert app.outcome == "stopped" and app.return_code == 0
 
 
-# -- snapshots -------------------------------------------------------------------------------
+# -- edit, notes, help, palette --------------------------------------------------------------
 
 
-def test_snapshot_main(snap_compare: Callable[..., bool]) -> None:
-    async def run_before(pilot: Pilot) -> None:
-        await wait_for_checkpoint(pilot)
+def edit_session(tmp_path: Path) -> FakeSession:
+    (tmp_path / "experiment.py").write_text("HIDDEN_UNITS = 32\n")
+    return FakeSession(root=tmp_path)
+
+
+def test_e_edits_the_product_and_the_checkpoint_is_asked_again(tmp_path: Path) -> None:
+    session = edit_session(tmp_path)
+    opened: list[Path] = []
+
+    def editor(path: Path) -> str:  # what $EDITOR would do, without a terminal
+        opened.append(path)
+        path.write_text("HIDDEN_UNITS = 48\n")
+        return ""
+
+    app = LabtuiApp(session, edit_file=editor)
+
+    async def steps(pilot: Pilot) -> None:
+        first = await wait_for_checkpoint(pilot)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: app.screen is not first and at_checkpoint(app))
         await pilot.press("a")
         await wait_for_end(pilot)
 
-    assert snap_compare(LabtuiApp(FakeSession()), terminal_size=SIZE, run_before=run_before)
+    run_app(app, steps)
+    assert opened == [tmp_path / "experiment.py"]
+    assert session.decisions == [Decision("edit", "experiment.py"), Decision("approve")]
+    assert (tmp_path / "experiment.py").read_text() == "HIDDEN_UNITS = 48\n"
 
 
-def test_snapshot_checkpoint_modal(snap_compare: Callable[..., bool]) -> None:
-    async def run_before(pilot: Pilot) -> None:
-        await wait_for_checkpoint(pilot)
-
-    assert snap_compare(LabtuiApp(FakeSession()), terminal_size=SIZE, run_before=run_before)
+def at_checkpoint(app: LabtuiApp) -> bool:
+    return isinstance(app.screen, CheckpointScreen)
 
 
-def test_snapshot_checkpoint_revise(snap_compare: Callable[..., bool]) -> None:
-    async def run_before(pilot: Pilot) -> None:
+def test_a_failed_editor_keeps_the_question_open(tmp_path: Path) -> None:
+    session = edit_session(tmp_path)
+    app = LabtuiApp(session, edit_file=lambda path: "vim exited with status 1; nothing was kept")
+
+    async def steps(pilot: Pilot) -> None:
         screen = await wait_for_checkpoint(pilot)
-        screen.query_one(Input).cursor_blink = False
-        await pilot.press("r", *"use 0.05")
+        await pilot.press("e")
+        await pilot.pause()
+        assert app.screen is screen
+        assert any("nothing was kept" in str(n.message) for n in app._notifications)
+        await pilot.press("s")
+        await wait_for_end(pilot)
 
-    assert snap_compare(LabtuiApp(FakeSession()), terminal_size=SIZE, run_before=run_before)
-
-
-def test_snapshot_no_model(snap_compare: Callable[..., bool]) -> None:
-    session = FakeSession(problems=[NO_MODEL])
-
-    async def run_before(pilot: Pilot) -> None:
-        await wait_until(pilot, lambda: isinstance(pilot.app.screen, NoModelScreen))
-
-    assert snap_compare(LabtuiApp(session), terminal_size=SIZE, run_before=run_before)
+    run_app(app, steps)
+    assert session.decisions == [Decision("skip")]
 
 
-def test_snapshot_error(snap_compare: Callable[..., bool]) -> None:
-    session = FakeSession(error=RuntimeError("CUDA out of memory"))
+def test_edit_is_not_offered_without_a_product() -> None:
+    no_product = Ask("novelty", "novelty", "t", "b")
+    session = FakeSession(ask=no_product)
+    app = LabtuiApp(session)
 
-    async def run_before(pilot: Pilot) -> None:
-        await wait_until(pilot, lambda: isinstance(pilot.app.screen, ErrorScreen))
+    async def steps(pilot: Pilot) -> None:
+        screen = await wait_for_checkpoint(pilot)
+        assert "e" not in {k for k, b in screen.active_bindings.items() if b.enabled}
+        await pilot.press("e")
+        assert app.screen is screen
+        await pilot.press("a")
+        await wait_for_end(pilot)
 
-    assert snap_compare(LabtuiApp(session), terminal_size=SIZE, run_before=run_before)
+    run_app(app, steps)
+    assert session.decisions == [Decision("approve")]
+
+
+def test_n_leaves_a_note_at_any_time_and_escape_cancels() -> None:
+    session = FakeSession(ask=None, wait_for_stop=True)
+    app = LabtuiApp(session)
+
+    async def steps(pilot: Pilot) -> None:
+        await wait_until(pilot, session.started.is_set)
+        await pilot.press("n")
+        assert isinstance(app.screen, NoteScreen)
+        await pilot.press("enter")  # an empty note is refused
+        assert isinstance(app.screen, NoteScreen)
+        await pilot.press(*"keep lr fixed", "enter")
+        assert not isinstance(app.screen, NoteScreen)
+        await pilot.press("n", *"never mind", "escape")
+        assert not isinstance(app.screen, NoteScreen)
+
+    run_app(app, steps)
+    assert session.notes == ["keep lr fixed"]
+
+
+def test_help_lists_every_key_of_every_screen_and_pane() -> None:
+    from labtui.tui.app import key_groups
+
+    app = LabtuiApp(FakeSession(ask=None, wait_for_stop=True))
+    shown: list[str] = []
+
+    async def steps(pilot: Pilot) -> None:
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        shown.append(str(app.screen.query_one("#help-keys", Static).render()))
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+    run_app(app, steps)
+    text = shown[0]
+    for _, bindings in key_groups():
+        for binding in bindings:
+            assert (binding.tooltip or binding.description) in text
+    for must in ("Approve", "Edit the product", "Leave a note", "Older", "Command palette"):
+        assert must in text
+
+
+def test_the_command_palette_offers_the_main_actions() -> None:
+    from textual.command import CommandPalette
+
+    session = FakeSession(ask=None, wait_for_stop=True)
+    app = LabtuiApp(session)
+    titles: list[str] = []
+
+    async def steps(pilot: Pilot) -> None:
+        await wait_until(pilot, session.started.is_set)
+        titles.extend(c.title for c in app.get_system_commands(app.screen))
+        await pilot.press("ctrl+p")
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"leave a note")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, NoteScreen))
+
+    run_app(app, steps)
+    for title in ("Leave a note", "Keys", "Show code diff", "Stop the pipeline", "Quit"):
+        assert title in titles
+
+
+def test_the_header_follows_stages_runs_tokens_and_spend() -> None:
+    from labtui.tui.status import Progress, format_elapsed, stage_bar, summary_line
+
+    progress = Progress(budget_usd=10.0, models={"experiments": "openai/gpt-4o"})
+    for event in up_to_experiments():
+        progress.apply(event)
+    line = str(summary_line("p", progress, elapsed_s=3723))
+    assert "run 2 of 3" in line and "elapsed 1:02:03" in line
+    assert "4.8k tok" in line and "$0.12 / $10.00" in line and "openai/gpt-4o" in line
+    bar = str(stage_bar(progress))
+    assert bar.startswith("✔ ideas  ✔ novelty  ▶ experiments  · plots")
+    assert len(bar) <= 78, "the whole pipeline fits an 80-column terminal"
+    assert format_elapsed(-5) == "0:00:00"
+
+
+def test_the_dialogue_follows_only_while_the_reader_is_at_the_bottom() -> None:
+    from labtui.core.events import AgentMessage
+
+    session = FakeSession(ask=None, wait_for_stop=True)
+    app = LabtuiApp(session)
+
+    async def steps(pilot: Pilot) -> None:
+        await wait_until(pilot, lambda: session.scripted.is_set() and app.pending_events == 0)
+        log = app.main_screen.dialogue.log_widget
+        for n in range(40):
+            session.bus.emit(ev(AgentMessage, stage="experiments", role="coder", text=f"m{n}"))
+        await wait_until(pilot, lambda: app.pending_events == 0)
+        await pilot.pause()
+        assert log.is_vertical_scroll_end, "at the bottom, new messages are followed"
+        log.scroll_home(animate=False)
+        await pilot.pause()
+        session.bus.emit(ev(AgentMessage, stage="experiments", role="coder", text="later"))
+        await wait_until(pilot, lambda: app.pending_events == 0)
+        await pilot.pause()
+        assert log.scroll_y == 0, "scrolled up to reread: the new message does not pull down"
+
+    run_app(app, steps)
+
+
+def test_maximising_rewraps_the_dialogue_to_the_new_width() -> None:
+    session = FakeSession(ask=None, wait_for_stop=True)
+    app = LabtuiApp(session)
+    heights: list[int] = []
+
+    async def steps(pilot: Pilot) -> None:
+        await wait_until(pilot, lambda: session.scripted.is_set() and app.pending_events == 0)
+        await pilot.pause()
+        log = app.main_screen.dialogue.log_widget
+        heights.append(len(log.lines))
+        app.main_screen.dialogue.query_one(RichLog).focus()
+        await pilot.press("m")
+        await pilot.pause(0.2)
+        heights.append(len(log.lines))
+        assert max(len(strip.text.rstrip()) for strip in log.lines) > 50
+
+    run_app(app, steps)
+    assert heights[1] < heights[0], "wider lines: the same messages take fewer rows"

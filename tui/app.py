@@ -15,16 +15,22 @@ Threading model (the only rules that matter here):
 
 from __future__ import annotations
 
+import os
+import shlex
+import subprocess
 import threading
+import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from rich.text import Text
 from textual import work
-from textual.app import App
+from textual.app import App, SuspendNotSupported, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.message import Message
+from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from labtui.core.checkpoints import AutoApprove, CheckpointPort, CheckpointRequest, Decision
@@ -32,22 +38,25 @@ from labtui.core.errors import Aborted, LabtuiError
 from labtui.core.events import (
     AgentChunk,
     Bus,
-    CostUpdate,
     ErrorEvent,
     Event,
     GpuSample,
     LogLine,
-    StageStarted,
 )
 
+from .panes import DialoguePane, DiffPane, LatexPane, LogsPane
 from .screens import (
     EXIT_NO_MODEL,
     CheckpointScreen,
     ConfirmQuitScreen,
     ErrorScreen,
+    HelpScreen,
+    KeyGroups,
     MainScreen,
     NoModelScreen,
+    NoteScreen,
 )
+from .status import Clock, Progress
 
 __all__ = [
     "EXIT_NO_MODEL",
@@ -70,13 +79,20 @@ class Session(Protocol):
     """The engine as the TUI sees it (``labtui.core.pipeline.Session`` implements it)."""
 
     project_name: str
+    project_root: Path
+    budget_usd: float
     bus: Bus
+    commit_log: Any  # core.commits.CommitLog: the diff pane browses the project's history
 
     def history(self) -> list[Event]: ...
+
+    def stage_models(self) -> dict[str, str]: ...
 
     def model_problems(self) -> list[str]: ...
 
     def run(self, port: CheckpointPort) -> str: ...
+
+    def leave_note(self, text: str) -> None: ...
 
     def request_stop(self) -> None: ...
 
@@ -214,24 +230,38 @@ class LabtuiApp(App[None]):
 
     CSS_PATH = "labtui.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "request_quit", "Quit", id="app.quit"),
+        Binding(
+            "q",
+            "request_quit",
+            "Quit",
+            tooltip="Quit; while a stage runs, asks first and stops at a safe point (resumable)",
+            id="app.quit",
+        ),
+        Binding("question_mark", "help", "Help", tooltip="This list of keys", id="app.help"),
     ]
 
-    def __init__(self, session: Session, *, auto: bool = False) -> None:
+    def __init__(
+        self,
+        session: Session,
+        *,
+        auto: bool = False,
+        clock: Clock = time.monotonic,
+        edit_file: Callable[[Path], str] | None = None,
+    ) -> None:
         super().__init__()
         self.session = session
         self.auto = auto
         self.title = f"labtui — {session.project_name}"
         self.outcome: str | None = None
+        self.progress = Progress(budget_usd=session.budget_usd, models=session.stage_models())
+        self._clock = clock
+        self._edit_file = edit_file or self._edit_in_terminal
         self._inbox = EventInbox()
         self._port: CheckpointPort = AutoApprove() if auto else TuiCheckpointPort(self)
         self._main: MainScreen | None = None
         self._model_check: Worker[list[str]] | None = None
         self._pipeline: Worker[str] | None = None
         self._unsubscribe: Callable[[], None] | None = None
-        self._stage = ""
-        self._cost = ""
-        self._phase = ""
         self._last_error: ErrorEvent | None = None
         self._crashed = False
         self._quitting = False
@@ -239,16 +269,19 @@ class LabtuiApp(App[None]):
     # -- screens ---------------------------------------------------------------------------
 
     def get_default_screen(self) -> MainScreen:
-        self._main = MainScreen(id="main")
+        self._main = MainScreen(
+            self.session.project_name,
+            self.progress,
+            self._clock,
+            commit_log=self.session.commit_log,
+            id="main",
+        )
         return self._main
 
     @property
     def main_screen(self) -> MainScreen:
         assert self._main is not None, "the main screen exists once the app is composed"
         return self._main
-
-    def on_mount(self) -> None:
-        self._refresh_sub_title()
 
     def on_main_screen_ready(self) -> None:
         # Panes wrap text at the width they have when it is written: start only once the first
@@ -316,9 +349,12 @@ class LabtuiApp(App[None]):
         self._apply_events(self._inbox.take_bursty())
 
     def _apply_events(self, events: list[Event], *, replay: bool = False) -> None:
-        """Render events in order; consecutive log lines go to the logs pane as one batch."""
+        """Render events in order; consecutive log lines go to the logs pane as one batch, and
+        of several GPU samples in one batch only the newest is drawn."""
         main = self.main_screen
         lines: list[LogLine] = []
+        newest_sample = last_of_type(events, GpuSample)
+        status_changed = False
         for event in events:
             if isinstance(event, LogLine):
                 lines.append(event)
@@ -328,36 +364,88 @@ class LabtuiApp(App[None]):
                 lines = []
             if replay and isinstance(event, AgentChunk):
                 continue  # a journal's chunks are always followed by their whole message
-            self._note(event)
+            if isinstance(event, GpuSample) and event is not newest_sample:
+                continue
+            if isinstance(event, ErrorEvent):
+                self._last_error = event
+            status_changed |= self.progress.apply(event)
             main.apply(event)
         if lines:
             main.write_log_lines(lines)
-
-    def _note(self, event: Event) -> None:
-        """Keep what the header shows (stage, spend) and the last error for the crash dialog."""
-        if isinstance(event, StageStarted):
-            self._stage = event.stage
-        elif isinstance(event, CostUpdate):
-            self._cost = f"${event.total_cost_usd:.2f} / ${event.budget_usd:.2f}"
-        elif isinstance(event, ErrorEvent):
-            self._last_error = event
-        else:
-            return
-        self._refresh_sub_title()
+        if status_changed:
+            main.status.refresh_status()
 
     def _set_phase(self, phase: str) -> None:
-        self._phase = phase
-        self._refresh_sub_title()
-
-    def _refresh_sub_title(self) -> None:
-        self.sub_title = " · ".join(part for part in (self._stage, self._cost, self._phase) if part)
+        self.progress.phase = phase
+        if self._main is not None and self._main.is_mounted:
+            self._main.status.refresh_status()
 
     # -- checkpoints -----------------------------------------------------------------------
 
     def on_checkpoint_asked(self, message: CheckpointAsked) -> None:
         # Events emitted before the question are on screen before the modal covers them.
         self._flush_bursts()
-        self.push_screen(CheckpointScreen(message.request), callback=message.answer.give)
+        screen = CheckpointScreen(message.request, edit_file=self.edit_product)
+        self.push_screen(screen, callback=message.answer.give)
+
+    def edit_product(self, product: str) -> str:
+        """Open a project file in the researcher's editor; an error message, or "" when done."""
+        path = (Path(self.session.project_root) / product).resolve()
+        if not path.is_file():
+            return f"{product} does not exist in the project"
+        return self._edit_file(path)
+
+    def _edit_in_terminal(self, path: Path) -> str:
+        """$VISUAL or $EDITOR (vi by default) on ``path``, with the terminal handed over."""
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        try:
+            with self.suspend():
+                completed = subprocess.run([*shlex.split(editor), str(path)], check=False)
+        except SuspendNotSupported:
+            return "this terminal cannot be handed to an editor; edit the file and press a"
+        except OSError as error:
+            return f"could not start the editor {editor!r} ({error}); set $EDITOR"
+        if completed.returncode != 0:
+            return f"{editor} exited with status {completed.returncode}; nothing was kept"
+        return ""
+
+    # -- notes, help and the command palette -------------------------------------------------
+
+    def action_leave_note(self) -> None:
+        self.push_screen(NoteScreen(), callback=self._note_written)
+
+    def _note_written(self, note: str | None) -> None:
+        if note:
+            self.session.leave_note(note)
+            self.notify("the next LLM call will read your note", title="Note kept")
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(key_groups()))
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        # Quit goes through the confirmation (the built-in one would not), so build the list.
+        main = self.main_screen
+        yield SystemCommand(
+            "Leave a note", "A note the next LLM call reads", self.action_leave_note
+        )
+        yield SystemCommand("Keys", "Every key, screen by screen", self.action_help)
+        for pane in (DialoguePane, DiffPane, LogsPane, LatexPane):
+            yield SystemCommand(
+                f"Show {pane.TITLE.lower()}",
+                f"Focus and maximise the {pane.TITLE.lower()} pane",
+                lambda pane=pane: main.show_pane(pane),
+            )
+        if main.maximized is not None:
+            yield SystemCommand("Restore panes", "Back to all four panes", main.minimize)
+        if self.pipeline_running:
+            yield SystemCommand(
+                "Stop the pipeline", "Stop at the next safe point", self.action_request_quit
+            )
+        yield SystemCommand("Theme", "Change the colours", self.action_change_theme)
+        yield SystemCommand(
+            "Quit", "Quit labtui (asks first while a stage runs)", self.action_request_quit
+        )
 
     # -- the pipeline worker ---------------------------------------------------------------
 
@@ -408,6 +496,11 @@ class LabtuiApp(App[None]):
         self.push_screen(ErrorScreen(title, message, hint))
 
     @property
+    def pending_events(self) -> int:
+        """Events emitted but not yet rendered."""
+        return len(self._inbox)
+
+    @property
     def pipeline_running(self) -> bool:
         return self._pipeline is not None and self.outcome is None
 
@@ -418,6 +511,10 @@ class LabtuiApp(App[None]):
         return OUTCOME_EXIT_CODES.get(self.outcome or "stopped", EXIT_FAILED)
 
     # -- quitting --------------------------------------------------------------------------
+
+    async def action_quit(self) -> None:
+        # ctrl+q (Textual's own quit key) must not skip the confirmation that q gives.
+        self.action_request_quit()
 
     def action_request_quit(self) -> None:
         if not self.pipeline_running:
@@ -439,10 +536,39 @@ class LabtuiApp(App[None]):
             return
         self._quitting = True
         self.session.request_stop()
+        if isinstance(self._port, TuiCheckpointPort):
+            # A question left open would keep the pipeline waiting forever: it ends unanswered,
+            # and resume asks it again.
+            self._port.close()
         self._set_phase("stopping…")
         self.main_screen.dialogue.write(
             Text("■ stopping at the next safe point (q again leaves now)", style="bold")
         )
+
+
+def last_of_type(events: list[Event], kind: type[Event]) -> Event | None:
+    return next((event for event in reversed(events) if isinstance(event, kind)), None)
+
+
+def key_groups() -> KeyGroups:
+    """What the help screen lists: every binding, grouped by where it works."""
+
+    def bindings(*owners: type[Any]) -> list[Binding]:
+        return [b for owner in owners for b in owner.BINDINGS if isinstance(b, Binding)]
+
+    palette = Binding("ctrl+p", "command_palette", "Command palette: the main actions by name")
+    leave_now = Binding("ctrl+q", "quit", "Quit (asks first while a stage runs)")
+    return [
+        ("Everywhere", [*bindings(LabtuiApp), palette, leave_now]),
+        ("Main screen", bindings(MainScreen)),
+        (DialoguePane.TITLE + " pane", bindings(DialoguePane)),
+        (DiffPane.TITLE + " pane", bindings(DiffPane)),
+        (LogsPane.TITLE + " pane", bindings(LogsPane)),
+        (LatexPane.TITLE + " pane", bindings(LatexPane)),
+        ("At a checkpoint", bindings(CheckpointScreen)),
+        ("Leaving a note", bindings(NoteScreen)),
+        ("Quitting while a stage runs", bindings(ConfirmQuitScreen)),
+    ]
 
 
 def run_tui(session: Session, auto: bool = False) -> int:

@@ -76,7 +76,8 @@ class HeadlessPrinter:
             case LogLine():
                 if self.show_logs:
                     style = "red" if event.stream == "stderr" else "dim"
-                    out(f"[{style}]{escape(event.run_id)}│ {escape(event.text)}[/]")
+                    for line in event.text.split("\n"):  # one event: one pipe read
+                        out(f"[{style}]{escape(event.run_id)}│ {escape(line)}[/]")
             case RunFinished():
                 status = "ok" if event.returncode == 0 and not event.error_tail else "failed"
                 out(

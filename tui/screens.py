@@ -1,4 +1,5 @@
-"""Screens: the four-pane main screen, the checkpoint modal, and the no-model and error screens.
+"""Screens: the four-pane main screen, the checkpoint modal, the note and help modals, and the
+no-model, error and quit screens.
 
 Screens never talk to the engine. The main screen renders what the app hands it; modals return
 their answer through ``dismiss`` and the app (or the checkpoint port) does the rest.
@@ -6,8 +7,8 @@ their answer through ``dismiss`` and the app (or the checkpoint port) does the r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import ClassVar
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import events, on
@@ -18,41 +19,89 @@ from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Header, Input, Markdown, Static
+from textual.widgets import Footer, Header, Input, Static
 
 from labtui.core.checkpoints import CheckpointRequest, Decision
 from labtui.core.events import Event, LogLine
 
 from .model_help import MODEL_HELP
 from .panes import DialoguePane, DiffPane, LatexPane, LogsPane, Pane, route
+from .status import Clock, Progress, StatusHeader
 
 EXIT_NO_MODEL = 2
 
 
 class MainScreen(Screen[None]):
-    """Header, the 2×2 grid of live panes, and the footer with the keys."""
+    """The status header, the 2×2 grid of live panes, and the footer with the keys."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         # Screen already binds tab/shift+tab, hidden; rebinding them here shows them in the
         # footer and gives them ids so a keymap can move them.
-        Binding("tab", "app.focus_next", "Next pane", id="pane.next"),
-        Binding("shift+tab", "app.focus_previous", "Prev pane", id="pane.previous"),
-        Binding("m", "toggle_maximize", "Maximise", id="pane.maximize"),
+        Binding(
+            "tab", "app.focus_next", "Next pane", tooltip="Focus the next pane", id="pane.next"
+        ),
+        Binding(
+            "shift+tab",
+            "app.focus_previous",
+            "Prev pane",
+            tooltip="Focus the previous pane",
+            id="pane.previous",
+        ),
+        Binding(
+            "m",
+            "toggle_maximize",
+            "Maximise",
+            tooltip="Maximise the focused pane, or restore all four",
+            id="pane.maximize",
+        ),
+        Binding(
+            "n",
+            "app.leave_note",
+            "Note",
+            tooltip="Leave a note for the agents; the next LLM call reads it",
+            id="app.note",
+        ),
     ]
     # Title and cost stay visible while one pane fills the screen.
-    ALLOW_IN_MAXIMIZED_VIEW = "Header, Footer"
+    ALLOW_IN_MAXIMIZED_VIEW = "StatusHeader, Footer"
 
     class Ready(Message):
         """The panes are mounted and can render: the app may paint history and start."""
 
+    def __init__(
+        self,
+        project: str,
+        progress: Progress,
+        clock: Clock,
+        commit_log: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.project = project
+        self.progress = progress
+        self.clock = clock
+        self.commit_log = commit_log
+
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield StatusHeader(self.project, self.progress, self.clock, id="status")
         with Grid(id="panes"):
             yield DialoguePane(id="dialogue")
-            yield DiffPane(id="diff")
+            yield DiffPane(commit_log=self.commit_log, id="diff")
             yield LogsPane(id="logs")
             yield LatexPane(id="latex")
         yield Footer()
+
+    @property
+    def status(self) -> StatusHeader:
+        return self.query_one(StatusHeader)
+
+    def show_pane(self, pane_type: type[Pane]) -> None:
+        """Focus a pane and let it fill the screen (the command palette's "Show …")."""
+        pane = self.query_one(pane_type)
+        self.minimize()
+        focusable = pane.query("*").filter(lambda widget: widget.focusable).first()
+        focusable.focus()
+        self.maximize(pane, container=False)
 
     def on_mount(self) -> None:
         # Routing runs for every event: look the panes up once, not per event.
@@ -89,31 +138,97 @@ class MainScreen(Screen[None]):
         return next((node for node in focused.ancestors_with_self if isinstance(node, Pane)), None)
 
 
+# What the researcher is asked to judge, by checkpoint kind.
+KIND_TITLES: dict[str, str] = {
+    "ideas": "Ideas",
+    "novelty": "Novelty check",
+    "plan": "Experiment plan",
+    "run": "Run results",
+    "plots": "Plots",
+    "section": "Draft",
+    "paper": "Compiled paper",
+    "review": "Review",
+    "stage": "Checkpoint",
+}
+
+# Opens a project file in the researcher's editor; returns an error message or "".
+EditFile = Callable[[str], str]
+
+
 class CheckpointScreen(ModalScreen[Decision]):
-    """The pipeline waits here for the researcher: approve, revise with a note, skip or abort."""
+    """The pipeline waits here: approve, revise with a note, edit the product, skip or abort."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("a", "decide('approve')", "Approve", id="checkpoint.approve"),
-        Binding("r", "revise", "Revise…", id="checkpoint.revise"),
-        Binding("s", "decide('skip')", "Skip", id="checkpoint.skip"),
-        Binding("q", "decide('abort')", "Abort", id="checkpoint.abort"),
-        Binding("escape", "cancel_revise", "Back", id="checkpoint.back"),
+        Binding(
+            "a",
+            "decide('approve')",
+            "Approve",
+            tooltip="Approve and continue",
+            id="checkpoint.approve",
+        ),
+        Binding(
+            "r",
+            "revise",
+            "Revise…",
+            tooltip="Revise: write a note; the stage runs again with it",
+            id="checkpoint.revise",
+        ),
+        Binding(
+            "e",
+            "edit",
+            "Edit",
+            tooltip="Edit the product in $EDITOR; the edit is committed and used",
+            id="checkpoint.edit",
+        ),
+        Binding(
+            "s",
+            "decide('skip')",
+            "Skip",
+            tooltip="Skip: keep what the stage made and move on",
+            id="checkpoint.skip",
+        ),
+        Binding(
+            "q",
+            "decide('abort')",
+            "Abort",
+            tooltip="Abort safely; the project stays resumable",
+            id="checkpoint.abort",
+        ),
+        Binding(
+            "n",
+            "note",
+            "Note",
+            tooltip="Leave a note for the agents without deciding yet",
+            id="checkpoint.note",
+        ),
+        Binding(
+            "escape",
+            "cancel_revise",
+            "Back",
+            tooltip="Back from the note to the checkpoint",
+            id="checkpoint.back",
+        ),
     ]
 
     revising: reactive[bool] = reactive(False, bindings=True)
 
-    def __init__(self, request: CheckpointRequest) -> None:
+    def __init__(self, request: CheckpointRequest, edit_file: EditFile | None = None) -> None:
         super().__init__()
         self.request = request
+        self._edit_file = edit_file
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="checkpoint-dialog"):
-            yield Static(Content(self.request.title), id="checkpoint-title")
-            yield Static(
-                Content(f"checkpoint {self.request.checkpoint_id} · stage {self.request.stage}"),
-                id="checkpoint-meta",
-            )
+        request = self.request
+        with Vertical(id="checkpoint-dialog") as dialog:
+            dialog.border_title = KIND_TITLES.get(request.kind, KIND_TITLES["stage"])
+            yield Static(Content(request.title), id="checkpoint-title")
+            meta = f"checkpoint {request.checkpoint_id} · stage {request.stage}"
+            if request.product and "edit" in request.options:
+                meta += f" · e edits {request.product}"
+            yield Static(Content(meta), id="checkpoint-meta")
             with VerticalScroll(id="checkpoint-body"):
+                from textual.widgets import Markdown  # imported when a checkpoint first shows
+
                 yield Markdown(self.request.body)
             with Vertical(id="checkpoint-revise"):
                 yield Input(placeholder="What should change?", id="checkpoint-note")
@@ -126,17 +241,34 @@ class CheckpointScreen(ModalScreen[Decision]):
         # single-letter keys belong to the Input (escape is the way back).
         if action == "decide":
             return not self.revising and parameters[0] in self.request.options
-        if action == "revise":
-            return not self.revising and "revise" in self.request.options
+        if action in ("revise", "edit"):
+            return not self.revising and action in self.request.options
         if action == "cancel_revise":
             return self.revising
+        if action == "note":
+            return not self.revising
         return True
+
+    def action_note(self) -> None:
+        self.app.action_leave_note()  # type: ignore[attr-defined]
 
     def action_decide(self, action: str) -> None:
         self.dismiss(Decision(action))
 
     def action_revise(self) -> None:
         self.revising = True
+
+    def action_edit(self) -> None:
+        """Hand the terminal to $EDITOR on the product; the engine commits the edit and asks
+        again about the edited product."""
+        if self._edit_file is None:
+            self.notify("editing is not available here", severity="warning")
+            return
+        problem = self._edit_file(self.request.product)
+        if problem:
+            self.notify(problem, title="Could not edit", severity="error", timeout=8)
+            return
+        self.dismiss(Decision("edit", self.request.product))
 
     def action_cancel_revise(self) -> None:
         self.revising = False
@@ -159,6 +291,82 @@ class CheckpointScreen(ModalScreen[Decision]):
             event.input.add_class("-invalid")
             return
         self.dismiss(Decision("revise", note))
+
+
+class NoteScreen(ModalScreen[str]):
+    """A note for the agents, at any time: the next LLM call of the pipeline reads it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "escape", "cancel", "Cancel", tooltip="Close without leaving the note", id="note.cancel"
+        ),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="note-dialog") as dialog:
+            dialog.border_title = "Note to the agents"
+            yield Static(
+                "The next LLM call sees this note (it is kept in the journal).", id="note-help"
+            )
+            yield Input(placeholder="e.g. keep the learning rate fixed; vary only width", id="note")
+            yield Static("enter sends · escape cancels", id="note-hint")
+        yield Footer()
+
+    @on(Input.Submitted, "#note")
+    def send(self, event: Input.Submitted) -> None:
+        note = event.value.strip()
+        if not note:
+            event.input.add_class("-invalid")
+            return
+        self.dismiss(note)
+
+    def action_cancel(self) -> None:
+        self.dismiss("")
+
+
+# (section title, bindings) pairs: what the help screen lists.
+KeyGroups = Sequence[tuple[str, Sequence[Binding]]]
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every key of every screen and pane, grouped by where it works."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,question_mark,q", "close", "Close", id="help.close"),
+    ]
+
+    def __init__(self, groups: KeyGroups) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-dialog") as dialog:
+            dialog.border_title = "Keys"
+            yield Static(self._table(), id="help-keys")
+        yield Footer()
+
+    def _table(self) -> Content:
+        lines: list[Content] = []
+        for title, bindings in self.groups:
+            if not bindings:
+                continue
+            if lines:
+                lines.append(Content(""))
+            lines.append(Content.styled(title, "bold $text-accent"))
+            for binding in bindings:
+                keys = ", ".join(
+                    self.app.get_key_display(Binding(key, "")) for key in binding.key.split(",")
+                )
+                # A binding's tooltip, when it has one, says more than its footer label.
+                lines.append(
+                    Content.assemble(
+                        (f"  {keys:<14}", "bold"), binding.tooltip or binding.description or ""
+                    )
+                )
+        return Content("\n").join(lines)
+
+    def action_close(self) -> None:
+        self.dismiss()
 
 
 class NoModelScreen(Screen[None]):
@@ -235,8 +443,20 @@ class ConfirmQuitScreen(ModalScreen[bool]):
     """Asked before quitting while the pipeline runs: stopping is cooperative, not a kill."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y", "answer(True)", "Stop and quit", id="quit.confirm"),
-        Binding("n,escape", "answer(False)", "Keep running", id="quit.cancel"),
+        Binding(
+            "y",
+            "answer(True)",
+            "Stop and quit",
+            tooltip="Stop the pipeline at its next safe point and quit",
+            id="quit.confirm",
+        ),
+        Binding(
+            "n,escape",
+            "answer(False)",
+            "Keep running",
+            tooltip="Keep the pipeline running",
+            id="quit.cancel",
+        ),
     ]
 
     def compose(self) -> ComposeResult:

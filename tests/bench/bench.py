@@ -1,12 +1,20 @@
-"""Benchmarks for the closing notes (not run by pytest): startup and end-to-end wall times.
+"""Benchmarks for the closing notes (not run by pytest): startup, the TUI, end-to-end wall times.
 
-    .venv/bin/python tests/bench/bench.py [--repeat 5] [--skip-pipeline]
+    .venv/bin/python tests/bench/bench.py [--repeat 5] [--lines 100000] [--skip-pipeline]
+                                          [--skip-tui] [--skip-pty-stream] [--tracemalloc]
 
 - `labtui --help` and `labtui --version`: wall time of the console script, median of N runs.
 - `import labtui.tui.cli`: what the CLI pays before parsing arguments.
 - first paint of the app (Textual, headless, 100x30): App.run_test until mounted.
+- the TUI (tui_bench.py, which documents its methods): first paint of the real `labtui` in a
+  pty and where its time goes; 100k log lines through run_process with and without the app;
+  key-press-to-paint latency while they stream; memory.
 - the whole pipeline, `labtui new` + `labtui run --headless --auto` on the moons template against
   the scripted LLM server and the loopback arXiv server (the test doubles from tests/).
+
+Prints one table and one JSON line (`{"bench": "labtui", "results": {...}}`). Needs no GPU and no
+network; about a minute with the defaults (+20 s with --tracemalloc). Numbers only: nothing here
+asserts a goal.
 """
 
 from __future__ import annotations
@@ -23,6 +31,8 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
 
+from tui_bench import Row, json_line, machine, print_machine, print_table, tui_rows  # noqa: E402
+
 
 def timed(argv: list[str], **kwargs) -> float:
     started = time.perf_counter()
@@ -30,37 +40,52 @@ def timed(argv: list[str], **kwargs) -> float:
     return time.perf_counter() - started
 
 
-def median_of(repeat: int, argv: list[str]) -> tuple[float, float]:
+def median_row(key: str, label: str, repeat: int, argv: list[str], goal: str = "") -> Row:
     samples = [timed(argv) for _ in range(repeat)]
-    return statistics.median(samples), min(samples)
+    return Row(
+        key,
+        label,
+        statistics.median(samples) * 1000,
+        "ms",
+        goal,
+        f"median of {repeat}, best {min(samples) * 1000:.0f} ms",
+    )
 
 
 def labtui() -> str:
     return str(Path(sys.executable).with_name("labtui"))
 
 
-def bench_startup(repeat: int) -> None:
-    for args in (["--help"], ["--version"]):
-        med, best = median_of(repeat, [labtui(), *args])
-        print(
-            f"labtui {' '.join(args):<10} median {med * 1000:6.0f} ms   best {best * 1000:6.0f} ms"
-        )
-    med, best = median_of(repeat, [sys.executable, "-c", "import labtui.tui.cli"])
-    print(f"import labtui.tui.cli  median {med * 1000:6.0f} ms   best {best * 1000:6.0f} ms")
-    med, best = median_of(repeat, [sys.executable, "-c", "pass"])
-    print(f"(bare python -c pass   median {med * 1000:6.0f} ms)")
+def startup_rows(repeat: int) -> list[Row]:
+    return [
+        median_row("help_ms", "labtui --help", repeat, [labtui(), "--help"]),
+        median_row("version_ms", "labtui --version", repeat, [labtui(), "--version"]),
+        median_row(
+            "import_cli_ms",
+            "import labtui.tui.cli",
+            repeat,
+            [sys.executable, "-c", "import labtui.tui.cli"],
+        ),
+        median_row("python_ms", "(bare python -c pass)", repeat, [sys.executable, "-c", "pass"]),
+    ]
 
 
+# The app against an idle session (every attribute of the Session protocol, nothing to run).
 FIRST_PAINT = """
-import asyncio, time, sys
+import asyncio, time
 started = time.perf_counter()
 from labtui.tui.app import LabtuiApp
 from labtui.core.events import Bus
 class Idle:
     project_name = "bench"
+    budget_usd = 10.0
+    commit_log = None
+    project_root = None
     bus = Bus()
     def history(self): return []
     def model_problems(self): return []
+    def stage_models(self): return {}
+    def leave_note(self, text): return None
     def run(self, port): return "finished"
     def request_stop(self): pass
 async def main():
@@ -72,20 +97,24 @@ asyncio.run(main())
 """
 
 
-def bench_first_paint(repeat: int) -> None:
+def first_paint_headless_row(repeat: int) -> Row:
     samples = []
     for _ in range(repeat):
         out = subprocess.run(
             [sys.executable, "-c", FIRST_PAINT], capture_output=True, text=True, check=True
         )
         samples.append(float(out.stdout.strip().splitlines()[-1]))
-    print(
-        f"app first paint        median {statistics.median(samples) * 1000:6.0f} ms   "
-        f"best {min(samples) * 1000:6.0f} ms  (import + mount, headless 100x30)"
+    return Row(
+        "first_paint_headless_ms",
+        "app import + mount (headless)",
+        statistics.median(samples) * 1000,
+        "ms",
+        note=f"median of {repeat}, best {min(samples) * 1000:.0f} ms; in-process clock, "
+        "until run_test's pilot.pause() returns (it waits for the app to go idle)",
     )
 
 
-def bench_pipeline() -> None:
+def pipeline_rows() -> list[Row]:
     from conftest import TEST_API_KEY, wire_project
     from fake_arxiv import FakeArxiv
     from research_script import MoonsResearch
@@ -102,24 +131,46 @@ def bench_pipeline() -> None:
             [labtui(), "run", "--headless", "--auto"], cwd=root, capture_output=True, text=True
         )
         run_s = time.perf_counter() - started
-        assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
-        tokens = {m: u for m, u in llm.usage.items()}
-        print(f"labtui new (+ baseline) {new_s:6.1f} s")
-        print(
-            f"labtui run --auto       {run_s:6.1f} s  (7 stages; {len(llm.requests)} LLM requests)"
-        )
-        print(f"scripted token usage    {tokens}")
+        if out.returncode != 0:
+            raise RuntimeError(out.stdout[-2000:] + out.stderr[-2000:])
+        prompt = sum(u.get("prompt_tokens", 0) for u in llm.usage.values())
+        completion = sum(u.get("completion_tokens", 0) for u in llm.usage.values())
+        return [
+            Row("new_s", "labtui new (+ baseline)", new_s, "s"),
+            Row(
+                "pipeline_s",
+                "labtui run --headless --auto",
+                run_s,
+                "s",
+                note=f"7 stages; {len(llm.requests)} LLM requests; "
+                f"{prompt:,} prompt + {completion:,} completion tokens (scripted)",
+            ),
+        ]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--lines", type=int, default=100_000, help="lines the chatty run prints")
     parser.add_argument("--skip-pipeline", action="store_true")
+    parser.add_argument("--skip-tui", action="store_true")
+    parser.add_argument("--skip-pty-stream", action="store_true", help="no (e): pty + 100k lines")
+    parser.add_argument("--tracemalloc", action="store_true", help="one more, traced, app run")
     args = parser.parse_args()
-    bench_startup(args.repeat)
-    bench_first_paint(args.repeat)
+    load = os.getloadavg()[0]
+    rows = startup_rows(args.repeat)
+    rows.append(first_paint_headless_row(args.repeat))
+    if not args.skip_tui:
+        tui, _ = tui_rows(
+            args.repeat, args.lines, pty_stream=not args.skip_pty_stream, trace=args.tracemalloc
+        )
+        rows += tui
     if not args.skip_pipeline:
-        bench_pipeline()
+        rows += pipeline_rows()
+    info = machine(load)
+    print_machine(info)
+    print_table(rows)
+    print(json_line(rows, machine=info))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,607 @@
+"""TEST-ONLY scenes of the TUI: a scripted fake Session and the moments the snapshots and the README
+screenshots show. Never used by the product.
+
+The fake emits real ``labtui.core.events`` from the worker thread, exactly as the pipeline does,
+and asks one checkpoint through the port it is given. Every timestamp, clock reading and number
+is fixed so that pictures are the same on every run. Checkpoint bodies are built with the same
+core functions the stages use, so a modal's picture shows what a researcher really sees.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets import Input
+
+from labtui.core.checkpoints import ACTIONS, CheckpointPort, Checkpoints, Decision
+from labtui.core.errors import Aborted
+from labtui.core.events import (
+    STAGES,
+    AgentChunk,
+    AgentMessage,
+    Bus,
+    CodeDiff,
+    CompileResult,
+    CostUpdate,
+    Event,
+    GpuSample,
+    LatexUpdated,
+    LogLine,
+    Notice,
+    RunFinished,
+    RunStarted,
+    StageFinished,
+    StageStarted,
+)
+from labtui.core.ideas import Idea, ideas_table
+from labtui.core.notebook import metrics_table
+from labtui.core.review import parse_review
+from labtui.core.stages.experiments import _diff_block
+from labtui.core.stages.novelty import _evidence_markdown
+from labtui.tui.app import LabtuiApp
+
+TS = 1_700_000_000.0  # every event carries this: nothing displayed may depend on the clock
+PROJECT = "wider-hidden-layer"
+NO_MODEL = "LABTUI_MODEL is not set and labtui.toml has no [models] default."
+
+DIFF = """\
+diff --git a/experiment.py b/experiment.py
+index 3b18e51..a9c4f02 100644
+--- a/experiment.py
++++ b/experiment.py
+@@ -21,7 +21,7 @@ SEEDS = (0, 1, 2)
+ EPOCHS = 200
+ BATCH_SIZE = 32
+-HIDDEN_UNITS = 16
++HIDDEN_UNITS = 32  # wider hidden layer: does capacity help under label noise?
+ LEARNING_RATE = 0.05
+ WEIGHT_DECAY = 1e-4
+"""
+
+LATEX = r"""\documentclass{article}
+\usepackage{graphicx}
+\title{Does a Wider Hidden Layer Help on Noisy Two Moons?}
+\begin{document}
+\maketitle
+\section{Introduction}
+We double the hidden layer of a small MLP \citep{rumelhart1986learning}.
+\section{Results}
+Test accuracy rises from 0.9367 to 0.9433 (Figure~\ref{fig:acc}).
+\begin{figure}[h]
+\includegraphics[width=0.8\linewidth]{test_accuracy.png}
+\includegraphics[width=0.8\linewidth]{val_curve.png}
+\caption{Test accuracy per epoch.}\label{fig:acc}
+\end{figure}
+\end{document}
+"""
+
+BASELINE = {"moons": {"means": {"test_accuracy": 0.9367, "train_loss": 0.2174}}}
+RUN_1 = {"moons": {"means": {"test_accuracy": 0.9433, "train_loss": 0.1981}}}
+
+GPUS = [
+    {
+        "index": 0,
+        "name": "NVIDIA H100",
+        "util": 87,
+        "mem_used_mb": 12288,
+        "mem_total_mb": 81559,
+        "temp_c": 64,
+    },
+    {
+        "index": 1,
+        "name": "NVIDIA H100",
+        "util": 3,
+        "mem_used_mb": 512,
+        "mem_total_mb": 81559,
+        "temp_c": 38,
+    },
+]
+
+
+def ev(cls: type[Event], **fields: object) -> Event:
+    return cls(ts=TS, **fields)  # type: ignore[call-arg]
+
+
+def cost(stage: str, tokens_in: int, tokens_out: int, total: float) -> Event:
+    return ev(
+        CostUpdate,
+        stage=stage,
+        model=f"openai/scripted-{stage}",
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        cost_usd=0.02,
+        stage_tokens_in=tokens_in,
+        stage_tokens_out=tokens_out,
+        stage_cost_usd=0.02,
+        total_cost_usd=total,
+        budget_usd=10.0,
+    )
+
+
+def epoch_lines(run_id: str, epochs: Sequence[int]) -> list[Event]:
+    """What the moons template prints while it trains."""
+    lines = []
+    for epoch in epochs:
+        loss = 0.69 / (1 + epoch / 20)
+        accuracy = 0.5 + 0.44 * epoch / (epoch + 15)
+        lines.append(
+            ev(
+                LogLine,
+                stage="experiments",
+                run_id=run_id,
+                stream="stdout",
+                text=f"seed 0 epoch {epoch:4d}/200 train_loss {loss:.4f} "
+                f"test_accuracy {accuracy:.4f}",
+            )
+        )
+    return lines
+
+
+def up_to_experiments() -> list[Event]:
+    """Ideas and novelty done, experiments running run_2 of 3."""
+    return [
+        ev(StageStarted, stage="ideas"),
+        ev(
+            AgentMessage,
+            stage="ideas",
+            role="ideator",
+            text="Proposal: **double the hidden layer** and measure test accuracy under 10% "
+            "label noise; cheap, three seeds.",
+        ),
+        ev(AgentChunk, stage="ideas", role="critic", text="Cheap and "),
+        ev(
+            AgentMessage,
+            stage="ideas",
+            role="critic",
+            text="Cheap and well studied; novelty is low, but a clean baseline comparison.",
+        ),
+        cost("ideas", 1200, 300, 0.04),
+        ev(StageFinished, stage="ideas", summary="2 ideas; best wider_hidden_layer"),
+        ev(StageStarted, stage="novelty"),
+        ev(StageFinished, stage="novelty", summary="wider_hidden_layer: unsure"),
+        ev(StageStarted, stage="experiments"),
+        ev(
+            RunFinished,
+            stage="experiments",
+            run_id="run_0",
+            returncode=0,
+            wall_s=1.6,
+            means=BASELINE,
+        ),
+        ev(
+            CodeDiff,
+            stage="experiments",
+            commit="3f2a9c1e0b7d",
+            message="experiments: run_1 code (attempt 1)",
+            files=["experiment.py"],
+            diff=DIFF,
+        ),
+        ev(
+            RunStarted,
+            stage="experiments",
+            run_id="run_1",
+            index=1,
+            total=3,
+            command="python experiment.py --out_dir=run_1",
+        ),
+        *epoch_lines("run_1", range(0, 201, 50)),
+        ev(RunFinished, stage="experiments", run_id="run_1", returncode=0, wall_s=1.9, means=RUN_1),
+        cost("experiments", 2400, 900, 0.12),
+        ev(
+            AgentMessage,
+            stage="experiments",
+            role="coder",
+            text="run_1 improved test accuracy by 0.7 points. Next: `HIDDEN_UNITS = 64` to see "
+            "whether the trend continues.",
+        ),
+        ev(
+            RunStarted,
+            stage="experiments",
+            run_id="run_2",
+            index=2,
+            total=3,
+            command="python experiment.py --out_dir=run_2",
+        ),
+        *epoch_lines("run_2", range(0, 126, 25)),
+        ev(
+            LogLine,
+            stage="experiments",
+            run_id="run_2",
+            stream="stderr",
+            text="warning: 10% of labels flipped (label_noise=0.1)",
+        ),
+        ev(GpuSample, stage="experiments", gpus=GPUS),
+    ]
+
+
+def writeup_in_progress() -> list[Event]:
+    """Everything up to a write-up whose first compile failed."""
+    finished = [
+        ev(StageFinished, stage="experiments", summary="3 runs; last run_3"),
+        ev(StageStarted, stage="plots"),
+        ev(StageFinished, stage="plots", summary="2 figures"),
+        ev(StageStarted, stage="writeup"),
+        ev(
+            AgentMessage,
+            stage="writeup",
+            role="writer",
+            text="Filled *Introduction* and *Results* from notes.md; numbers come from run_1.",
+        ),
+        ev(
+            LatexUpdated,
+            stage="writeup",
+            path="latex/template.tex",
+            text=LATEX,
+            figures=[
+                {"path": "test_accuracy.png", "exists": True, "line": 11},
+                {"path": "val_curve.png", "exists": False, "line": 12},
+            ],
+        ),
+        ev(
+            CompileResult,
+            stage="writeup",
+            ok=False,
+            pages=0,
+            errors=[
+                {"file": "template.tex", "line": 7, "message": "Undefined control sequence \\citep"}
+            ],
+            warnings=[
+                {"file": "template.tex", "line": 12, "message": "File `val_curve.png' not found"}
+            ],
+        ),
+    ]
+    return [*up_to_experiments(), *finished]
+
+
+# -- checkpoint bodies, built by the stages' own formatting ---------------------------------
+
+IDEAS = [
+    Idea(
+        "wider_hidden_layer",
+        "Does a Wider Hidden Layer Help on Noisy Two Moons?",
+        "Double HIDDEN_UNITS and compare test accuracy.",
+        4,
+        9,
+        3,
+    ),
+    Idea(
+        "weight_decay_label_noise",
+        "Weight Decay as a Defence Against Label Noise",
+        "Sweep weight decay at 10% label noise.",
+        6,
+        8,
+        4,
+        status="unsure",
+    ),
+]
+
+
+def novelty_idea() -> Idea:
+    idea = IDEAS[0]
+    return Idea(
+        idea.name,
+        idea.title,
+        idea.experiment,
+        4,
+        9,
+        3,
+        status="unsure",
+        novelty_evidence={
+            "decision": "unsure",
+            "reason": "width vs. noise robustness is studied for deep nets, not for this setting",
+            "queries": ["hidden layer width label noise", "overparameterization noisy labels"],
+            "closest": [
+                {"arxiv_id": "1905.11604", "overlap": "wider nets memorise noisy labels later"},
+                {"arxiv_id": "2007.06778", "overlap": "label noise and overparameterization"},
+            ],
+            "papers_seen": [{}, {}, {}, {}, {}, {}],
+        },
+    )
+
+
+class FakeCommit:
+    sha = "3f2a9c1e0b7d4455"
+    diff = DIFF
+
+
+REVIEW = {
+    "Summary": "The paper studies the width of a one-hidden-layer MLP on noisy two moons.",
+    "Strengths": ["Clear, reproducible setup", "Every number traced to a run"],
+    "Weaknesses": ["A single toy data set", "Only one width change"],
+    "Originality": 1,
+    "Quality": 2,
+    "Clarity": 3,
+    "Significance": 1,
+    "Questions": ["How does the effect scale with noise?"],
+    "Limitations": ["Toy scale"],
+    "Ethical Concerns": False,
+    "Soundness": 2,
+    "Presentation": 3,
+    "Contribution": 1,
+    "Overall": 3,
+    "Confidence": 4,
+    "Decision": "Reject",
+}
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One checkpoint as a stage asks it."""
+
+    stage: str
+    kind: str
+    title: str
+    body: str
+    product: str = ""
+    options: tuple[str, ...] = ACTIONS
+
+
+ASKS: dict[str, Ask] = {
+    "ideas": Ask(
+        "ideas",
+        "ideas",
+        "ideas: 2 idea(s) proposed; best: wider_hidden_layer",
+        "Ideas, ranked (I = interestingness, F = feasibility, N = novelty):\n\n"
+        + ideas_table(IDEAS),
+        "ideas.json",
+    ),
+    "novelty": Ask(
+        "novelty",
+        "novelty",
+        "novelty: wider_hidden_layer: unsure",
+        _evidence_markdown(novelty_idea()),
+        "ideas.json",
+    ),
+    "plan": Ask(
+        "experiments",
+        "plan",
+        "experiments: a plan of 3 runs",
+        "1. **run_1** `HIDDEN_UNITS = 32` — test accuracy vs. run_0\n"
+        "2. **run_2** `HIDDEN_UNITS = 64` — does the trend continue?\n"
+        "3. **run_3** `HIDDEN_UNITS = 64`, `WEIGHT_DECAY = 1e-3` — capacity vs. regularisation",
+        "plan.json",
+    ),
+    "run": Ask(
+        "experiments",
+        "run",
+        "experiments: 1 run(s) for wider_hidden_layer; last run_1",
+        "Results of run_1 against the baseline:\n\n"
+        + metrics_table({"moons": RUN_1["moons"]["means"]}, {"moons": BASELINE["moons"]["means"]})
+        + _diff_block("The code of run_1", FakeCommit()),
+        "experiment.py",
+    ),
+    "plots": Ask(
+        "plots",
+        "plots",
+        "plots: 2 figure(s)",
+        "Figures in the project root:\n\n"
+        "- `train_loss.png` — training loss per epoch, baseline vs. run_1 (mean of 3 seeds)\n"
+        "- `test_accuracy.png` — test accuracy per epoch with ±1 standard error bands",
+        "plot.py",
+    ),
+    "section": Ask(
+        "writeup",
+        "section",
+        "writeup: paper drafted (15 lines)",
+        "The draft `latex/template.tex` (15 lines). No placeholders left.\n\n```latex\n"
+        + LATEX.split("\\section{Results}")[1].split("\\begin{figure}")[0].strip()
+        + "\n```",
+        "latex/template.tex",
+    ),
+    "review": Ask(
+        "review",
+        "review",
+        "review: Reject, overall 3/10",
+        parse_review(REVIEW).markdown(),
+        "review.json",
+    ),
+}
+
+
+class FixedClock:
+    """A clock that reads ``start`` once, then ``start + elapsed`` forever."""
+
+    def __init__(self, elapsed: float = 0.0, start: float = 1000.0) -> None:
+        self._readings = iter([start])
+        self._later = start + elapsed
+
+    def __call__(self) -> float:
+        return next(self._readings, self._later)
+
+
+class FakeSession:
+    """A scripted Session: emits events from the worker thread, then asks one checkpoint."""
+
+    project_name = PROJECT
+    budget_usd = 10.0
+
+    def __init__(
+        self,
+        *,
+        script: Callable[[], list[Event]] = up_to_experiments,
+        history: Sequence[Event] = (),
+        problems: Sequence[str] = (),
+        log_lines: int = 0,
+        ask: Ask | None = ASKS["run"],
+        error: BaseException | None = None,
+        wait_for_stop: bool = False,
+        root: Path | None = None,
+        commit_log: object = None,
+    ) -> None:
+        self.bus = Bus()
+        self.project_root = root or Path("/nonexistent/labtui-test-project")
+        self.commit_log = commit_log
+        self._script = script
+        self._history = list(history)
+        self._problems = list(problems)
+        self._log_lines = log_lines
+        self._ask = ask
+        self._error = error
+        self._wait_for_stop = wait_for_stop
+        self.decisions: list[Decision] = []
+        self.notes: list[str] = []
+        self.started = threading.Event()
+        self.scripted = threading.Event()  # every scripted event has been emitted
+        self.stop_requested = threading.Event()
+        self.raised: BaseException | None = None
+        self.outcome: str | None = None
+
+    def history(self) -> list[Event]:
+        return list(self._history)
+
+    def stage_models(self) -> dict[str, str]:
+        return {stage: f"openai/scripted-{stage}" for stage in STAGES}
+
+    def model_problems(self) -> list[str]:
+        return list(self._problems)
+
+    def leave_note(self, text: str) -> None:
+        self.notes.append(text)
+
+    def request_stop(self) -> None:
+        self.stop_requested.set()
+
+    def run(self, port: CheckpointPort) -> str:
+        self.started.set()
+        if self._error is not None:
+            raise self._error
+        for event in self._script():
+            self.bus.emit(event)
+        for n in range(self._log_lines):
+            self.bus.emit(
+                ev(LogLine, stage="experiments", run_id="run_2", stream="stdout", text=f"line {n}")
+            )
+        self.scripted.set()
+        if self._wait_for_stop:
+            self.stop_requested.wait(30)
+            self.outcome = "stopped"
+            return self.outcome
+        if self._ask is not None:
+            if not self._answer(port, self._ask):
+                return "stopped"
+        self.bus.emit(ev(Notice, stage="experiments", text="Running without a sandbox."))
+        self.bus.emit(ev(StageFinished, stage="experiments", summary="test accuracy 0.9433"))
+        self.outcome = "finished"
+        return self.outcome
+
+    def _answer(self, port: CheckpointPort, ask: Ask) -> bool:
+        """Ask until a decision other than `edit` (as the pipeline does); False when aborted."""
+        checkpoints = Checkpoints(port, self.bus.emit)
+        while True:
+            try:
+                decision = checkpoints.ask(
+                    ask.stage,
+                    ask.title,
+                    ask.body,
+                    ask.options,
+                    kind=ask.kind,
+                    product=ask.product,
+                )
+            except Aborted as error:
+                self.raised = error
+                self.outcome = "stopped"
+                return False
+            self.decisions.append(decision)
+            if decision.action != "edit":
+                return True
+
+
+# -- scenes: an app, a size and what to do before the picture --------------------------------
+
+RunBefore = Callable[[Pilot], Awaitable[None]]
+
+
+async def settle(pilot: Pilot, predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Wait until ``predicate`` holds, then for the flush timer and a repaint."""
+    loop_time = 0.0
+    while not predicate():
+        if loop_time > timeout:
+            raise AssertionError("the scene did not reach its moment in time")
+        await pilot.pause(0.02)
+        loop_time += 0.02
+    await pilot.pause(0.15)
+    await pilot.pause()
+
+
+def all_shown(pilot: Pilot) -> bool:
+    """The script has been emitted and every event has reached the panes."""
+    app = pilot.app
+    assert isinstance(app, LabtuiApp)
+    return app.session.scripted.is_set() and app.pending_events == 0  # type: ignore[attr-defined]
+
+
+def on_screen(name: str) -> Callable[[Pilot], bool]:
+    return lambda pilot: type(pilot.app.screen).__name__ == name
+
+
+@dataclass
+class Scene:
+    """One picture: how to build the app, its terminal size, and the keys before the shot."""
+
+    name: str
+    size: tuple[int, int]
+    session: Callable[[], FakeSession]
+    keys: tuple[str, ...] = ()
+    moment: Callable[[Pilot], bool] = field(default_factory=lambda: on_screen("CheckpointScreen"))
+    auto: bool = False
+    elapsed_s: float = 754.0
+    extra: dict[str, object] = field(default_factory=dict)
+
+    def app(self) -> LabtuiApp:
+        return LabtuiApp(self.session(), auto=self.auto, clock=FixedClock(self.elapsed_s))
+
+    async def run_before(self, pilot: Pilot) -> None:
+        await settle(pilot, lambda: self.moment(pilot))
+        if self.keys:
+            await pilot.press(*self.keys)
+            await pilot.pause(0.1)
+            for text_box in pilot.app.screen.query(Input):
+                text_box.cursor_blink = False  # a blinking cursor would make pictures differ
+            await pilot.pause()
+
+
+def running(script: Callable[[], list[Event]]) -> Callable[[], FakeSession]:
+    return lambda: FakeSession(script=script, ask=None, wait_for_stop=True)
+
+
+def asking(kind: str) -> Callable[[], FakeSession]:
+    return lambda: FakeSession(ask=ASKS[kind])
+
+
+SCENES: dict[str, Scene] = {
+    scene.name: scene
+    for scene in [
+        Scene("main_80x24", (80, 24), running(up_to_experiments), moment=all_shown),
+        Scene("main_160x48", (160, 48), running(up_to_experiments), moment=all_shown),
+        Scene("writeup_160x48", (160, 48), running(writeup_in_progress), moment=all_shown),
+        *(Scene(f"checkpoint_{kind}", (100, 30), asking(kind)) for kind in ASKS),
+        Scene("checkpoint_revise", (100, 30), asking("run"), keys=("r", *"use 5 seeds")),
+        Scene(
+            "note",
+            (100, 30),
+            running(up_to_experiments),
+            moment=all_shown,
+            keys=("n", *"keep the learning rate fixed"),
+        ),
+        Scene(
+            "help", (100, 30), running(up_to_experiments), moment=all_shown, keys=("question_mark",)
+        ),
+        Scene("quit_confirm", (100, 30), running(up_to_experiments), moment=all_shown, keys=("q",)),
+        Scene(
+            "error",
+            (100, 30),
+            lambda: FakeSession(error=RuntimeError("CUDA out of memory")),
+            moment=on_screen("ErrorScreen"),
+        ),
+        Scene(
+            "no_model",
+            (100, 30),
+            lambda: FakeSession(problems=[NO_MODEL]),
+            moment=on_screen("NoModelScreen"),
+        ),
+    ]
+}

@@ -1,0 +1,9 @@
+"""The four live panes of the main screen, one module each."""
+
+from .base import Pane, route
+from .dialogue import DialoguePane
+from .diff import DiffPane
+from .latex import LatexPane
+from .logs import LogsPane, flatten_means
+
+__all__ = ["DialoguePane", "DiffPane", "LatexPane", "LogsPane", "Pane", "flatten_means", "route"]

@@ -1,0 +1,164 @@
+"""The status header: project, the stage bar, run n of N, elapsed time, tokens and spend, model.
+
+``Progress`` keeps what the header shows and is updated from engine events (the journal's on
+replay, then the live ones), so a reopened project shows where it stands before anything runs.
+The clock is injected: the app passes ``time.monotonic``; tests and screenshots pass a fixed one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import Static
+
+from labtui.core.events import (
+    STAGES,
+    CostUpdate,
+    Event,
+    RunStarted,
+    StageFinished,
+    StageStarted,
+)
+
+Clock = Callable[[], float]
+
+# How each stage state looks in the bar; "pending" stages are dim.
+STAGE_MARKS: dict[str, tuple[str, str]] = {
+    "pending": ("·", "$text-muted"),
+    "running": ("▶", "bold $text-accent"),
+    "done": ("✔", "$text-success"),
+    "skipped": ("↷", "$text-muted"),
+    "failed": ("✘", "bold $text-error"),
+    "aborted": ("■", "$text-warning"),
+}
+
+
+@dataclass
+class Progress:
+    """Where the pipeline stands, as far as the events tell."""
+
+    budget_usd: float = 0.0
+    models: Mapping[str, str] = field(default_factory=dict)
+    stages: dict[str, str] = field(default_factory=lambda: dict.fromkeys(STAGES, "pending"))
+    current: str = ""
+    run_id: str = ""
+    run_index: int = 0
+    run_total: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    phase: str = ""
+
+    def apply(self, event: Event) -> bool:
+        """Take what the header shows from ``event``; True when something changed."""
+        if isinstance(event, StageStarted):
+            self.current = event.stage
+            self.stages[event.stage] = "running"
+            self.run_id, self.run_index, self.run_total = "", 0, 0
+        elif isinstance(event, StageFinished):
+            self.stages[event.stage] = event.status
+        elif isinstance(event, RunStarted):
+            self.run_id, self.run_index, self.run_total = event.run_id, event.index, event.total
+        elif isinstance(event, CostUpdate):
+            self.tokens += event.tokens_in + event.tokens_out
+            self.cost_usd = event.total_cost_usd
+            self.budget_usd = event.budget_usd or self.budget_usd
+        else:
+            return False
+        return True
+
+    @property
+    def model(self) -> str:
+        return self.models.get(self.current, "") if self.current else ""
+
+
+def format_elapsed(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours:d}:{minutes:02d}:{secs:02d}"
+
+
+def format_tokens(tokens: int) -> str:
+    if tokens >= 1_000_000:
+        return f"{tokens / 1_000_000:.1f}M"
+    if tokens >= 1_000:
+        return f"{tokens / 1_000:.1f}k"
+    return str(tokens)
+
+
+def stage_bar(progress: Progress) -> Content:
+    """'✔ ideas  ✔ novelty  ▶ experiments  · plots …', the running stage highlighted.
+
+    The marks separate the stages, so the whole pipeline fits in 80 columns."""
+    parts = []
+    for stage, state in progress.stages.items():
+        mark, style = STAGE_MARKS.get(state, STAGE_MARKS["pending"])
+        if stage == progress.current and state == "running":
+            style = "bold reverse $text-accent"
+        parts.append(Content.styled(f"{mark} {stage}", style))
+    return Content("  ").join(parts)
+
+
+def summary_line(project: str, progress: Progress, elapsed_s: float) -> Content:
+    """Project, stage, run n of N, elapsed, tokens, spend against budget, model."""
+    parts = [Content.styled(project, "bold")]
+    if progress.run_total:
+        parts.append(Content(f"run {progress.run_index} of {progress.run_total}"))
+    elif progress.run_id:
+        parts.append(Content(progress.run_id))
+    parts.append(Content(f"elapsed {format_elapsed(elapsed_s)}"))
+    parts.append(Content(f"{format_tokens(progress.tokens)} tok"))
+    spend = f"${progress.cost_usd:.2f} / ${progress.budget_usd:.2f}"
+    over = progress.budget_usd and progress.cost_usd >= 0.8 * progress.budget_usd
+    parts.append(Content.styled(spend, "bold $text-warning" if over else ""))
+    if progress.model:
+        parts.append(Content.styled(progress.model, "$text-muted"))
+    if progress.phase:
+        parts.append(Content.styled(progress.phase, "italic $text-secondary"))
+    return Content(" │ ").join(parts)
+
+
+class StatusHeader(Vertical):
+    """Two lines at the top of the main screen; ticks once a second for the elapsed time."""
+
+    DEFAULT_CSS = """
+    StatusHeader {
+        height: 2;
+        background: $panel;
+        padding: 0 1;
+    }
+    StatusHeader Static {
+        height: 1;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    """
+
+    def __init__(self, project: str, progress: Progress, clock: Clock, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.project = project
+        self.progress = progress
+        self._clock = clock
+        self._started = clock()
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="status-summary")
+        yield Static(id="status-stages")
+
+    def on_mount(self) -> None:
+        self.refresh_status()
+        self.set_interval(1.0, self._tick, name="elapsed-clock")
+
+    def _tick(self) -> None:
+        self.query_one("#status-summary", Static).update(self._summary())
+
+    def _summary(self) -> Content:
+        return summary_line(self.project, self.progress, self._clock() - self._started)
+
+    def refresh_status(self) -> None:
+        self._tick()
+        self.query_one("#status-stages", Static).update(stage_bar(self.progress))
