@@ -296,6 +296,7 @@ class LabtuiApp(App[None]):
             self._startup_failed("read the journal", error)
             return
         self._apply_events(history, replay=True)
+        self.main_screen.query_one(LogsPane).preload_plotext()  # while the model is checked
         self._set_phase("checking the model…")
         self._model_check = self._check_model()
 

@@ -19,11 +19,12 @@ from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Header, Input, Static
+from textual.widgets import Header, Input, Static
 
 from labtui.core.checkpoints import CheckpointRequest, Decision
 from labtui.core.events import Event, LogLine
 
+from .keybar import KeyBar
 from .model_help import MODEL_HELP
 from .panes import DialoguePane, DiffPane, LatexPane, LogsPane, Pane, route
 from .status import Clock, Progress, StatusHeader
@@ -45,6 +46,7 @@ class MainScreen(Screen[None]):
             "app.focus_previous",
             "Prev pane",
             tooltip="Focus the previous pane",
+            show=False,
             id="pane.previous",
         ),
         Binding(
@@ -63,7 +65,7 @@ class MainScreen(Screen[None]):
         ),
     ]
     # Title and cost stay visible while one pane fills the screen.
-    ALLOW_IN_MAXIMIZED_VIEW = "StatusHeader, Footer"
+    ALLOW_IN_MAXIMIZED_VIEW = "StatusHeader, KeyBar"
 
     class Ready(Message):
         """The panes are mounted and can render: the app may paint history and start."""
@@ -89,7 +91,7 @@ class MainScreen(Screen[None]):
             yield DiffPane(commit_log=self.commit_log, id="diff")
             yield LogsPane(id="logs")
             yield LatexPane(id="latex")
-        yield Footer()
+        yield KeyBar()
 
     @property
     def status(self) -> StatusHeader:
@@ -234,7 +236,7 @@ class CheckpointScreen(ModalScreen[Decision]):
                 yield Input(placeholder="What should change?", id="checkpoint-note")
                 # Input owns enter, so the footer cannot show it: say it here.
                 yield Static("enter sends the note · escape goes back", id="checkpoint-revise-hint")
-        yield Footer()
+        yield KeyBar()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Only the options the engine offers are live, and while a note is being written the
@@ -310,7 +312,7 @@ class NoteScreen(ModalScreen[str]):
             )
             yield Input(placeholder="e.g. keep the learning rate fixed; vary only width", id="note")
             yield Static("enter sends · escape cancels", id="note-hint")
-        yield Footer()
+        yield KeyBar()
 
     @on(Input.Submitted, "#note")
     def send(self, event: Input.Submitted) -> None:
@@ -343,7 +345,7 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll(id="help-dialog") as dialog:
             dialog.border_title = "Keys"
             yield Static(self._table(), id="help-keys")
-        yield Footer()
+        yield KeyBar()
 
     def _table(self) -> Content:
         lines: list[Content] = []
@@ -394,7 +396,7 @@ class NoModelScreen(Screen[None]):
             )
             # The same text the headless CLI prints, so the two never disagree.
             yield Static(Content(MODEL_HELP), id="no-model-help")
-        yield Footer()
+        yield KeyBar()
 
     def action_quit_no_model(self) -> None:
         self.app.exit(return_code=EXIT_NO_MODEL)
@@ -422,7 +424,7 @@ class ErrorScreen(ModalScreen[None]):
             if self.hint:
                 yield Static(Content(f"fix: {self.hint}"), id="error-hint")
             yield Static(Text("press any key to close", style="dim"), id="error-close")
-        yield Footer()
+        yield KeyBar()
 
     def action_close(self) -> None:
         # A key can reach both on_key and a binding; close once.
@@ -467,7 +469,7 @@ class ConfirmQuitScreen(ModalScreen[bool]):
                 "journal; run labtui again to resume.",
                 id="quit-message",
             )
-        yield Footer()
+        yield KeyBar()
 
     def action_answer(self, stop: bool) -> None:
         self.dismiss(stop)

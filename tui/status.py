@@ -154,11 +154,12 @@ class StatusHeader(Vertical):
         self.set_interval(1.0, self._tick, name="elapsed-clock")
 
     def _tick(self) -> None:
-        self.query_one("#status-summary", Static).update(self._summary())
+        # Fixed one-line widgets: a tick must not cost a layout of the whole screen.
+        self.query_one("#status-summary", Static).update(self._summary(), layout=False)
 
     def _summary(self) -> Content:
         return summary_line(self.project, self.progress, self._clock() - self._started)
 
     def refresh_status(self) -> None:
         self._tick()
-        self.query_one("#status-stages", Static).update(stage_bar(self.progress))
+        self.query_one("#status-stages", Static).update(stage_bar(self.progress), layout=False)

@@ -238,7 +238,7 @@ _plotext_lock = threading.Lock()
 
 def load_plotext() -> ModuleType:
     """plotext, imported once. plotext 6 takes a third of a second to import, so the pane
-    starts this in a thread as soon as a run prints anything (see ``_preload_plotext``)."""
+    starts this in a thread as soon as a run prints anything (see ``preload_plotext``)."""
     global _plotext
     with _plotext_lock:
         if _plotext is None:
@@ -634,9 +634,10 @@ class LogsPane(Pane):
         # Pane.on_mount (the title) runs too: Textual calls the handler of every class.
         self._apply_view()
 
-    def _preload_plotext(self) -> None:
-        """Import plotext in a thread when a run starts producing output, not at app start (it
-        would slow the first paint) and not at the first plot (the screen would freeze)."""
+    def preload_plotext(self) -> None:
+        """Import plotext in a thread: the app asks right after the first paint, and a run's
+        first output asks again (for a pane used without the app). Never during the first
+        paint (it would slow it) nor at the first plot (the screen would freeze)."""
         if _plotext is None and not self._plotext_requested:
             self._plotext_requested = True
             self.run_worker(load_plotext, name="load plotext", thread=True, exit_on_error=False)
@@ -711,7 +712,7 @@ class LogsPane(Pane):
         rows = [(e.run_id, e.stream, text) for e in events for text in e.text.split("\n")]
         if not rows:
             return
-        self._preload_plotext()
+        self.preload_plotext()
         if self._collect_metrics(rows[-MAX_PARSED_PER_BATCH:]):
             self.plot.refresh()
         skipped = max(0, len(rows) - LOG_MAX_LINES)
@@ -752,7 +753,7 @@ class LogsPane(Pane):
         self.query_one("#gpu-status", Static).update(Content("\n".join(lines)))
 
     def _on_RunStarted(self, event: RunStarted) -> None:
-        self._preload_plotext()
+        self.preload_plotext()
         self._series.start(event.run_id, fresh=True)
         self.plot.refresh()
         self._run_status = (
