@@ -6,7 +6,6 @@ pipeline under the TUI is in test_tui_pipeline.py. Async tests run under ``async
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from tui_scenes import (
     FakeSession,
     ev,
     up_to_experiments,
+    wait_for,
     writeup_in_progress,
 )
 
@@ -44,11 +44,7 @@ SIZE = (100, 30)
 
 
 async def wait_until(pilot: Pilot, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)
+    await wait_for(pilot, predicate, timeout)
 
 
 async def wait_for_checkpoint(pilot: Pilot) -> CheckpointScreen:
@@ -278,15 +274,10 @@ async def wait_for_end_or_pause(pilot: Pilot) -> None:
     await pilot.pause()
 
 
-def test_a_thousand_log_lines_arrive_without_stalling() -> None:
+def test_a_thousand_log_lines_all_arrive_in_order() -> None:
+    # How fast is measured by tests/bench/bench.py, not here.
     session = FakeSession(log_lines=1000)
-
-    async def steps(pilot: Pilot) -> None:
-        started = time.monotonic()
-        await wait_for_end(pilot)
-        assert time.monotonic() - started < 5
-
-    seen = run_app(LabtuiApp(session, auto=True), steps)
+    seen = run_app(LabtuiApp(session, auto=True), wait_for_end)
     assert seen.logs.count("── run_2 ──") == 1
     assert sum(line.startswith("line ") for line in seen.logs) == 1000
     assert seen.logs[-1] == "line 999"

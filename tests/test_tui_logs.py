@@ -19,20 +19,11 @@ from textual.widgets import Static
 
 import labtui.tui
 from labtui.core.events import Event, GpuSample, LogLine, RunFinished, RunStarted
-from labtui.tui.panes.logs import (
-    LOG_MAX_LINES,
-    VIEWS,
-    LogsPane,
-    MetricPlot,
-    RunLog,
-    flatten_means,
-    gpu_lines,
-    gpu_status,
-    printable,
-    short_number,
-    thin,
-    ticks,
-)
+from labtui.tui.panes.gpu_status import gpu_lines, gpu_status
+from labtui.tui.panes.logs import LOG_MAX_LINES, VIEWS, LogsPane
+from labtui.tui.panes.metric_plot import MetricPlot, short_number, thin, ticks
+from labtui.tui.panes.run_log import RunLog, printable
+from labtui.tui.panes.run_results import flatten_means
 
 TS = 1_700_000_000.0  # every event carries this: nothing displayed may depend on the clock
 SMALL = (40, 11)  # the pane in a 2×2 grid on an 80×24 terminal
@@ -227,11 +218,16 @@ def test_the_log_follows_the_end_until_scrolled_up() -> None:
     async def steps(pilot: Pilot, app: LogsApp) -> None:
         run_log = app.query_one("#run-log", RunLog)
         app.feed([log(f"a {n}") for n in range(100)])
-        await pilot.pause()
+        # The scroll happens after the next refresh, which a loaded machine may delay.
+        for _ in range(100):
+            if run_log.is_vertical_scroll_end and run_log.scroll_y > 0:
+                break
+            await pilot.pause(0.02)
         assert run_log.is_vertical_scroll_end and run_log.scroll_y > 0
         run_log.scroll_home(animate=False, immediate=True)
         app.feed([log(f"b {n}") for n in range(100)])
-        await pilot.pause()
+        for _ in range(5):
+            await pilot.pause(0.02)
         assert run_log.scroll_y == 0  # the researcher is reading: do not pull them away
         assert rendered(run_log).splitlines()[0] == "── run_1 ──"
 

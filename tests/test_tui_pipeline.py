@@ -14,6 +14,7 @@ import pytest
 from conftest import TEST_API_KEY, wire_project
 from research_script import MoonsResearch
 from textual.pilot import Pilot
+from tui_scenes import wait_for
 
 from labtui.core.events import CheckpointDecided, ResearcherNote, StageFinished
 from labtui.core.journal import read_events
@@ -48,12 +49,9 @@ def retitle(path: Path) -> str:
 async def next_checkpoint(pilot: Pilot, after: object = None, timeout: float = 90) -> str:
     """Wait for a checkpoint modal other than ``after``; its stage."""
     app = pilot.app
-    waited = 0.0
-    while not (isinstance(app.screen, CheckpointScreen) and app.screen is not after):
-        if waited > timeout:
-            raise AssertionError("no checkpoint was asked in time")
-        await pilot.pause(0.05)
-        waited += 0.05
+    await wait_for(
+        pilot, lambda: isinstance(app.screen, CheckpointScreen) and app.screen is not after, timeout
+    )
     await pilot.pause()
     return app.screen.request.stage
 
@@ -91,7 +89,7 @@ def test_checkpoint_keys_drive_the_real_pipeline_and_reopening_resumes(project, 
         await pilot.press("s")  # skip
         assert await next_checkpoint(pilot, after=novelty, timeout=120) == "experiments"
         await pilot.press("q")  # abort: safe stop, resumable
-        await _until(pilot, lambda: pilot.app.outcome is not None)
+        await wait_for(pilot, lambda: pilot.app.outcome is not None, timeout=60)
         await pilot.press("q")
 
     run(app, answer)
@@ -122,7 +120,7 @@ def test_checkpoint_keys_drive_the_real_pipeline_and_reopening_resumes(project, 
         await pilot.pause()
         assert not isinstance(pilot.app.screen, NoteScreen)
         await pilot.press("q")
-        await _until(pilot, lambda: pilot.app.outcome is not None)
+        await wait_for(pilot, lambda: pilot.app.outcome is not None, timeout=60)
         await pilot.press("q")
 
     run(reopened, resume)
@@ -132,12 +130,3 @@ def test_checkpoint_keys_drive_the_real_pipeline_and_reopening_resumes(project, 
     finished = [(e.stage, e.status) for e in events if isinstance(e, StageFinished)]
     assert finished == [("ideas", "done"), ("novelty", "skipped")]
     assert [e.text for e in events if isinstance(e, ResearcherNote)] == ["keep three seeds"]
-
-
-async def _until(pilot: Pilot, predicate: Callable[[], bool], timeout: float = 60) -> None:
-    waited = 0.0
-    while not predicate():
-        if waited > timeout:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.05)
-        waited += 0.05

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from research_script import REVIEW
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -308,26 +309,6 @@ class FakeCommit:
     diff = DIFF
 
 
-REVIEW = {
-    "Summary": "The paper studies the width of a one-hidden-layer MLP on noisy two moons.",
-    "Strengths": ["Clear, reproducible setup", "Every number traced to a run"],
-    "Weaknesses": ["A single toy data set", "Only one width change"],
-    "Originality": 1,
-    "Quality": 2,
-    "Clarity": 3,
-    "Significance": 1,
-    "Questions": ["How does the effect scale with noise?"],
-    "Limitations": ["Toy scale"],
-    "Ethical Concerns": False,
-    "Soundness": 2,
-    "Presentation": 3,
-    "Contribution": 1,
-    "Overall": 3,
-    "Confidence": 4,
-    "Decision": "Reject",
-}
-
-
 @dataclass(frozen=True)
 class Ask:
     """One checkpoint as a stage asks it."""
@@ -515,14 +496,19 @@ class FakeSession:
 RunBefore = Callable[[Pilot], Awaitable[None]]
 
 
+async def wait_for(pilot: Pilot, predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Let the app run until ``predicate`` holds (an AssertionError after ``timeout`` s)."""
+    waited = 0.0
+    while not predicate():
+        if waited > timeout:
+            raise AssertionError("the app did not reach the expected state in time")
+        await pilot.pause(0.02)
+        waited += 0.02
+
+
 async def settle(pilot: Pilot, predicate: Callable[[], bool], timeout: float = 10.0) -> None:
     """Wait until ``predicate`` holds, then for the flush timer and a repaint."""
-    loop_time = 0.0
-    while not predicate():
-        if loop_time > timeout:
-            raise AssertionError("the scene did not reach its moment in time")
-        await pilot.pause(0.02)
-        loop_time += 0.02
+    await wait_for(pilot, predicate, timeout)
     await pilot.pause(0.15)
     await pilot.pause()
 

@@ -1,9 +1,10 @@
-"""The four live panes of the main screen, one module each."""
+"""The four live panes of the main screen, one module each, and the logs pane's widgets."""
 
 from .base import Pane, route
 from .dialogue import DialoguePane
 from .diff import DiffPane
 from .latex import LatexPane
-from .logs import LogsPane, flatten_means
+from .logs import LogsPane
+from .run_results import flatten_means
 
 __all__ = ["DialoguePane", "DiffPane", "LatexPane", "LogsPane", "Pane", "flatten_means", "route"]

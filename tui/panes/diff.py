@@ -149,8 +149,22 @@ class DiffPane(Pane):
     TITLE = "Code diff"
     HANDLES = (CodeDiff,)
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("left_square_bracket", "older", "Older", key_display="[", id="diff.older"),
-        Binding("right_square_bracket", "newer", "Newer", key_display="]", id="diff.newer"),
+        Binding(
+            "left_square_bracket",
+            "older",
+            "Older",
+            key_display="[",
+            tooltip="Older: show the previous commit",
+            id="diff.older",
+        ),
+        Binding(
+            "right_square_bracket",
+            "newer",
+            "Newer",
+            key_display="]",
+            tooltip="Newer: show the next commit",
+            id="diff.newer",
+        ),
         Binding(
             "left_curly_bracket",
             "previous_group",
@@ -167,8 +181,16 @@ class DiffPane(Pane):
             tooltip="The newest commit of the next stage/run group",
             id="diff.next_group",
         ),
-        Binding("w", "working_tree", "Working tree", id="diff.working_tree"),
-        Binding("f", "follow", "Follow", id="diff.follow"),
+        Binding(
+            "w",
+            "working_tree",
+            "Working tree",
+            tooltip="Show uncommitted changes in the working tree; again: back",
+            id="diff.working_tree",
+        ),
+        Binding(
+            "f", "follow", "Follow", tooltip="Follow the latest commit again", id="diff.follow"
+        ),
     ]
     DEFAULT_CSS = """
     DiffPane #diff-header {

@@ -106,8 +106,20 @@ class LatexPane(Pane):
     HANDLES = (LatexUpdated, CompileResult)
     # One key, two faces: the footer says where `d` goes next. check_action hides the other.
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("d", "show_diagnostics", "Diagnostics", id="latex.diagnostics"),
-        Binding("d", "show_draft", "Draft", id="latex.draft"),
+        Binding(
+            "d",
+            "show_diagnostics",
+            "Diagnostics",
+            tooltip="Show the compile errors and warnings, with their lines",
+            id="latex.diagnostics",
+        ),
+        Binding(
+            "d",
+            "show_draft",
+            "Draft",
+            tooltip="Back from the diagnostics to the highlighted draft",
+            id="latex.draft",
+        ),
     ]
     DEFAULT_CSS = """
     LatexPane #latex-diagnostics {
