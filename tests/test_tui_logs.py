@@ -481,3 +481,15 @@ def test_snapshot_large_plot(snap_compare: Callable[..., bool]) -> None:
 
 def test_snapshot_large_results(snap_compare: Callable[..., bool]) -> None:
     assert snap_compare(LogsApp(), terminal_size=LARGE, run_before=snapshot_steps("v"))
+
+
+def test_a_flood_keeps_only_what_the_log_can_hold_and_counts_the_rest() -> None:
+    from labtui.tui.panes.logs import last_rows
+
+    events = [log("\n".join(f"{block}.{n}" for n in range(1000))) for block in range(12)]
+    rows, skipped = last_rows(events, 2500)
+    assert [text for _, _, text in rows] == [
+        f"{block}.{n}" for block in (9, 10, 11) for n in range(1000)
+    ][-2500:]
+    assert skipped == 12_000 - 2500
+    assert last_rows([], 10) == ([], 0)

@@ -180,20 +180,19 @@ class LogsPane(Pane):
         A LogLine carries the lines of one pipe read. Only the last ``LOG_MAX_LINES`` of a
         burst can survive the log's bound, so the rest are counted, not kept.
         """
-        rows = [(e.run_id, e.stream, text) for e in events for text in e.text.split("\n")]
+        rows, skipped = last_rows(events, LOG_MAX_LINES)
         if not rows:
             return
         self.preload_plotext()
         if self._collect_metrics(rows[-MAX_PARSED_PER_BATCH:]):
             self.plot.refresh()
-        skipped = max(0, len(rows) - LOG_MAX_LINES)
         texts: list[str] = []
         styles: list[LineStyle] = []
         if skipped:
             texts.append(f"… {skipped} earlier lines skipped")
             styles.append("dim italic")
         error = self.colour("error")
-        for run_id, stream, text in rows[skipped:]:
+        for run_id, stream, text in rows:
             if run_id != self._current_run:
                 self._current_run = run_id
                 texts.append(f"── {run_id} ──")
@@ -202,7 +201,7 @@ class LogsPane(Pane):
             styles.append(error if stream == "stderr" else "")
         self.log_widget.write_lines(texts, styles)
 
-    def _collect_metrics(self, rows: Sequence[tuple[str, str, str]]) -> bool:
+    def _collect_metrics(self, rows: Sequence[Row]) -> bool:
         """Feed every metric the lines report into the series; True if any arrived."""
         series = self._series
         version = series.version
@@ -262,3 +261,25 @@ def run_summary(event: RunFinished, ok_colour: str, error_colour: str) -> Text:
     if tail:
         line.append("\n  " + "\n  ".join(tail), style=error_colour)
     return line
+
+
+Row = tuple[str, str, str]  # run id, stream, one line of output
+
+
+def last_rows(events: Sequence[LogLine], limit: int) -> tuple[list[Row], int]:
+    """The last ``limit`` lines of a burst as rows, and how many earlier lines were skipped.
+
+    Walks the events from the newest: in a flood, older events are only counted, never split,
+    so a burst far beyond what the log keeps costs almost nothing."""
+    chunks: list[list[Row]] = []
+    kept = skipped = 0
+    for event in reversed(events):
+        if kept >= limit:
+            skipped += event.text.count("\n") + 1
+            continue
+        chunk = [(event.run_id, event.stream, text) for text in event.text.split("\n")]
+        chunks.append(chunk)
+        kept += len(chunk)
+    rows = [row for chunk in reversed(chunks) for row in chunk]
+    excess = max(0, len(rows) - limit)
+    return rows[excess:], skipped + excess
