@@ -69,3 +69,48 @@ def test_only_offered_options_are_accepted():
     request = CheckpointRequest("x-1", "review", "t", "b", options=("approve", "abort"))
     assert port.ask(request) == Decision("approve")
     assert "press one of: a, q" in out.getvalue()
+
+
+def test_e_opens_the_product_in_the_editor_and_answers_edit(tmp_path):
+    (tmp_path / "ideas.json").write_text("[]")
+    opened = []
+
+    def editor(path):
+        opened.append(path)
+        return ""
+
+    request = CheckpointRequest("ideas-1", "ideas", "t", "b", product="ideas.json")
+    port = TerminalCheckpointPort(
+        Console(file=io.StringIO(), color_system=None),
+        io.StringIO("e\n"),
+        root=tmp_path,
+        edit_file=editor,
+    )
+    assert port.ask(request) == Decision("edit", "ideas.json")
+    assert opened == [tmp_path / "ideas.json"]
+
+
+def test_a_failing_editor_asks_again(tmp_path):
+    (tmp_path / "plot.py").write_text("")
+    out = io.StringIO()
+    port = TerminalCheckpointPort(
+        Console(file=out, color_system=None),
+        io.StringIO("e\na\n"),
+        root=tmp_path,
+        edit_file=lambda path: "vim exited with status 1; nothing was kept",
+    )
+    request = CheckpointRequest("plots-1", "plots", "t", "b", product="plot.py")
+    assert port.ask(request) == Decision("approve")
+    assert "nothing was kept" in out.getvalue()
+
+
+def test_the_editor_helper_reports_a_missing_editor(tmp_path, monkeypatch):
+    from labtui.tui.editor import open_in_editor
+
+    monkeypatch.setenv("VISUAL", "no-such-editor-anywhere")
+    problem = open_in_editor(tmp_path / "x.txt")
+    assert "no-such-editor-anywhere" in problem and "set $EDITOR" in problem
+    monkeypatch.setenv("VISUAL", "false")
+    assert "exited with status 1" in open_in_editor(tmp_path / "x.txt")
+    monkeypatch.setenv("VISUAL", "true")
+    assert open_in_editor(tmp_path / "x.txt") == ""

@@ -572,3 +572,11 @@ def test_maximising_rewraps_the_dialogue_to_the_new_width() -> None:
 
     run_app(app, steps)
     assert heights[1] < heights[0], "wider lines: the same messages take fewer rows"
+
+
+def test_a_note_shows_in_the_dialogue_as_the_journal_records_it() -> None:
+    from labtui.core.events import ResearcherNote
+
+    history = [ev(ResearcherNote, stage="experiments", text="keep three seeds")]
+    seen = run_app(LabtuiApp(FakeSession(history=history, problems=["x"])), wait_for_end_or_pause)
+    assert "✎ your note: keep three seeds" in seen.dialogue

@@ -15,9 +15,6 @@ Threading model (the only rules that matter here):
 
 from __future__ import annotations
 
-import os
-import shlex
-import subprocess
 import threading
 import time
 from collections import deque
@@ -44,6 +41,7 @@ from labtui.core.events import (
     LogLine,
 )
 
+from .editor import open_in_editor
 from .panes import DialoguePane, DiffPane, LatexPane, LogsPane
 from .screens import (
     EXIT_NO_MODEL,
@@ -397,18 +395,12 @@ class LabtuiApp(App[None]):
         return self._edit_file(path)
 
     def _edit_in_terminal(self, path: Path) -> str:
-        """$VISUAL or $EDITOR (vi by default) on ``path``, with the terminal handed over."""
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        """The researcher's editor on ``path``, with the terminal handed over meanwhile."""
         try:
             with self.suspend():
-                completed = subprocess.run([*shlex.split(editor), str(path)], check=False)
+                return open_in_editor(path)
         except SuspendNotSupported:
             return "this terminal cannot be handed to an editor; edit the file and press a"
-        except OSError as error:
-            return f"could not start the editor {editor!r} ({error}); set $EDITOR"
-        if completed.returncode != 0:
-            return f"{editor} exited with status {completed.returncode}; nothing was kept"
-        return ""
 
     # -- notes, help and the command palette -------------------------------------------------
 

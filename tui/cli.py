@@ -168,7 +168,7 @@ def _run_headless(session, auto: bool) -> int:
         )
         return EXIT_USAGE
     session.bus.subscribe(HeadlessPrinter())
-    port = AutoApprove() if auto else TerminalCheckpointPort()
+    port = AutoApprove() if auto else TerminalCheckpointPort(root=session.project.root)
     outcome = session.run(port)
     print(f"pipeline {outcome}")
     return EXIT_OK if outcome == "finished" else EXIT_FAILED

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable
+from pathlib import Path
 from typing import ClassVar
 
 from rich.console import Console
@@ -28,10 +30,14 @@ from labtui.core.events import (
     LatexUpdated,
     LogLine,
     Notice,
+    ResearcherNote,
     RunFinished,
+    RunStarted,
     StageFinished,
     StageStarted,
 )
+
+from .editor import open_in_editor
 
 ROLE_STYLES = {"aider": "cyan", "reviewer": "magenta", "novelty": "yellow", "ideator": "green"}
 MAX_MESSAGE_CHARS = 2000
@@ -110,6 +116,11 @@ class HeadlessPrinter:
                 out(f"[yellow]decision[/] {escape(event.action)}{note}")
             case Notice():
                 out(f"[yellow]note[/] {escape(event.text)}")
+            case ResearcherNote():
+                out(f"[bold]your note[/] {escape(event.text)}")
+            case RunStarted():
+                of = f" ({event.index} of {event.total})" if event.total else ""
+                out(f"[bold]{escape(event.run_id)}[/]{of}: {escape(event.command)}")
             case ErrorEvent():
                 hint = f"\n  [bold]fix:[/] {escape(event.hint)}" if event.hint else ""
                 out(f"[bold red]error[/] {escape(event.message)}{hint}")
@@ -118,11 +129,26 @@ class HeadlessPrinter:
 class TerminalCheckpointPort:
     """Asks checkpoints on a TTY: a approve, r revise (asks for a note), s skip, q abort."""
 
-    KEYS: ClassVar[dict[str, str]] = {"a": "approve", "r": "revise", "s": "skip", "q": "abort"}
+    KEYS: ClassVar[dict[str, str]] = {
+        "a": "approve",
+        "r": "revise",
+        "e": "edit",
+        "s": "skip",
+        "q": "abort",
+    }
 
-    def __init__(self, console: Console | None = None, stream=None) -> None:
+    def __init__(
+        self,
+        console: Console | None = None,
+        stream=None,
+        *,
+        root: Path | None = None,
+        edit_file: Callable[[Path], str] = open_in_editor,
+    ) -> None:
         self.console = console or Console(highlight=False)
         self.stream = stream or sys.stdin
+        self.root = root  # the project: checkpoint products are relative to it
+        self._edit_file = edit_file
 
     def _read(self, prompt: str) -> str:
         self.console.print(prompt, end="")
@@ -140,5 +166,16 @@ class TerminalCheckpointPort:
                 self.console.print(f"[red]press one of: {', '.join(keys)}[/]")
                 continue
             action = self.KEYS[answer]
+            if action == "edit":
+                problem = self._edit(request.product)
+                if problem:
+                    self.console.print(f"[red]{escape(problem)}[/]")
+                    continue
+                return Decision("edit", request.product)
             note = self._read("note for the agents > ") if action == "revise" else ""
             return Decision(action, note)
+
+    def _edit(self, product: str) -> str:
+        if self.root is None or not (self.root / product).is_file():
+            return f"{product} cannot be edited here"
+        return self._edit_file(self.root / product)

@@ -19,6 +19,7 @@ from labtui.core.events import (
     CheckpointRequested,
     ErrorEvent,
     Notice,
+    ResearcherNote,
     StageFinished,
     StageStarted,
 )
@@ -62,6 +63,7 @@ class DialoguePane(Pane):
         StageFinished,
         CheckpointRequested,
         CheckpointDecided,
+        ResearcherNote,
     )
 
     def __init__(self, **kwargs: Any) -> None:
@@ -141,6 +143,10 @@ class DialoguePane(Pane):
 
     def _on_Notice(self, event: Notice) -> None:
         self.write(Text.assemble(("ℹ ", self.colour("accent")), event.text))
+
+    def _on_ResearcherNote(self, event: ResearcherNote) -> None:
+        # The researcher's own words, so they can see which note the agents have been given.
+        self.write(Text.assemble(("✎ your note: ", "bold"), event.text))
 
     def _on_ErrorEvent(self, event: ErrorEvent) -> None:
         error = self.colour("error")
