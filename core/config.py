@@ -19,6 +19,9 @@ from .errors import ConfigError
 
 CONFIG_NAME = "labtui.toml"
 MODEL_STAGES = ("ideas", "novelty", "experiments", "plots", "writeup", "review")
+# Stages without a model setting of their own use the model of the stage whose work they share:
+# planning runs is experiment design, compile fixes are edits to the paper.
+MODEL_BORROWED_FROM = {"plan": "experiments", "compile": "writeup"}
 
 
 @dataclass
@@ -65,7 +68,7 @@ class BudgetSection:
 @dataclass
 class LimitsSection:
     run_timeout_s: float = 1800.0
-    max_runs: int = 1
+    max_runs: int = 5  # as The AI Scientist: up to 5 runs, 4 fix attempts each
     fix_attempts: int = 4
     plot_timeout_s: float = 300.0
     latex_timeout_s: float = 120.0
@@ -110,6 +113,7 @@ class Config:
 
     def model_for(self, stage: str) -> ModelSpec | None:
         """The model a stage uses, or None when no model is configured anywhere."""
+        stage = MODEL_BORROWED_FROM.get(stage, stage)
         name = (
             getattr(self.models, stage, "")
             or self.models.default

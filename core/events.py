@@ -17,6 +17,7 @@ from typing import Any
 STAGES: tuple[str, ...] = (
     "ideas",
     "novelty",
+    "plan",
     "experiments",
     "plots",
     "writeup",

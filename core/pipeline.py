@@ -26,7 +26,7 @@ from .events import (
 )
 from .journal import Journal, PipelineState, read_events, replay
 from .project import Project
-from .stage_context import MODEL_OF_STAGE, StageContext, StageOutput
+from .stage_context import StageContext, StageOutput
 
 # One module per stage in core/stages/, each with one entry: run(ctx) -> StageOutput.
 STAGE_MODULES = {stage: f"labtui.core.stages.{stage}" for stage in STAGES}
@@ -79,7 +79,7 @@ class Session:
         """The model name each stage uses ('' where none is configured)."""
         names: dict[str, str] = {}
         for stage in STAGES:
-            spec = self.config.model_for(MODEL_OF_STAGE.get(stage, stage))
+            spec = self.config.model_for(stage)
             names[stage] = spec.name if spec is not None else ""
         return names
 
@@ -245,4 +245,4 @@ def hold_project_lock(state_dir: Path):
 
 
 # Stages that call an LLM and so need a model configured.
-STAGE_MODEL_NEEDS = ("ideas", "novelty", "experiments", "plots", "writeup", "review")
+STAGE_MODEL_NEEDS = ("ideas", "novelty", "plan", "experiments", "plots", "writeup", "review")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .config import MODEL_BORROWED_FROM
 from .errors import ConfigError
 from .events import AgentMessage, CodeDiff, Event, Notice
 from .project import CommitInfo
@@ -18,9 +19,6 @@ if TYPE_CHECKING:
     from .coder import Coder
     from .llm import LLM
     from .pipeline import Session
-
-
-MODEL_OF_STAGE = {"compile": "writeup"}
 
 
 @dataclass
@@ -59,13 +57,12 @@ class StageContext:
     # -- models ------------------------------------------------------------------------------
 
     def _model(self, stage: str):
-        # Compile fixes are edits to the paper: they use the write-up model.
-        stage = MODEL_OF_STAGE.get(stage, stage)
         spec = self.config.model_for(stage)
         if spec is None:
             raise ConfigError(
                 f"no model configured for stage {stage!r}",
-                f"set LABTUI_MODEL, or [models] default or [models] {stage} in labtui.toml",
+                f"set LABTUI_MODEL, or [models] default or [models] "
+                f"{MODEL_BORROWED_FROM.get(stage, stage)} in labtui.toml",
             )
         return spec
 

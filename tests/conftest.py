@@ -78,6 +78,7 @@ def wire_project(root: Path, llm_url: str, arxiv_url: str, *, auto: bool = True)
     config.ideas.count = 1
     config.ideas.reflections = 1
     config.llm.retries = 3
+    config.limits.max_runs = 1
     config.limits.run_timeout_s = 120
     config.limits.latex_timeout_s = 120
     config.autonomy.mode = "auto" if auto else "copilot"

@@ -104,6 +104,12 @@ class MoonsResearch:
         )
 
     def experiments(self, request: dict[str, Any]) -> str:
+        asks = [m.get("content") for m in request.get("messages", []) if m.get("role") == "user"]
+        if any(str(text).startswith("Plan the experiment runs") for text in asks):
+            return fenced_json(
+                {"runs": [{"change": "Double HIDDEN_UNITS", "measure": "test accuracy vs run_0"}]},
+                "One run answers the question:",
+            )
         code = (self.root / "experiment.py").read_text(encoding="utf-8")
         width = int(re.search(r"^HIDDEN_UNITS = (\d+)", code, re.MULTILINE).group(1))
         code = re.sub(

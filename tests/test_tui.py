@@ -525,7 +525,7 @@ def test_the_header_follows_stages_runs_tokens_and_spend() -> None:
     assert "run 2 of 3" in line and "elapsed 1:02:03" in line
     assert "4.8k tok" in line and "$0.12 / $10.00" in line and "openai/gpt-4o" in line
     bar = str(stage_bar(progress))
-    assert bar.startswith("✔ ideas  ✔ novelty  ▶ experiments  · plots")
+    assert bar.startswith("✔ ideas ✔ novelty ✔ plan ▶ experiments · plots")
     assert len(bar) <= 78, "the whole pipeline fits an 80-column terminal"
     assert format_elapsed(-5) == "0:00:00"
 

@@ -87,7 +87,11 @@ def test_checkpoint_keys_drive_the_real_pipeline_and_reopening_resumes(project, 
         assert await next_checkpoint(pilot, after=third) == "novelty"
         novelty = pilot.app.screen
         await pilot.press("s")  # skip
-        assert await next_checkpoint(pilot, after=novelty, timeout=120) == "experiments"
+        assert await next_checkpoint(pilot, after=novelty) == "plan"
+        assert "Double HIDDEN_UNITS" in pilot.app.screen.request.body
+        plan = pilot.app.screen
+        await pilot.press("a")
+        assert await next_checkpoint(pilot, after=plan, timeout=120) == "experiments"
         await pilot.press("q")  # abort: safe stop, resumable
         await wait_for(pilot, lambda: pilot.app.outcome is not None, timeout=60)
         await pilot.press("q")
@@ -99,6 +103,7 @@ def test_checkpoint_keys_drive_the_real_pipeline_and_reopening_resumes(project, 
         ("ideas", "edit", "ideas.json"),
         ("ideas", "approve", ""),
         ("novelty", "skip", ""),
+        ("plan", "approve", ""),
         ("experiments", "abort", ""),
     ]
     ideas_prompts = json.dumps(llm_server.requests_for("scripted-ideas")[-1]["messages"])
@@ -128,5 +133,5 @@ def test_checkpoint_keys_drive_the_real_pipeline_and_reopening_resumes(project, 
     assert "✔ ideas" in seen["stages"] and "↷ novelty" in seen["stages"]
     events = read_events(root / ".labtui" / "journal.jsonl")
     finished = [(e.stage, e.status) for e in events if isinstance(e, StageFinished)]
-    assert finished == [("ideas", "done"), ("novelty", "skipped")]
+    assert finished == [("ideas", "done"), ("novelty", "skipped"), ("plan", "done")]
     assert [e.text for e in events if isinstance(e, ResearcherNote)] == ["keep three seeds"]

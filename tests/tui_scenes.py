@@ -43,6 +43,7 @@ from labtui.core.notebook import metrics_table
 from labtui.core.review import parse_review
 from labtui.core.stages.experiments import _diff_block
 from labtui.core.stages.novelty import _evidence_markdown
+from labtui.core.stages.plan import PlannedRun, plan_markdown
 from labtui.tui.app import LabtuiApp
 
 TS = 1_700_000_000.0  # every event carries this: nothing displayed may depend on the clock
@@ -164,6 +165,8 @@ def up_to_experiments() -> list[Event]:
         ev(StageFinished, stage="ideas", summary="2 ideas; best wider_hidden_layer"),
         ev(StageStarted, stage="novelty"),
         ev(StageFinished, stage="novelty", summary="wider_hidden_layer: unsure"),
+        ev(StageStarted, stage="plan"),
+        ev(StageFinished, stage="plan", summary="a plan of 3 run(s) for wider_hidden_layer"),
         ev(StageStarted, stage="experiments"),
         ev(
             RunFinished,
@@ -338,12 +341,16 @@ ASKS: dict[str, Ask] = {
         "ideas.json",
     ),
     "plan": Ask(
-        "experiments",
         "plan",
-        "experiments: a plan of 3 runs",
-        "1. **run_1** `HIDDEN_UNITS = 32` — test accuracy vs. run_0\n"
-        "2. **run_2** `HIDDEN_UNITS = 64` — does the trend continue?\n"
-        "3. **run_3** `HIDDEN_UNITS = 64`, `WEIGHT_DECAY = 1e-3` — capacity vs. regularisation",
+        "plan",
+        "plan: a plan of 3 run(s) for wider_hidden_layer",
+        plan_markdown(
+            [
+                PlannedRun("HIDDEN_UNITS = 32", "test accuracy against run_0"),
+                PlannedRun("HIDDEN_UNITS = 64", "whether the trend continues"),
+                PlannedRun("HIDDEN_UNITS = 64, WEIGHT_DECAY = 1e-3", "capacity vs. regularisation"),
+            ]
+        ),
         "plan.json",
     ),
     "run": Ask(

@@ -91,7 +91,7 @@ def format_tokens(tokens: int) -> str:
 
 
 def stage_bar(progress: Progress) -> Content:
-    """'✔ ideas  ✔ novelty  ▶ experiments  · plots …', the running stage highlighted.
+    """'✔ ideas ✔ novelty ✔ plan ▶ experiments · plots …', the running stage highlighted.
 
     The marks separate the stages, so the whole pipeline fits in 80 columns."""
     parts = []
@@ -100,7 +100,7 @@ def stage_bar(progress: Progress) -> Content:
         if stage == progress.current and state == "running":
             style = "bold reverse $text-accent"
         parts.append(Content.styled(f"{mark} {stage}", style))
-    return Content("  ").join(parts)
+    return Content(" ").join(parts)
 
 
 def summary_line(project: str, progress: Progress, elapsed_s: float) -> Content:

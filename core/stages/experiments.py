@@ -12,7 +12,6 @@ from typing import Any
 
 from ..errors import StageFailed
 from ..events import Event
-from ..ideas import load_archive
 from ..notebook import append_run, metrics_table, start_notebook
 from ..project import Project
 from ..stage_context import StageContext, StageOutput
@@ -54,7 +53,7 @@ def _next_run_number(root: Path) -> int:
     return max(done, default=0) + 1
 
 
-def _ensure_baseline(ctx: StageContext) -> dict[str, Any]:
+def ensure_baseline(ctx: StageContext) -> dict[str, Any]:
     root = ctx.project.root
     if not (root / "run_0" / "final_info.json").exists():
         ctx.say("no baseline yet: running run_0 with the template's code")
@@ -110,29 +109,33 @@ def _attempt_run(ctx: StageContext, coder, run_id: str, prompt: str, index: int 
 
 
 def run(ctx: StageContext) -> StageOutput:
+    from .plan import chosen_idea, load_plan
+
     root = ctx.project.root
-    name = ctx.result_of("novelty").get("idea") or (ctx.result_of("ideas").get("ideas") or [""])[0]
-    idea = next((i for i in load_archive(root) if i.name == name), None)
-    if idea is None:
-        raise StageFailed(f"idea {name!r} not found in ideas.json", "rerun: labtui run")
-    baseline = _ensure_baseline(ctx)
+    idea = chosen_idea(ctx)
+    baseline = ensure_baseline(ctx)
+    max_runs = max(1, ctx.config.limits.max_runs)
+    # The approved (or edited) plan decides the runs; a project planned before plans existed
+    # gets max_runs runs chosen one at a time.
+    planned = load_plan(root, max_runs) or [None] * max_runs
     start_notebook(root, idea.title, idea.experiment, baseline)
     ctx.commit("notebook: start notes.md", ["notes.md"])
     coder = ctx.coder()
     first = _next_run_number(root)
     runs: dict[str, dict[str, Any]] = {}
     previous = f"The baseline (run_0) results are:\n{json.dumps(baseline, indent=1)}"
-    for number in range(first, first + max(1, ctx.config.limits.max_runs)):
-        run_id = f"run_{number}"
+    for index, step in enumerate(planned, 1):
+        run_id = f"run_{first + index - 1}"
         prompt = ctx.prompt(
             "experiment",
             title=idea.title,
             experiment=idea.experiment,
             run_id=run_id,
+            planned=_planned_text(step, index, len(planned)),
             previous=previous,
             notes=ctx.notes_block(),
         )
-        result, edit = _attempt_run(ctx, coder, run_id, prompt, index=number - first + 1)
+        result, edit = _attempt_run(ctx, coder, run_id, prompt, index=index)
         last_edit = edit
         runs[run_id] = result.means
         append_run(
@@ -156,6 +159,15 @@ def run(ctx: StageContext) -> StageOutput:
         + _diff_block(f"The code of {last}", last_edit.commit),
         kind="run",
         product="experiment.py",
+    )
+
+
+def _planned_text(step: Any, index: int, total: int) -> str:
+    if step is None:
+        return ""
+    return (
+        f"\nThis is run {index} of {total} in the approved plan. It changes: {step.change}\n"
+        f"It measures: {step.measure}\n"
     )
 
 
