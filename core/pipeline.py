@@ -161,7 +161,7 @@ class Session:
         module = importlib.import_module(STAGE_MODULES[stage])
         while True:
             self.emit(StageStarted(stage=stage))
-            ctx = StageContext(self, stage, notes=self.state.notes_for(stage))
+            ctx = StageContext(self, stage, self.state.notes_for(stage), checkpoints)
             output: StageOutput = module.run(ctx)
             decision = self._checkpoint(ctx, module, output, checkpoints)
             if decision.action == "revise":
@@ -204,11 +204,8 @@ class Session:
 
     def _keep_edit(self, ctx: StageContext, module, output: StageOutput) -> StageOutput:
         """Commit the researcher's edit of the product and re-derive the stage's output from it."""
-        commit = ctx.commit(f"{ctx.stage}: researcher edited {output.product}", [output.product])
-        if commit is None:
-            ctx.say(f"{output.product} is unchanged: nothing to keep")
+        if ctx.keep_edit(output.product) is None:
             return output
-        ctx.say(f"kept your edit of {output.product} as commit {commit.sha[:8]}")
         reload = getattr(module, "reload", None)
         return reload(ctx, output) if reload is not None else output
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .checkpoints import ACTIONS, Checkpoints, Decision
 from .config import MODEL_BORROWED_FROM
 from .errors import ConfigError
 from .events import AgentMessage, CodeDiff, Event, Notice
@@ -31,8 +32,15 @@ class StageOutput:
 
 
 class StageContext:
-    def __init__(self, session: Session, stage: str, notes: list[str]) -> None:
+    def __init__(
+        self,
+        session: Session,
+        stage: str,
+        notes: list[str],
+        checkpoints: Checkpoints | None = None,
+    ) -> None:
         self.session = session
+        self._checkpoints = checkpoints
         self.project = session.project
         self.config = session.config
         self.stage = stage
@@ -104,6 +112,42 @@ class StageContext:
         return f"\n\nThe researcher reviewed your previous attempt and asks:\n{lines}\n"
 
     # -- artifacts ---------------------------------------------------------------------------
+
+    def ask(
+        self,
+        title: str,
+        body: str,
+        *,
+        kind: str,
+        product: str = "",
+        options: tuple[str, ...] = ACTIONS,
+    ) -> Decision:
+        """A checkpoint inside the stage (after each run, say). An edit of the product is kept
+        and the question asked again; a revision note joins this stage's notes, so the next
+        prompt of the stage carries it. Without a front end (no checkpoints) it approves."""
+        if self._checkpoints is None:
+            return Decision("approve")
+        while True:
+            if self.session.ledger.exhausted:
+                self.session.ledger.check()  # the hard cap: stop here, everything committed
+            decision = self._checkpoints.ask(
+                self.stage, title, body, options, kind=kind, product=product
+            )
+            if decision.action == "edit":
+                self.keep_edit(product)
+                continue
+            if decision.action == "revise":
+                self.notes.append(decision.note)
+            return decision
+
+    def keep_edit(self, product: str) -> CommitInfo | None:
+        """Commit the researcher's edit of ``product`` (None when the file did not change)."""
+        commit = self.commit(f"{self.stage}: researcher edited {product}", [product])
+        if commit is None:
+            self.say(f"{product} is unchanged: nothing to keep")
+        else:
+            self.say(f"kept your edit of {product} as commit {commit.sha[:8]}")
+        return commit
 
     def commit(self, message: str, paths: list[str] | None = None) -> CommitInfo | None:
         info = self.project.commit(message, paths)

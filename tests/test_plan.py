@@ -77,3 +77,58 @@ def test_a_malformed_plan_is_asked_again_with_the_problem(project, llm_server):
     assert len(plan_requests) == 3, "two bad answers, each re-asked with what was wrong"
     assert "at most 1 are allowed" in json.dumps(plan_requests[1]["messages"][-1])
     assert json.loads((project.root / "plan.json").read_text())["runs"][0]["change"]
+
+
+def two_run_project(project):
+    from labtui.core.config import load_config, save_config
+
+    config = load_config(project.root)
+    config.limits.max_runs = 2
+    save_config(config, project.root)
+
+
+def plan_two_runs(port, request):
+    """At the plan checkpoint: edit plan.json to two runs once, then approve."""
+    plan_path = port.root / "plan.json"
+    plan = json.loads(plan_path.read_text())
+    if len(plan["runs"]) == 1:
+        plan["runs"].append({"change": "Double HIDDEN_UNITS again", "measure": "the trend"})
+        plan_path.write_text(json.dumps(plan))
+        return Decision("edit", "plan.json")
+    return Decision("approve")
+
+
+class BetweenRunsPort(PlanPort):
+    """TEST-ONLY: a two-run plan; ``between`` answers the checkpoint after run_1."""
+
+    def __init__(self, root, between) -> None:
+        super().__init__(root, plan_two_runs)
+        self.between = between
+
+    def ask(self, request: CheckpointRequest) -> Decision:
+        if request.stage == "experiments" and "continue with the next run" in request.title:
+            self.asked.append(request)
+            return self.between
+        return super().ask(request)
+
+
+def test_between_runs_a_revision_note_reaches_the_next_run(project, llm_server):
+    two_run_project(project)
+    port = BetweenRunsPort(project.root, Decision("revise", "log the learning rate too"))
+    Session.open(project.root).run(port)
+    between = [r for r in port.asked if "continue with the next run" in r.title]
+    assert len(between) == 1 and between[0].kind == "run"
+    assert "run_1" in between[0].body and "test_accuracy_mean" in between[0].body
+    prompts = [json.dumps(r["messages"]) for r in llm_server.requests_for("scripted-experiments")]
+    run_2 = [p for p in prompts if "for run_2" in p]
+    assert run_2 and "log the learning rate too" in run_2[0]
+    assert (project.root / "run_2" / "final_info.json").exists()
+
+
+def test_between_runs_skip_stops_the_runs_and_the_stage_is_judged(project):
+    two_run_project(project)
+    port = BetweenRunsPort(project.root, Decision("skip"))
+    Session.open(project.root).run(port)
+    assert not (project.root / "run_2").exists(), "no run after the researcher stopped"
+    stage_question = [r for r in port.asked if r.stage == "experiments"][-1]
+    assert stage_question.title.startswith("experiments: 1 run(s)")

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import StageFailed
+from ..errors import Aborted, StageFailed
 from ..events import Event
 from ..notebook import append_run, metrics_table, start_notebook
 from ..project import Project
@@ -150,16 +150,47 @@ def run(ctx: StageContext) -> StageOutput:
         ctx.commit(f"experiments: {run_id} results for {idea.name}", [run_id, "notes.md"])
         ctx.project.tag(f"labtui/{idea.name}/{run_id}", f"{run_id} of {idea.name}")
         previous = f"{run_id} completed. Its results are:\n{json.dumps(result.means, indent=1)}"
+        if index < len(planned) and not _continue_after(ctx, run_id, result.means, baseline, edit):
+            break
     last = list(runs)[-1]
     return StageOutput(
         summary=f"{len(runs)} run(s) for {idea.name}; last {last}",
         result={"idea": idea.name, "runs": list(runs), "means": runs, "baseline": baseline},
-        checkpoint_body=f"Results of {last} against the baseline:\n\n"
-        + metrics_table(runs[last], baseline)
-        + _diff_block(f"The code of {last}", last_edit.commit),
+        checkpoint_body=_run_body(last, runs[last], baseline, last_edit),
         kind="run",
         product="experiment.py",
     )
+
+
+def _run_body(run_id: str, means: dict[str, Any], baseline: dict[str, Any], edit: Any) -> str:
+    """What the researcher judges about a run: its numbers against the baseline, and its code."""
+    return (
+        f"Results of {run_id} against the baseline:\n\n"
+        + metrics_table(means, baseline)
+        + _diff_block(f"The code of {run_id}", edit.commit)
+    )
+
+
+def _continue_after(
+    ctx: StageContext, run_id: str, means: dict[str, Any], baseline: dict[str, Any], edit: Any
+) -> bool:
+    """The checkpoint between runs: approve goes on, a revision note reaches the next run's
+    prompt, an edit of experiment.py is kept for the next run, skip stops the runs here (the
+    stage's own checkpoint follows), abort stops safely. The last run is judged by the stage's
+    checkpoint, so it is not asked twice."""
+    decision = ctx.ask(
+        f"experiments: {run_id} done — continue with the next run?",
+        _run_body(run_id, means, baseline, edit)
+        + "\n\n*s stops the runs here; r gives the next run a note; e edits experiment.py.*",
+        kind="run",
+        product="experiment.py",
+    )
+    if decision.action == "abort":
+        raise Aborted(decision.note or "stopped between runs; the project is resumable")
+    if decision.action == "skip":
+        ctx.say(f"runs stopped after {run_id} by the researcher")
+        return False
+    return True
 
 
 def _planned_text(step: Any, index: int, total: int) -> str:
