@@ -144,6 +144,20 @@ def network_guard(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture
+def project(tmp_path, llm_server, arxiv_server, monkeypatch):
+    """A co-pilot moons project (in process, no baseline yet) wired to the scripted servers."""
+    from research_script import MoonsResearch
+
+    from labtui.core.project import Project
+
+    monkeypatch.setenv("LABTUI_API_KEY", TEST_API_KEY)
+    project = Project.create(tmp_path / "p", "moons")
+    wire_project(project.root, llm_server.url, arxiv_server.url, auto=False)
+    MoonsResearch(project.root).install(llm_server)
+    return project
+
+
+@pytest.fixture
 def moons_project(tmp_path, llm_server, arxiv_server, network_guard, monkeypatch):
     """A moons project with its baseline, wired to the scripted servers, research installed."""
     from research_script import MoonsResearch

@@ -120,6 +120,16 @@ class MoonsResearch:
         )
 
     def plots(self, request: dict[str, Any]) -> str:
+        if last_user_text(request).startswith("Describe each figure"):
+            figures = sorted(p.name for p in self.root.glob("*.png"))
+            return fenced_json(
+                {
+                    "figures": {
+                        f: f"{f[:-4].replace('_', ' ')} per epoch, one curve per run"
+                        for f in figures
+                    }
+                }
+            )
         code = (self.root / "plot.py").read_text(encoding="utf-8")
         runs = sorted(p.parent.name for p in self.root.glob("run_*/final_info.json"))
         entries = "".join(

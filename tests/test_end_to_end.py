@@ -55,6 +55,9 @@ def assert_reviewed_paper(root: Path) -> None:
     record = json.loads((root / "run_1" / "labtui_run.json").read_text())
     assert record["returncode"] == 0 and record["commit"]
 
+    descriptions = json.loads((root / "figures.json").read_text())
+    assert set(descriptions) == {p.name for p in root.glob("*.png")} and all(descriptions.values())
+
     notebook = (root / "notes.md").read_text()
     assert "Double the hidden layer" in notebook and "def main(" not in notebook
     assert f"{accuracy:.4g}" in notebook, "the notebook copies the run's numbers"

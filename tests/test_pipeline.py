@@ -5,14 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import TEST_API_KEY, wire_project
-from research_script import MoonsResearch
 
 from labtui.core.checkpoints import CheckpointRequest, Decision
 from labtui.core.events import CheckpointDecided, ErrorEvent, StageFinished
 from labtui.core.journal import read_events
 from labtui.core.pipeline import Session
-from labtui.core.project import Project
 
 
 class ScriptedPort:
@@ -25,15 +22,6 @@ class ScriptedPort:
     def ask(self, request: CheckpointRequest) -> Decision:
         self.asked.append(request)
         return self.decisions.pop(0) if self.decisions else Decision("abort", "end of script")
-
-
-@pytest.fixture
-def project(tmp_path, llm_server, arxiv_server, monkeypatch):
-    monkeypatch.setenv("LABTUI_API_KEY", TEST_API_KEY)
-    project = Project.create(tmp_path / "p", "moons")
-    wire_project(project.root, llm_server.url, arxiv_server.url, auto=False)
-    MoonsResearch(project.root).install(llm_server)
-    return project
 
 
 def _journal(project):

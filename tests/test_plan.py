@@ -7,7 +7,7 @@ import json
 
 import pytest
 from research_script import fenced_json
-from test_pipeline import ScriptedPort, _journal, project  # noqa: F401 (the fixture)
+from test_pipeline import ScriptedPort, _journal
 
 from labtui.core.checkpoints import CheckpointRequest, Decision
 from labtui.core.events import StageFinished

@@ -11,29 +11,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import TEST_API_KEY, wire_project
-from research_script import MoonsResearch
 from textual.pilot import Pilot
 from tui_scenes import wait_for
 
 from labtui.core.events import CheckpointDecided, ResearcherNote, StageFinished
 from labtui.core.journal import read_events
 from labtui.core.pipeline import Session
-from labtui.core.project import Project
 from labtui.tui.app import LabtuiApp
 from labtui.tui.screens import CheckpointScreen, NoteScreen
 
 pytestmark = pytest.mark.slow
 SIZE = (100, 30)
-
-
-@pytest.fixture
-def project(tmp_path, llm_server, arxiv_server, monkeypatch) -> Project:
-    monkeypatch.setenv("LABTUI_API_KEY", TEST_API_KEY)
-    project = Project.create(tmp_path / "p", "moons")
-    wire_project(project.root, llm_server.url, arxiv_server.url, auto=False)
-    MoonsResearch(project.root).install(llm_server)
-    return project
 
 
 def retitle(path: Path) -> str:

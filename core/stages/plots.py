@@ -4,9 +4,13 @@ become committed files the LaTeX stage can include. A plot failure is reported, 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 from ..stage_context import StageContext, StageOutput
+
+FIGURES = "figures.json"  # every figure's description, for captions and the write-up
 
 
 def _existing_figures(root: Path) -> list[str]:
@@ -43,11 +47,49 @@ def run(ctx: StageContext) -> StageOutput:
         ctx.say(
             f"plotting failed ({problem}); the paper will use the figures that exist: {figures}"
         )
-    ctx.commit("plots: figures for " + (", ".join(runs) or "baseline"), ["plot.py", *figures])
+    descriptions = describe_figures(ctx, figures, runs) if figures else {}
+    (ctx.project.root / FIGURES).write_text(json.dumps(descriptions, indent=1) + "\n")
+    ctx.commit(
+        "plots: figures for " + (", ".join(runs) or "baseline"), ["plot.py", FIGURES, *figures]
+    )
     return StageOutput(
         summary=f"{len(figures)} figure(s)" + (f"; plot.py failed: {problem}" if problem else ""),
-        result={"figures": figures, "plot_failed": bool(problem)},
-        checkpoint_body="Figures in the project root:\n\n" + "\n".join(f"- {f}" for f in figures),
+        result={"figures": figures, "descriptions": descriptions, "plot_failed": bool(problem)},
+        checkpoint_body="Figures in the project root:\n\n"
+        + "\n".join(f"- `{f}` — {descriptions.get(f, 'no description')}" for f in figures),
         kind="plots",
         product="plot.py",
     )
+
+
+def parse_descriptions(data: Any, figures: list[str]) -> dict[str, str]:
+    """One non-empty description for exactly the figures that exist (ValueError says what not)."""
+    described = data.get("figures") if isinstance(data, dict) else None
+    if not isinstance(described, dict):
+        raise ValueError('answer {"figures": {"<file name>": "<description>", ...}}')
+    missing = [f for f in figures if not str(described.get(f) or "").strip()]
+    unknown = [f for f in described if f not in figures]
+    if missing or unknown:
+        raise ValueError(
+            "describe exactly these figures: "
+            + ", ".join(figures)
+            + (f"; missing: {', '.join(missing)}" if missing else "")
+            + (f"; not figures: {', '.join(unknown)}" if unknown else "")
+        )
+    return {f: str(described[f]).strip() for f in figures}
+
+
+def describe_figures(ctx: StageContext, figures: list[str], runs: list[str]) -> dict[str, str]:
+    """What each figure shows, written from plot.py by the plots model."""
+    root = ctx.project.root
+    prompt = ctx.prompt(
+        "figures",
+        figures=", ".join(figures),
+        labels=", ".join(["run_0", *runs]),
+        code=(root / "plot.py").read_text(encoding="utf-8"),
+    )
+    descriptions = ctx.llm(role="plotter").ask_json(
+        [{"role": "user", "content": prompt}], lambda data: parse_descriptions(data, figures)
+    )
+    ctx.tell("plotter", "\n".join(f"- `{f}`: {d}" for f, d in descriptions.items()))
+    return descriptions

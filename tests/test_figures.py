@@ -1,0 +1,24 @@
+"""Figure descriptions: one per figure that exists, none invented, written from plot.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from labtui.core.stages.plots import parse_descriptions
+
+
+def test_every_existing_figure_gets_exactly_one_description():
+    figures = ["train_loss.png", "test_accuracy.png"]
+    good = {"figures": {"train_loss.png": "loss per epoch", "test_accuracy.png": " accuracy "}}
+    assert parse_descriptions(good, figures) == {
+        "train_loss.png": "loss per epoch",
+        "test_accuracy.png": "accuracy",
+    }
+    for bad, says in [
+        ([], '{"figures"'),
+        ({"figures": {"train_loss.png": "x"}}, "missing: test_accuracy.png"),
+        ({"figures": {**good["figures"], "ghost.png": "y"}}, "not figures: ghost.png"),
+        ({"figures": {"train_loss.png": "", "test_accuracy.png": "a"}}, "missing: train_loss"),
+    ]:
+        with pytest.raises(ValueError, match=says.replace("{", r"\{")):
+            parse_descriptions(bad, figures)
