@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from types import ModuleType, TracebackType
 from typing import Self
 
+from .errors import LabtuiError
 from .events import Event, GpuSample
 
 _MIB = 1024 * 1024
@@ -177,3 +179,99 @@ class GpuSampler:
                 self._stop.wait(self._interval_s)
         finally:
             _shutdown(nvml)
+
+
+# -- sharing GPUs between concurrent runs ------------------------------------------------------
+
+BUSY_UTIL_PERCENT = 30.0  # a GPU busier than this (someone else's job) is not handed out
+BUSY_MEMORY_FRACTION = 0.5  # nor one with more than half its memory taken
+
+
+def is_free(gpu: GpuInfo) -> bool:
+    """Idle enough to give to a run: not computing and most of its memory available."""
+    memory_taken = gpu.mem_used_mb / gpu.mem_total_mb if gpu.mem_total_mb else 0.0
+    return gpu.util <= BUSY_UTIL_PERCENT and memory_taken <= BUSY_MEMORY_FRACTION
+
+
+@dataclass(frozen=True)
+class Lease:
+    """The GPUs one run may use; ``env`` pins the run to them (empty on a CPU-only machine)."""
+
+    devices: tuple[int, ...]
+
+    @property
+    def env(self) -> dict[str, str]:
+        if not self.devices:
+            return {}
+        return {"CUDA_VISIBLE_DEVICES": ",".join(map(str, self.devices))}
+
+
+class GpuPool:
+    """Hands out free GPUs to concurrent runs, ``per_run`` at a time; a run waits (in FIFO
+    order) while none is free. GPUs are re-read at every request, so another user's job that
+    starts on a GPU takes it out of the pool until it ends.
+
+    ``read`` returns the GPUs as they are now (``detect`` by default; tests pass a fake). A
+    machine without GPUs gives every run an empty lease at once: it runs on the CPU.
+    """
+
+    def __init__(
+        self,
+        per_run: int = 1,
+        read: Callable[[], list[GpuInfo]] = lambda: detect(),
+        poll_s: float = 5.0,
+    ) -> None:
+        self.per_run = max(1, per_run)
+        self._read = read
+        self._poll_s = poll_s
+        self._leased: set[int] = set()
+        self._condition = threading.Condition()
+        self._queue: list[object] = []
+
+    def acquire(self, timeout_s: float | None = None) -> Lease:
+        """Block until ``per_run`` GPUs are free; TimeoutError after ``timeout_s``."""
+        ticket = object()
+        with self._condition:
+            self._queue.append(ticket)
+            try:
+                return self._wait_for_gpus(ticket, timeout_s)
+            finally:
+                self._queue.remove(ticket)
+                self._condition.notify_all()
+
+    def _wait_for_gpus(self, ticket: object, timeout_s: float | None) -> Lease:
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            gpus = self._read()
+            if not gpus:
+                return Lease(())
+            if len(gpus) < self.per_run:
+                raise LabtuiError(
+                    f"a run needs {self.per_run} GPUs but this machine has {len(gpus)}",
+                    "ask for fewer GPUs per run",
+                )
+            free = [g.index for g in gpus if g.index not in self._leased and is_free(g)]
+            if self._queue[0] is ticket and len(free) >= self.per_run:
+                devices = tuple(free[: self.per_run])
+                self._leased.update(devices)
+                return Lease(devices)
+            wait = self._poll_s
+            if deadline is not None:
+                wait = min(wait, deadline - time.monotonic())
+                if wait <= 0:
+                    raise TimeoutError(f"no {self.per_run} free GPU(s) within {timeout_s} s")
+            self._condition.wait(wait)
+
+    def release(self, lease: Lease) -> None:
+        with self._condition:
+            self._leased.difference_update(lease.devices)
+            self._condition.notify_all()
+
+    @contextlib.contextmanager
+    def lease(self, timeout_s: float | None = None):
+        """``with pool.lease() as lease:`` run with ``lease.env``; released however it ends."""
+        held = self.acquire(timeout_s)
+        try:
+            yield held
+        finally:
+            self.release(held)

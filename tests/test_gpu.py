@@ -13,7 +13,7 @@ import pytest
 
 from labtui.core import gpu
 from labtui.core.events import Event, GpuSample
-from labtui.core.gpu import GpuInfo, GpuSampler, describe, detect
+from labtui.core.gpu import GpuInfo, GpuPool, GpuSampler, describe, detect
 
 MIB = 1024 * 1024
 Memory = namedtuple("Memory", "total free used")
@@ -195,3 +195,52 @@ def test_interval_must_be_positive() -> None:
 
 def test_gpu_module_does_not_import_pynvml_at_import_time() -> None:
     assert "pynvml" not in vars(gpu)
+
+
+# -- sharing GPUs between concurrent runs ----------------------------------------------------
+
+
+def a_gpu(index: int, util: float = 0.0, used_mb: float = 0.0) -> GpuInfo:
+    return GpuInfo(index, "NVIDIA H100", util, used_mb, 81559.0, 40.0)
+
+
+def test_a_cpu_only_machine_leases_nothing_and_never_waits() -> None:
+    pool = GpuPool(read=list)
+    with pool.lease(timeout_s=0.1) as lease:
+        assert lease.devices == () and lease.env == {}
+
+
+def test_runs_are_pinned_to_free_gpus_and_busy_ones_are_left_alone() -> None:
+    gpus = [a_gpu(0, util=95), a_gpu(1), a_gpu(2, used_mb=70_000), a_gpu(3)]
+    pool = GpuPool(read=lambda: gpus)
+    first = pool.acquire(timeout_s=1)
+    second = pool.acquire(timeout_s=1)
+    assert (first.devices, second.devices) == ((1,), (3,))
+    assert first.env == {"CUDA_VISIBLE_DEVICES": "1"}
+    with pytest.raises(TimeoutError):
+        pool.acquire(timeout_s=0.2)  # GPU 0 computes and GPU 2 is full: none is free
+    pool.release(first)
+    assert pool.acquire(timeout_s=1).devices == (1,)
+
+
+def test_a_run_waits_for_a_gpu_and_gets_it_when_released() -> None:
+    import threading
+    import time
+
+    pool = GpuPool(per_run=2, read=lambda: [a_gpu(0), a_gpu(1)], poll_s=0.05)
+    held = pool.acquire(timeout_s=1)
+    got: list[tuple[int, ...]] = []
+    waiter = threading.Thread(target=lambda: got.append(pool.acquire(timeout_s=5).devices))
+    waiter.start()
+    time.sleep(0.2)
+    assert got == [], "queued while both GPUs are leased"
+    pool.release(held)
+    waiter.join(5)
+    assert got == [(0, 1)]
+
+
+def test_asking_for_more_gpus_than_exist_is_a_clear_error() -> None:
+    from labtui.core.errors import LabtuiError
+
+    with pytest.raises(LabtuiError, match="needs 4 GPUs but this machine has 2"):
+        GpuPool(per_run=4, read=lambda: [a_gpu(0), a_gpu(1)]).acquire(timeout_s=1)
