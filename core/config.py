@@ -86,6 +86,27 @@ class ExperimentSection:
 
 
 @dataclass
+class SandboxSection:
+    """How experiments and plots are contained (see core/sandbox.py). 0 means no limit.
+
+    Defaults let the moons template and real multi-GPU training run untouched while stopping
+    the failures LLM-written code actually has: a runaway fork, a file or run folder that fills
+    the disk. CPU time and memory are unlimited by default: the wall-clock run_timeout_s already
+    kills the whole process group, CPU time counts every thread (a 32-thread data loader uses
+    32 CPU-seconds a second), and a memory cap misfires on GPU jobs, which map huge amounts of
+    virtual memory (so memory_mb, when set, limits RLIMIT_DATA, never RLIMIT_AS).
+    """
+
+    mode: str = "auto"  # auto | bwrap | limits | off
+    network: bool = False  # reachable from inside bubblewrap; without bwrap it always is
+    cpu_time_s: int = 0  # CPU seconds per process (SIGXCPU)
+    memory_mb: int = 0  # private writable memory per process (RLIMIT_DATA)
+    max_processes: int = 4096  # processes + threads of a run (RLIMIT_NPROC and a watcher)
+    max_file_mb: int = 8192  # size of any one file a run writes (RLIMIT_FSIZE)
+    run_dir_cap_mb: int = 20480  # disk use of the run folder (watched; the run is killed)
+
+
+@dataclass
 class IdeasSection:
     count: int = 2
     reflections: int = 1
@@ -108,6 +129,7 @@ class Config:
     limits: LimitsSection = field(default_factory=LimitsSection)
     autonomy: AutonomySection = field(default_factory=AutonomySection)
     experiment: ExperimentSection = field(default_factory=ExperimentSection)
+    sandbox: SandboxSection = field(default_factory=SandboxSection)
     ideas: IdeasSection = field(default_factory=IdeasSection)
     literature: LiteratureSection = field(default_factory=LiteratureSection)
 
@@ -156,7 +178,12 @@ class ModelSpec:
         return bool(self.api_base)
 
 
-_CHOICES = {("autonomy", "mode"): ("copilot", "auto")}
+_CHOICES = {
+    ("autonomy", "mode"): ("copilot", "auto"),
+    ("sandbox", "mode"): ("auto", "bwrap", "limits", "off"),
+}
+# Below these a run cannot even start (Python, a BLAS and a data loader need a few of each).
+_MINIMUMS = {("sandbox", "max_processes"): 16}
 
 
 def _coerce(path: Path, section: str, key: str, value: Any, kind: type) -> Any:
@@ -185,6 +212,15 @@ def _coerce(path: Path, section: str, key: str, value: Any, kind: type) -> Any:
     return value
 
 
+def _check_minimum(path: Path, section: str, key: str, value: Any) -> None:
+    minimum = _MINIMUMS.get((section, key))
+    if minimum is not None and 0 < value < minimum:
+        raise ConfigError(
+            f"{path}: [{section}] {key} = {value!r} is too low for any run to start",
+            f"write {key} = {minimum} or more, or {key} = 0 for no limit",
+        )
+
+
 def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     config = Config()
     sections = {f.name: f for f in dataclasses.fields(Config)}
@@ -204,7 +240,9 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
                     f"{path}: [{section_name}] has unknown field {key!r}",
                     f"remove it; known fields: {', '.join(hints)}",
                 )
-            setattr(section, key, _coerce(path, section_name, key, value, hints[key]))
+            value = _coerce(path, section_name, key, value, hints[key])
+            _check_minimum(path, section_name, key, value)
+            setattr(section, key, value)
     return config
 
 
@@ -239,6 +277,10 @@ _COMMENTS = {
     "limits": "seconds and counts for experiment runs, plots and LaTeX",
     "autonomy": 'mode = "copilot" pauses at checkpoints; "auto" approves everything',
     "experiment": "python: the interpreter experiments run in (empty: labtui's own)",
+    "sandbox": 'how runs are contained: mode = "auto" uses bubblewrap when it works, else\n'
+    '# limits only (with a warning); "bwrap" requires it; "limits"; "off". 0 = no limit.\n'
+    "# network = false: no network inside bubblewrap. Project folder writable, all else\n"
+    "# (and labtui.toml, .labtui, .git) read-only.",
 }
 
 

@@ -6,6 +6,11 @@ included, which would otherwise keep holding the GPU. Output is streamed line by
 LogLine events while only a bounded tail is kept in memory, so a chatty multi-hour run costs
 nothing but the events.
 
+Experiments and plots run under a sandbox policy (core/sandbox.py): bubblewrap when it works,
+resource limits always, and watchers here that kill the group when the run folder outgrows its
+disk cap or the run starts more processes than allowed. A run a limit stopped is a failed
+result whose problem names the limit, never an exception: the pipeline goes on.
+
 The interpreter is always passed in (``[experiment] python`` in labtui.toml): the researcher's
 environment is theirs, and labtui's own pins must not decide which numpy an experiment sees.
 """
@@ -27,12 +32,17 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from .errors import LabtuiError
 from .events import Event, LogLine, RunFinished, RunStarted
 from .gpu import GpuSampler
+from .sandbox import SandboxSpec
+from .sandbox import policy as sandbox_policy
 from .templates import check_final_info
+
+if TYPE_CHECKING:
+    from .config import SandboxSection
 
 Emit = Callable[[Event], None]
 
@@ -44,6 +54,8 @@ COALESCE_S = 0.02  # how long one event may gather a chatty child's writes
 ENV_PROBE_TIMEOUT_S = 60.0
 RUN_RECORD_NAME = "labtui_run.json"
 FINAL_INFO_NAME = "final_info.json"
+PROCESS_WATCH_S = 0.2  # how often the process count of a sandboxed run is checked
+DISK_WATCH_S = 0.5  # how often the size of its run folder is summed
 
 # Runs inside the *experiment* interpreter, so it reports that environment, not labtui's.
 # Kept to the standard library, and tolerant of very old Pythons without importlib.metadata.
@@ -79,6 +91,7 @@ class ProcessResult:
     wall_s: float
     stdout_tail: str
     stderr_tail: str
+    limit_hit: str = ""  # set when a sandbox watcher killed the run: which limit, and by how much
 
 
 class _Tail:
@@ -278,7 +291,10 @@ def _kill_group(proc: subprocess.Popen[str], grace_s: float | None = None) -> No
 
 
 def _child_env(env: dict[str, str] | None) -> dict[str, str]:
-    merged = dict(os.environ)
+    # LLM-written code never sees the model providers' keys (OPENAI_API_KEY, LABTUI_API_KEY, …):
+    # a run has no business with them, and a leaked key costs money. Other tokens a run may
+    # legitimately need (HF_TOKEN for a gated data set) pass.
+    merged = {k: v for k, v in os.environ.items() if not k.upper().endswith("API_KEY")}
     if env:
         merged.update(env)
     # Without it Python block-buffers a piped stdout and the log pane stays empty for minutes.
@@ -286,14 +302,29 @@ def _child_env(env: dict[str, str] | None) -> dict[str, str]:
     return merged
 
 
-def _start(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+def _check_program(program: str, cwd: Path) -> None:
+    """A wrapped command starts even when the program does not exist: say so before that."""
+    if os.sep in program and not os.path.isabs(program):
+        program = str(cwd / program)
+    if shutil.which(program) is None:
+        raise _missing_interpreter(program)
+
+
+def _start(
+    argv: list[str], cwd: Path, env: dict[str, str], sandbox: SandboxSpec | None = None
+) -> subprocess.Popen[str]:
     if not argv:
         raise ValueError("run_process needs a command (argv is empty)")
     if not cwd.is_dir():
         raise LabtuiError(f"cannot run {argv[0]!r}: working folder {cwd} does not exist")
+    command = argv
+    if sandbox is not None and sandbox.limited:
+        _check_program(argv[0], cwd)
+        command = sandbox.wrap(argv, cwd.resolve())
+        env = {**sandbox.env, **env} if sandbox.isolated else env
     try:
         return subprocess.Popen(
-            argv,
+            command,
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -308,6 +339,99 @@ def _start(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen[
         raise _missing_interpreter(argv[0]) from None
 
 
+def _group_tasks(pgid: int) -> int:
+    """Tasks (threads included, as RLIMIT_NPROC counts them) in the group or session ``pgid``;
+    zombies not counted. The session catches children that made a group of their own."""
+    total = 0
+    try:
+        entries = list(_PROC.iterdir())
+    except OSError:
+        return 0
+    for entry in entries:
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        # state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime
+        # cutime cstime priority nice num_threads ...
+        if len(fields) > 17 and fields[0] != "Z" and str(pgid) in (fields[2], fields[3]):
+            total += int(fields[17]) if fields[17].isdigit() else 1
+    return total
+
+
+def _disk_usage(folder: Path) -> int:
+    """Bytes of disk a folder's files take (allocated blocks: a sparse file is what it holds)."""
+    total = 0
+    for path, _dirs, files in os.walk(folder):
+        for name in files:
+            try:
+                stat = os.lstat(os.path.join(path, name))
+            except OSError:
+                continue
+            total += stat.st_blocks * 512 if hasattr(stat, "st_blocks") else stat.st_size
+    return total
+
+
+class _Watcher(threading.Thread):
+    """Kills a sandboxed run's whole group when it holds too many tasks or its run folder
+    outgrows the disk cap; ``reason`` then says which limit and by how much."""
+
+    def __init__(self, pgid: int, sandbox: SandboxSpec) -> None:
+        super().__init__(name=f"labtui-watch-{pgid}", daemon=True)
+        self._pgid = pgid
+        self._sandbox = sandbox
+        self._done = threading.Event()
+        self.reason = ""
+
+    @staticmethod
+    def wanted(sandbox: SandboxSpec | None) -> bool:
+        if sandbox is None or not sandbox.limited:
+            return False
+        return bool(sandbox.max_processes or (sandbox.run_dir and sandbox.run_dir_cap_mb))
+
+    def stop(self) -> None:
+        self._done.set()
+
+    def run(self) -> None:
+        spec = self._sandbox
+        next_disk = 0.0
+        while not self._done.wait(PROCESS_WATCH_S):
+            if spec.max_processes and _PROC.is_dir():
+                tasks = _group_tasks(self._pgid)
+                if tasks > spec.max_processes:
+                    self._trip(
+                        f"process limit exceeded: {tasks} processes/threads running, more than "
+                        f"[sandbox] max_processes = {spec.max_processes} (a fork bomb?)"
+                    )
+                    return
+            if spec.run_dir and spec.run_dir_cap_mb and time.monotonic() >= next_disk:
+                next_disk = time.monotonic() + DISK_WATCH_S
+                used = _disk_usage(spec.run_dir)
+                if used > spec.run_dir_cap_mb * 1024 * 1024:
+                    self._trip(
+                        f"disk cap exceeded: {spec.run_dir.name}/ holds {used / 2**20:.1f} MB, "
+                        f"more than [sandbox] run_dir_cap_mb = {spec.run_dir_cap_mb} MB"
+                    )
+                    return
+
+    def _trip(self, reason: str) -> None:
+        self.reason = reason
+        # No grace period: a disk filler or a fork bomb must not get another second.
+        # Under bubblewrap the group holds the sandbox's PID 1, whose death ends every process
+        # in the sandbox, including any that left the group.
+        _signal_group(self._pgid, signal.SIGKILL)
+
+
+def _sandbox_returncode(code: int, sandbox: SandboxSpec | None) -> int:
+    """bwrap exits with 128 + N when the experiment died of signal N: say -N, like Popen."""
+    if sandbox is not None and sandbox.isolated and 128 < code < 128 + 65:
+        return -(code - 128)
+    return code
+
+
 def run_process(
     argv: list[str],
     *,
@@ -318,15 +442,18 @@ def run_process(
     stage: str,
     env: dict[str, str] | None = None,
     tail_chars: int = 4000,
+    sandbox: SandboxSpec | None = None,
 ) -> ProcessResult:
     """Run ``argv`` to completion or timeout, streaming its output as LogLine events.
 
     A failing child is a result, not an exception. Raises LabtuiError only when the program
     cannot be started (missing interpreter, missing folder). When the child exits, or times out,
-    whatever is left of its process group is stopped too.
+    whatever is left of its process group is stopped too. With a ``sandbox`` the child runs
+    under its limits (and in bubblewrap when the policy says so); a limit that stops the run is
+    named in ``limit_hit`` or shows in the stderr tail.
     """
     start = time.monotonic()
-    proc = _start(argv, Path(cwd), _child_env(env))
+    proc = _start(argv, Path(cwd), _child_env(env), sandbox)
     assert proc.stdout is not None and proc.stderr is not None
     pumps = [
         _StreamPump(proc.stdout, "stdout", emit, stage, run_id, tail_chars),
@@ -334,6 +461,9 @@ def run_process(
     ]
     for pump in pumps:
         pump.start()
+    watcher = _Watcher(proc.pid, sandbox) if sandbox and _Watcher.wanted(sandbox) else None
+    if watcher is not None:
+        watcher.start()
     timed_out = False
     try:
         try:
@@ -345,6 +475,8 @@ def run_process(
         wall_s = time.monotonic() - start
         _finish_pumps(pumps, proc)
     finally:
+        if watcher is not None:
+            watcher.stop()
         # Also reached on KeyboardInterrupt or a crash here: never leave a run going unwatched.
         # After a normal exit this stops leftovers (e.g. data-loader workers) still holding a GPU.
         _kill_group(proc, grace_s=0.5)
@@ -355,12 +487,14 @@ def run_process(
         if pump.error is not None:
             raise pump.error
     stdout_pump, stderr_pump = pumps
+    limit_hit = watcher.reason if watcher is not None else ""
     return ProcessResult(
-        returncode=proc.returncode,
-        timed_out=timed_out,
+        returncode=_sandbox_returncode(proc.returncode, sandbox),
+        timed_out=timed_out and not limit_hit,
         wall_s=wall_s,
         stdout_tail=stdout_pump.tail.text(),
         stderr_tail=stderr_pump.tail.text(),
+        limit_hit=limit_hit,
     )
 
 
@@ -405,7 +539,13 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
-def _describe_failure(run_id: str, proc: ProcessResult, timeout_s: float) -> str:
+def _describe_failure(
+    run_id: str, proc: ProcessResult, timeout_s: float, sandbox: SandboxSpec | None = None
+) -> str:
+    last = _last_line(proc.stderr_tail)
+    if proc.limit_hit:
+        told = f"; its last words: {last}" if last else ""
+        return f"{run_id} was stopped by the sandbox: {proc.limit_hit}{told}"
     if proc.timed_out:
         return f"{run_id} timed out after {timeout_s:g} s and was stopped"
     code = proc.returncode
@@ -416,7 +556,9 @@ def _describe_failure(run_id: str, proc: ProcessResult, timeout_s: float) -> str
             how = f"was killed by signal {-code}"
     else:
         how = f"failed with exit code {code}"
-    last = _last_line(proc.stderr_tail)
+    why = sandbox.explain(proc.stderr_tail, code) if sandbox is not None else ""
+    if why:
+        how = f"{how} (sandbox: {why})"
     return f"{run_id} {how}: {last}" if last else f"{run_id} {how} (nothing on stderr)"
 
 
@@ -448,19 +590,30 @@ def read_final_info(run_dir: Path) -> tuple[dict[str, Any] | None, dict[str, Any
 
 
 def probe_interpreter(
-    python: str, cwd: Path, timeout_s: float = ENV_PROBE_TIMEOUT_S
+    python: str,
+    cwd: Path,
+    timeout_s: float = ENV_PROBE_TIMEOUT_S,
+    sandbox: SandboxSpec | None = None,
 ) -> dict[str, Any]:
     """Version and installed packages as the experiment interpreter itself reports them.
 
     Raises LabtuiError when the interpreter does not exist; any other failure is recorded in
     the returned dict under "error", since a run is still worth running without its record.
+    Sandboxed like the run itself: an interpreter (or its site-packages) inside the project is
+    as writable by earlier runs as experiment.py is.
     """
+    command = [python, "-c", _ENV_PROBE]
+    env = _child_env(None)
+    if sandbox is not None and sandbox.limited:
+        _check_program(python, Path(cwd))
+        command = sandbox.wrap(command, Path(cwd).resolve())
+        env = {**sandbox.env, **env} if sandbox.isolated else env
     try:
         done = subprocess.run(
-            [python, "-c", _ENV_PROBE],
+            command,
             check=False,
             cwd=cwd,
-            env=_child_env(None),
+            env=env,
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
@@ -498,11 +651,14 @@ def run_experiment(
     commit: str = "",
     index: int = 0,
     total: int = 0,
+    sandbox: SandboxSection | SandboxSpec | None = None,
 ) -> RunResult:
     """Run ``python experiment.py --out_dir=<run_id>`` in ``root`` and judge its final_info.json.
 
     The run folder always ends up holding ``labtui_run.json`` (command, interpreter, package
-    versions, commit, timing), failed runs included, so any result can be traced and redone.
+    versions, commit, timing, sandbox), failed runs included, so any result can be traced and
+    redone. ``sandbox`` is the project's ``[sandbox]`` section (None: its defaults) or a ready
+    policy; a run a limit stopped is a failed RunResult that names the limit.
     """
     _check_run_id(run_id)
     root = Path(root).resolve()
@@ -512,17 +668,24 @@ def run_experiment(
     if run_dir.exists():
         # Left by a failed attempt: its partial files must not pass for this run's results.
         shutil.rmtree(run_dir)
+    spec = _resolve_sandbox(sandbox, root, emit, stage).for_run_dir(run_dir)
     argv = [python, "experiment.py", f"--out_dir={run_id}"]
-    environment = probe_interpreter(python, root)
+    environment = probe_interpreter(python, root, sandbox=spec)
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     emit(RunStarted(stage=stage, run_id=run_id, index=index, total=total, command=shlex.join(argv)))
     with GpuSampler(emit, stage):
         proc = run_process(
-            argv, cwd=root, timeout_s=timeout_s, run_id=run_id, emit=emit, stage=stage
+            argv,
+            cwd=root,
+            timeout_s=timeout_s,
+            run_id=run_id,
+            emit=emit,
+            stage=stage,
+            sandbox=spec,
         )
 
-    if proc.timed_out or proc.returncode != 0:
-        final_info, means, problem = None, {}, _describe_failure(run_id, proc, timeout_s)
+    if proc.timed_out or proc.returncode != 0 or proc.limit_hit:
+        final_info, means, problem = None, {}, _describe_failure(run_id, proc, timeout_s, spec)
     else:
         final_info, means, problem = read_final_info(run_dir)
 
@@ -542,6 +705,8 @@ def run_experiment(
             "timed_out": proc.timed_out,
             "timeout_s": timeout_s,
             "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES"),
+            "sandbox": spec.record(),
+            "limit_hit": proc.limit_hit,
             "problem": problem,
         },
     )
@@ -591,11 +756,27 @@ def _png_signatures(root: Path) -> dict[str, tuple[int, int]]:
     return found
 
 
+def _resolve_sandbox(
+    sandbox: SandboxSection | SandboxSpec | None, root: Path, emit: Emit, stage: str
+) -> SandboxSpec:
+    if isinstance(sandbox, SandboxSpec):
+        return sandbox
+    return sandbox_policy(sandbox, root, emit=emit, stage=stage)
+
+
 def run_plot(
-    root: Path, *, python: str, timeout_s: float, emit: Emit, stage: str
+    root: Path,
+    *,
+    python: str,
+    timeout_s: float,
+    emit: Emit,
+    stage: str,
+    sandbox: SandboxSection | SandboxSpec | None = None,
 ) -> tuple[ProcessResult, list[str]]:
-    """Run ``python plot.py`` in ``root``; also return the PNGs it created or rewrote."""
+    """Run ``python plot.py`` in ``root`` (sandboxed like an experiment, without a run folder
+    to watch); also return the PNGs it created or rewrote."""
     root = Path(root).resolve()
+    spec = _resolve_sandbox(sandbox, root, emit, stage)
     before = _png_signatures(root)
     # Filesystems with coarse timestamps (1–2 s) can keep a rewritten file's mtime: anything
     # stamped in or after the second the run started counts as rewritten too.
@@ -609,6 +790,7 @@ def run_plot(
         emit=emit,
         stage=stage,
         env={"MPLBACKEND": "Agg"},
+        sandbox=spec,
     )
     after = _png_signatures(root)
     changed = sorted(

@@ -61,6 +61,7 @@ def test_replay_rebuilds_state_and_resume_point(tmp_path):
             stage="novelty", checkpoint_id="novelty-1", action="revise", note="look harder"
         ),
         StageFinished(stage="novelty", status="done", result={"idea": "a"}),
+        StageFinished(stage="plan", status="done", result={"runs": []}),
         StageFinished(stage="experiments", status="failed"),
         CostUpdate(
             stage="ideas",

@@ -71,7 +71,8 @@ def test_a_malformed_plan_is_asked_again_with_the_problem(project, llm_server):
     port = PlanPort(project.root, lambda port, request: Decision("abort"))
     Session.open(project.root).run(port)
     plan_requests = [
-        r for r in llm_server.requests_for("scripted-experiments")
+        r
+        for r in llm_server.requests_for("scripted-experiments")
         if "Plan the experiment runs" in json.dumps(r["messages"])
     ]
     assert len(plan_requests) == 3, "two bad answers, each re-asked with what was wrong"

@@ -380,3 +380,16 @@ def test_a_flood_of_lines_arrives_in_few_events_with_every_line_intact(tmp_path:
     assert max(len(line) for line in lines) <= 16_384
     assert lines[-1] == "no newline at the end"
     assert len(emit.of_type(LogLine)) < 1000, "one event per pipe read, not per line"
+
+
+def test_runs_never_see_the_model_providers_keys(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-should-not-leak-0123456789")
+    monkeypatch.setenv("LABTUI_API_KEY", "sk-nor-this-one-0123456789")
+    monkeypatch.setenv("HF_TOKEN", "hf_allowed")
+    write(
+        tmp_path / "env.py",
+        "import os; print(sorted(k for k in os.environ if 'KEY' in k or k == 'HF_TOKEN'))",
+    )
+    emit = Recorder()
+    run_process([PYTHON, "env.py"], cwd=tmp_path, timeout_s=30, run_id="r", emit=emit, stage="s")
+    assert emit.lines("stdout") == ["['HF_TOKEN']"]

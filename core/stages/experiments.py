@@ -29,6 +29,7 @@ def run_baseline(project: Project, emit: Callable[[Event], None]) -> Any:
         emit=emit,
         stage="experiments",
         commit=project.head(),
+        sandbox=project.config.sandbox,
     )
     if result.ok:
         project.commit("baseline: run_0 results", ["run_0"])
@@ -92,6 +93,7 @@ def _attempt_run(ctx: StageContext, coder, run_id: str, prompt: str, index: int 
             commit=edit.commit.sha if edit.commit else ctx.project.head(),
             index=index,
             total=max(1, ctx.config.limits.max_runs),
+            sandbox=ctx.config.sandbox,
         )
         if result.ok:
             return result, edit

@@ -36,6 +36,7 @@ def run(ctx: StageContext) -> StageOutput:
             timeout_s=ctx.config.limits.plot_timeout_s,
             emit=ctx.emit,
             stage=ctx.stage,
+            sandbox=ctx.config.sandbox,
         )
         if result.returncode == 0 and not result.timed_out:
             problem = ""

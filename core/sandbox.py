@@ -1,0 +1,396 @@
+"""Containment for LLM-written code: every experiment and plot runs under a sandbox policy.
+
+Two layers, chosen by ``[sandbox] mode`` in labtui.toml:
+
+* **bubblewrap** (``bwrap``): the whole filesystem is mounted read-only, then the project folder
+  is bound writable on top, and labtui's own state (``labtui.toml``, ``.labtui/``, ``.git``) is
+  bound read-only again on top of that, so the child can neither escape the project nor edit
+  its own time limit or rewrite history. ``/dev`` is a fresh minimal one plus the GPU nodes
+  (``/dev/nvidia*``, ``/dev/dri``), ``/proc`` belongs to a new PID namespace (a fork bomb dies
+  with the sandbox), ``/tmp`` is a private tmpfs and, unless ``network = true``, the network
+  namespace is empty (not even the host's loopback is reachable).
+* **limits**: resource limits set in the child right before it execs the experiment interpreter
+  (CPU time, data memory, processes, file size, no core dumps), plus watchers in labtui
+  (``runner.run_process``) that kill the whole process group when the run folder outgrows its
+  disk cap or the group holds more processes than allowed. Limits apply under bubblewrap too.
+
+``--new-session`` is deliberately not passed: the runner already starts bwrap in a session of
+its own (``start_new_session``), which detaches it from any terminal (the TIOCSTI concern that
+``--new-session`` addresses), and a second setsid inside would take the experiment out of the
+process group that labtui kills on timeout.
+
+Without a working bubblewrap, ``mode = "auto"`` runs with limits only and says so once per
+session, loudly, as a Notice event.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import ConfigError
+from .events import Event, Notice
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from .config import SandboxSection
+
+BWRAP = "bwrap"  # the program name or path; tests point it elsewhere to simulate its absence
+MODES = ("auto", "bwrap", "limits", "off")
+PROTECTED = ("labtui.toml", ".labtui", ".git")  # read-only inside the project, when present
+GPU_DEVICE_GLOBS = ("/dev/nvidia*", "/dev/dri")
+PROBE_TIMEOUT_S = 10.0
+NPROC_MARGIN = 16  # RLIMIT_NPROC is a backstop above max_processes, which the runner watches
+
+# Caches that libraries write under $HOME, which the sandbox makes read-only: pointed into the
+# private /tmp so that matplotlib and Triton (torch.compile) work. Only set when not set already.
+_SANDBOX_ENV = {"MPLCONFIGDIR": "/tmp/matplotlib", "TRITON_CACHE_DIR": "/tmp/triton-cache"}
+
+# Runs in labtui's own interpreter *inside* the sandbox (so RLIMIT_NPROC is counted in the
+# sandbox's user namespace where the kernel does that), sets the limits, then becomes the
+# experiment. No preexec_fn: that is unsafe in a process with threads (the TUI has several).
+_LIMITS_WRAPPER = r"""
+import json, os, resource, sys
+for name, value in json.loads(sys.argv[1]).items():
+    which = getattr(resource, name, None)
+    if which is None:
+        continue
+    soft, hard = value if isinstance(value, list) else (value, value)
+    _, old_hard = resource.getrlimit(which)
+    if old_hard != resource.RLIM_INFINITY:
+        soft, hard = min(soft, old_hard), min(hard, old_hard)
+    try:
+        resource.setrlimit(which, (soft, hard))
+    except (ValueError, OSError) as exc:
+        print(f"labtui sandbox: could not set {name}: {exc}", file=sys.stderr)
+try:
+    os.execvp(sys.argv[2], sys.argv[2:])
+except OSError as exc:
+    print(f"labtui sandbox: cannot run {sys.argv[2]!r}: {exc}", file=sys.stderr)
+    sys.exit(127)
+"""
+
+_warned = False  # the "not isolated" Notice is said once per session (process)
+_warn_lock = threading.Lock()
+
+
+def forget_warning() -> None:
+    """Let the next unisolated run warn again (for tests, and a new session in one process)."""
+    global _warned
+    with _warn_lock:
+        _warned = False
+
+
+# -- detection -----------------------------------------------------------------------------
+
+
+def _isolation_flags() -> list[str]:
+    flags = ["--unshare-pid", "--die-with-parent"]
+    if os.geteuid() == 0:
+        # Run as root, bwrap keeps every capability in the sandbox: one remount and the
+        # read-only binds are gone. A user namespace and no capabilities at all.
+        flags += ["--unshare-user", "--cap-drop", "ALL"]
+    return flags
+
+
+@lru_cache(maxsize=4)
+def _bwrap_problem(program: str) -> str:
+    path = shutil.which(program)
+    if path is None:
+        return f"{program!r} is not installed"
+    probe = [
+        path,
+        "--ro-bind", "/", "/",
+        "--dev", "/dev",
+        "--proc", "/proc",
+        "--tmpfs", "/tmp",
+        "--unshare-net",
+        *_isolation_flags(),
+        "true",
+    ]  # fmt: skip
+    try:
+        done = subprocess.run(
+            probe,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=PROBE_TIMEOUT_S,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{program} could not be started ({exc})"
+    if done.returncode != 0:
+        why = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+        return f"{program} is installed but cannot create a sandbox here ({why})"
+    return ""
+
+
+def bwrap_problem() -> str:
+    """Why bubblewrap cannot be used on this machine; '' when it works (checked once, cached)."""
+    return _bwrap_problem(BWRAP)
+
+
+def available() -> bool:
+    """bubblewrap exists *and* works: containers often forbid unprivileged user namespaces."""
+    return not bwrap_problem()
+
+
+# -- the policy ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    """How one run is contained. ``mode`` is resolved: "bwrap", "limits" or "off"."""
+
+    mode: str
+    root: Path  # the project folder: the only writable place (besides a private /tmp)
+    network: bool = False
+    cpu_time_s: int = 0  # 0: no limit (for all of these)
+    memory_mb: int = 0
+    max_processes: int = 0
+    max_file_mb: int = 0
+    run_dir: Path | None = None
+    run_dir_cap_mb: int = 0
+    note: str = ""  # why the run is not isolated, when it is not
+    env: dict[str, str] = field(default_factory=lambda: dict(_SANDBOX_ENV))
+
+    @property
+    def isolated(self) -> bool:
+        return self.mode == "bwrap"
+
+    @property
+    def limited(self) -> bool:
+        return self.mode != "off"
+
+    def for_run_dir(self, run_dir: Path | None, cap_mb: int | None = None) -> SandboxSpec:
+        """The same policy watching ``run_dir`` against the disk cap."""
+        cap = self.run_dir_cap_mb if cap_mb is None else cap_mb
+        return replace(self, run_dir=run_dir, run_dir_cap_mb=cap)
+
+    # -- the command line ------------------------------------------------------------------
+
+    def rlimits(self) -> dict[str, Any]:
+        """RLIMIT name -> value (or [soft, hard]) for the wrapper; applied in the child."""
+        if not self.limited:
+            return {}
+        limits: dict[str, Any] = {"RLIMIT_CORE": 0}
+        if self.cpu_time_s:
+            # SIGXCPU at the soft limit, SIGKILL a little later for a child that catches it.
+            limits["RLIMIT_CPU"] = [self.cpu_time_s, self.cpu_time_s + 5]
+        if self.memory_mb:
+            # RLIMIT_DATA, not RLIMIT_AS: CUDA (and JAX) reserve tens of GB of address space
+            # they never touch, so an address-space cap kills every GPU job at start-up.
+            # RLIMIT_DATA counts private writable memory (Linux >= 4.7), i.e. what was used.
+            limits["RLIMIT_DATA"] = self.memory_mb * 1024 * 1024
+        if self.max_file_mb:
+            limits["RLIMIT_FSIZE"] = self.max_file_mb * 1024 * 1024
+        if self.max_processes and os.geteuid() != 0:
+            # RLIMIT_NPROC counts every task (thread) of the user, or of the sandbox's user
+            # namespace on new kernels: on top of what the user already runs, so that a busy
+            # desktop does not make the first fork fail. Root is exempt (the kernel ignores it);
+            # the runner's process watcher enforces max_processes exactly, for root too, and the
+            # margin lets it see the excess (and name the limit) before forks start failing.
+            limits["RLIMIT_NPROC"] = _user_tasks() + self.max_processes + NPROC_MARGIN
+        return limits
+
+    def wrap(self, argv: list[str], cwd: Path) -> list[str]:
+        """``argv`` as it must be started: in bwrap, behind the limits wrapper, or unchanged."""
+        if not self.limited:
+            return list(argv)
+        inner = [
+            sys.executable, "-I", "-S", "-c", _LIMITS_WRAPPER, json.dumps(self.rlimits()), *argv
+        ]  # fmt: skip
+        if not self.isolated:
+            return inner
+        return [*self.bwrap_args(cwd), "--", *inner]
+
+    def bwrap_args(self, cwd: Path) -> list[str]:
+        root = str(self.root)
+        args = [shutil.which(BWRAP) or BWRAP, "--ro-bind", "/", "/", "--dev", "/dev"]
+        for device in gpu_devices():
+            args += ["--dev-bind", device, device]
+        args += ["--proc", "/proc", "--tmpfs", "/tmp", "--bind", root, root]
+        for path in self.read_only_paths():
+            args += ["--ro-bind", str(path), str(path)]
+        if not self.network:
+            args.append("--unshare-net")
+        args += _isolation_flags()
+        args += ["--chdir", str(cwd)]
+        return args
+
+    def read_only_paths(self) -> list[Path]:
+        return [self.root / name for name in PROTECTED if (self.root / name).exists()]
+
+    # -- reporting -------------------------------------------------------------------------
+
+    def record(self) -> dict[str, Any]:
+        """What goes into labtui_run.json."""
+        record: dict[str, Any] = {
+            "mode": self.mode,
+            "isolated": self.isolated,
+            "network": self.network if self.isolated else True,
+            "cpu_time_s": self.cpu_time_s,
+            "memory_mb": self.memory_mb,
+            "max_processes": self.max_processes,
+            "max_file_mb": self.max_file_mb,
+            "run_dir_cap_mb": self.run_dir_cap_mb,
+        }
+        if self.isolated:
+            record["read_only_in_project"] = [p.name for p in self.read_only_paths()]
+            record["gpu_devices"] = gpu_devices()
+        if self.note:
+            record["note"] = self.note
+        return record
+
+    def explain(self, stderr_tail: str, returncode: int) -> str:
+        """Which sandbox rule most likely stopped a failed run ('' when none did): a sentence
+        for the fix prompt, so the model changes the code instead of fighting the sandbox."""
+        if not self.limited:
+            return ""
+        text = stderr_tail
+        signal_hints = {
+            -24: f"it used more than [sandbox] cpu_time_s = {self.cpu_time_s} s of CPU time",
+            -25: f"a file grew past [sandbox] max_file_mb = {self.max_file_mb} MB",
+        }
+        if returncode in signal_hints and (returncode != -24 or self.cpu_time_s):
+            return signal_hints[returncode]
+        if self.max_file_mb and ("File too large" in text or "Errno 27" in text):
+            return signal_hints[-25] + ": write less, or smaller files"
+        if self.memory_mb and ("MemoryError" in text or "Cannot allocate memory" in text):
+            return f"it needed more than [sandbox] memory_mb = {self.memory_mb} MB of memory"
+        if self.max_processes and "Resource temporarily unavailable" in text:
+            return (
+                f"it tried to start more than [sandbox] max_processes = {self.max_processes} "
+                "processes/threads"
+            )
+        if self.isolated and ("Read-only file system" in text or "Errno 30" in text):
+            return (
+                "the sandbox makes everything outside the project folder read-only, and "
+                "labtui.toml, .labtui/ and .git/ too: write only under the run's out_dir"
+            )
+        if self.isolated and not self.network and any(m in text for m in _NETWORK_ERRORS):
+            return (
+                "the sandbox has no network ([sandbox] network = false): use data that is "
+                "already in the project folder, or ask the researcher to allow the network"
+            )
+        return ""
+
+
+_NETWORK_ERRORS = (
+    "Network is unreachable",
+    "Temporary failure in name resolution",
+    "Name or service not known",
+    "Connection refused",
+    "No address associated with hostname",
+    "Errno 101",
+    "Errno 111",
+)
+
+
+def gpu_devices() -> list[str]:
+    """The GPU device nodes of this machine, passed through to the sandbox as they are."""
+    found: list[str] = []
+    for pattern in GPU_DEVICE_GLOBS:
+        found += sorted(glob.glob(pattern))
+    return found
+
+
+def _user_tasks() -> int:
+    """Tasks (threads included, as RLIMIT_NPROC counts them) of this user right now."""
+    uid = os.getuid()
+    count = 0
+    try:
+        entries = os.scandir("/proc")
+    except OSError:
+        return 0
+    with entries:
+        for entry in entries:
+            if not entry.name.isdigit():
+                continue
+            try:
+                if entry.stat().st_uid == uid:
+                    count += len(os.listdir(f"/proc/{entry.name}/task"))
+            except OSError:
+                continue
+    return count
+
+
+# -- from labtui.toml ------------------------------------------------------------------------
+
+_NOT_ISOLATED = (
+    "⚠ EXPERIMENTS ARE NOT ISOLATED: {problem}. LLM-written code will run with your user's "
+    "full access to files and network, under resource limits only. Fix: install bubblewrap "
+    "(e.g. `apt install bubblewrap`) and allow unprivileged user namespaces "
+    "(sysctl kernel.unprivileged_userns_clone=1, or "
+    "kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu 24.04+), "
+    'or set [sandbox] mode = "limits" (or "off") in labtui.toml to accept this and '
+    "silence this warning."
+)
+
+
+def policy(
+    settings: SandboxSection | None,
+    root: Path,
+    *,
+    emit: Callable[[Event], None] | None = None,
+    stage: str = "",
+) -> SandboxSpec:
+    """The sandbox for runs in ``root`` as ``[sandbox]`` asks; None settings: the defaults.
+
+    ``mode = "auto"`` without a working bubblewrap emits the loud Notice (once per session)
+    and falls back to limits; ``mode = "bwrap"`` then raises ConfigError instead.
+    """
+    if settings is None:
+        from .config import SandboxSection
+
+        settings = SandboxSection()
+    mode = settings.mode
+    where = Path(root) / "labtui.toml"
+    if mode not in MODES:
+        raise ConfigError(f"{where}: [sandbox] mode is {mode!r}", f"use one of: {', '.join(MODES)}")
+    note = ""
+    if mode in ("auto", "bwrap"):
+        problem = bwrap_problem()
+        if not problem:
+            mode = "bwrap"
+        elif mode == "bwrap":
+            raise ConfigError(
+                f'{where}: [sandbox] mode = "bwrap" but {problem}',
+                "install bubblewrap and allow unprivileged user namespaces, "
+                'or set [sandbox] mode = "auto" to run with resource limits only',
+            )
+        else:
+            mode = "limits"
+            note = f"not isolated: {problem}"
+            _warn_once(emit, stage, problem)
+    return SandboxSpec(
+        mode=mode,
+        root=Path(root).resolve(),
+        network=settings.network,
+        cpu_time_s=int(settings.cpu_time_s),
+        memory_mb=int(settings.memory_mb),
+        max_processes=int(settings.max_processes),
+        max_file_mb=int(settings.max_file_mb),
+        run_dir_cap_mb=int(settings.run_dir_cap_mb),
+        note=note,
+    )
+
+
+def _warn_once(emit: Callable[[Event], None] | None, stage: str, problem: str) -> None:
+    global _warned
+    with _warn_lock:
+        if _warned or emit is None:
+            return
+        _warned = True
+    emit(Notice(stage=stage, text=_NOT_ISOLATED.format(problem=problem)))
