@@ -11,6 +11,7 @@ initialising NVML) costs time that ``labtui --help`` should not pay.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from collections import Counter
@@ -206,6 +207,17 @@ class Lease:
         return {"CUDA_VISIBLE_DEVICES": ",".join(map(str, self.devices))}
 
 
+def visible_gpus() -> list[GpuInfo]:
+    """The GPUs labtui may hand out: all of them, or those the researcher's own
+    CUDA_VISIBLE_DEVICES names (by index) when it is set."""
+    gpus = detect()
+    allowed = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if allowed is None:
+        return gpus
+    indices = {int(part) for part in allowed.split(",") if part.strip().isdigit()}
+    return [g for g in gpus if g.index in indices]
+
+
 class GpuPool:
     """Hands out free GPUs to concurrent runs, ``per_run`` at a time; a run waits (in FIFO
     order) while none is free. GPUs are re-read at every request, so another user's job that
@@ -218,7 +230,7 @@ class GpuPool:
     def __init__(
         self,
         per_run: int = 1,
-        read: Callable[[], list[GpuInfo]] = lambda: detect(),
+        read: Callable[[], list[GpuInfo]] = lambda: visible_gpus(),
         poll_s: float = 5.0,
     ) -> None:
         self.per_run = max(1, per_run)

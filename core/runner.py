@@ -36,7 +36,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from .errors import LabtuiError
 from .events import Event, LogLine, RunFinished, RunStarted
-from .gpu import GpuSampler
+from .gpu import GpuPool, GpuSampler
 from .sandbox import SandboxSpec
 from .sandbox import policy as sandbox_policy
 from .templates import check_final_info
@@ -652,6 +652,7 @@ def run_experiment(
     index: int = 0,
     total: int = 0,
     sandbox: SandboxSection | SandboxSpec | None = None,
+    gpus: GpuPool | None = None,
 ) -> RunResult:
     """Run ``python experiment.py --out_dir=<run_id>`` in ``root`` and judge its final_info.json.
 
@@ -673,7 +674,9 @@ def run_experiment(
     environment = probe_interpreter(python, root, sandbox=spec)
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     emit(RunStarted(stage=stage, run_id=run_id, index=index, total=total, command=shlex.join(argv)))
-    with GpuSampler(emit, stage):
+    # Pinned to free GPUs (waiting while none is free): other jobs on a shared server, or
+    # labtui's own parallel runs, keep theirs.
+    with (gpus or shared_gpu_pool()).lease() as lease, GpuSampler(emit, stage):
         proc = run_process(
             argv,
             cwd=root,
@@ -682,6 +685,7 @@ def run_experiment(
             emit=emit,
             stage=stage,
             sandbox=spec,
+            env=lease.env,
         )
 
     if proc.timed_out or proc.returncode != 0 or proc.limit_hit:
@@ -704,7 +708,9 @@ def run_experiment(
             "returncode": proc.returncode,
             "timed_out": proc.timed_out,
             "timeout_s": timeout_s,
-            "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES"),
+            "CUDA_VISIBLE_DEVICES": lease.env.get(
+                "CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES")
+            ),
             "sandbox": spec.record(),
             "limit_hit": proc.limit_hit,
             "problem": problem,
@@ -799,3 +805,14 @@ def run_plot(
         if before.get(path) != signature or signature[0] >= started_ns
     )
     return proc, changed
+
+
+_shared_pool: GpuPool | None = None
+
+
+def shared_gpu_pool() -> GpuPool:
+    """One pool per labtui process, so concurrent runs never get the same GPU."""
+    global _shared_pool
+    if _shared_pool is None:
+        _shared_pool = GpuPool()
+    return _shared_pool

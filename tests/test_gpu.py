@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -244,3 +245,41 @@ def test_asking_for_more_gpus_than_exist_is_a_clear_error() -> None:
 
     with pytest.raises(LabtuiError, match="needs 4 GPUs but this machine has 2"):
         GpuPool(per_run=4, read=lambda: [a_gpu(0), a_gpu(1)]).acquire(timeout_s=1)
+
+
+def test_the_researchers_cuda_visible_devices_bounds_what_labtui_hands_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    idle = {**H100, "util": 0, "used": 1 * 2**30}
+    monkeypatch.setitem(sys.modules, "pynvml", fake_nvml([idle, idle, idle]))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2")
+    assert [g.index for g in gpu.visible_gpus()] == [2]
+    assert GpuPool().acquire(timeout_s=1).env == {"CUDA_VISIBLE_DEVICES": "2"}
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    assert [g.index for g in gpu.visible_gpus()] == [0, 1, 2]
+
+
+def test_a_run_is_pinned_to_its_leased_gpu(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from labtui.core.runner import run_experiment
+
+    (tmp_path / "experiment.py").write_text(
+        "import json, os, sys\n"
+        "out = sys.argv[1].split('=')[1]\n"
+        "os.makedirs(out)\n"
+        "seen = os.environ.get('CUDA_VISIBLE_DEVICES')\n"
+        "json.dump({'d': {'means': {'gpu': int(seen)}}}, open(f'{out}/final_info.json', 'w'))\n"
+    )
+    pool = GpuPool(read=lambda: [a_gpu(0, util=99), a_gpu(1)])
+    result = run_experiment(
+        tmp_path,
+        "run_1",
+        python=sys.executable,
+        timeout_s=60,
+        emit=lambda e: None,
+        stage="experiments",
+        gpus=pool,
+    )
+    assert result.ok and result.means == {"d": {"gpu": 1}}
+    record = json.loads((tmp_path / "run_1" / "labtui_run.json").read_text())
+    assert record["CUDA_VISIBLE_DEVICES"] == "1"
+    assert pool.acquire(timeout_s=1).devices == (1,), "released after the run"
