@@ -56,3 +56,12 @@ def append_run(
     with path.open("a", encoding="utf-8") as handle:
         handle.write(entry)
     return path
+
+
+def append_analysis(root: Path, run_id: str, analysis: str, decision: str) -> Path:
+    """The agent's reading of a run, under the run's entry (its numbers are already there)."""
+    path = Path(root) / NOTEBOOK_NAME
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(f"\nAnalysis of {run_id} (the agent's words):\n\n{analysis.strip()}\n\n")
+        handle.write(f"Decision: {decision}\n")
+    return path

@@ -105,6 +105,15 @@ class MoonsResearch:
 
     def experiments(self, request: dict[str, Any]) -> str:
         asks = [m.get("content") for m in request.get("messages", []) if m.get("role") == "user"]
+        if any("has finished. What it changed" in str(text) for text in asks):
+            return fenced_json(
+                {
+                    "analysis": "Doubling the hidden layer changes test accuracy only within "
+                    "the seeds' standard errors.",
+                    "next": "continue",
+                    "why": "the planned runs test the trend further",
+                }
+            )
         if any(str(text).startswith("Plan the experiment runs") for text in asks):
             return fenced_json(
                 {"runs": [{"change": "Double HIDDEN_UNITS", "measure": "test accuracy vs run_0"}]},

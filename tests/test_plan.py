@@ -133,3 +133,29 @@ def test_between_runs_skip_stops_the_runs_and_the_stage_is_judged(project):
     assert not (project.root / "run_2").exists(), "no run after the researcher stopped"
     stage_question = [r for r in port.asked if r.stage == "experiments"][-1]
     assert stage_question.title.startswith("experiments: 1 run(s)")
+
+
+def test_after_each_run_the_agent_analyses_it_and_may_finish_early(project, llm_server):
+    from research_script import MoonsResearch, fenced_json
+
+    from labtui.core.stages.experiments import parse_run_review
+
+    with pytest.raises(ValueError, match='"next" must be "continue" or "finish"'):
+        parse_run_review({"analysis": "a", "next": "maybe", "why": "w"})
+    two_run_project(project)
+    research = MoonsResearch(project.root)
+    finish = {"analysis": "Test accuracy moved within the errors.", "next": "finish", "why": "done"}
+
+    def experiments(request):
+        if "has finished. What it changed" in json.dumps(request["messages"]):
+            return fenced_json(finish)
+        return research.experiments(request)
+
+    llm_server.default("scripted-experiments", experiments)
+    port = BetweenRunsPort(project.root, Decision("approve"))
+    Session.open(project.root).run(port)
+    notebook = (project.root / "notes.md").read_text()
+    assert "Analysis of run_1 (the agent's words):\n\nTest accuracy moved" in notebook
+    assert "Decision: finish: done" in notebook
+    assert not (project.root / "run_2").exists(), "the agent finished before the second run"
+    assert not [r for r in port.asked if "continue with the next run" in r.title]

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import Aborted, StageFailed
 from ..events import Event
-from ..notebook import append_run, metrics_table, start_notebook
+from ..notebook import append_analysis, append_run, metrics_table, start_notebook
 from ..project import Project
 from ..stage_context import StageContext, StageOutput
 
@@ -149,9 +150,23 @@ def run(ctx: StageContext) -> StageOutput:
             commit=edit.commit.sha,
             wall_s=result.wall_s,
         )
+        review = review_run(
+            ctx,
+            idea.title,
+            run_id,
+            edit.explanation,
+            result.means,
+            baseline,
+            done=list(runs),
+            remaining=len(planned) - index,
+        )
+        append_analysis(root, run_id, review.analysis, f"{review.next}: {review.why}")
         ctx.commit(f"experiments: {run_id} results for {idea.name}", [run_id, "notes.md"])
         ctx.project.tag(f"labtui/{idea.name}/{run_id}", f"{run_id} of {idea.name}")
         previous = f"{run_id} completed. Its results are:\n{json.dumps(result.means, indent=1)}"
+        if index < len(planned) and review.next == "finish":
+            ctx.say(f"the agent finished the experiments after {run_id}: {review.why}")
+            break
         if index < len(planned) and not _continue_after(ctx, run_id, result.means, baseline, edit):
             break
     last = list(runs)[-1]
@@ -162,6 +177,54 @@ def run(ctx: StageContext) -> StageOutput:
         kind="run",
         product="experiment.py",
     )
+
+
+@dataclass(frozen=True)
+class RunReview:
+    analysis: str  # for the notebook: what the numbers show
+    next: str  # continue | finish
+    why: str
+
+
+def parse_run_review(data: Any) -> RunReview:
+    if not isinstance(data, dict):
+        raise ValueError('answer {"analysis": "...", "next": "continue" or "finish", "why": "..."}')
+    analysis, nxt, why = data.get("analysis"), data.get("next"), data.get("why")
+    if not isinstance(analysis, str) or not analysis.strip():
+        raise ValueError('"analysis" must be a non-empty string')
+    if nxt not in ("continue", "finish"):
+        raise ValueError(f'"next" must be "continue" or "finish", not {nxt!r}')
+    if not isinstance(why, str) or not why.strip():
+        raise ValueError('"why" must be a non-empty string')
+    return RunReview(analysis.strip(), nxt, why.strip())
+
+
+def review_run(
+    ctx: StageContext,
+    title: str,
+    run_id: str,
+    what_changed: str,
+    means: dict[str, Any],
+    baseline: dict[str, Any],
+    *,
+    done: list[str],
+    remaining: int,
+) -> RunReview:
+    """The results go back to the model: an analysis for the notebook, and go on or finish."""
+    prompt = ctx.prompt(
+        "experiment_review",
+        run_id=run_id,
+        title=title,
+        what_changed=what_changed.strip() or "(no description)",
+        results=metrics_table(means, baseline),
+        done=", ".join(done) or "none",
+        remaining=remaining,
+    )
+    review = ctx.llm(role="experimenter").ask_json(
+        [{"role": "user", "content": prompt}], parse_run_review
+    )
+    ctx.tell("experimenter", f"{review.analysis}\n\n**{review.next}**: {review.why}")
+    return review
 
 
 def _run_body(run_id: str, means: dict[str, Any], baseline: dict[str, Any], edit: Any) -> str:
