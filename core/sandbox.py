@@ -94,6 +94,18 @@ def forget_warning() -> None:
 # -- detection -----------------------------------------------------------------------------
 
 
+def environments_under_tmp(programs: list[str]) -> list[str]:
+    """Python environments that live under /tmp (a CI checkout, a scratch venv): the sandbox's
+    private /tmp would hide them, and with them the interpreters, so they are bound back
+    read-only. labtui's own (it runs the limits wrapper) and each program's (<env>/bin/python)."""
+    candidates = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent.parent}
+    for program in programs:
+        path = Path(shutil.which(program) or program)
+        candidates |= {path.parent.parent, path.resolve().parent.parent}
+    tmp = Path("/tmp")
+    return sorted(str(p) for p in candidates if tmp in p.parents and p.is_dir())
+
+
 def _isolation_flags() -> list[str]:
     flags = ["--unshare-pid", "--die-with-parent"]
     if os.geteuid() == 0:
@@ -213,14 +225,17 @@ class SandboxSpec:
         ]  # fmt: skip
         if not self.isolated:
             return inner
-        return [*self.bwrap_args(cwd), "--", *inner]
+        return [*self.bwrap_args(cwd, programs=[argv[0]] if argv else []), "--", *inner]
 
-    def bwrap_args(self, cwd: Path) -> list[str]:
+    def bwrap_args(self, cwd: Path, programs: list[str] | None = None) -> list[str]:
         root = str(self.root)
         args = [shutil.which(BWRAP) or BWRAP, "--ro-bind", "/", "/", "--dev", "/dev"]
         for device in gpu_devices():
             args += ["--dev-bind", device, device]
-        args += ["--proc", "/proc", "--tmpfs", "/tmp", "--bind", root, root]
+        args += ["--proc", "/proc", "--tmpfs", "/tmp"]
+        for environment in environments_under_tmp(programs or []):
+            args += ["--ro-bind", environment, environment]
+        args += ["--bind", root, root]
         for path in self.read_only_paths():
             args += ["--ro-bind", str(path), str(path)]
         if not self.network:

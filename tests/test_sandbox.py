@@ -501,3 +501,34 @@ def test_an_interpreter_inside_the_project_is_sandboxed_for_the_environment_prob
     assert result.ok, result.problem
     assert "packages" in record(project)["environment"]
     assert (project / "labtui.toml").read_text() == TOML
+
+
+def test_an_interpreter_that_lives_under_tmp_still_runs(project: Path) -> None:
+    """A CI checkout or a scratch venv under /tmp: the sandbox's private /tmp must not hide it."""
+    import shutil
+    import venv
+
+    from labtui.core.sandbox import environments_under_tmp
+
+    env_dir = Path(tempfile.mkdtemp(dir="/tmp")) / "venv"
+    venv.create(env_dir, with_pip=False, symlinks=True)
+    python = str(env_dir / "bin" / "python")
+    assert str(env_dir) in environments_under_tmp([python])
+    (project / "experiment.py").write_text(
+        "import json, os, sys\n"
+        "out = sys.argv[1].split('=')[1]\n"
+        "os.makedirs(out)\n"
+        "json.dump({'d': {'means': {'prefix': sys.prefix}}}, open(f'{out}/final_info.json', 'w'))\n"
+    )
+    result = run_experiment(
+        project,
+        "run_1",
+        python=python,
+        timeout_s=60,
+        emit=lambda e: None,
+        stage="experiments",
+        sandbox=spec(project),
+    )
+    shutil.rmtree(env_dir.parent, ignore_errors=True)
+    assert result.ok, result.problem
+    assert result.means == {"d": {"prefix": str(env_dir)}}
