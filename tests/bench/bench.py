@@ -148,6 +148,35 @@ def pipeline_rows() -> list[Row]:
         ]
 
 
+def template_rows() -> list[Row]:
+    """Each bundled template's smoke run (LABTUI_SMOKE=1), `experiment.py` then `plot.py`, in a
+    fresh copy; the default (GPU-sized) runs are minutes to hours and are not timed here."""
+    import shutil
+    import tempfile
+
+    from labtui.core.templates import list_templates
+
+    templates = TESTS.parent / "templates"
+    rows = []
+    for name in list_templates():
+        with tempfile.TemporaryDirectory() as scratch:
+            root = Path(scratch) / name
+            shutil.copytree(templates / name, root, ignore=shutil.ignore_patterns("__pycache__"))
+            env = {**os.environ, "LABTUI_SMOKE": "1"}
+            run_s = timed([sys.executable, "experiment.py", "--out_dir=run_0"], cwd=root, env=env)
+            plot_s = timed([sys.executable, "plot.py"], cwd=root, env=env)
+        rows.append(
+            Row(
+                f"template_{name}_smoke_s",
+                f"template {name}: smoke run",
+                run_s,
+                "s",
+                note=f"plot.py {plot_s:.1f} s",
+            )
+        )
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=5)
@@ -156,6 +185,7 @@ def main() -> None:
     parser.add_argument("--skip-tui", action="store_true")
     parser.add_argument("--skip-pty-stream", action="store_true", help="no (e): pty + 100k lines")
     parser.add_argument("--tracemalloc", action="store_true", help="one more, traced, app run")
+    parser.add_argument("--skip-templates", action="store_true")
     args = parser.parse_args()
     load = os.getloadavg()[0]
     rows = startup_rows(args.repeat)
@@ -167,6 +197,8 @@ def main() -> None:
         rows += tui
     if not args.skip_pipeline:
         rows += pipeline_rows()
+    if not args.skip_templates:
+        rows += template_rows()
     info = machine(load)
     print_machine(info)
     print_table(rows)
