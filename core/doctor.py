@@ -46,6 +46,23 @@ def _interpreter(config: Config) -> Check:
     )
 
 
+def _sandbox(config: Config) -> Check:
+    """Whether experiments will really be isolated: bubblewrap must run, not just exist (many
+    containers forbid the user namespaces it needs)."""
+    from .sandbox import bwrap_problem
+
+    mode = config.sandbox.mode
+    if mode in ("limits", "off"):
+        return Check("sandbox", True, f'mode = "{mode}": experiments are not isolated', False)
+    problem = bwrap_problem()
+    if not problem:
+        return Check("sandbox", True, f'bubblewrap works (mode = "{mode}")', False)
+    fix = "install bubblewrap (sudo apt-get install bubblewrap) or allow user namespaces"
+    if mode == "bwrap":
+        return Check("sandbox", False, f"{problem}: runs will refuse to start; {fix}")
+    return Check("sandbox", False, f"{problem}: runs get limits only, NOT isolated; {fix}", False)
+
+
 def _models(config: Config) -> list[Check]:
     from .llm import check_model
     from .pipeline import STAGE_MODEL_NEEDS
@@ -76,7 +93,6 @@ def run_checks(project_dir: Path | None) -> list[Check]:
         _tool("pdflatex", "compiling the paper", install=f"{apt} texlive-latex-extra"),
         _tool("bibtex", "citations", install=f"{apt} texlive-binaries"),
         _tool("chktex", "LaTeX lint", required=False, install=f"{apt} chktex"),
-        _tool("bwrap", "sandboxing experiments", required=False, install=f"{apt} bubblewrap"),
         Check("gpu", True, describe(), required=False),
     ]
     config = Config()
@@ -85,5 +101,6 @@ def run_checks(project_dir: Path | None) -> list[Check]:
             config = load_config(project_dir)
         except ConfigError as exc:
             checks.append(Check("labtui.toml", False, str(exc)))
+    checks.append(_sandbox(config))
     checks.append(_interpreter(config))
     return checks + _models(config)

@@ -91,7 +91,7 @@ def test_doctor_reports_tools_and_never_prints_keys(tmp_path, monkeypatch):
         "git",
         "latexmk",
         "chktex",
-        "bwrap",
+        "sandbox",
         "gpu",
         "experiment python",
         "model (ideas)",
@@ -99,6 +99,20 @@ def test_doctor_reports_tools_and_never_prints_keys(tmp_path, monkeypatch):
         assert name in out
     assert "sk-ant-secret" not in out + result.stderr
     assert "key present" in out
+    assert "bubblewrap works" in out  # bwrap is installed and runs on this machine
+
+
+def test_doctor_says_when_experiments_will_not_be_isolated(monkeypatch):
+    from labtui.core import sandbox
+    from labtui.core.config import Config
+    from labtui.core.doctor import _sandbox
+
+    monkeypatch.setattr(sandbox, "bwrap_problem", lambda: "bwrap cannot create a namespace")
+    check = _sandbox(Config())
+    assert not check.ok and not check.required and "NOT isolated" in check.detail
+    strict = Config()
+    strict.sandbox.mode = "bwrap"
+    assert _sandbox(strict).required and "refuse to start" in _sandbox(strict).detail
 
 
 def test_run_with_an_unknown_model_says_how_to_write_one(tmp_path, monkeypatch):
