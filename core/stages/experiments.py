@@ -141,28 +141,7 @@ def run(ctx: StageContext) -> StageOutput:
         result, edit = _attempt_run(ctx, coder, run_id, prompt, index=index)
         last_edit = edit
         runs[run_id] = result.means
-        append_run(
-            root,
-            run_id,
-            what_changed=edit.explanation,
-            means=result.means,
-            baseline=baseline,
-            commit=edit.commit.sha,
-            wall_s=result.wall_s,
-        )
-        review = review_run(
-            ctx,
-            idea.title,
-            run_id,
-            edit.explanation,
-            result.means,
-            baseline,
-            done=list(runs),
-            remaining=len(planned) - index,
-        )
-        append_analysis(root, run_id, review.analysis, f"{review.next}: {review.why}")
-        ctx.commit(f"experiments: {run_id} results for {idea.name}", [run_id, "notes.md"])
-        ctx.project.tag(f"labtui/{idea.name}/{run_id}", f"{run_id} of {idea.name}")
+        review = _record_run(ctx, idea, result, edit, baseline, list(runs), len(planned) - index)
         previous = f"{run_id} completed. Its results are:\n{json.dumps(result.means, indent=1)}"
         if index < len(planned) and review.next == "finish":
             ctx.say(f"the agent finished the experiments after {run_id}: {review.why}")
@@ -177,6 +156,37 @@ def run(ctx: StageContext) -> StageOutput:
         kind="run",
         product="experiment.py",
     )
+
+
+def _record_run(
+    ctx: StageContext,
+    idea: Any,
+    result: Any,
+    edit: Any,
+    baseline: dict[str, Any],
+    done: list[str],
+    remaining: int,
+) -> RunReview:
+    """A finished run into the notebook (numbers by code, analysis by the model), a commit and
+    a tag; the model's review of it, which may end the runs."""
+    root, run_id = ctx.project.root, result.run_id
+    append_run(
+        root,
+        run_id,
+        what_changed=edit.explanation,
+        means=result.means,
+        baseline=baseline,
+        commit=edit.commit.sha,
+        wall_s=result.wall_s,
+    )
+    review = review_run(
+        ctx, idea.title, run_id, edit.explanation, result.means, baseline,
+        done=done, remaining=remaining,
+    )  # fmt: skip
+    append_analysis(root, run_id, review.analysis, f"{review.next}: {review.why}")
+    ctx.commit(f"experiments: {run_id} results for {idea.name}", [run_id, "notes.md"])
+    ctx.project.tag(f"labtui/{idea.name}/{run_id}", f"{run_id} of {idea.name}")
+    return review
 
 
 @dataclass(frozen=True)
