@@ -41,7 +41,7 @@ from labtui.core.events import (
     LogLine,
 )
 
-from .editor import open_in_editor
+from .editor import edit_product, open_in_editor
 from .panes import DialoguePane, DiffPane, LatexPane, LogsPane
 from .screens import (
     EXIT_NO_MODEL,
@@ -389,10 +389,7 @@ class LabtuiApp(App[None]):
 
     def edit_product(self, product: str) -> str:
         """Open a project file in the researcher's editor; an error message, or "" when done."""
-        path = (Path(self.session.project_root) / product).resolve()
-        if not path.is_file():
-            return f"{product} does not exist in the project"
-        return self._edit_file(path)
+        return edit_product(self.session.project_root, product, self._edit_file)
 
     def _edit_in_terminal(self, path: Path) -> str:
         """The researcher's editor on ``path``, with the terminal handed over meanwhile."""

@@ -37,7 +37,7 @@ from labtui.core.events import (
     StageStarted,
 )
 
-from .editor import open_in_editor
+from .editor import edit_product, open_in_editor
 
 ROLE_STYLES = {"aider": "cyan", "reviewer": "magenta", "novelty": "yellow", "ideator": "green"}
 MAX_MESSAGE_CHARS = 2000
@@ -167,15 +167,10 @@ class TerminalCheckpointPort:
                 continue
             action = self.KEYS[answer]
             if action == "edit":
-                problem = self._edit(request.product)
+                problem = edit_product(self.root, request.product, self._edit_file)
                 if problem:
                     self.console.print(f"[red]{escape(problem)}[/]")
                     continue
                 return Decision("edit", request.product)
             note = self._read("note for the agents > ") if action == "revise" else ""
             return Decision(action, note)
-
-    def _edit(self, product: str) -> str:
-        if self.root is None or not (self.root / product).is_file():
-            return f"{product} cannot be edited here"
-        return self._edit_file(self.root / product)
