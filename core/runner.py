@@ -18,6 +18,7 @@ environment is theirs, and labtui's own pins must not decide which numpy an expe
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
 import os
 import select
@@ -35,8 +36,8 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from .errors import LabtuiError
-from .events import Event, LogLine, RunFinished, RunStarted
-from .gpu import GpuPool, GpuSampler
+from .events import Event, LogLine, Notice, RunFinished, RunStarted
+from .gpu import GpuPool, GpuSampler, Lease
 from .sandbox import SandboxSpec
 from .sandbox import policy as sandbox_policy
 from .templates import check_final_info
@@ -92,6 +93,7 @@ class ProcessResult:
     stdout_tail: str
     stderr_tail: str
     limit_hit: str = ""  # set when a sandbox watcher killed the run: which limit, and by how much
+    stopped: bool = False  # labtui ended it early (``stop`` was set): the run is abandoned
 
 
 class _Tail:
@@ -443,6 +445,7 @@ def run_process(
     env: dict[str, str] | None = None,
     tail_chars: int = 4000,
     sandbox: SandboxSpec | None = None,
+    stop: threading.Event | None = None,
 ) -> ProcessResult:
     """Run ``argv`` to completion or timeout, streaming its output as LogLine events.
 
@@ -450,7 +453,8 @@ def run_process(
     cannot be started (missing interpreter, missing folder). When the child exits, or times out,
     whatever is left of its process group is stopped too. With a ``sandbox`` the child runs
     under its limits (and in bubblewrap when the policy says so); a limit that stops the run is
-    named in ``limit_hit`` or shows in the stderr tail.
+    named in ``limit_hit`` or shows in the stderr tail. Setting ``stop`` ends the run early
+    (its whole group), as when the experiments stage ends while parallel ideas still run.
     """
     start = time.monotonic()
     proc = _start(argv, Path(cwd), _child_env(env), sandbox)
@@ -464,12 +468,10 @@ def run_process(
     watcher = _Watcher(proc.pid, sandbox) if sandbox and _Watcher.wanted(sandbox) else None
     if watcher is not None:
         watcher.start()
-    timed_out = False
+    ended = ""
     try:
-        try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+        ended = _wait(proc, timeout_s, stop)
+        if ended:
             _kill_group(proc)
             proc.wait()
         wall_s = time.monotonic() - start
@@ -490,12 +492,31 @@ def run_process(
     limit_hit = watcher.reason if watcher is not None else ""
     return ProcessResult(
         returncode=_sandbox_returncode(proc.returncode, sandbox),
-        timed_out=timed_out and not limit_hit,
+        timed_out=ended == "timeout" and not limit_hit,
+        stopped=ended == "stopped",
         wall_s=wall_s,
         stdout_tail=stdout_pump.tail.text(),
         stderr_tail=stderr_pump.tail.text(),
         limit_hit=limit_hit,
     )
+
+
+STOP_POLL_S = 0.2
+
+
+def _wait(proc: subprocess.Popen[str], timeout_s: float, stop: threading.Event | None) -> str:
+    """Wait for the child: '' once it exits, "timeout" or "stopped" when labtui must end it."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return "timeout"
+        try:
+            proc.wait(timeout=left if stop is None else min(left, STOP_POLL_S))
+            return ""
+        except subprocess.TimeoutExpired:
+            if stop is not None and stop.is_set():
+                return "stopped"
 
 
 def _finish_pumps(pumps: list[_StreamPump], proc: subprocess.Popen[str]) -> None:
@@ -543,6 +564,8 @@ def _describe_failure(
     run_id: str, proc: ProcessResult, timeout_s: float, sandbox: SandboxSpec | None = None
 ) -> str:
     last = _last_line(proc.stderr_tail)
+    if proc.stopped:
+        return f"{run_id} was stopped early: the experiments stage ended before it finished"
     if proc.limit_hit:
         told = f"; its last words: {last}" if last else ""
         return f"{run_id} was stopped by the sandbox: {proc.limit_hit}{told}"
@@ -653,13 +676,15 @@ def run_experiment(
     total: int = 0,
     sandbox: SandboxSection | SandboxSpec | None = None,
     gpus: GpuPool | None = None,
+    stop: threading.Event | None = None,
 ) -> RunResult:
     """Run ``python experiment.py --out_dir=<run_id>`` in ``root`` and judge its final_info.json.
 
     The run folder always ends up holding ``labtui_run.json`` (command, interpreter, package
     versions, commit, timing, sandbox), failed runs included, so any result can be traced and
     redone. ``sandbox`` is the project's ``[sandbox]`` section (None: its defaults) or a ready
-    policy; a run a limit stopped is a failed RunResult that names the limit.
+    policy; a run a limit stopped is a failed RunResult that names the limit. ``stop`` ends the
+    run early (see ``run_process``).
     """
     _check_run_id(run_id)
     root = Path(root).resolve()
@@ -676,7 +701,10 @@ def run_experiment(
     emit(RunStarted(stage=stage, run_id=run_id, index=index, total=total, command=shlex.join(argv)))
     # Pinned to free GPUs (waiting while none is free): other jobs on a shared server, or
     # labtui's own parallel runs, keep theirs.
-    with (gpus or shared_gpu_pool()).lease() as lease, GpuSampler(emit, stage):
+    with (
+        _lease_gpus(gpus or shared_gpu_pool(), emit, stage, run_id) as lease,
+        GpuSampler(emit, stage),
+    ):
         proc = run_process(
             argv,
             cwd=root,
@@ -686,9 +714,10 @@ def run_experiment(
             stage=stage,
             sandbox=spec,
             env=lease.env,
+            stop=stop,
         )
 
-    if proc.timed_out or proc.returncode != 0 or proc.limit_hit:
+    if proc.timed_out or proc.stopped or proc.returncode != 0 or proc.limit_hit:
         final_info, means, problem = None, {}, _describe_failure(run_id, proc, timeout_s, spec)
     else:
         final_info, means, problem = read_final_info(run_dir)
@@ -707,6 +736,7 @@ def run_experiment(
             "wall_s": round(proc.wall_s, 3),
             "returncode": proc.returncode,
             "timed_out": proc.timed_out,
+            "stopped": proc.stopped,
             "timeout_s": timeout_s,
             "CUDA_VISIBLE_DEVICES": lease.env.get(
                 "CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES")
@@ -808,6 +838,20 @@ def run_plot(
 
 
 _shared_pool: GpuPool | None = None
+
+
+@contextlib.contextmanager
+def _lease_gpus(pool: GpuPool, emit: Emit, stage: str, run_id: str) -> Iterator[Lease]:
+    """A lease from ``pool``; a run that has to queue says so, so a quiet log is explained."""
+    try:
+        lease = pool.acquire(timeout_s=0)
+    except TimeoutError:
+        emit(Notice(stage=stage, text=f"{run_id} waits for a free GPU (all are busy)"))
+        lease = pool.acquire()
+    try:
+        yield lease
+    finally:
+        pool.release(lease)
 
 
 def shared_gpu_pool() -> GpuPool:
