@@ -83,6 +83,9 @@ class AutonomySection:
 @dataclass
 class ExperimentSection:
     python: str = ""  # the research interpreter; empty: the one labtui runs in
+    # Ideas whose runs go on at once: the chosen one here, the next best each in a git
+    # worktree of its own (core/parallel.py); `labtui run --parallel K` overrides. 0 or 1: one.
+    parallel: int = 1
 
 
 @dataclass

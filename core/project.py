@@ -145,3 +145,22 @@ class Project:
 
     def tag(self, name: str, message: str) -> None:
         self.repo.create_tag(name, message=message, force=True)
+
+    def has_ref(self, name: str) -> bool:
+        try:
+            self.repo.git.rev_parse("--verify", "--quiet", name)
+        except Exception:  # git.GitCommandError; git is imported lazily
+            return False
+        return True
+
+    def worktree(self, folder: Path, branch: str, start: str) -> Project:
+        """A linked git worktree at ``folder`` on ``branch``, as a project of its own. Made from
+        ``start`` the first time and reused after, so its commits survive a crash or a rerun."""
+        folder = Path(folder)
+        if not (folder / ".git").exists():
+            self.repo.git.worktree("prune")  # forget worktrees whose folders were deleted
+            if self.has_ref(f"refs/heads/{branch}"):
+                self.repo.git.worktree("add", str(folder), branch)
+            else:
+                self.repo.git.worktree("add", "-b", branch, str(folder), start)
+        return Project(folder, self.config)

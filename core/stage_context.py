@@ -6,14 +6,16 @@ Stages never see a front end: they emit events and return a ``StageOutput`` whos
 
 from __future__ import annotations
 
+import dataclasses
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .checkpoints import ACTIONS, Checkpoints, Decision
 from .config import MODEL_BORROWED_FROM
-from .errors import ConfigError
-from .events import AgentMessage, CodeDiff, Event, Notice
-from .project import CommitInfo
+from .errors import Aborted, ConfigError
+from .events import AgentChunk, AgentMessage, CodeDiff, Event, Notice
+from .project import CommitInfo, Project
 from .prompts import load_prompt
 
 if TYPE_CHECKING:
@@ -45,11 +47,31 @@ class StageContext:
         self.config = session.config
         self.stage = stage
         self.notes = notes  # revision notes from the researcher, oldest first
+        self._emit = session.emit
+        self._researcher_notes = session.notes  # notes left at any time, for the next LLM call
+        self.stop: threading.Event | None = None  # set: end this context's work early
+        self.label = ""  # which parallel idea this context works on; '' for the project itself
+
+    def for_lane(self, project: Project, label: str, stop: threading.Event) -> StageContext:
+        """A context for one idea run in parallel, in its own worktree ``project``: its events
+        are labelled with the idea, it never pauses at a checkpoint (the researcher judges the
+        idea in the project itself), and the researcher's notes go to that idea, not here."""
+        lane = StageContext(self.session, self.stage, [], checkpoints=None)
+        lane.project = project
+        lane.label = label
+        lane.stop = stop
+        lane._researcher_notes = None
+        lane._emit = lambda event: self.session.emit(labelled(event, label))
+        return lane
+
+    def check_stop(self) -> None:
+        if self.stop is not None and self.stop.is_set():
+            raise Aborted(f"{self.label or self.stage} stopped: the experiments stage ended")
 
     # -- events -----------------------------------------------------------------------------
 
     def emit(self, event: Event) -> None:
-        self.session.emit(event)
+        self._emit(event)
 
     def say(self, text: str) -> None:
         self.emit(Notice(stage=self.stage, text=text))
@@ -84,7 +106,7 @@ class StageContext:
             self.emit,
             self.stage,
             role=role or self.stage,
-            notes=self.session.notes,
+            notes=self._researcher_notes,
         )
 
     def coder(self) -> Coder:
@@ -98,7 +120,7 @@ class StageContext:
             ledger=self.session.ledger,
             edit_format=self.config.models.edit_format,
             max_tokens=self.config.llm.max_tokens,
-            notes=self.session.notes,
+            notes=self._researcher_notes,
         )
 
     def prompt(self, name: str, **values: Any) -> str:
@@ -154,3 +176,19 @@ class StageContext:
         if info is not None:
             self.emit(CodeDiff.from_commit(self.stage, info))
         return info
+
+
+def labelled(event: Event, label: str) -> Event:
+    """``event`` as seen from the parallel idea ``label``: run ids become ``label/run_1`` (so
+    the logs and results keep ideas apart), agents speak as ``role · label`` (so two streams
+    never mix) and notices and commits name the idea."""
+    changes: dict[str, Any] = {}
+    if isinstance(getattr(event, "run_id", None), str):
+        changes["run_id"] = f"{label}/{event.run_id}"
+    if isinstance(event, AgentMessage | AgentChunk):
+        changes["role"] = f"{event.role} · {label}"
+    elif isinstance(event, Notice):
+        changes["text"] = f"[{label}] {event.text}"
+    elif isinstance(event, CodeDiff):
+        changes["message"] = f"[{label}] {event.message}"
+    return dataclasses.replace(event, **changes) if changes else event

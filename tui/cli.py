@@ -21,6 +21,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     parser.add_argument("-C", dest="directory", default=".", help="project folder (default: .)")
     parser.add_argument("--auto", action="store_true", help="never pause at checkpoints")
+    parser.add_argument(
+        "--parallel", type=_ideas_at_once, default=None, metavar="K", help=PARALLEL_HELP
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     new = sub.add_parser("new", help="create a project from a template and run its baseline")
@@ -33,12 +36,26 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("dir", nargs="?", default=None, help="project folder (default: -C or .)")
     run.add_argument("--headless", action="store_true", help="print events instead of the app")
     run.add_argument("--auto", action="store_true", help="never pause at checkpoints")
+    run.add_argument(
+        "--parallel", type=_ideas_at_once, default=None, metavar="K", help=PARALLEL_HELP
+    )
 
     doctor = sub.add_parser("doctor", help="check tools, GPUs, models and keys")
     doctor.add_argument("dir", nargs="?", default=None, help="project folder (default: -C or .)")
 
     sub.add_parser("templates", help="list the built-in templates")
     return parser
+
+
+PARALLEL_HELP = "run up to K ideas' experiments at once, each in its own git worktree (default: [experiment] parallel)"
+
+
+def _ideas_at_once(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(
+            f"K must be a whole number of ideas, 1 or more, not {text!r}"
+        )
+    return int(text)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,13 +92,20 @@ def _dispatch(args: argparse.Namespace) -> int:
         case "new":
             return cmd_new(args)
         case "run":
-            return cmd_run(Path(args.dir or args.directory), headless=args.headless, auto=args.auto)
+            return cmd_run(
+                Path(args.dir or args.directory),
+                headless=args.headless,
+                auto=args.auto,
+                parallel=args.parallel,
+            )
         case "doctor":
             return cmd_doctor(Path(args.dir or args.directory))
         case "templates":
             return cmd_templates()
         case _:
-            return cmd_run(Path(args.directory), headless=False, auto=args.auto)
+            return cmd_run(
+                Path(args.directory), headless=False, auto=args.auto, parallel=args.parallel
+            )
 
 
 def cmd_templates() -> int:
@@ -125,10 +149,12 @@ def cmd_new(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_run(directory: Path, *, headless: bool, auto: bool) -> int:
+def cmd_run(directory: Path, *, headless: bool, auto: bool, parallel: int | None = None) -> int:
     from labtui.core.pipeline import Session
 
     session = Session.open(directory)
+    if parallel is not None:  # for this session only; labtui.toml keeps its own setting
+        session.config.experiment.parallel = parallel
     auto = auto or session.config.autonomy.mode == "auto"
     if not headless:
         return _run_app(session, auto)

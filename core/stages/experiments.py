@@ -6,14 +6,27 @@ results are commits; each successful run gets a tag and a notebook entry.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..errors import Aborted, StageFailed
 from ..events import Event
 from ..notebook import append_analysis, append_run, metrics_table, start_notebook
+from ..parallel import (
+    IdeaRuns,
+    LaneOutcome,
+    comparison_markdown,
+    lane_branch,
+    lane_ideas,
+    mark_fork_point,
+    open_lane,
+    outcome,
+    run_alongside,
+)
 from ..project import Project
 from ..stage_context import StageContext, StageOutput
 
@@ -74,6 +87,7 @@ def _attempt_run(ctx: StageContext, coder, run_id: str, prompt: str, index: int 
 
     attempts = max(1, ctx.config.limits.fix_attempts)
     for attempt in range(1, attempts + 1):
+        ctx.check_stop()
         edit = coder.edit(
             ["experiment.py"],
             prompt,
@@ -95,9 +109,11 @@ def _attempt_run(ctx: StageContext, coder, run_id: str, prompt: str, index: int 
             index=index,
             total=max(1, ctx.config.limits.max_runs),
             sandbox=ctx.config.sandbox,
+            stop=ctx.stop,
         )
         if result.ok:
             return result, edit
+        ctx.check_stop()
         ctx.say(f"{run_id} attempt {attempt} failed: {result.problem}")
         prompt = ctx.prompt(
             "experiment_fix",
@@ -114,20 +130,66 @@ def _attempt_run(ctx: StageContext, coder, run_id: str, prompt: str, index: int 
 def run(ctx: StageContext) -> StageOutput:
     from .plan import chosen_idea, load_plan
 
-    root = ctx.project.root
     idea = chosen_idea(ctx)
     baseline = ensure_baseline(ctx)
     max_runs = max(1, ctx.config.limits.max_runs)
     # The approved (or edited) plan decides the runs; a project planned before plans existed
     # gets max_runs runs chosen one at a time.
-    planned = load_plan(root, max_runs) or [None] * max_runs
+    planned = load_plan(ctx.project.root, max_runs) or [None] * max_runs
+    mark_fork_point(ctx.project)
+    runs, stop = IdeaRuns(), threading.Event()
+    lanes = _open_lanes(ctx, idea, stop)
+    _, ended = run_alongside(
+        lambda: run_idea(ctx, idea, planned, baseline, runs),
+        {name: partial(_run_lane, *lane, baseline) for name, lane in lanes.items()},
+        stop,
+    )
+    outcomes = {
+        name: outcome(lane.project, name, done, ended[name])
+        for name, (lane, _, done) in lanes.items()
+    }
+    last = list(runs.means)[-1]
+    result: dict[str, Any] = {
+        "idea": idea.name,
+        "runs": list(runs.means),
+        "means": runs.means,
+        "baseline": baseline,
+    }
+    if outcomes:
+        result["parallel"] = {name: o.to_dict() for name, o in outcomes.items()}
+    return StageOutput(
+        summary=f"{len(runs.means)} run(s) for {idea.name}; last {last}"
+        + (f"; {len(outcomes)} idea(s) beside it" if outcomes else ""),
+        result=result,
+        checkpoint_body=_run_body(
+            last,
+            runs.means[last],
+            baseline,
+            runs.last_edit,
+            beside=_parallel_body(idea.name, runs, outcomes, baseline),
+        ),
+        kind="run",
+        product="experiment.py",
+    )
+
+
+def run_idea(
+    ctx: StageContext,
+    idea: Any,
+    planned: list[Any],
+    baseline: dict[str, Any],
+    runs: IdeaRuns,
+) -> IdeaRuns:
+    """The runs of one idea in ``ctx.project``: edit, run, fix, record, review, and (with a
+    front end) a checkpoint between runs. ``runs`` fills as they finish."""
+    root = ctx.project.root
     start_notebook(root, idea.title, idea.experiment, baseline)
     ctx.commit("notebook: start notes.md", ["notes.md"])
     coder = ctx.coder()
     first = _next_run_number(root)
-    runs: dict[str, dict[str, Any]] = {}
     previous = f"The baseline (run_0) results are:\n{json.dumps(baseline, indent=1)}"
     for index, step in enumerate(planned, 1):
+        ctx.check_stop()
         run_id = f"run_{first + index - 1}"
         prompt = ctx.prompt(
             "experiment",
@@ -139,22 +201,87 @@ def run(ctx: StageContext) -> StageOutput:
             notes=ctx.notes_block(),
         )
         result, edit = _attempt_run(ctx, coder, run_id, prompt, index=index)
-        last_edit = edit
-        runs[run_id] = result.means
-        review = _record_run(ctx, idea, result, edit, baseline, list(runs), len(planned) - index)
+        runs.last_edit = edit
+        runs.means[run_id] = result.means
+        review = _record_run(
+            ctx, idea, result, edit, baseline, list(runs.means), len(planned) - index
+        )
         previous = f"{run_id} completed. Its results are:\n{json.dumps(result.means, indent=1)}"
         if index < len(planned) and review.next == "finish":
             ctx.say(f"the agent finished the experiments after {run_id}: {review.why}")
             break
         if index < len(planned) and not _continue_after(ctx, run_id, result.means, baseline, edit):
             break
-    last = list(runs)[-1]
-    return StageOutput(
-        summary=f"{len(runs)} run(s) for {idea.name}; last {last}",
-        result={"idea": idea.name, "runs": list(runs), "means": runs, "baseline": baseline},
-        checkpoint_body=_run_body(last, runs[last], baseline, last_edit),
-        kind="run",
-        product="experiment.py",
+    return runs
+
+
+def _open_lanes(
+    ctx: StageContext, chosen: Any, stop: threading.Event
+) -> dict[str, tuple[StageContext, Any, IdeaRuns]]:
+    """A worktree and a context for each idea to run beside ``chosen`` (none without
+    ``[experiment] parallel`` above 1)."""
+    from ..ideas import load_archive
+
+    wanted = max(1, ctx.config.experiment.parallel) - 1
+    if not wanted:
+        return {}
+    ranked = ctx.result_of("ideas").get("ideas") or []
+    ideas = lane_ideas(load_archive(ctx.project.root), ranked, chosen.name, wanted)
+    if len(ideas) < wanted:
+        ctx.say(
+            f"parallel = {wanted + 1}, but only {len(ideas)} other idea(s) can run beside "
+            f"{chosen.name}; ask for more ideas at the ideas checkpoint to fill the lanes"
+        )
+    lanes = {}
+    for idea in ideas:
+        lane = ctx.for_lane(open_lane(ctx.project, idea.name), idea.name, stop)
+        lane.say(
+            f"runs beside {chosen.name} in {lane.project.root} (branch {lane_branch(idea.name)})"
+        )
+        lanes[idea.name] = (lane, idea, IdeaRuns())
+    return lanes
+
+
+def _run_lane(lane: StageContext, idea: Any, runs: IdeaRuns, baseline: dict[str, Any]) -> None:
+    """One parallel idea from plan to last run, without pausing: the researcher judges it at
+    the stage's checkpoint, from the comparison table and its branch."""
+    from .plan import load_plan, propose_plan
+
+    max_runs = max(1, lane.config.limits.max_runs)
+    planned = load_plan(lane.project.root, max_runs) if _planned_for(lane, idea) else []
+    if not planned:
+        planned = propose_plan(lane, idea, baseline)
+    run_idea(lane, idea, planned, baseline, runs)
+
+
+def _planned_for(lane: StageContext, idea: Any) -> bool:
+    """Whether the lane's plan.json is this idea's own (and not the chosen idea's, inherited)."""
+    from .plan import PLAN
+
+    try:
+        data = json.loads((lane.project.root / PLAN).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return False
+    return isinstance(data, dict) and data.get("idea") == idea.name
+
+
+def _parallel_body(
+    chosen: str, runs: IdeaRuns, outcomes: dict[str, LaneOutcome], baseline: dict[str, Any]
+) -> str:
+    if not outcomes:
+        return ""
+    finals = {f"**{chosen}** (this project)": runs.means[list(runs.means)[-1]]}
+    lines = []
+    for name, lane in outcomes.items():
+        if lane.runs:
+            finals[f"{name} ({list(lane.runs)[-1]})"] = lane.runs[list(lane.runs)[-1]]
+        state = lane.status + (f": {lane.problem}" if lane.problem else "")
+        lines.append(f"- `{name}`: {len(lane.runs)} run(s), {state} — branch `{lane.branch}`")
+    return (
+        "\n\nIdeas run in parallel (last run of each):\n\n"
+        + comparison_markdown(baseline, finals)
+        + "\n\n"
+        + "\n".join(lines)
     )
 
 
@@ -237,11 +364,15 @@ def review_run(
     return review
 
 
-def _run_body(run_id: str, means: dict[str, Any], baseline: dict[str, Any], edit: Any) -> str:
-    """What the researcher judges about a run: its numbers against the baseline, and its code."""
+def _run_body(
+    run_id: str, means: dict[str, Any], baseline: dict[str, Any], edit: Any, beside: str = ""
+) -> str:
+    """What the researcher judges about a run: its numbers against the baseline (and against
+    the ideas run ``beside`` it), then its code."""
     return (
         f"Results of {run_id} against the baseline:\n\n"
         + metrics_table(means, baseline)
+        + beside
         + _diff_block(f"The code of {run_id}", edit.commit)
     )
 

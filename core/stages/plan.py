@@ -73,9 +73,14 @@ def chosen_idea(ctx: StageContext) -> Idea:
 def run(ctx: StageContext) -> StageOutput:
     from .experiments import ensure_baseline
 
-    root = ctx.project.root
     idea = chosen_idea(ctx)
-    baseline = ensure_baseline(ctx)
+    runs = propose_plan(ctx, idea, ensure_baseline(ctx))
+    return _plan_output(idea.name, runs)
+
+
+def propose_plan(ctx: StageContext, idea: Idea, baseline: dict[str, Any]) -> list[PlannedRun]:
+    """The model's plan for ``idea``, written to plan.json and committed."""
+    root = ctx.project.root
     max_runs = max(1, ctx.config.limits.max_runs)
     prompt = ctx.prompt(
         "plan",
@@ -95,7 +100,7 @@ def run(ctx: StageContext) -> StageOutput:
         encoding="utf-8",
     )
     ctx.commit(f"plan: {len(runs)} run(s) for {idea.name}", [PLAN])
-    return _plan_output(idea.name, runs)
+    return runs
 
 
 def reload(ctx: StageContext, output: StageOutput) -> StageOutput:
