@@ -107,6 +107,7 @@ class SandboxSection:
     max_processes: int = 4096  # processes + threads of a run (RLIMIT_NPROC and a watcher)
     max_file_mb: int = 8192  # size of any one file a run writes (RLIMIT_FSIZE)
     run_dir_cap_mb: int = 20480  # disk use of the run folder (watched; the run is killed)
+    tmp_mb: int = 4096  # the private /tmp under bubblewrap (it is held in memory)
 
 
 @dataclass

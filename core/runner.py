@@ -21,6 +21,7 @@ import codecs
 import contextlib
 import json
 import os
+import secrets
 import select
 import shlex
 import shutil
@@ -292,6 +293,26 @@ def _kill_group(proc: subprocess.Popen[str], grace_s: float | None = None) -> No
     _signal_group(pgid, signal.SIGKILL)
 
 
+RUN_MARK = "LABTUI_RUN_MARK"
+
+
+def _kill_marked(mark: str) -> int:
+    """SIGKILL every process whose environment carries ``RUN_MARK=mark``; how many there were."""
+    needle = f"{RUN_MARK}={mark}".encode()
+    killed = 0
+    for entry in _PROC.iterdir() if _PROC.is_dir() else ():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if needle not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            os.kill(int(entry.name), signal.SIGKILL)
+            killed += 1
+        except (OSError, ValueError):
+            continue  # gone already, or not ours to read
+    return killed
+
+
 def _child_env(env: dict[str, str] | None) -> dict[str, str]:
     # LLM-written code never sees the model providers' keys (OPENAI_API_KEY, LABTUI_API_KEY, …):
     # a run has no business with them, and a leaked key costs money. Other tokens a run may
@@ -457,7 +478,13 @@ def run_process(
     (its whole group), as when the experiments stage ends while parallel ideas still run.
     """
     start = time.monotonic()
-    proc = _start(argv, Path(cwd), _child_env(env), sandbox)
+    child_env = _child_env(env)
+    # Without bubblewrap's PID namespace a child can leave the process group (setsid, a
+    # daemon); it still carries this mark, by which it is found and stopped at the end.
+    mark = secrets.token_hex(8) if sandbox is not None and not sandbox.isolated else ""
+    if mark:
+        child_env[RUN_MARK] = mark
+    proc = _start(argv, Path(cwd), child_env, sandbox)
     assert proc.stdout is not None and proc.stderr is not None
     pumps = [
         _StreamPump(proc.stdout, "stdout", emit, stage, run_id, tail_chars),
@@ -485,6 +512,15 @@ def run_process(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        escaped = _kill_marked(mark) if mark else 0
+        if escaped:
+            emit(
+                Notice(
+                    stage=stage,
+                    text=f"{run_id} left {escaped} process(es) running outside its process "
+                    "group; they were stopped",
+                )
+            )
     for pump in pumps:
         if pump.error is not None:
             raise pump.error

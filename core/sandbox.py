@@ -7,8 +7,9 @@ Two layers, chosen by ``[sandbox] mode`` in labtui.toml:
   bound read-only again on top of that, so the child can neither escape the project nor edit
   its own time limit or rewrite history. ``/dev`` is a fresh minimal one plus the GPU nodes
   (``/dev/nvidia*``, ``/dev/dri``), ``/proc`` belongs to a new PID namespace (a fork bomb dies
-  with the sandbox), ``/tmp`` is a private tmpfs and, unless ``network = true``, the network
-  namespace is empty (not even the host's loopback is reachable).
+  with the sandbox), ``/tmp`` is a private tmpfs of ``tmp_mb``, credentials (``~/.ssh``,
+  ``~/.aws``, ``~/.netrc``, the project's ``.env`` …) are hidden and, unless ``network = true``,
+  the network namespace is empty (not even the host's loopback is reachable).
 * **limits**: resource limits set in the child right before it execs the experiment interpreter
   (CPU time, data memory, processes, file size, no core dumps), plus watchers in labtui
   (``runner.run_process``) that kill the whole process group when the run folder outgrows its
@@ -48,6 +49,15 @@ if TYPE_CHECKING:
 BWRAP = "bwrap"  # the program name or path; tests point it elsewhere to simulate its absence
 MODES = ("auto", "bwrap", "limits", "off")
 PROTECTED = ("labtui.toml", ".labtui", ".git")  # read-only inside the project, when present
+# Credentials a run has no business reading: it could print them into its log, and the log's
+# tail goes to the model. Hidden inside bubblewrap (an empty folder, an empty file). Relative
+# to $HOME, then to the project folder.
+HOME_SECRETS = (
+    ".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".config/gcloud", ".config/gh",
+    ".netrc", ".git-credentials", ".pypirc", ".env", ".aider.conf.yml", ".aider.env",
+    ".cache/huggingface/token", ".huggingface/token",
+)  # fmt: skip
+PROJECT_SECRETS = (".env", ".envrc", ".aider.env", ".aider.conf.yml", ".netrc")
 GPU_DEVICE_GLOBS = ("/dev/nvidia*", "/dev/dri")
 PROBE_TIMEOUT_S = 10.0
 NPROC_MARGIN = 16  # RLIMIT_NPROC is a backstop above max_processes, which the runner watches
@@ -148,6 +158,19 @@ def _bwrap_problem(program: str) -> str:
     return ""
 
 
+@lru_cache(maxsize=1)
+def _bwrap_sizes_tmpfs() -> bool:
+    """bubblewrap 0.8 and later can cap a tmpfs (``--size``); older ones would refuse to start."""
+    try:
+        done = subprocess.run(
+            [shutil.which(BWRAP) or BWRAP, "--help"],
+            capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--size" in done.stdout + done.stderr
+
+
 def bwrap_problem() -> str:
     """Why bubblewrap cannot be used on this machine; '' when it works (checked once, cached)."""
     return _bwrap_problem(BWRAP)
@@ -174,6 +197,7 @@ class SandboxSpec:
     max_file_mb: int = 0
     run_dir: Path | None = None
     run_dir_cap_mb: int = 0
+    tmp_mb: int = 0  # size of the private /tmp (bubblewrap; it lives in memory)
     note: str = ""  # why the run is not isolated, when it is not
     env: dict[str, str] = field(default_factory=lambda: dict(_SANDBOX_ENV))
 
@@ -232,12 +256,21 @@ class SandboxSpec:
         args = [shutil.which(BWRAP) or BWRAP, "--ro-bind", "/", "/", "--dev", "/dev"]
         for device in gpu_devices():
             args += ["--dev-bind", device, device]
-        args += ["--proc", "/proc", "--tmpfs", "/tmp"]
-        for environment in environments_under_tmp(programs or []):
+        args += ["--proc", "/proc"]
+        if self.tmp_mb and _bwrap_sizes_tmpfs():
+            args += ["--size", str(self.tmp_mb * 1024 * 1024)]
+        args += ["--tmpfs", "/tmp"]
+        environments = environments_under_tmp(programs or [])
+        for environment in environments:
             args += ["--ro-bind", environment, environment]
         args += ["--bind", root, root]
         for path in self.read_only_paths():
             args += ["--ro-bind", str(path), str(path)]
+        for secret in self.hidden_paths([self.root, *map(Path, environments)]):
+            if secret.is_dir():
+                args += ["--tmpfs", str(secret)]
+            else:
+                args += ["--ro-bind", "/dev/null", str(secret)]
         if not self.network:
             args.append("--unshare-net")
         args += _isolation_flags()
@@ -246,6 +279,20 @@ class SandboxSpec:
 
     def read_only_paths(self) -> list[Path]:
         return [self.root / name for name in PROTECTED if (self.root / name).exists()]
+
+    def hidden_paths(self, bound: list[Path]) -> list[Path]:
+        """The credentials that exist and that the sandbox would otherwise show: what lies
+        under the private /tmp is hidden already, unless it was bound back (``bound``)."""
+        home = Path(os.path.expanduser("~"))
+        candidates = [home / name for name in HOME_SECRETS]
+        candidates += [self.root / name for name in PROJECT_SECRETS]
+        tmp = Path("/tmp")
+        return [
+            path
+            for path in dict.fromkeys(candidates)
+            if path.exists()
+            and (tmp not in path.parents or any(b == path or b in path.parents for b in bound))
+        ]
 
     # -- reporting -------------------------------------------------------------------------
 
@@ -263,6 +310,8 @@ class SandboxSpec:
         }
         if self.isolated:
             record["read_only_in_project"] = [p.name for p in self.read_only_paths()]
+            record["hidden"] = [str(p) for p in self.hidden_paths([self.root])]
+            record["tmp_mb"] = self.tmp_mb
             record["gpu_devices"] = gpu_devices()
         if self.note:
             record["note"] = self.note
@@ -282,6 +331,15 @@ class SandboxSpec:
             return signal_hints[returncode]
         if self.max_file_mb and ("File too large" in text or "Errno 27" in text):
             return signal_hints[-25] + ": write less, or smaller files"
+        if (
+            self.isolated
+            and self.tmp_mb
+            and ("No space left on device" in text or "Errno 28" in text)
+        ):
+            return (
+                f"the sandbox's private /tmp holds at most [sandbox] tmp_mb = {self.tmp_mb} MB: "
+                "write large files under the run's out_dir instead"
+            )
         if self.memory_mb and ("MemoryError" in text or "Cannot allocate memory" in text):
             return f"it needed more than [sandbox] memory_mb = {self.memory_mb} MB of memory"
         if self.max_processes and "Resource temporarily unavailable" in text:
@@ -398,6 +456,7 @@ def policy(
         max_processes=int(settings.max_processes),
         max_file_mb=int(settings.max_file_mb),
         run_dir_cap_mb=int(settings.run_dir_cap_mb),
+        tmp_mb=int(settings.tmp_mb),
         note=note,
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -532,3 +533,100 @@ def test_an_interpreter_that_lives_under_tmp_still_runs(project: Path) -> None:
     shutil.rmtree(env_dir.parent, ignore_errors=True)
     assert result.ok, result.problem
     assert result.means == {"d": {"prefix": str(env_dir)}}
+
+
+# -- credentials, /tmp, escapees ---------------------------------------------------------------
+
+
+@needs_bwrap
+def test_credentials_in_the_project_and_at_home_are_hidden(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    try:
+        home = Path(tempfile.mkdtemp(prefix="labtui-home-", dir="/var/tmp"))
+    except OSError:
+        pytest.skip("/var/tmp is not writable here")
+    monkeypatch.setenv("HOME", str(home))
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY")
+    (home / ".netrc").write_text("machine example.org password hunter2")
+    (home / "notes.txt").write_text("not a secret")
+    (project / ".env").write_text("OPENAI_API_KEY=sk-secret")
+    try:
+        experiment(
+            project,
+            f"""
+            home = {str(home)!r}
+            for path in (home + "/.ssh/id_ed25519", home + "/.netrc", ".env", home + "/notes.txt"):
+                try:
+                    print(path, repr(open(path).read()), flush=True)
+                except OSError as exc:
+                    print(path, "unreadable", exc.errno, flush=True)
+            """,
+        )
+        result = run(project)
+        assert result.ok, result.problem
+        out = result.stdout_tail
+        assert "PRIVATE KEY" not in out and "hunter2" not in out and "sk-secret" not in out
+        # Masked by an empty, unreadable stand-in; the hidden ~/.ssh is an empty folder.
+        assert re.search(rf"{home}/.netrc (''|unreadable)", out), out
+        assert re.search(r"^\.env (''|unreadable)", out, re.MULTILINE), out
+        assert f"{home}/.ssh/id_ed25519 unreadable 2" in out
+        assert f"{home}/notes.txt 'not a secret'" in out, "only credentials are hidden"
+        assert (project / ".env").read_text() == "OPENAI_API_KEY=sk-secret"
+        assert set(record(project)["sandbox"]["hidden"]) >= {
+            str(home / ".ssh"),
+            str(home / ".netrc"),
+            str(project.resolve() / ".env"),
+        }
+    finally:
+        subprocess.run(["rm", "-rf", str(home)], check=False)
+
+
+@needs_bwrap
+def test_the_private_tmp_is_capped_and_the_run_is_told_where_to_write(project: Path) -> None:
+    experiment(
+        project,
+        """
+        with open("/tmp/big.bin", "wb") as f:
+            for _ in range(64):
+                f.write(b"x" * 1024 * 1024)
+        """,
+    )
+    result = run(project, sandbox_spec=spec(project, tmp_mb=16))
+    assert not result.ok
+    assert "No space left on device" in result.stderr_tail
+    assert "[sandbox] tmp_mb = 16 MB" in result.problem
+    assert record(project)["sandbox"]["tmp_mb"] == 16
+
+
+def test_without_bwrap_a_process_that_leaves_the_group_is_still_stopped(project: Path) -> None:
+    pid_file = project / "escapee.pid"
+    experiment(
+        project,
+        f"""
+        import subprocess
+        child = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(120)"],
+            start_new_session=True,
+        )
+        open({str(pid_file)!r}, "w").write(str(child.pid))
+        """,
+    )
+    events = Recorder()
+    result = run(project, sandbox_spec=spec(project, mode="limits"), emit=events)
+    assert result.ok, result.problem
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline and _alive(pid):
+        time.sleep(0.05)
+    assert not _alive(pid), "the process that left the group is still running"
+    assert any("outside its process group" in n.text for n in events.notices())
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"
