@@ -739,7 +739,7 @@ def run_experiment(
     # labtui's own parallel runs, keep theirs.
     with (
         _lease_gpus(gpus or shared_gpu_pool(), emit, stage, run_id) as lease,
-        GpuSampler(emit, stage),
+        gpu_sampling(emit, stage),
     ):
         proc = run_process(
             argv,
@@ -888,6 +888,30 @@ def _lease_gpus(pool: GpuPool, emit: Emit, stage: str, run_id: str) -> Iterator[
         yield lease
     finally:
         pool.release(lease)
+
+
+_sampling_lock = threading.Lock()
+_sampling_users = 0
+_sampler: GpuSampler | None = None
+
+
+@contextlib.contextmanager
+def gpu_sampling(emit: Emit, stage: str) -> Iterator[None]:
+    """GPU samples while any run is going: one sampler for all concurrent runs (parallel ideas),
+    so each GPU is read once a second however many runs there are."""
+    global _sampling_users, _sampler
+    with _sampling_lock:
+        _sampling_users += 1
+        if _sampling_users == 1:
+            _sampler = GpuSampler(emit, stage).__enter__()
+    try:
+        yield
+    finally:
+        with _sampling_lock:
+            _sampling_users -= 1
+            if _sampling_users == 0 and _sampler is not None:
+                _sampler.__exit__(None, None, None)
+                _sampler = None
 
 
 def shared_gpu_pool() -> GpuPool:

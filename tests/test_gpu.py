@@ -283,3 +283,23 @@ def test_a_run_is_pinned_to_its_leased_gpu(tmp_path, monkeypatch: pytest.MonkeyP
     record = json.loads((tmp_path / "run_1" / "labtui_run.json").read_text())
     assert record["CUDA_VISIBLE_DEVICES"] == "1"
     assert pool.acquire(timeout_s=1).devices == (1,), "released after the run"
+
+
+def test_concurrent_runs_share_one_sampler(monkeypatch: pytest.MonkeyPatch) -> None:
+    from labtui.core.runner import gpu_sampling
+
+    monkeypatch.setitem(sys.modules, "pynvml", fake_nvml([H100]))
+
+    def samplers() -> int:
+        return sum(t.name == "labtui-gpu-sampler" for t in threading.enumerate())
+
+    emit = Recorder()
+    with gpu_sampling(emit, "experiments"):
+        assert samplers() == 1
+        with gpu_sampling(emit, "experiments"):  # a parallel idea's run starts
+            assert samplers() == 1, "each GPU must be read once, however many runs there are"
+        assert samplers() == 1, "the first run still goes on"
+    deadline = time.monotonic() + 3
+    while samplers() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert samplers() == 0
