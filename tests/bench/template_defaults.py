@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from tui_bench import Row, json_line, machine, print_machine, print_table  # noqa: E402
 
 PROGRESS = re.compile(r"\b(?:step|iter|epoch)\s+(\d+)/(\d+)")
+DEVICE = re.compile(r"\bdevice[ =](\w+)")
 
 
 @dataclass
@@ -44,8 +45,9 @@ class Progress:
     device: str = ""
 
     def see(self, line: str, now: float) -> None:
-        if line.startswith("device ") and not self.device:
-            self.device = line.split()[1]
+        device = DEVICE.search(line)
+        if device and not self.device:
+            self.device = device.group(1)
         found = PROGRESS.search(line)
         if not found:
             return
@@ -166,7 +168,7 @@ def default_rows(names: list[str], budget_s: float) -> list[Row]:
                 value, note = char_lm_step_projection(root)
             else:
                 value, note = None, f"no progress line within {budget_s:.0f} s"
-        device = progress.device or "?"
+        device = progress.device or "not printed"
         rows.append(
             Row(
                 f"template_{name}_default_s",
