@@ -113,7 +113,11 @@ class SandboxSection:
 @dataclass
 class IdeasSection:
     count: int = 2
-    reflections: int = 1
+    reflections: int = 3  # rounds per idea, each ending on the model's structured "done" flag
+    panel: int = 0  # personas that discuss before proposing (Virtual Scientists); 0: no panel
+    panel_turns: int = 2
+    duplicate_threshold: float = 0.7  # similarity (0..1) at which a new idea repeats an old one
+    novelty_checks: int = 3  # best-ranked ideas the novelty stage may check, until one is novel
 
 
 @dataclass
@@ -186,8 +190,13 @@ _CHOICES = {
     ("autonomy", "mode"): ("copilot", "auto"),
     ("sandbox", "mode"): ("auto", "bwrap", "limits", "off"),
 }
-# Below these a run cannot even start (Python, a BLAS and a data loader need a few of each).
-_MINIMUMS = {("sandbox", "max_processes"): 16}
+# Values that are either 0 (off / no limit) or at least a minimum, and why.
+_MINIMUMS = {
+    # Python, a BLAS and a data loader need a few processes each.
+    ("sandbox", "max_processes"): (16, "is too low for any run to start"),
+    ("ideas", "panel"): (2, "is too few: a panel needs at least two personas to discuss"),
+}
+_AT_MOST = {("ideas", "duplicate_threshold"): 1.0}  # a similarity: 1.0 drops only exact repeats
 
 
 def _coerce(path: Path, section: str, key: str, value: Any, kind: type) -> Any:
@@ -217,11 +226,16 @@ def _coerce(path: Path, section: str, key: str, value: Any, kind: type) -> Any:
 
 
 def _check_minimum(path: Path, section: str, key: str, value: Any) -> None:
-    minimum = _MINIMUMS.get((section, key))
+    minimum, why = _MINIMUMS.get((section, key), (None, ""))
     if minimum is not None and 0 < value < minimum:
         raise ConfigError(
-            f"{path}: [{section}] {key} = {value!r} is too low for any run to start",
-            f"write {key} = {minimum} or more, or {key} = 0 for no limit",
+            f"{path}: [{section}] {key} = {value!r} {why}",
+            f"write {key} = {minimum} or more, or {key} = 0 to turn it off",
+        )
+    most = _AT_MOST.get((section, key))
+    if most is not None and value > most:
+        raise ConfigError(
+            f"{path}: [{section}] {key} = {value!r} is above {most:g}", f"write {key} = 0.7"
         )
 
 

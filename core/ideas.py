@@ -14,6 +14,10 @@ from typing import Any
 
 ARCHIVE_NAME = "ideas.json"
 SCORES = ("Interestingness", "Feasibility", "Novelty")
+# seed: from the template · proposed: new, unchecked · novel / not_novel / unsure: the novelty
+# check's decision · chosen: picked (by the novelty stage or the researcher) · rejected: by the
+# researcher, never run · done: has a paper and its review score
+STATUSES = ("seed", "proposed", "novel", "not_novel", "unsure", "chosen", "rejected", "done")
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9_]{0,63}$")
 
 
@@ -21,13 +25,14 @@ _SLUG = re.compile(r"^[a-z0-9][a-z0-9_]{0,63}$")
 class Idea:
     name: str
     title: str
-    experiment: str
+    experiment: str  # the experiment plan: what to change in experiment.py, what to measure
     interestingness: int
     feasibility: int
     novelty: int
     status: str = "proposed"  # seed | proposed | novel | not_novel | unsure | chosen | done
     novelty_evidence: dict[str, Any] = field(default_factory=dict)
     score: float | None = None  # the review's Overall, once the idea has a paper
+    hypothesis: str = ""  # what the experiment should show, and why; '' for older records
 
     @property
     def rank_key(self) -> tuple[int, int, int]:
@@ -38,9 +43,10 @@ class Idea:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "Name": self.name,
-            "Title": self.title,
+        data: dict[str, Any] = {"Name": self.name, "Title": self.title}
+        if self.hypothesis:
+            data["Hypothesis"] = self.hypothesis
+        data |= {
             "Experiment": self.experiment,
             "Interestingness": self.interestingness,
             "Feasibility": self.feasibility,
@@ -71,7 +77,9 @@ def _text(data: dict[str, Any], key: str, where: str) -> str:
     return value.strip()
 
 
-def parse_idea(data: Any, where: str = "idea") -> Idea:
+def parse_idea(data: Any, where: str = "idea", *, proposal: bool = False) -> Idea:
+    """One validated record. A ``proposal`` (a model's new idea) must state its Hypothesis;
+    records already in an archive (seeds, The AI Scientist's ideas) may lack one."""
     if not isinstance(data, dict):
         raise ValueError(f"{where}: must be a JSON object with Name, Title, Experiment and scores")
     name = _text(data, "Name", where)
@@ -79,6 +87,15 @@ def parse_idea(data: Any, where: str = "idea") -> Idea:
         raise ValueError(
             f"{where}: field 'Name' must be a lowercase slug (letters, digits, underscores), got {name!r}"
         )
+    status = data.get("status", "proposed")
+    if status not in STATUSES:
+        raise ValueError(f"{where}: field 'status' is {status!r}; use one of {', '.join(STATUSES)}")
+    score = data.get("Score")
+    if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
+        raise ValueError(f"{where}: field 'Score' must be a number (the review's Overall)")
+    hypothesis = data.get("Hypothesis")
+    if proposal or hypothesis is not None:
+        hypothesis = _text(data, "Hypothesis", where)
     return Idea(
         name=name,
         title=_text(data, "Title", where),
@@ -86,18 +103,22 @@ def parse_idea(data: Any, where: str = "idea") -> Idea:
         interestingness=_score(data, "Interestingness", where),
         feasibility=_score(data, "Feasibility", where),
         novelty=_score(data, "Novelty", where),
-        status=str(data.get("status", "proposed")),
+        status=status,
         novelty_evidence=dict(data.get("novelty_evidence") or {}),
-        score=data.get("Score"),
+        score=score,
+        hypothesis=hypothesis or "",
     )
 
 
-def parse_idea_list(data: Any, expected: int | None = None) -> list[Idea]:
-    """{"ideas": [...]} (or a bare list) -> ideas; names must be unique."""
+def parse_idea_list(
+    data: Any, expected: int | None = None, *, proposal: bool = False
+) -> list[Idea]:
+    """{"ideas": [...]} (or a bare list) -> ideas; names must be unique. Beyond ``expected``
+    ideas, the extra ones are dropped (a model that over-delivers is not asked again)."""
     items = data.get("ideas") if isinstance(data, dict) else data
     if not isinstance(items, list) or not items:
         raise ValueError('the reply must be {"ideas": [ ... ]} with at least one idea')
-    ideas = [parse_idea(item, f"ideas[{i}]") for i, item in enumerate(items)]
+    ideas = [parse_idea(item, f"ideas[{i}]", proposal=proposal) for i, item in enumerate(items)]
     names = [idea.name for idea in ideas]
     if len(set(names)) != len(names):
         raise ValueError(f"idea names must be unique, got {names}")
@@ -107,11 +128,23 @@ def parse_idea_list(data: Any, expected: int | None = None) -> list[Idea]:
 
 
 def load_archive(root: Path) -> list[Idea]:
+    """The archive on disk, validated; a broken file (often a hand edit) is a clear error."""
+    from .errors import StageFailed
+
     path = Path(root) / ARCHIVE_NAME
     if not path.exists():
         return []
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return [parse_idea(item, f"{path}[{i}]") for i, item in enumerate(data)]
+    fix = f"fix {path} (or restore it with `git checkout -- {ARCHIVE_NAME}`)"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise StageFailed(f"{path} is not valid JSON: line {exc.lineno}: {exc.msg}", fix) from None
+    if not isinstance(data, list):
+        raise StageFailed(f"{path} must be a JSON list of idea records", fix)
+    try:
+        return [parse_idea(item, f"{path}[{i}]") for i, item in enumerate(data)]
+    except ValueError as exc:
+        raise StageFailed(str(exc), fix) from None
 
 
 def save_archive(root: Path, ideas: list[Idea]) -> Path:
@@ -133,3 +166,36 @@ def ideas_table(ideas: list[Idea]) -> str:
             f"| {idea.novelty} | {idea.status} |"
         )
     return "\n".join(rows)
+
+
+# -- near-duplicates ---------------------------------------------------------------------------
+
+_STOPWORDS = frozenset(
+    "a an the of on in for to and or with via by from at as is are do does can how what why "
+    "when which we our into using than vs versus its it this that".split()
+)
+
+
+def _words(text: str) -> set[str]:
+    """Content words, crudely stemmed (plural s), so "layers" and "layer" meet."""
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words if w not in _STOPWORDS}
+
+
+def _overlap(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a | b else 0.0
+
+
+def similarity(a: Idea, b: Idea) -> float:
+    """0..1: how much two ideas say the same thing. Titles dominate (they name the question);
+    the experiment plans confirm a match of partly overlapping titles."""
+    if a.name == b.name:
+        return 1.0
+    titles = _overlap(_words(a.title), _words(b.title))
+    plans = _overlap(_words(a.experiment), _words(b.experiment))
+    return max(titles, (titles + plans) / 2)
+
+
+def near_duplicate(idea: Idea, others: list[Idea], threshold: float) -> Idea | None:
+    """The first of ``others`` that ``idea`` nearly repeats (similarity >= threshold)."""
+    return next((other for other in others if similarity(idea, other) >= threshold), None)

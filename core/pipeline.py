@@ -162,8 +162,7 @@ class Session:
         while True:
             self.emit(StageStarted(stage=stage))
             ctx = StageContext(self, stage, self.state.notes_for(stage), checkpoints)
-            output: StageOutput = module.run(ctx)
-            decision = self._checkpoint(ctx, module, output, checkpoints)
+            decision, output = self._checkpoint(ctx, module, module.run(ctx), checkpoints)
             if decision.action == "revise":
                 # The note reaches the next attempt's prompts (and is journaled by Checkpoints).
                 self.state.decisions.append(
@@ -184,9 +183,10 @@ class Session:
 
     def _checkpoint(
         self, ctx: StageContext, module, output: StageOutput, checkpoints: Checkpoints
-    ) -> Decision:
+    ) -> tuple[Decision, StageOutput]:
         """Ask until the researcher decides; an `edit` is committed and the question asked again
-        about the edited product (so the edit is what later stages use)."""
+        about the edited product. Returns the decision and the output as last derived (from
+        the edit, if any), which is what later stages use."""
         while True:
             if self.ledger.exhausted:
                 # The hard cap: stop cleanly here, with everything done so far committed.
@@ -199,7 +199,7 @@ class Session:
                 product=output.product,
             )
             if decision.action != "edit":
-                return decision
+                return decision, output
             output = self._keep_edit(ctx, module, output)
 
     def _keep_edit(self, ctx: StageContext, module, output: StageOutput) -> StageOutput:

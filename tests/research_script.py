@@ -16,6 +16,7 @@ from typing import Any
 IDEA = {
     "Name": "wider_hidden_layer",
     "Title": "Does a Wider Hidden Layer Help on Noisy Two Moons?",
+    "Hypothesis": "More hidden units fit the noisy boundary better without hurting test accuracy.",
     "Experiment": "Double HIDDEN_UNITS in experiment.py and compare test accuracy with the baseline.",
     "Interestingness": 4,
     "Feasibility": 9,
@@ -81,9 +82,17 @@ class MoonsResearch:
     # -- stages -----------------------------------------------------------------------------
 
     def ideas(self, request: dict[str, Any]) -> str:
-        if '"done"' in last_user_text(request):
-            return fenced_json({"done": True, "ideas": [IDEA]}, "Nothing to improve.")
-        return fenced_json({"ideas": [IDEA]}, "One focused idea:")
+        return self.answer_ideas(request, [IDEA])
+
+    @staticmethod
+    def answer_ideas(request: dict[str, Any], ideas: list[dict[str, Any]]) -> str:
+        """Proposes ``ideas``; a reflection on one of them keeps it as it is and is done."""
+        text = last_user_text(request)
+        if text.startswith("Reflection round"):
+            name = re.search(r'"Name": "([a-z0-9_]+)"', text).group(1)
+            idea = next(i for i in ideas if i["Name"] == name)
+            return fenced_json({"done": True, "idea": idea}, "Nothing to improve.")
+        return fenced_json({"ideas": ideas}, "Focused ideas:")
 
     def novelty(self, request: dict[str, Any]) -> str:
         text = last_user_text(request)

@@ -11,7 +11,7 @@ import threading
 import time
 
 import pytest
-from research_script import IDEA, MoonsResearch, fenced_json, last_user_text, whole_file_edit
+from research_script import IDEA, MoonsResearch, whole_file_edit
 
 from labtui.core.checkpoints import CheckpointRequest, Decision
 from labtui.core.config import load_config, save_config
@@ -33,6 +33,7 @@ from labtui.core.stage_context import labelled
 SECOND = {
     "Name": "longer_training",
     "Title": "Does Training Twice as Long Help on Noisy Two Moons?",
+    "Hypothesis": "The baseline stops before the test accuracy has converged.",
     "Experiment": "Double EPOCHS in experiment.py and compare test accuracy with the baseline.",
     "Interestingness": 3,
     "Feasibility": 8,
@@ -194,10 +195,7 @@ class TwoIdeas(MoonsResearch):
     """TEST-ONLY: two ideas; the second (longer training) is edited in its own worktree."""
 
     def ideas(self, request):
-        answer = {"ideas": [IDEA, SECOND]}
-        if '"done"' in last_user_text(request):
-            answer["done"] = True
-        return fenced_json(answer)
+        return self.answer_ideas(request, [IDEA, SECOND])
 
     def experiments(self, request):
         text = json.dumps(request["messages"])

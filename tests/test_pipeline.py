@@ -7,7 +7,7 @@ import json
 import pytest
 
 from labtui.core.checkpoints import CheckpointRequest, Decision
-from labtui.core.events import CheckpointDecided, ErrorEvent, StageFinished
+from labtui.core.events import CheckpointDecided, ErrorEvent, Notice, StageFinished
 from labtui.core.journal import read_events
 from labtui.core.pipeline import Session
 
@@ -95,16 +95,17 @@ def test_a_revised_attempt_may_propose_the_same_idea_again(project, llm_server):
 
 
 def test_only_repeats_of_seed_ideas_fail_the_ideas_stage_clearly(project, llm_server):
-    from research_script import IDEA, fenced_json
+    from research_script import IDEA, MoonsResearch
 
     seed = json.loads((project.root / "seed_ideas.json").read_text())[0]["Name"]
-    llm_server.default(
-        "scripted-ideas", fenced_json({"done": True, "ideas": [{**IDEA, "Name": seed}]})
-    )
+    repeat = [{**IDEA, "Name": seed}]
+    llm_server.default("scripted-ideas", lambda r: MoonsResearch.answer_ideas(r, repeat))
     outcome = Session.open(project.root).run(ScriptedPort())
     assert outcome == "failed"
     errors = [e for e in _journal(project) if isinstance(e, ErrorEvent)]
-    assert "no new ideas" in errors[-1].message and seed in errors[-1].message
+    assert "no new ideas" in errors[-1].message
+    notices = [e.text for e in _journal(project) if isinstance(e, Notice)]
+    assert any(f"dropped {seed}: it repeats {seed} (seed" in text for text in notices)
 
 
 def test_a_second_run_on_the_same_project_is_refused_clearly(project):

@@ -1,7 +1,12 @@
-"""Ideas: the LLM proposes research ideas from the template, refines them, and they are ranked.
+"""Ideas: the LLM (or a persona panel, ``[ideas] panel``) proposes research ideas, each is refined
+in up to ``[ideas] reflections`` rounds ending on a structured done flag, repeats of the archive
+are dropped, and the rest are ranked.
 
-Conditioned on the template's prompt.json, its experiment code, the archive so far (seed ideas
-included) and the researcher's own idea or notes. Output: ``ideas.json``, committed.
+Conditioned on the template's prompt.json, its experiment code, the archive so far (seed ideas,
+and the review scores finished ideas earned), the literature review's summary and the
+researcher's own idea or notes. Output: ``ideas.json``, committed. At the checkpoint the
+researcher edits it: ``"status": "chosen"`` picks an idea, ``"rejected"`` drops one, scores
+re-rank; revising asks for more ideas.
 """
 
 from __future__ import annotations
@@ -11,22 +16,32 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import StageFailed
-from ..ideas import Idea, ideas_table, load_archive, parse_idea_list, ranked, save_archive
+from ..ideas import (
+    Idea,
+    ideas_table,
+    load_archive,
+    near_duplicate,
+    parse_idea,
+    parse_idea_list,
+    ranked,
+    save_archive,
+    similarity,
+)
 from ..stage_context import StageContext, StageOutput
 
 
 @dataclass
 class Reflection:
     done: bool
-    ideas: list[Idea]
+    idea: Idea
 
 
 def _parse_reflection(data: Any) -> Reflection:
     if not isinstance(data, dict) or not isinstance(data.get("done"), bool):
         raise ValueError(
-            'the reply must be {"done": true|false, "ideas": [ ... ]} with a boolean "done"'
+            'the reply must be {"done": true|false, "idea": {...}} with a boolean "done"'
         )
-    return Reflection(done=data["done"], ideas=parse_idea_list(data))
+    return Reflection(done=data["done"], idea=parse_idea(data.get("idea"), "idea", proposal=True))
 
 
 def _template_prompt(ctx: StageContext) -> dict[str, str]:
@@ -54,38 +69,25 @@ def _seed_archive(ctx: StageContext) -> list[Idea]:
 
 
 def run(ctx: StageContext) -> StageOutput:
-    template = _template_prompt(ctx)
     archive = _seed_archive(ctx)
     count = ctx.config.ideas.count
-    human = ctx.config.project.idea
-    llm = ctx.llm(role="ideator")
+    template = _template_prompt(ctx)
+    material = _material(ctx, template, archive)
     messages = [
         {"role": "system", "content": template["system"]},
-        {
-            "role": "user",
-            "content": ctx.prompt(
-                "ideas",
-                task_description=template["task_description"],
-                code=(ctx.project.root / "experiment.py").read_text(encoding="utf-8"),
-                archive=json.dumps([i.to_dict() for i in archive], indent=1),
-                count=count,
-                human_idea=(
-                    f"\nThe researcher's own idea, to develop first: {human}\n" if human else ""
-                ),
-                notes=ctx.notes_block(),
-            ),
-        },
+        {"role": "user", "content": ctx.prompt("ideas", material=material, count=count)},
     ]
-    ideas = llm.ask_json(messages, lambda d: parse_idea_list(d, expected=count), json_mode=True)
-    ideas = _reflect(ctx, llm, messages, ideas)
-    archive, fresh = merge_into_archive(ctx, archive, ideas)
+    llm = ctx.llm(role="ideator")
+    proposals = drop_repeats(ctx, archive, _propose(ctx, llm, messages, template, material))
+    answered = [*messages, {"role": "assistant", "content": _as_json(proposals)}]
+    # Checked again after reflection: refining can turn an idea into a repeat.
+    fresh = drop_repeats(ctx, archive, [_reflect(ctx, llm, answered, i) for i in proposals])
     if not fresh:
         raise StageFailed(
-            "the model proposed no new ideas: all were already in the archive ("
-            + ", ".join(i.name for i in ideas)
-            + ")",
+            "the model proposed no new ideas: all repeated the archive (see the notices above)",
             "run again and revise with a note asking for different ideas, or use a stronger model",
         )
+    archive = merge_into_archive(archive, fresh)
     save_archive(ctx.project.root, archive)
     ctx.commit(
         f"ideas: {len(fresh)} new idea(s): {', '.join(i.name for i in fresh)}", ["ideas.json"]
@@ -93,60 +95,150 @@ def run(ctx: StageContext) -> StageOutput:
     return _ideas_output(ranked(fresh))
 
 
+def _material(ctx: StageContext, template: dict[str, str], archive: list[Idea]) -> str:
+    """Everything the ideas are conditioned on: the task, the code, the archive (with the review
+    scores finished ideas earned), the curated literature, the researcher's idea and notes."""
+    human = ctx.config.project.idea
+    return ctx.prompt(
+        "ideas_material",
+        task_description=template["task_description"],
+        code=(ctx.project.root / "experiment.py").read_text(encoding="utf-8"),
+        archive=json.dumps([i.to_dict() for i in archive], indent=1),
+        literature=_literature_block(ctx),
+        human_idea=f"\nThe researcher's own idea, to develop first: {human}\n" if human else "",
+        notes=ctx.notes_block(),
+    )
+
+
+def _literature_block(ctx: StageContext) -> str:
+    summary = ctx.result_of("literature").get("summary", "")
+    return f"\nWhat the literature review found:\n\n{summary}\n" if summary else ""
+
+
+def _propose(
+    ctx: StageContext, llm, messages: list[dict], template: dict[str, str], material: str
+) -> list[Idea]:
+    """New ideas from one model call, or from a persona panel's discussion ([ideas] panel)."""
+    count = ctx.config.ideas.count
+    panel = ctx.config.ideas.panel
+    if panel:
+        from ..panel import run_panel
+
+        result = run_panel(
+            ctx,
+            topic=template["task_description"],
+            context=material,
+            members=panel,
+            turns=ctx.config.ideas.panel_turns,
+            count=count,
+        )
+        return result.ideas
+    return llm.ask_json(
+        messages, lambda d: parse_idea_list(d, expected=count, proposal=True), json_mode=True
+    )
+
+
+def _as_json(ideas: list[Idea]) -> str:
+    return json.dumps({"ideas": [i.to_dict() for i in ideas]}, indent=1)
+
+
 def _ideas_output(order: list[Idea]) -> StageOutput:
+    hypotheses = "\n".join(f"- **{i.name}**: {i.hypothesis}" for i in order if i.hypothesis)
     return StageOutput(
         summary=f"{len(order)} idea(s) proposed; best: {order[0].name}",
         result={"ideas": [i.name for i in order]},
         checkpoint_body="Ideas, ranked (I = interestingness, F = feasibility, N = novelty):\n\n"
-        + ideas_table(order),
+        + ideas_table(order)
+        + (f"\n\nHypotheses:\n\n{hypotheses}" if hypotheses else "")
+        + '\n\n*e edits ideas.json: set "status": "chosen" to pick an idea, "rejected" '
+        "to drop one, change scores to re-rank. r asks for more ideas.*",
         kind="ideas",
         product="ideas.json",
     )
 
 
-def merge_into_archive(
-    ctx: StageContext, archive: list[Idea], ideas: list[Idea]
-) -> tuple[list[Idea], list[Idea]]:
-    """Add new ideas; a revised attempt replaces the still-unchecked ideas of the same name, and
-    repeats of seed or already-judged ideas are dropped."""
-    by_name = {idea.name: i for i, idea in enumerate(archive)}
+def drop_repeats(ctx: StageContext, archive: list[Idea], ideas: list[Idea]) -> list[Idea]:
+    """The ideas that are really new: one that repeats (or nearly repeats) a seed, a judged or
+    finished idea, or an earlier idea of this batch is dropped, and the researcher told which.
+    Still-unchecked ideas of an earlier attempt are not competition: a revision replaces them."""
+    threshold = ctx.config.ideas.duplicate_threshold
+    settled = [idea for idea in archive if idea.status != "proposed"]
     fresh: list[Idea] = []
     for idea in ideas:
-        position = by_name.get(idea.name)
-        if position is None:
-            archive.append(idea)
-        elif archive[position].status == "proposed":
-            archive[position] = idea
-        else:
-            ctx.say(f"dropped {idea.name}: already in the archive as {archive[position].status}")
+        twin = near_duplicate(idea, settled + fresh, threshold)
+        if twin is None:
+            fresh.append(idea)
             continue
-        fresh.append(idea)
-    return archive, fresh
+        how = "repeats" if twin.name == idea.name else "nearly repeats"
+        ctx.say(
+            f"dropped {idea.name}: it {how} {twin.name} ({twin.status}, similarity "
+            f"{similarity(idea, twin):.2f} ≥ [ideas] duplicate_threshold {threshold:g})"
+        )
+    return fresh
 
 
-def _reflect(ctx: StageContext, llm, messages: list[dict], ideas: list[Idea]) -> list[Idea]:
-    """K reflection rounds with an explicit structured done flag (no magic strings)."""
+def merge_into_archive(archive: list[Idea], fresh: list[Idea]) -> list[Idea]:
+    """New ideas join the archive; one with the name of an unchecked idea replaces it."""
+    by_name = {idea.name: i for i, idea in enumerate(archive)}
+    for idea in fresh:
+        if idea.name in by_name:
+            archive[by_name[idea.name]] = idea
+        else:
+            archive.append(idea)
+    return archive
+
+
+def _reflect(ctx: StageContext, llm, answered: list[dict], idea: Idea) -> Idea:
+    """Up to [ideas] reflections rounds on one idea, until the model sets "done" (a structured
+    flag, not a phrase in the text)."""
     rounds = ctx.config.ideas.reflections
+    conversation = list(answered)
     for round_no in range(1, rounds + 1):
-        messages = [
-            *messages,
-            {"role": "assistant", "content": json.dumps({"ideas": [i.to_dict() for i in ideas]})},
-            {"role": "user", "content": ctx.prompt("ideas_reflect", round=round_no, rounds=rounds)},
-        ]
-        reflection = llm.ask_json(messages, _parse_reflection, json_mode=True)
-        ideas = reflection.ideas
+        conversation.append(
+            {
+                "role": "user",
+                "content": ctx.prompt(
+                    "ideas_reflect",
+                    round=round_no,
+                    rounds=rounds,
+                    idea=json.dumps(idea.to_dict(), indent=1),
+                ),
+            }
+        )
+        reflection = llm.ask_json(conversation, _parse_reflection, json_mode=True)
+        conversation.append(
+            {
+                "role": "assistant",
+                "content": json.dumps({"done": reflection.done, "idea": reflection.idea.to_dict()}),
+            }
+        )
+        idea = reflection.idea
         if reflection.done:
+            ctx.say(f"{idea.name}: refined in {round_no} round(s) of {rounds}")
             break
-    return ideas
+    return idea
 
 
 def reload(ctx: StageContext, output: StageOutput) -> StageOutput:
-    """After the researcher edited ideas.json at the checkpoint: rank what the file now says."""
-    by_name = {idea.name: idea for idea in load_archive(ctx.project.root)}
-    kept = [by_name[name] for name in output.result.get("ideas", []) if name in by_name]
+    """After the researcher edited ideas.json at the checkpoint: what the file now says is the
+    round's ideas — rejected ones dropped, the picked (``chosen``) ones first, then by score.
+    An idea the researcher adds by hand (or an older one) joins the round when marked chosen."""
+    archive = load_archive(ctx.project.root)
+    round_names = set(output.result.get("ideas", []))
+    kept = [
+        idea
+        for idea in archive
+        if idea.status != "rejected" and (idea.name in round_names or idea.status == "chosen")
+    ]
     if not kept:
         raise StageFailed(
-            "after your edit, none of this round's ideas is left in ideas.json",
+            "after your edit, no idea of this round is left in ideas.json (all rejected or gone)",
             "revise at the checkpoint to ask for new ideas, or restore ideas.json with git",
         )
-    return _ideas_output(ranked(kept))
+    return _ideas_output(picked_first(kept))
+
+
+def picked_first(ideas: list[Idea]) -> list[Idea]:
+    """The researcher's picks (status "chosen") lead, each group in rank order."""
+    order = ranked(ideas)
+    return [i for i in order if i.status == "chosen"] + [i for i in order if i.status != "chosen"]

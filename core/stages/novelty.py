@@ -5,6 +5,7 @@ the closest papers and their overlap as evidence. The first novel idea is chosen
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,7 +14,6 @@ from ..ideas import Idea, load_archive, save_archive
 from ..stage_context import StageContext, StageOutput
 
 DECISIONS = ("search", "novel", "not_novel", "unsure")
-MAX_IDEAS_CHECKED = 3
 
 
 @dataclass
@@ -102,7 +102,7 @@ def check_idea(ctx: StageContext, llm, literature, idea: Idea) -> dict[str, Any]
     return {
         "decision": turn.decision,
         "reason": turn.reason,
-        "closest": [c for c in turn.closest if c["arxiv_id"] in seen] or turn.closest,
+        "closest": _evidence(turn.closest, seen),
         "queries": queries,
         "papers_seen": list(seen.values()),
     }
@@ -112,10 +112,7 @@ def run(ctx: StageContext) -> StageOutput:
     from ..literature import Literature
 
     archive = load_archive(ctx.project.root)
-    by_name = {idea.name: idea for idea in archive}
-    candidates = [by_name[n] for n in ctx.result_of("ideas").get("ideas", []) if n in by_name]
-    if not candidates:
-        raise StageFailed("no ideas to check", "rerun the ideas stage: labtui run")
+    candidates = _candidates(ctx, archive)
     literature = Literature(
         ctx.project.state_dir / "cache",
         base_url=ctx.config.literature.arxiv_url,
@@ -125,32 +122,100 @@ def run(ctx: StageContext) -> StageOutput:
     )
     llm = ctx.llm(role="novelty")
     chosen: Idea | None = None
-    for idea in candidates[:MAX_IDEAS_CHECKED]:
+    for idea in candidates:
+        picked = idea.status == "chosen"  # the researcher's pick at the ideas checkpoint
         evidence = check_idea(ctx, llm, literature, idea)
         idea.novelty_evidence = evidence
-        idea.status = evidence["decision"]
+        idea.status = "chosen" if picked else evidence["decision"]
         ctx.tell("novelty", f"{idea.name}: {evidence['decision']} — {evidence['reason']}")
-        if evidence["decision"] == "novel":
+        if picked or evidence["decision"] == "novel":
             chosen = idea
             break
     if chosen is None:
         chosen = candidates[0]
         ctx.say(
             f"no idea was judged novel; continuing with the best-ranked one, {chosen.name}. "
-            "Abort at the checkpoint to generate new ideas instead."
+            "Edit ideas.json at this checkpoint to pick another, or abort to generate new ideas."
         )
-    chosen.status = "chosen" if chosen.status != "novel" else "novel"
+    chosen.status = "chosen"
     save_archive(ctx.project.root, archive)
     ctx.commit(
         f"novelty: {chosen.name} chosen ({chosen.novelty_evidence.get('decision')})", ["ideas.json"]
     )
+    return _novelty_output(chosen, [i for i in candidates if i.novelty_evidence])
+
+
+def _candidates(ctx: StageContext, archive: list[Idea]) -> list[Idea]:
+    """This round's ideas in the order the researcher left them (picks first), without rejected
+    ones; at most [ideas] novelty_checks of them."""
+    by_name = {idea.name: idea for idea in archive}
+    names = ctx.result_of("ideas").get("ideas", [])
+    candidates = [by_name[n] for n in names if n in by_name and by_name[n].status != "rejected"]
+    if not candidates:
+        raise StageFailed("no ideas to check", "rerun the ideas stage: labtui run")
+    return candidates[: max(1, ctx.config.ideas.novelty_checks)]
+
+
+def reload(ctx: StageContext, output: StageOutput) -> StageOutput:
+    """After the researcher edited ideas.json at this checkpoint: the idea marked "chosen" is
+    the one the experiments use, whatever the check decided (an override, kept in the file)."""
+    archive = load_archive(ctx.project.root)
+    picks = [idea for idea in archive if idea.status == "chosen"]
+    previous = output.result.get("idea")
+    chosen = next((i for i in picks if i.name != previous), None) or next(
+        (i for i in picks if i.name == previous), None
+    )
+    if chosen is None:
+        raise StageFailed(
+            'after your edit no idea in ideas.json has "status": "chosen"',
+            'mark the idea to run with "status": "chosen"',
+        )
+    for idea in picks:
+        if idea is not chosen:  # one choice: an earlier pick goes back to its check's decision
+            idea.status = idea.novelty_evidence.get("decision", "proposed")
+    save_archive(ctx.project.root, archive)
+    if chosen.name != previous:
+        ctx.say(f"you chose {chosen.name} instead of {previous}")
+    checked = [i for i in archive if i.novelty_evidence or i is chosen]
+    return _novelty_output(chosen, checked)
+
+
+def _novelty_output(chosen: Idea, checked: list[Idea]) -> StageOutput:
+    others = [i for i in checked if i is not chosen]
+    body = _evidence_markdown(chosen)
+    if others:
+        body += "\n\nAlso checked:\n\n" + "\n".join(
+            f"- `{i.name}`: {i.novelty_evidence.get('decision')} — "
+            f"{i.novelty_evidence.get('reason', '')}"
+            for i in others
+        )
+    body += (
+        '\n\n*e edits ideas.json: mark another idea "status": "chosen" to run it instead '
+        "(your override is kept).*"
+    )
     return StageOutput(
-        summary=f"{chosen.name}: {chosen.novelty_evidence.get('decision')}",
+        summary=f"{chosen.name}: {chosen.novelty_evidence.get('decision', 'not checked')}",
         result={"idea": chosen.name, "evidence": chosen.novelty_evidence},
-        checkpoint_body=_evidence_markdown(chosen),
+        checkpoint_body=body,
         kind="novelty",
         product="ideas.json",
     )
+
+
+def _base_id(arxiv_id: str) -> str:
+    return re.sub(r"v\d+$", "", arxiv_id.strip().removeprefix("arXiv:"))
+
+
+def _evidence(closest: list[dict[str, str]], seen: dict[str, dict[str, Any]]) -> list[dict]:
+    """The closest papers the model named, kept only if it was really shown them (a cited id
+    with or without its version), with the title and year from the search, not from memory."""
+    by_base = {_base_id(arxiv_id): paper for arxiv_id, paper in seen.items()}
+    evidence = []
+    for entry in closest:
+        paper = by_base.get(_base_id(entry["arxiv_id"]))
+        if paper is not None:
+            evidence.append({**paper, "overlap": str(entry.get("overlap", "")).strip()})
+    return evidence
 
 
 def _evidence_markdown(idea: Idea) -> str:
@@ -165,6 +230,9 @@ def _evidence_markdown(idea: Idea) -> str:
         "Closest papers:",
     ]
     for paper in evidence.get("closest", []):
-        lines.append(f"- arXiv:{paper.get('arxiv_id')} — {paper.get('overlap', '')}")
+        title = f" *{paper['title']}* ({paper.get('year', '')})" if paper.get("title") else ""
+        lines.append(f"- arXiv:{paper.get('arxiv_id')}{title} — {paper.get('overlap', '')}")
+    if not evidence.get("closest"):
+        lines.append("- none among the papers the searches returned")
     lines.append(f"\nPapers seen: {len(evidence.get('papers_seen', []))}")
     return "\n".join(lines)
