@@ -21,7 +21,8 @@ CONFIG_NAME = "labtui.toml"
 MODEL_STAGES = ("ideas", "novelty", "experiments", "plots", "writeup", "review")
 # Stages without a model setting of their own use the model of the stage whose work they share:
 # planning runs is experiment design, compile fixes are edits to the paper.
-MODEL_BORROWED_FROM = {"plan": "experiments", "compile": "writeup"}
+# The literature review searches and judges papers, as the novelty check does.
+MODEL_BORROWED_FROM = {"literature": "novelty", "plan": "experiments", "compile": "writeup"}
 
 
 @dataclass
@@ -126,6 +127,13 @@ class LiteratureSection:
     max_results: int = 5
     rounds: int = 2
     delay_s: float = 3.0
+    retries: int = 3  # per request when a service is down or rate limits (429): then it waits
+    backoff_s: float = 5.0  # the first wait; it doubles per retry, capped (Retry-After wins)
+    papers: int = 5  # the literature review's list: papers kept, each with a summary
+    review_steps: int = 12  # actions (search, read, add) the review may take to fill it
+    full_text_chars: int = 20000  # of a paper's text in one prompt (~5k tokens; papers run 60k+)
+    # Used only when S2_API_KEY is set (core/semantic_scholar.py); a mirror or proxy goes here.
+    s2_url: str = "https://api.semanticscholar.org/graph/v1"
 
 
 @dataclass

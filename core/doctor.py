@@ -103,4 +103,17 @@ def run_checks(project_dir: Path | None) -> list[Check]:
             checks.append(Check("labtui.toml", False, str(exc)))
     checks.append(_sandbox(config))
     checks.append(_interpreter(config))
+    checks.append(_semantic_scholar())
     return checks + _models(config)
+
+
+def _semantic_scholar() -> Check:
+    import os
+
+    from .semantic_scholar import API_KEY_ENV
+
+    if os.environ.get(API_KEY_ENV, "").strip():
+        return Check("semantic scholar", True, f"{API_KEY_ENV} present: used with arXiv", False)
+    return Check(
+        "semantic scholar", True, f"{API_KEY_ENV} not set: arXiv only (optional)", required=False
+    )

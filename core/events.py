@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 STAGES: tuple[str, ...] = (
+    "literature",
     "ideas",
     "novelty",
     "plan",

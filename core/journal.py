@@ -124,10 +124,17 @@ class PipelineState:
 
     @property
     def next_stage(self) -> str | None:
+        passed_over = self.passed_over()
         for stage in STAGES:
-            if stage not in self.finished:
+            if stage not in self.finished and stage not in passed_over:
                 return stage
         return None
+
+    def passed_over(self) -> list[str]:
+        """Stages that never ran although a later one finished: the project began before
+        labtui had them (the literature review, say). A resume goes on from where it stood."""
+        last = max((STAGES.index(s) for s in self.finished if s in STAGES), default=0)
+        return [stage for stage in STAGES[:last] if stage not in self.finished]
 
     def result(self, stage: str) -> dict[str, Any]:
         finished = self.finished.get(stage)

@@ -134,6 +134,7 @@ class Session:
             raise
         self._recover_uncommitted_work()
         try:
+            self._pass_over_new_stages()
             for stage in STAGES:
                 if stage in self.state.finished:
                     continue
@@ -209,6 +210,18 @@ class Session:
         reload = getattr(module, "reload", None)
         return reload(ctx, output) if reload is not None else output
 
+    def _pass_over_new_stages(self) -> None:
+        """A project begun before labtui had some stage goes on from where it stood: the new
+        stage is journaled as skipped, once, and every front end shows it so."""
+        for stage in self.state.passed_over():
+            skipped = StageFinished(
+                stage=stage,
+                status="skipped",
+                summary="not run: this project began before labtui had this stage",
+            )
+            self.emit(skipped)
+            self.state.finished[stage] = skipped
+
     def _recover_uncommitted_work(self) -> None:
         """Edits made since the last session (by hand, or by a run killed mid-stage) are kept as
         a commit before anything else touches the files."""
@@ -241,5 +254,6 @@ def hold_project_lock(state_dir: Path):
     return handle
 
 
-# Stages that call an LLM and so need a model configured.
-STAGE_MODEL_NEEDS = ("ideas", "novelty", "plan", "experiments", "plots", "writeup", "review")
+# Stages that call an LLM and so need a model configured before the pipeline starts (compile
+# calls one only to fix LaTeX errors, with the write-up's model).
+STAGE_MODEL_NEEDS = tuple(stage for stage in STAGES if stage != "compile")

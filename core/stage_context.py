@@ -123,6 +123,30 @@ class StageContext:
             notes=self._researcher_notes,
         )
 
+    def literature(self):  # -> core.literature.Literature: arXiv, cached in the project
+        from .literature import Literature
+
+        settings = self.config.literature
+        return Literature(
+            self.project.state_dir / "cache",
+            base_url=settings.arxiv_url,
+            delay_s=settings.delay_s,
+            retries=settings.retries,
+            backoff_s=settings.backoff_s,
+            emit=self.emit,
+            stage=self.stage,
+        )
+
+    def semantic_scholar(self):  # -> SemanticScholar | None: only with S2_API_KEY set
+        from .semantic_scholar import SemanticScholar
+
+        return SemanticScholar.from_env(
+            self.project.state_dir / "cache",
+            base_url=self.config.literature.s2_url,
+            emit=self.emit,
+            stage=self.stage,
+        )
+
     def prompt(self, name: str, **values: Any) -> str:
         return load_prompt(name, self.project.root, **values)
 

@@ -75,6 +75,7 @@ def wire_project(root: Path, llm_url: str, arxiv_url: str, *, auto: bool = True)
     config.literature.arxiv_url = arxiv_url
     config.literature.delay_s = 0.0
     config.literature.rounds = 2
+    config.literature.papers = 2
     config.ideas.count = 1
     config.ideas.reflections = 1
     config.llm.retries = 3

@@ -95,6 +95,8 @@ class MoonsResearch:
         return fenced_json({"ideas": ideas}, "Focused ideas:")
 
     def novelty(self, request: dict[str, Any]) -> str:
+        if "research librarian" in str(request["messages"][0].get("content")):
+            return self.literature(request)
         text = last_user_text(request)
         if text.startswith("Results of the query"):
             seen = re.findall(r"arXiv:([0-9]{4}\.[0-9]{4,5}(?:v\d+)?)", text)
@@ -109,6 +111,35 @@ class MoonsResearch:
                 "decision": "search",
                 "query": "hidden layer width MLP generalization",
                 "reason": "look for width studies",
+            }
+        )
+
+    @staticmethod
+    def literature(request: dict[str, Any]) -> str:
+        """The literature review (it uses the novelty model): search, then add each paper
+        shown with a summary until the list is full, then sum up."""
+        text = last_user_text(request)
+        shown = text.split("Papers you have been shown:", 1)[1].split("\n", 1)[0]
+        seen = re.findall(r"([0-9]{4}\.[0-9]{4,5}|S2:\w+) \(", shown)
+        kept = re.findall(r"^- ([0-9]{4}\.[0-9]{4,5}|S2:\w+) ", text, re.MULTILINE)
+        wanted = int(re.search(r"aim: (\d+) papers", text).group(1))
+        fresh = [i for i in seen if i not in kept]
+        if "This is your last step" in text or len(kept) >= wanted or (seen and not fresh):
+            return json.dumps(
+                {
+                    "action": "done",
+                    "summary": "Small MLPs on toy data are well studied; regularisation and "
+                    "width effects on two moons are open.",
+                }
+            )
+        if not fresh:
+            return json.dumps({"action": "search", "query": "mlp classification two moons"})
+        return json.dumps(
+            {
+                "action": "add",
+                "arxiv_id": fresh[0],
+                "summary": f"{fresh[0]} studies how small neural networks generalise; it "
+                "matters here as a reference point for width and regularisation on toy data.",
             }
         )
 

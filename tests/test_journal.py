@@ -78,6 +78,9 @@ def test_replay_rebuilds_state_and_resume_point(tmp_path):
     ]
     state = replay(events)
     assert state.next_stage == "experiments"
+    # Begun before the literature review existed: the project goes on, it does not go back.
+    assert state.passed_over() == ["literature"]
+    assert replay([]).passed_over() == [] and replay([]).next_stage == "literature"
     assert state.result("novelty") == {"idea": "a"}
     assert state.notes_for("novelty") == ["look harder"]
     assert state.total_cost_usd == 0.5

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+import pymupdf
 import pytest
 from fake_arxiv import FakeArxiv
 
@@ -29,7 +32,7 @@ def server() -> Iterator[FakeArxiv]:
 @pytest.fixture(autouse=True)
 def fresh_rate_gate(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test starts as if no request had been made in this process."""
-    monkeypatch.setattr(literature, "_last_request_at", None)
+    monkeypatch.setattr(literature, "_last_request_at", {})
 
 
 @pytest.fixture
@@ -146,7 +149,7 @@ def test_arxiv_staying_down_raises_literature_unavailable(
     assert len(server.hits) == 3
     assert list((tmp_path / "arxiv").glob("*.json")) == []  # a failure is never cached
 
-    server._faults.clear()
+    server.clear_faults()
     assert lit.search("adam")  # the service is back: asked again, answered
 
 
@@ -224,6 +227,260 @@ def test_the_delay_is_shared_by_every_instance(
     make(tmp_path / "a", server, delay_s=3.0).search("adam")
     make(tmp_path / "b", server, delay_s=3.0).search("adam")
     assert len(sleeps) == 1 and 2.0 < sleeps[0] <= 3.0
+
+
+# --------------------------------------------------------------------------------------------
+# full text
+# --------------------------------------------------------------------------------------------
+
+TRUNCATED = re.compile(r"\n\n\[… truncated: ([\d,]+) of ([\d,]+) characters\]$")
+
+
+def adam(lit: Literature) -> Paper:
+    return lit.search("adam optimizer", max_results=1)[0]
+
+
+def pdf_bytes(build: Callable[[Any], None], **save: Any) -> bytes:
+    """A one-page PDF that ``build(page)`` fills."""
+    doc = pymupdf.open()
+    build(doc.new_page())
+    return doc.tobytes(**save)
+
+
+def test_search_links_each_paper_to_its_pdf(tmp_path: Path, server: FakeArxiv) -> None:
+    paper_ = adam(make(tmp_path, server))
+    # the recorded feed's http://arxiv.org/pdf/ link, pointed at the fake by the fake itself
+    assert paper_.pdf_url == f"http://127.0.0.1:{server.port}/pdf/1412.6980v9"
+
+
+def test_full_text_is_extracted_up_to_the_references(tmp_path: Path, server: FakeArxiv) -> None:
+    lit = make(tmp_path, server)
+    text = lit.full_text(adam(lit))
+
+    assert server.hits == ["adam optimizer", "/pdf/1412.6980v9"]
+    assert text.startswith(
+        "Warm-up Matters: A Small Study of Step Sizes for Adaptive Optimizers\n\n"
+    )
+    assert text.endswith("Larger models are left to future work.")  # no marker: it all fits
+    paragraphs = text.split("\n\n")
+    assert "1 Introduction" in paragraphs and "4 Conclusion" in paragraphs
+    assert all("\n" not in p and "  " not in p for p in paragraphs)  # lines joined
+    assert "carefully tuned schedule." in text  # "sched-/ule" mended
+    assert "how long the warm-up has to be" in text  # a hyphen the paper writes is kept
+    assert "the state-of-the-art recipes" in text  # a compound broken at its own hyphen
+    for left_out in ("References", "Kingma and Jimmy Ba", "Appendix", "fixture paper", "\n\n2\n"):
+        assert left_out not in text  # references, appendix, running header, page numbers
+
+
+def test_full_text_is_truncated_at_a_paragraph_with_a_marker(
+    tmp_path: Path, server: FakeArxiv
+) -> None:
+    lit = make(tmp_path, server)
+    whole = lit.full_text(adam(lit))
+
+    text = lit.full_text(adam(lit), max_chars=1200)
+
+    marker = TRUNCATED.search(text)
+    assert marker is not None, text[-120:]
+    kept = text[: marker.start()]
+    assert marker.group(1) == f"{len(kept):,}" and marker.group(2) == f"{len(whole):,}"
+    assert 600 <= len(kept) <= 1200
+    assert whole.startswith(kept) and whole[len(kept) : len(kept) + 2] == "\n\n"  # a paragraph end
+
+
+def test_truncation_falls_back_to_a_sentence_end() -> None:
+    text = "One sentence here. " * 40 + "And a last one without an end"
+    cut = literature._truncate_text(text, 100)
+    assert cut.startswith("One sentence here. ") and cut.split("\n\n")[0].endswith("here.")
+    assert cut.endswith(
+        f"[… truncated: {len(cut.split(chr(10))[0]):,} of {len(text):,} characters]"
+    )
+    assert literature._truncate_text("short", 100) == "short"
+
+
+def test_an_early_references_heading_is_a_contents_list_not_the_end() -> None:
+    text = "\n\n".join(
+        ["Contents", "1 Method", "References", " ".join(["x"] * 200), "References", "[1] A."]
+    )
+    assert literature._cut_references(text) == text.rsplit("\n\nReferences", 1)[0]
+    assert literature._cut_references("Intro\n\nReferences\n\n[1] A.") == (
+        "Intro\n\nReferences\n\n[1] A."  # within the first 30%: kept
+    )
+
+
+def test_full_text_is_cached_by_paper_not_by_server(tmp_path: Path, server: FakeArxiv) -> None:
+    lit = make(tmp_path, server)
+    first = lit.full_text(adam(lit), max_chars=1500)
+    assert (tmp_path / "arxiv_pdf" / "1412.6980.txt").is_file()
+
+    with FakeArxiv() as mirror:  # a resumed run, another base URL, another length
+        again = make(tmp_path, mirror)
+        moved = Paper.from_dict({**adam(lit).to_dict(), "pdf_url": f"{mirror.origin}/pdf/x"})
+        assert again.full_text(moved, max_chars=1500) == first
+        assert again.full_text(moved, max_chars=100000).endswith("future work.")
+        assert mirror.hits == []
+    assert server.hits == ["adam optimizer", "/pdf/1412.6980v9"]
+
+
+def test_pdf_429_honours_retry_after_up_to_a_cap(
+    tmp_path: Path, server: FakeArxiv, sleeps: list[float]
+) -> None:
+    notices: list[Event] = []
+    lit = make(tmp_path, server, backoff_s=1.0, emit=notices.append, stage="novelty")
+    paper_ = adam(lit)
+    server.fail_next(status=429, times=1, retry_after=7)
+    server.fail_next(status=429, times=1, retry_after=3600)
+
+    assert lit.full_text(paper_).startswith("Warm-up Matters")
+
+    assert sleeps == [7.0, literature.MAX_BACKOFF_S]
+    assert server.hits[1:] == ["/pdf/1412.6980v9"] * 3
+    assert all(isinstance(n, Notice) and "PDF download with HTTP 429" in n.text for n in notices)
+    assert len(notices) == 2 and notices[0].stage == "novelty"
+
+
+def test_pdf_outage_raises_literature_unavailable(
+    tmp_path: Path, server: FakeArxiv, sleeps: list[float]
+) -> None:
+    lit = make(tmp_path, server, retries=2, backoff_s=2.0)
+    paper_ = adam(lit)
+    server.fail_next(status=503, times=100)
+
+    with pytest.raises(LiteratureUnavailable) as info:
+        lit.full_text(paper_)
+
+    assert "arXiv PDF download failed: HTTP 503 after 3 attempt(s)" in info.value.message
+    assert "without the paper's full text" in info.value.hint
+    assert sleeps == [2.0, 4.0]
+    assert not (tmp_path / "arxiv_pdf").exists()  # a failure is never cached
+
+
+def test_unreachable_pdf_host_raises_literature_unavailable(
+    tmp_path: Path, sleeps: list[float]
+) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    lit = Literature(tmp_path, delay_s=0)
+    with pytest.raises(LiteratureUnavailable, match="cannot reach arXiv"):
+        lit.full_text(paper(pdf_url=f"http://127.0.0.1:{port}/pdf/1412.6980v9"))
+    assert len(sleeps) <= 1
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "message"),
+    [
+        (404, "Not Found", "arXiv PDF download failed: HTTP 404 from http"),
+        (200, "<html><body>Rate exceeded.</body></html>", "sent something that is not a PDF"),
+    ],
+    ids=["missing", "not-a-pdf"],
+)
+def test_a_pdf_answer_that_waiting_cannot_fix_is_a_clear_error(
+    tmp_path: Path, server: FakeArxiv, status: int, body: str, message: str
+) -> None:
+    lit = make(tmp_path, server)
+    paper_ = adam(lit)
+    server.fail_next(status=status, times=1, body=body)
+
+    with pytest.raises(LiteratureUnavailable) as info:
+        lit.full_text(paper_)
+
+    assert message in info.value.message and "1412.6980v9" in str(info.value)
+    assert "without the paper's full text" in info.value.hint
+    assert server.hits.count("/pdf/1412.6980v9") == 1  # not retried
+    assert not (tmp_path / "arxiv_pdf").exists()
+
+
+def test_a_non_pdf_body_is_quoted_in_the_error(tmp_path: Path, server: FakeArxiv) -> None:
+    lit = make(tmp_path, server)
+    paper_ = adam(lit)
+    server.fail_next(status=200, body="Rate exceeded.")
+    with pytest.raises(
+        LiteratureUnavailable, match=r"text/plain; charset=utf-8: 'Rate exceeded\.'"
+    ):
+        lit.full_text(paper_)
+
+
+def _image(page: Any) -> None:
+    pixmap = pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 8, 8), False)
+    pixmap.clear_with(128)
+    page.insert_image(pymupdf.Rect(72, 72, 300, 300), pixmap=pixmap)
+
+
+@pytest.mark.parametrize(
+    ("pdf", "reason"),
+    [
+        (lambda: pdf_bytes(lambda page: None), "has no extractable text"),
+        (lambda: pdf_bytes(_image), "has only images (a scan without a text layer)"),
+        (
+            lambda: pdf_bytes(
+                lambda page: page.insert_text((72, 72), "secret"),
+                encryption=pymupdf.PDF_ENCRYPT_AES_256,
+                user_pw="user",
+                owner_pw="owner",
+            ),
+            "is encrypted",
+        ),
+        (lambda: b"%PDF-1.7\n% a header and nothing else\n", "is damaged and cannot be read"),
+    ],
+    ids=["empty", "image-only", "encrypted", "damaged"],
+)
+def test_a_pdf_without_text_is_a_clear_error(
+    tmp_path: Path, server: FakeArxiv, pdf: Callable[[], bytes], reason: str
+) -> None:
+    server.pdfs["1412.6980"] = pdf()
+    lit = make(tmp_path, server)
+    with pytest.raises(LiteratureUnavailable) as info:
+        lit.full_text(adam(lit))
+    assert info.value.message.startswith(f"arXiv's PDF of 1412.6980v9 {reason}")
+    assert info.value.hint
+    assert server.hits.count("/pdf/1412.6980v9") == 1  # not retried: it would not change
+
+
+def test_a_pdf_download_waits_its_turn_behind_a_search(
+    tmp_path: Path, server: FakeArxiv, sleeps: list[float]
+) -> None:
+    lit = make(tmp_path, server, delay_s=3.0)
+    paper_ = adam(lit)
+    assert sleeps == []
+    lit.full_text(paper_)
+    assert len(sleeps) == 1 and 2.0 < sleeps[0] <= 3.0  # one gate for all of arXiv
+    lit.full_text(paper_)  # cached: no request, no wait
+    assert len(sleeps) == 1
+
+
+def test_an_old_cache_entry_without_pdf_url_still_loads(tmp_path: Path, server: FakeArxiv) -> None:
+    make(tmp_path, server).search("adam optimizer", max_results=2)
+    (path,) = (tmp_path / "arxiv").glob("*.json")
+    record = json.loads(path.read_text())
+    for entry in record["papers"]:
+        del entry["pdf_url"]  # as written before full text existed
+    path.write_text(json.dumps(record))
+
+    papers = make(tmp_path, server).search("adam optimizer", max_results=2)
+
+    assert len(server.hits) == 1  # answered from that cache entry
+    assert [p.pdf_url for p in papers] == [
+        "https://arxiv.org/pdf/1412.6980v9",
+        "https://arxiv.org/pdf/1711.05101v3",
+    ]
+
+
+def test_full_text_rejects_a_bad_length(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="max_chars must be at least 1, got 0"):
+        Literature(tmp_path).full_text(paper(), max_chars=0)
+
+
+def test_tidy_pages_mends_lines_and_drops_page_furniture() -> None:
+    header = "Journal of Tests, Vol. 1"
+    pages = [
+        [f"{header}\n", "arXiv:2101.00001v2 [cs.LG] 3 Feb 2021\n", "An opti-\nmizer and a\n"],
+        [f"{header}\n", "para-\n", "graph.\n", "Kullback-\nLeibler di\u00ad\nvergence.\n", "2\n"],
+        [f"{header}\n", "Ref:\nReferences\n[1] A.\n", "3\n"],
+    ]
+    assert literature._tidy_pages(pages) == (
+        "An optimizer and a paragraph.\n\nKullback-Leibler divergence.\n\nRef:\n\nReferences\n\n[1] A."
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -365,7 +622,7 @@ def test_bibtex_of_found_papers_compiles_with_natbib(tmp_path: Path, server: Fak
 
 def test_importing_the_modules_does_not_import_arxiv_or_pymupdf() -> None:
     code = (
-        "import sys, labtui.core.literature, labtui.core.latex\n"
+        "import sys, labtui.core.literature, labtui.core.latex, labtui.core.semantic_scholar\n"
         "heavy = {'arxiv', 'requests', 'pymupdf', 'fitz'} & set(sys.modules)\n"
         "assert not heavy, heavy\n"
     )

@@ -13,15 +13,29 @@ from labtui.core.pipeline import Session
 
 
 class ScriptedPort:
-    """TEST-ONLY checkpoint port: answers from a list and records what it was asked."""
+    """TEST-ONLY checkpoint port: answers from a list and records what it was asked. The
+    checkpoints of ``passing`` stages (by default the literature review, which most tests only
+    pass through) are approved without taking a decision from the list, and not recorded."""
 
-    def __init__(self, *decisions: Decision) -> None:
+    def __init__(self, *decisions: Decision, passing: tuple[str, ...] = ("literature",)) -> None:
         self.decisions = list(decisions)
+        self.passing = passing
         self.asked: list[CheckpointRequest] = []
 
     def ask(self, request: CheckpointRequest) -> Decision:
+        if request.stage in self.passing:
+            return Decision("approve")
         self.asked.append(request)
         return self.decisions.pop(0) if self.decisions else Decision("abort", "end of script")
+
+
+def novelty_requests(llm_server) -> list[dict]:
+    """The novelty stage's requests; the literature review shares its model."""
+    return [
+        r
+        for r in llm_server.requests_for("scripted-novelty")
+        if "research librarian" not in json.dumps(r["messages"][0])
+    ]
 
 
 def _journal(project):
@@ -38,8 +52,9 @@ def test_revise_note_reaches_the_next_prompt_and_abort_stops_resumably(project, 
     assert "focus on label noise" in json.dumps(first_prompts[-1]["messages"])
     events = _journal(project)
     decisions = [e.action for e in events if isinstance(e, CheckpointDecided)]
-    assert decisions == ["revise", "abort"]
-    assert not [e for e in events if isinstance(e, StageFinished) and e.status == "done"]
+    assert decisions == ["approve", "revise", "abort"], "literature approved, then the ideas"
+    done = [e.stage for e in events if isinstance(e, StageFinished) and e.status == "done"]
+    assert done == ["literature"], "the ideas stage did not finish"
     # the checkpoint showed the ideas with their scores
     assert "wider_hidden_layer" in port.asked[0].body
 
@@ -48,7 +63,7 @@ def test_skip_finishes_the_stage_as_skipped_and_moves_on(project):
     port = ScriptedPort(Decision("skip"), Decision("abort"))
     Session.open(project.root).run(port)
     finished = [e for e in _journal(project) if isinstance(e, StageFinished)]
-    assert [(e.stage, e.status) for e in finished] == [("ideas", "skipped")]
+    assert [(e.stage, e.status) for e in finished] == [("literature", "done"), ("ideas", "skipped")]
     assert port.asked[1].stage == "novelty"
 
 
@@ -88,8 +103,8 @@ def test_a_revised_attempt_may_propose_the_same_idea_again(project, llm_server):
     port = ScriptedPort(Decision("revise", "sharper title"), Decision("approve"), Decision("abort"))
     Session.open(project.root).run(port)
     finished = [e for e in _journal(project) if isinstance(e, StageFinished)]
-    assert [(e.stage, e.status) for e in finished] == [("ideas", "done")]
-    assert finished[0].result["ideas"] == ["wider_hidden_layer"]
+    assert [(e.stage, e.status) for e in finished] == [("literature", "done"), ("ideas", "done")]
+    assert finished[1].result["ideas"] == ["wider_hidden_layer"]
     archive = json.loads((project.root / "ideas.json").read_text())
     assert [i["Name"] for i in archive].count("wider_hidden_layer") == 1
 
@@ -129,7 +144,7 @@ class NoteLeavingPort(ScriptedPort):
         self.session, self.note = session, note
 
     def ask(self, request: CheckpointRequest) -> Decision:
-        if not self.asked:
+        if not self.asked and request.stage not in self.passing:
             self.session.leave_note(self.note)
         return super().ask(request)
 
@@ -140,7 +155,7 @@ def test_a_note_left_at_any_time_reaches_only_the_next_llm_call(project, llm_ser
     session = Session.open(project.root)
     port = NoteLeavingPort(session, "prefer ideas about label noise", Decision("approve"))
     session.run(port)
-    novelty = llm_server.requests_for("scripted-novelty")
+    novelty = novelty_requests(llm_server)
     assert novelty, "the novelty stage called its model"
     assert "prefer ideas about label noise" in json.dumps(novelty[0]["messages"])
     later = novelty[1:] + llm_server.requests_for("scripted-experiments")
@@ -158,7 +173,7 @@ class EditingPort(ScriptedPort):
         self.root, self.change = root, change
 
     def ask(self, request: CheckpointRequest) -> Decision:
-        if not self.asked:
+        if not self.asked and request.stage not in self.passing:
             self.asked.append(request)
             assert "edit" in request.options and request.product
             self.change(self.root / request.product)
@@ -182,10 +197,9 @@ def test_an_edit_at_a_checkpoint_is_committed_and_used(project, llm_server):
     assert "Width Under Label Noise" in again.body
     assert "ideas: researcher edited ideas.json" in project.repo.git.log("--format=%s")
     decisions = [e.action for e in _journal(project) if isinstance(e, CheckpointDecided)]
-    assert decisions[:2] == ["edit", "approve"]
+    assert decisions[:3] == ["approve", "edit", "approve"], "literature, then the ideas"
     # the next stage works on the edited idea
-    novelty = json.dumps(llm_server.requests_for("scripted-novelty"))
-    assert "Width Under Label Noise" in novelty
+    assert "Width Under Label Noise" in json.dumps(novelty_requests(llm_server))
 
 
 def test_editing_a_checkpoint_without_a_product_is_not_offered(project):

@@ -525,8 +525,10 @@ def test_the_header_follows_stages_runs_tokens_and_spend() -> None:
     assert "run 2 of 3" in line and "elapsed 1:02:03" in line
     assert "4.8k tok" in line and "$0.12 / $10.00" in line and "openai/gpt-4o" in line
     bar = str(stage_bar(progress))
-    assert bar.startswith("✔ ideas ✔ novelty ✔ plan ▶ experiments · plots")
+    assert bar.startswith("✔ lit ✔ ideas ✔ novelty ✔ plan ▶ experiments · plots · write · tex")
     assert len(bar) <= 78, "the whole pipeline fits an 80-column terminal"
+    wide = str(stage_bar(progress, width=160))
+    assert wide.startswith("✔ literature ✔ ideas"), "full names where they fit"
     assert format_elapsed(-5) == "0:00:00"
 
 

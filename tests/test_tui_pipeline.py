@@ -62,7 +62,10 @@ def test_checkpoint_keys_drive_the_real_pipeline_and_reopening_resumes(project, 
     app = LabtuiApp(Session.open(root), edit_file=retitle)
 
     async def answer(pilot: Pilot) -> None:
-        assert await next_checkpoint(pilot) == "ideas"
+        assert await next_checkpoint(pilot) == "literature"
+        literature = pilot.app.screen
+        await pilot.press("a")
+        assert await next_checkpoint(pilot, after=literature) == "ideas"
         first = pilot.app.screen
         await pilot.press("r", *"focus on label noise", "enter")  # revise with a note
         assert await next_checkpoint(pilot, after=first) == "ideas"
@@ -87,6 +90,7 @@ def test_checkpoint_keys_drive_the_real_pipeline_and_reopening_resumes(project, 
     run(app, answer)
     assert app.outcome == "stopped"
     assert decisions(root) == [
+        ("literature", "approve", ""),
         ("ideas", "revise", "focus on label noise"),
         ("ideas", "edit", "ideas.json"),
         ("ideas", "approve", ""),
@@ -121,5 +125,10 @@ def test_checkpoint_keys_drive_the_real_pipeline_and_reopening_resumes(project, 
     assert "✔ ideas" in seen["stages"] and "↷ novelty" in seen["stages"]
     events = read_events(root / ".labtui" / "journal.jsonl")
     finished = [(e.stage, e.status) for e in events if isinstance(e, StageFinished)]
-    assert finished == [("ideas", "done"), ("novelty", "skipped"), ("plan", "done")]
+    assert finished == [
+        ("literature", "done"),
+        ("ideas", "done"),
+        ("novelty", "skipped"),
+        ("plan", "done"),
+    ]
     assert [e.text for e in events if isinstance(e, ResearcherNote)] == ["keep three seeds"]

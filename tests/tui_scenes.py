@@ -144,8 +144,16 @@ def epoch_lines(run_id: str, epochs: Sequence[int]) -> list[Event]:
 
 
 def up_to_experiments() -> list[Event]:
-    """Ideas and novelty done, experiments running run_2 of 3."""
+    """Literature, ideas and novelty done, experiments running run_2 of 3."""
     return [
+        ev(StageStarted, stage="literature"),
+        ev(
+            StageFinished,
+            stage="literature",
+            status="done",
+            summary="5 paper(s) reviewed",
+            result={"summary": "Width and label noise on toy data are open.", "papers": []},
+        ),
         ev(StageStarted, stage="ideas"),
         ev(
             AgentMessage,
@@ -324,7 +332,41 @@ class Ask:
     options: tuple[str, ...] = ACTIONS
 
 
+def literature_review_body() -> str:
+    from labtui.core.stages.literature import _review_output
+
+    review = {
+        "summary": "Width and overparameterisation are well studied for deep nets on images; "
+        "how a single hidden layer copes with label noise on small 2-D data sets is open.",
+        "papers": [
+            {
+                "id": "1905.11604",
+                "title": "Understanding Generalization of Deep Neural Networks Trained with "
+                "Noisy Labels",
+                "year": 2019,
+                "summary": "Wider networks fit clean examples first and memorise noisy labels "
+                "later; early stopping recovers most of the clean accuracy.",
+            },
+            {
+                "id": "1611.03530",
+                "title": "Understanding deep learning requires rethinking generalization",
+                "year": 2016,
+                "summary": "Networks can fit random labels exactly, so capacity alone does not "
+                "explain generalisation; regularisers matter less than assumed.",
+            },
+        ],
+    }
+    return _review_output(review).checkpoint_body
+
+
 ASKS: dict[str, Ask] = {
+    "literature": Ask(
+        "literature",
+        "literature",
+        "literature: 2 paper(s) reviewed",
+        literature_review_body(),
+        "literature.json",
+    ),
     "ideas": Ask(
         "ideas",
         "ideas",

@@ -142,6 +142,7 @@ class MainScreen(Screen[None]):
 
 # What the researcher is asked to judge, by checkpoint kind.
 KIND_TITLES: dict[str, str] = {
+    "literature": "Literature review",
     "ideas": "Ideas",
     "novelty": "Novelty check",
     "plan": "Experiment plan",

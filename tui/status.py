@@ -90,16 +90,29 @@ def format_tokens(tokens: int) -> str:
     return str(tokens)
 
 
-def stage_bar(progress: Progress) -> Content:
-    """'✔ ideas ✔ novelty ✔ plan ▶ experiments · plots …', the running stage highlighted.
+# Where the whole bar is wider than the header, the stages not running take these names.
+SHORT_NAMES = {"literature": "lit", "experiments": "exp", "writeup": "write", "compile": "tex"}
 
-    The marks separate the stages, so the whole pipeline fits in 80 columns."""
+
+def stage_bar(progress: Progress, width: int = 78) -> Content:
+    """'✔ lit ✔ ideas ✔ novelty ✔ plan ▶ experiments · plots …', the running stage highlighted.
+
+    The marks separate the stages; where the full names do not fit in ``width`` columns, the
+    stages other than the running one are shortened, so the pipeline fits in 80 columns."""
+    bar = _stage_bar(progress, short=False)
+    return bar if bar.cell_length <= width else _stage_bar(progress, short=True)
+
+
+def _stage_bar(progress: Progress, *, short: bool) -> Content:
     parts = []
     for stage, state in progress.stages.items():
         mark, style = STAGE_MARKS.get(state, STAGE_MARKS["pending"])
+        name = stage
         if stage == progress.current and state == "running":
             style = "bold reverse $text-accent"
-        parts.append(Content.styled(f"{mark} {stage}", style))
+        elif short:
+            name = SHORT_NAMES.get(stage, stage)
+        parts.append(Content.styled(f"{mark} {name}", style))
     return Content(" ").join(parts)
 
 
@@ -162,4 +175,10 @@ class StatusHeader(Vertical):
 
     def refresh_status(self) -> None:
         self._tick()
-        self.query_one("#status-stages", Static).update(stage_bar(self.progress), layout=False)
+        width = self.content_size.width or 78
+        self.query_one("#status-stages", Static).update(
+            stage_bar(self.progress, width), layout=False
+        )
+
+    def on_resize(self) -> None:
+        self.refresh_status()

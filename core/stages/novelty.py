@@ -109,17 +109,9 @@ def check_idea(ctx: StageContext, llm, literature, idea: Idea) -> dict[str, Any]
 
 
 def run(ctx: StageContext) -> StageOutput:
-    from ..literature import Literature
-
     archive = load_archive(ctx.project.root)
     candidates = _candidates(ctx, archive)
-    literature = Literature(
-        ctx.project.state_dir / "cache",
-        base_url=ctx.config.literature.arxiv_url,
-        delay_s=ctx.config.literature.delay_s,
-        emit=ctx.emit,
-        stage=ctx.stage,
-    )
+    literature = ctx.literature()
     llm = ctx.llm(role="novelty")
     chosen: Idea | None = None
     for idea in candidates:

@@ -1,0 +1,406 @@
+"""Literature review (Agent Laboratory's first phase): before any idea, the agent searches arXiv,
+reads abstracts or full texts, and curates a list of papers with a one-paragraph summary each,
+until ``[literature] papers`` are on it or ``[literature] review_steps`` are spent; then it sums
+up what the field knows. The list is ``literature.json``, committed; the researcher approves or
+edits it at the checkpoint, and it feeds the ideas (and later the related work and citations).
+
+Each step is one validated JSON action. The prompt carries the state (the list so far, the
+papers seen, the last observation), not the whole history, so a long review stays bounded.
+Searches and full texts are cached on disk, so a rerun or a resume costs no request; when arXiv
+is down the review ends with what it has and says so.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import StageFailed
+from ..literature import LiteratureUnavailable
+from ..stage_context import StageContext, StageOutput
+
+REVIEW = "literature.json"
+ACTIONS = ("search", "read", "add", "done")
+MIN_SUMMARY_CHARS = 80  # "one paragraph": a title restated is not a summary
+
+
+@dataclass(frozen=True)
+class Action:
+    kind: str
+    query: str = ""
+    arxiv_id: str = ""
+    full_text: bool = False
+    summary: str = ""
+
+
+@dataclass(frozen=True)
+class Found:
+    """A paper as the review keeps it, whichever service found it: arXiv (citable by its
+    eprint, full text readable) or Semantic Scholar (with citation counts and its BibTeX)."""
+
+    key: str  # the id the agent uses: a versionless arXiv id, or "S2:<paper id>"
+    title: str
+    authors: list[str]
+    year: int
+    abstract: str
+    url: str
+    bibtex_key: str
+    bibtex: str
+    citations: int | None = None  # from Semantic Scholar, when it was asked
+    arxiv: Any = None  # the core.literature.Paper, for the full text
+
+    @classmethod
+    def from_arxiv(cls, paper: Any) -> Found:
+        return cls(
+            paper.base_id, paper.title, list(paper.authors), paper.year, paper.abstract,
+            paper.url, paper.bibtex_key(), paper.bibtex(), arxiv=paper,
+        )  # fmt: skip
+
+    @classmethod
+    def from_s2(cls, paper: Any) -> Found:
+        from ..literature import Paper
+
+        arxiv = None
+        if paper.arxiv_id:
+            arxiv = Paper(
+                paper.arxiv_id, paper.title, paper.authors, paper.year, paper.abstract,
+                f"https://arxiv.org/abs/{paper.arxiv_id}", "",
+            )  # fmt: skip
+        key = f"S2:{paper.paper_id}" if arxiv is None else arxiv.base_id
+        entry = paper.bibtex or (arxiv.bibtex() if arxiv else "")
+        cite_key = _entry_key(entry) or (arxiv.bibtex_key() if arxiv else "")
+        return cls(
+            key, paper.title, paper.authors, paper.year, paper.abstract, paper.url, cite_key,
+            entry, citations=paper.citation_count, arxiv=arxiv,
+        )  # fmt: skip
+
+    def listing(self, index: int) -> str:
+        authors = ", ".join(self.authors[:3]) + (", et al" if len(self.authors) > 3 else "")
+        cited = f" Cited by {self.citations}." if self.citations is not None else ""
+        abstract = " ".join(self.abstract.split())[:600] or "(no abstract)"
+        head = f"{index}: {self.title}. {authors or 'Unknown authors'}. {self.year}.{cited}"
+        return f"{head} id {self.key}\n   Abstract: {abstract}"
+
+
+def _entry_key(bibtex: str) -> str:
+    import re
+
+    found = re.match(r"\s*@\w+\s*\{\s*([^,\s]+)\s*,", bibtex)
+    return found.group(1) if found else ""
+
+
+@dataclass
+class Review:
+    """What the agent has done so far: the papers it was shown and the ones it kept."""
+
+    wanted: int
+    seen: dict[str, Found]  # Found.key -> the paper
+    curated: dict[str, str]  # Found.key -> the agent's one-paragraph summary
+
+    def lookup(self, paper_id: str) -> Found | None:
+        return self.seen.get(_base_id(paper_id))
+
+    def meet(self, found: Found) -> Found:
+        """Remember a paper shown to the agent; one found by both services keeps arXiv's
+        record and gains the citation count."""
+        known = self.seen.get(found.key)
+        if known is None:
+            self.seen[found.key] = found
+            return found
+        if known.citations is None and found.citations is not None:
+            self.seen[found.key] = known = replace(known, citations=found.citations)
+        return known
+
+    @property
+    def full(self) -> bool:
+        return len(self.curated) >= self.wanted
+
+    @property
+    def enough(self) -> bool:
+        """As many papers as wanted, or every paper there was to find."""
+        return len(self.curated) >= min(self.wanted, len(self.seen))
+
+
+def _base_id(arxiv_id: str) -> str:
+    import re
+
+    return re.sub(r"v\d+$", "", str(arxiv_id).strip().removeprefix("arXiv:"))
+
+
+def parse_action(data: Any, review: Review, *, final: bool) -> Action:
+    """One step of the agent, checked against what it has seen; ValueError says what to fix."""
+    if not isinstance(data, dict) or data.get("action") not in ACTIONS:
+        raise ValueError(f'the reply must be {{"action": ...}} with action one of {list(ACTIONS)}')
+    kind = data["action"]
+    if final and kind != "done":
+        raise ValueError('this is the last step: answer {"action": "done", "summary": "..."}')
+    if kind == "search":
+        query = data.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError('"search" needs a "query" string')
+        return Action("search", query=query.strip())
+    if kind == "done":
+        return Action("done", summary=_done_summary(data, review, final))
+    paper = review.lookup(data.get("arxiv_id", ""))
+    if paper is None:
+        raise ValueError(
+            f'"arxiv_id" {data.get("arxiv_id")!r} is not among the papers you were shown; '
+            "use an id from a search result (an arXiv id or an S2: id), or search first"
+        )
+    if kind == "read":
+        return Action("read", arxiv_id=paper.key, full_text=data.get("full_text") is True)
+    return Action("add", arxiv_id=paper.key, summary=_paper_summary(data, review, paper))
+
+
+def _paper_summary(data: dict[str, Any], review: Review, paper: Any) -> str:
+    if paper.key in review.curated:
+        raise ValueError(f"{paper.key} is already on the list; add another paper")
+    summary = data.get("summary")
+    if not isinstance(summary, str) or len(summary.strip()) < MIN_SUMMARY_CHARS:
+        raise ValueError(
+            f'"add" needs a "summary": one paragraph (at least {MIN_SUMMARY_CHARS} characters) '
+            "on what the paper did, found, and why it matters for this task"
+        )
+    return summary.strip()
+
+
+def _done_summary(data: dict[str, Any], review: Review, final: bool) -> str:
+    if not final and not review.enough:
+        raise ValueError(
+            f"the list has {len(review.curated)} of {review.wanted} papers: add more "
+            "(search for other aspects if needed) before you are done"
+        )
+    summary = data.get("summary")
+    if not isinstance(summary, str) or not summary.strip():
+        raise ValueError('"done" needs a "summary" of what the literature says about the task')
+    return summary.strip()
+
+
+# -- the stage ----------------------------------------------------------------------------------
+
+
+def run(ctx: StageContext) -> StageOutput:
+    settings = ctx.config.literature
+    review = Review(wanted=max(1, settings.papers), seen={}, curated={})
+    tools = _Tools(ctx)
+    topic = _topic(ctx)
+    llm = ctx.llm(role="librarian")
+    observation = "Nothing yet: start with a search."
+    steps = max(2, settings.review_steps)
+    summary = ""
+    for step in range(1, steps + 1):
+        final = step == steps or review.full
+        action = llm.ask_json(
+            [
+                {"role": "system", "content": ctx.prompt("literature_system")},
+                {
+                    "role": "user",
+                    "content": _step_prompt(ctx, topic, review, observation, step, steps, final),
+                },
+            ],
+            lambda data, f=final: parse_action(data, review, final=f),
+        )
+        if action.kind == "done":
+            summary = action.summary
+            break
+        observation = tools.carry_out(action, review)
+    if tools.unavailable and not review.curated:
+        ctx.say(
+            "⚠ the literature review found nothing: arXiv was unavailable. Ideas go on without it."
+        )
+    write_review(ctx.project.root, topic, summary, review)
+    ctx.commit(f"literature: {len(review.curated)} paper(s) reviewed", [REVIEW])
+    return _review_output(load_review(ctx.project.root))
+
+
+def reload(ctx: StageContext, output: StageOutput) -> StageOutput:
+    """After the researcher edited literature.json: the file is the review."""
+    return _review_output(load_review(ctx.project.root))
+
+
+class _Tools:
+    """What the agent's actions do: search (cached, rate limited), read, add."""
+
+    def __init__(self, ctx: StageContext) -> None:
+        self.ctx = ctx
+        self.literature = ctx.literature()
+        self.scholar = ctx.semantic_scholar()
+        self.unavailable = False
+
+    def carry_out(self, action: Action, review: Review) -> str:
+        if action.kind == "search":
+            return self.search(action.query, review)
+        paper = review.seen[action.arxiv_id]
+        if action.kind == "read":
+            return self.read(paper, action.full_text)
+        review.curated[paper.key] = action.summary
+        self.ctx.tell("librarian", f"added **{paper.title}** ({paper.year}): {action.summary}")
+        return f"Added {paper.key} to the list ({len(review.curated)} of {review.wanted})."
+
+    def search(self, query: str, review: Review) -> str:
+        """arXiv's results, and Semantic Scholar's (with citation counts) when there is a key;
+        one service down is said, and the other still answers."""
+        limit = self.ctx.config.literature.max_results
+        found, down = [], []
+        for service, search, adapt in self._services():
+            try:
+                found += [review.meet(adapt(paper)) for paper in search(query, limit)]
+            except LiteratureUnavailable as exc:
+                self.ctx.say(f"⚠ {service} search unavailable: {exc.message}")
+                down.append(f"{service}: {exc.message}")
+        self.unavailable = self.unavailable or bool(down)
+        if down and not found:
+            return (
+                f"The search is unavailable right now ({'; '.join(down)}). Work with what you have."
+            )
+        unique = list({paper.key: paper for paper in found}.values())
+        listing = (
+            "\n\n".join(paper.listing(i) for i, paper in enumerate(unique)) or "No papers found."
+        )
+        return f"Results for {query!r}:\n\n{listing}"
+
+    def _services(self) -> list[tuple[str, Any, Any]]:
+        services = [("arXiv", self.literature.search, Found.from_arxiv)]
+        if self.scholar is not None:
+            services.append(("Semantic Scholar", self.scholar.search, Found.from_s2))
+        return services
+
+    def read(self, paper: Found, full_text: bool) -> str:
+        if not full_text or paper.arxiv is None:
+            why = "" if not full_text else " (only arXiv papers have a full text here)"
+            return f"Abstract of {paper.key} ({paper.title}){why}:\n\n{paper.abstract}"
+        try:
+            text = self.literature.full_text(
+                paper.arxiv, self.ctx.config.literature.full_text_chars
+            )
+        except LiteratureUnavailable as exc:
+            self.ctx.say(f"full text of {paper.key} unavailable: {exc.message}")
+            return (
+                f"The full text is unavailable ({exc.message}); the abstract:\n\n{paper.abstract}"
+            )
+        return f"Full text of {paper.key} ({paper.title}):\n\n{text}"
+
+
+def _topic(ctx: StageContext) -> str:
+    template = json.loads((ctx.project.root / "prompt.json").read_text(encoding="utf-8"))
+    human = ctx.config.project.idea
+    return template["task_description"] + (
+        f"\n\nThe researcher's own idea: {human}" if human else ""
+    )
+
+
+def _step_prompt(
+    ctx: StageContext,
+    topic: str,
+    review: Review,
+    observation: str,
+    step: int,
+    steps: int,
+    final: bool,
+) -> str:
+    return ctx.prompt(
+        "literature_step",
+        topic=topic,
+        wanted=review.wanted,
+        curated=_curated_block(review),
+        seen=", ".join(f"{i} ({p.title[:60]})" for i, p in review.seen.items()) or "none",
+        observation=observation,
+        step=step,
+        steps=steps,
+        final='This is your last step: answer {"action": "done", "summary": "..."}.'
+        if final
+        else "",
+        notes=ctx.notes_block(),
+    )
+
+
+def _curated_block(review: Review) -> str:
+    if not review.curated:
+        return "(empty)"
+    return "\n".join(
+        f"- {i} {review.seen[i].title}: {summary}" for i, summary in review.curated.items()
+    )
+
+
+# -- literature.json ----------------------------------------------------------------------------
+
+
+def write_review(root: Path, topic: str, summary: str, review: Review) -> Path:
+    papers = []
+    for key, paper_summary in review.curated.items():
+        paper = review.seen[key]
+        papers.append(
+            {
+                "id": key,
+                "arxiv_id": paper.arxiv.base_id if paper.arxiv is not None else "",
+                "title": paper.title,
+                "authors": paper.authors,
+                "year": paper.year,
+                "url": paper.url,
+                "citations": paper.citations,
+                "summary": paper_summary,
+                "bibtex_key": paper.bibtex_key,
+                "bibtex": paper.bibtex,
+            }
+        )
+    path = Path(root) / REVIEW
+    data = {"topic": topic, "summary": summary, "papers": papers}
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def load_review(root: Path) -> dict[str, Any]:
+    """literature.json as written (or edited): a clear error names what is wrong."""
+    path = Path(root) / REVIEW
+    fix = f"fix {path} or delete it and revise at the checkpoint to review again"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise StageFailed(f"{path} is missing", fix) from None
+    except json.JSONDecodeError as exc:
+        raise StageFailed(f"{path} is not valid JSON: line {exc.lineno}: {exc.msg}", fix) from None
+    papers = data.get("papers") if isinstance(data, dict) else None
+    if not isinstance(papers, list) or not all(
+        isinstance(p, dict)
+        and isinstance(p.get("title"), str)
+        and isinstance(p.get("summary"), str)
+        for p in papers
+    ):
+        raise StageFailed(f'{path}: "papers" must be a list of {{"title", "summary", ...}}', fix)
+    if not isinstance(data.get("summary", ""), str):
+        raise StageFailed(f'{path}: "summary" must be text', fix)
+    return data
+
+
+def digest(review: dict[str, Any], summary_chars: int = 500) -> str:
+    """The review as a prompt block: the overall summary, then each paper in a line or two."""
+    lines = [review.get("summary", "").strip()] if review.get("summary") else []
+    for paper in review.get("papers", []):
+        key = f" [{paper['bibtex_key']}]" if paper.get("bibtex_key") else ""
+        text = " ".join(paper["summary"].split())
+        if len(text) > summary_chars:
+            text = text[:summary_chars].rsplit(" ", 1)[0] + " ..."
+        lines.append(f"- {paper['title']} ({paper.get('year', '')}){key}: {text}")
+    return "\n".join(lines)
+
+
+def _review_output(review: dict[str, Any]) -> StageOutput:
+    papers = review.get("papers", [])
+    body = (
+        (review.get("summary") or "*(no summary)*")
+        + "\n\n"
+        + "\n".join(
+            f"- **{p['title']}** ({p.get('year', '')}, {p.get('id', '?')}): {p['summary']}"
+            for p in papers
+        )
+    )
+    body += "\n\n*e edits literature.json (remove a paper, fix a summary); r asks for more.*"
+    return StageOutput(
+        summary=f"{len(papers)} paper(s) reviewed",
+        result={"summary": digest(review), "papers": [p.get("id") for p in papers]},
+        checkpoint_body=body,
+        kind="literature",
+        product=REVIEW,
+    )

@@ -1,0 +1,194 @@
+"""The literature review stage against the loopback arXiv server and the scripted model: a curated
+list with summaries, validated actions, full texts, the cache on a rerun, an outage survived, the
+researcher's edit kept, and the review feeding the ideas."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from research_script import MoonsResearch
+from test_pipeline import ScriptedPort, _journal
+
+from labtui.core.checkpoints import CheckpointRequest, Decision
+from labtui.core.events import Notice
+from labtui.core.literature import Paper
+from labtui.core.pipeline import Session
+from labtui.core.stages.literature import Found, Review, load_review, parse_action
+
+ADAM = Paper("1412.6980v9", "Adam", ["D. Kingma"], 2014, "An optimiser.", "u", "cs.LG")
+
+
+def _review(**curated: str) -> Review:
+    return Review(wanted=2, seen={"1412.6980": Found.from_arxiv(ADAM)}, curated=dict(curated))
+
+
+def test_each_action_is_checked_against_what_the_agent_was_shown():
+    review = _review()
+    assert (
+        parse_action({"action": "search", "query": " adam "}, review, final=False).query == "adam"
+    )
+    read = parse_action({"action": "read", "arxiv_id": "1412.6980v9"}, review, final=False)
+    assert read.arxiv_id == "1412.6980" and not read.full_text
+    summary = "Adam adapts per-parameter step sizes from gradient moments; the default here. " * 2
+    added = parse_action(
+        {"action": "add", "arxiv_id": "1412.6980", "summary": summary}, review, final=False
+    )
+    assert added.summary == summary.strip()
+    for bad, says in [
+        ({"action": "browse"}, "action one of ['search', 'read', 'add', 'done']"),
+        ({"action": "search"}, '"search" needs a "query"'),
+        ({"action": "read", "arxiv_id": "2101.00001"}, "not among the papers you were shown"),
+        ({"action": "add", "arxiv_id": "1412.6980", "summary": "Adam."}, "one paragraph"),
+        ({"action": "done", "summary": "s"}, "the list has 0 of 2 papers"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(says)):
+            parse_action(bad, review, final=False)
+    with pytest.raises(ValueError, match="already on the list"):
+        parse_action(
+            {"action": "add", "arxiv_id": "1412.6980", "summary": summary},
+            _review(**{"1412.6980": summary}),
+            final=False,
+        )
+    with pytest.raises(ValueError, match="this is the last step"):
+        parse_action({"action": "search", "query": "x"}, review, final=True)
+    assert parse_action({"action": "done", "summary": "s"}, review, final=True).summary == "s"
+
+
+class LiteraturePort(ScriptedPort):
+    """TEST-ONLY: records the literature checkpoint, answers it with ``at_review``, and aborts
+    at the ideas checkpoint (after the ideas stage has used the review)."""
+
+    def __init__(self, *at_review: Decision) -> None:
+        super().__init__(*at_review, passing=())
+
+    def ask(self, request: CheckpointRequest) -> Decision:
+        if request.stage == "ideas":
+            self.asked.append(request)
+            return Decision("abort", "enough")
+        return super().ask(request)
+
+
+def _librarian_requests(llm_server) -> list[str]:
+    return [
+        json.dumps(r["messages"])
+        for r in llm_server.requests_for("scripted-novelty")
+        if "research librarian" in json.dumps(r["messages"][0])
+    ]
+
+
+def test_the_review_curates_papers_with_summaries_and_feeds_the_ideas(
+    project, llm_server, arxiv_server
+):
+    port = LiteraturePort(Decision("approve"))
+    Session.open(project.root).run(port)
+    review = json.loads((project.root / "literature.json").read_text())
+    assert len(review["papers"]) == 2 and review["summary"].startswith("Small MLPs")
+    for paper in review["papers"]:
+        assert paper["summary"] and paper["bibtex_key"] and "@misc{" in paper["bibtex"]
+        assert paper["arxiv_id"] == paper["id"] and "v" not in paper["id"], "citable base ids"
+    question = port.asked[0]
+    assert question.stage == "literature" and question.kind == "literature"
+    assert question.product == "literature.json"
+    assert review["papers"][0]["title"] in question.body
+    ideas_prompt = json.dumps(llm_server.requests_for("scripted-ideas")[0]["messages"])
+    assert "What the literature review found" in ideas_prompt
+    assert review["papers"][1]["bibtex_key"] in ideas_prompt
+    assert len(arxiv_server.hits) == 1
+
+
+def test_a_rerun_of_the_review_asks_arxiv_nothing_again(project, llm_server, arxiv_server):
+    port = LiteraturePort(Decision("revise", "more on regularisation"), Decision("approve"))
+    Session.open(project.root).run(port)
+    assert len([r for r in port.asked if r.stage == "literature"]) == 2
+    assert len(arxiv_server.hits) == 1, "the second review's search came from the cache"
+    assert any("more on regularisation" in text for text in _librarian_requests(llm_server))
+
+
+def test_with_arxiv_down_the_review_says_so_and_the_ideas_go_on(project, llm_server, arxiv_server):
+    from labtui.core.config import load_config, save_config
+
+    config = load_config(project.root)
+    config.literature.review_steps = 3
+    config.literature.retries = 1
+    config.literature.backoff_s = 0.05
+    save_config(config, project.root)
+    arxiv_server.fail_next(status=503, times=1000)
+    port = LiteraturePort(Decision("approve"))
+    Session.open(project.root).run(port)
+    notices = [e.text for e in _journal(project) if isinstance(e, Notice)]
+    assert any("arXiv search unavailable" in text for text in notices)
+    assert any("the literature review found nothing" in text for text in notices)
+    assert json.loads((project.root / "literature.json").read_text())["papers"] == []
+    assert [r.stage for r in port.asked] == ["literature", "ideas"], "the pipeline went on"
+
+
+def test_the_agent_can_read_a_full_text(project, llm_server, arxiv_server):
+    research = MoonsResearch(project.root)
+
+    def librarian(request):
+        text = json.dumps(request["messages"])
+        if "research librarian" in text and "Results for" in text and "Full text of" not in text:
+            first = re.search(r" id ([0-9]{4}\.[0-9]{4,5})", text.split("Results for")[1])
+            return json.dumps({"action": "read", "arxiv_id": first.group(1), "full_text": True})
+        return research.novelty(request)
+
+    llm_server.default("scripted-novelty", librarian)
+    Session.open(project.root).run(LiteraturePort(Decision("approve")))
+    assert any(hit.startswith("/pdf/") for hit in arxiv_server.hits)
+    assert any("Full text of " in text for text in _librarian_requests(llm_server))
+
+
+def test_the_researchers_edit_of_the_list_is_what_the_ideas_see(project, llm_server):
+    class EditingPort(LiteraturePort):
+        def ask(self, request: CheckpointRequest) -> Decision:
+            if request.stage == "literature" and not self.asked:
+                self.asked.append(request)
+                path = project.root / "literature.json"
+                review = json.loads(path.read_text())
+                self.dropped = review["papers"].pop(0)
+                path.write_text(json.dumps(review))
+                return Decision("edit", "literature.json")
+            return super().ask(request)
+
+    port = EditingPort(Decision("approve"))
+    Session.open(project.root).run(port)
+    again = [r for r in port.asked if r.stage == "literature"]
+    assert len(again) == 2 and again[1].title == "literature: 1 paper(s) reviewed"
+    assert len(load_review(project.root)["papers"]) == 1
+    ideas_prompt = json.dumps(llm_server.requests_for("scripted-ideas")[0]["messages"])
+    assert port.dropped["bibtex_key"] not in ideas_prompt
+
+
+def test_with_an_s2_key_semantic_scholar_adds_citation_counts_and_its_own_papers(
+    project, llm_server, arxiv_server, monkeypatch
+):
+    from fake_s2 import FakeS2
+
+    from labtui.core.config import load_config, save_config
+
+    research = MoonsResearch(project.root)
+
+    def librarian(request):
+        text = json.dumps(request["messages"])
+        if "research librarian" in text and "Nothing yet" in text:
+            return json.dumps({"action": "search", "query": "adam optimizer"})
+        return research.novelty(request)
+
+    llm_server.default("scripted-novelty", librarian)
+    with FakeS2() as s2:
+        monkeypatch.setenv("S2_API_KEY", s2.api_key)
+        config = load_config(project.root)
+        config.literature.s2_url = s2.url
+        config.literature.papers = 4
+        save_config(config, project.root)
+        Session.open(project.root).run(LiteraturePort(Decision("approve")))
+        assert s2.hits and s2.keys[0] == s2.api_key
+    results = [t for t in _librarian_requests(llm_server) if "Results for" in t]
+    assert "Cited by 150000" in results[0], "the arXiv paper gains S2's citation count"
+    review = json.loads((project.root / "literature.json").read_text())
+    by_id = {paper["id"]: paper for paper in review["papers"]}
+    assert by_id["1412.6980"]["citations"] == 150000
+    s2_only = [paper for paper in review["papers"] if paper["id"].startswith("S2:")]
+    assert s2_only and s2_only[0]["bibtex"].startswith("@") and not s2_only[0]["arxiv_id"]
