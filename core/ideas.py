@@ -55,7 +55,8 @@ class Idea:
         }
         if self.novelty_evidence:
             data["novelty_evidence"] = self.novelty_evidence
-            data["novel"] = self.status == "novel"
+            # The AI Scientist's flag, from the check's decision (the status moves on later).
+            data["novel"] = self.novelty_evidence.get("decision") == "novel"
         if self.score is not None:
             data["Score"] = self.score
         return data

@@ -250,3 +250,10 @@ def test_with_a_panel_the_personas_discuss_turn_by_turn_then_ideas_are_refined(p
     assert "<experiment.py>" in member_prompts, "members see the code and the archive"
     assert "Answer with JSON only" not in member_prompts
     assert "wider_hidden_layer" in port.asked[0].body
+
+
+def test_the_novel_flag_follows_the_checks_decision_not_the_later_status():
+    idea = parse_idea({**IDEA, "status": "done", "novelty_evidence": {"decision": "novel"}})
+    assert idea.to_dict()["novel"] is True
+    idea.novelty_evidence = {"decision": "not_novel"}
+    assert idea.to_dict()["novel"] is False
