@@ -26,8 +26,10 @@ class CheckpointRequest:
     title: str
     body: str  # Markdown: what is proposed, for the researcher to judge
     options: tuple[str, ...] = ACTIONS
-    kind: str = "stage"  # ideas | novelty | plan | run | plots | section | paper | review
+    kind: str = "stage"  # literature, ideas, novelty, plan, run, plots, section, paper, review
     product: str = ""  # project-relative file that `edit` opens; "" when there is none
+    # What the researcher may pick from in the product (the round's idea names), for a picker.
+    subjects: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -70,11 +72,14 @@ class Checkpoints:
         *,
         kind: str = "stage",
         product: str = "",
+        subjects: tuple[str, ...] = (),
     ) -> Decision:
         if not product:
             options = tuple(option for option in options if option != "edit")
         checkpoint_id = f"{stage}-{next(self._ids)}"
-        request = CheckpointRequest(checkpoint_id, stage, title, body, options, kind, product)
+        request = CheckpointRequest(
+            checkpoint_id, stage, title, body, options, kind, product, tuple(subjects)
+        )
         self._emit(
             CheckpointRequested(
                 stage=stage,
@@ -84,6 +89,7 @@ class Checkpoints:
                 options=list(options),
                 kind=kind,
                 product=product,
+                subjects=list(subjects),
             )
         )
         decision = self.port.ask(request)

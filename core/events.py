@@ -177,6 +177,7 @@ class CheckpointRequested(Event):
     options: list[str] = field(default_factory=lambda: ["approve", "revise", "skip", "abort"])
     kind: str = "stage"  # what is judged: ideas | novelty | plan | run | plots | section | review
     product: str = ""  # the file (relative to the project) that `edit` opens; "" if none
+    subjects: list[str] = field(default_factory=list)  # what may be picked in it (idea names)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -200,3 +200,22 @@ def similarity(a: Idea, b: Idea) -> float:
 def near_duplicate(idea: Idea, others: list[Idea], threshold: float) -> Idea | None:
     """The first of ``others`` that ``idea`` nearly repeats (similarity >= threshold)."""
     return next((other for other in others if similarity(idea, other) >= threshold), None)
+
+
+# Marks a researcher may set by hand (the TUI's idea picker); anything else is the engine's.
+MARKS = ("chosen", "rejected")
+
+
+def mark_ideas(root: Path, marks: dict[str, str]) -> Path:
+    """Set statuses in ideas.json from the researcher's picks: ``{name: "chosen" | "rejected"
+    | "proposed"}`` ("proposed" takes a mark back). The pipeline then commits the file as the
+    researcher's edit."""
+    archive = load_archive(root)
+    by_name = {idea.name: idea for idea in archive}
+    for name, status in marks.items():
+        if name not in by_name:
+            raise ValueError(f"no idea named {name!r} in {ARCHIVE_NAME}")
+        if status not in (*MARKS, "proposed"):
+            raise ValueError(f"an idea can be marked {' or '.join(MARKS)}, not {status!r}")
+        by_name[name].status = status
+    return save_archive(root, archive)

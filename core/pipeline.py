@@ -198,6 +198,7 @@ class Session:
                 output.checkpoint_body or output.summary,
                 kind=output.kind,
                 product=output.product,
+                subjects=tuple(output.subjects),
             )
             if decision.action != "edit":
                 return decision, output

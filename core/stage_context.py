@@ -31,6 +31,7 @@ class StageOutput:
     checkpoint_body: str = ""  # Markdown the researcher judges at the checkpoint
     kind: str = "stage"  # what the checkpoint judges (CheckpointRequest.kind)
     product: str = ""  # the project file the researcher may edit at the checkpoint
+    subjects: list[str] = field(default_factory=list)  # what may be picked in the product
 
 
 class StageContext:

@@ -69,6 +69,13 @@ def assert_reviewed_paper(root: Path) -> None:
     review = parse_review(json.loads((root / "review.json").read_text()))
     assert review.decision in ("Accept", "Reject")
 
+    literature = json.loads((root / "literature.json").read_text())
+    assert literature["papers"] and all(p["summary"] for p in literature["papers"])
+    tex = (root / "latex" / "template.tex").read_text()
+    for paper in literature["papers"]:
+        assert f"@misc{{{paper['bibtex_key']}," in tex, "the reviewed papers are citable"
+    assert _commits_touching(root, "latex/template.tex", "writeup: cite the literature review")
+
     events = _journal(root)
     done = [e.stage for e in events if isinstance(e, StageFinished) and e.status == "done"]
     assert sorted(set(done), key=STAGES.index) == list(STAGES)

@@ -257,3 +257,20 @@ def test_the_novel_flag_follows_the_checks_decision_not_the_later_status():
     assert idea.to_dict()["novel"] is True
     idea.novelty_evidence = {"decision": "not_novel"}
     assert idea.to_dict()["novel"] is False
+
+
+def test_marks_from_the_picker_are_checked_before_ideas_json_is_written(tmp_path):
+    from labtui.core.ideas import mark_ideas, save_archive
+
+    save_archive(tmp_path, [parse_idea(IDEA), parse_idea(SECOND)])
+    before = (tmp_path / "ideas.json").read_text()
+    with pytest.raises(ValueError, match="no idea named 'ghost'"):
+        mark_ideas(tmp_path, {"ghost": "chosen"})
+    with pytest.raises(ValueError, match="marked chosen or rejected, not 'done'"):
+        mark_ideas(tmp_path, {"label_smoothing": "done"})
+    assert (tmp_path / "ideas.json").read_text() == before, "nothing written on bad marks"
+    mark_ideas(tmp_path, {"label_smoothing": "chosen", "wider_hidden_layer": "rejected"})
+    assert {i.name: i.status for i in load_archive(tmp_path)} == {
+        "wider_hidden_layer": "rejected",
+        "label_smoothing": "chosen",
+    }

@@ -566,3 +566,39 @@ def test_referenced_figures_agree_with_the_compile(paper_dir: Path, tmp_path: Pa
     tex.write_text(document(body.replace("{found}", "{lost}")))
     assert [f["exists"] for f in referenced_figures(tex.read_text(), paper_dir)] == [False]
     assert not compile_latex(tex, tmp_path / "paper.pdf", timeout_s=60).ok
+
+
+def test_bibliography_entries_are_added_once_where_the_document_keeps_them(tmp_path):
+    from labtui.core.latex import add_bib_entries, bib_keys, bib_text_of
+
+    entry = "@misc{kingma2014adam,\n  title = {{Adam}},\n  year = {2014},\n}"
+    inline = tmp_path / "inline.tex"
+    inline.write_text(
+        "\\begin{filecontents}{references.bib}\n@article{old, title={Old}, year={1999}}\n"
+        "\\end{filecontents}\n\\documentclass{article}\n\\begin{document}x\\end{document}\n"
+    )
+    assert add_bib_entries(inline, {"kingma2014adam": entry, "old": "@misc{old, title={X}}"}) == [
+        "kingma2014adam"
+    ]
+    text = inline.read_text()
+    assert bib_keys(bib_text_of(text, tmp_path)) == {"old", "kingma2014adam"}
+    assert text.index("kingma2014adam") < text.index("\\end{filecontents}")
+    assert add_bib_entries(inline, {"kingma2014adam": entry}) == [], "never twice"
+
+    named = tmp_path / "named.tex"
+    named.write_text("\\documentclass{article}\\begin{document}\\bibliography{refs}\\end{document}")
+    (tmp_path / "refs.bib").write_text("@misc{a, title={A}}\n")
+    assert add_bib_entries(named, {"kingma2014adam": entry}) == ["kingma2014adam"]
+    assert bib_keys((tmp_path / "refs.bib").read_text()) == {"a", "kingma2014adam"}
+
+
+def test_adding_citations_to_a_document_without_a_bibliography_says_how_to_fix_it(tmp_path):
+    from labtui.core.errors import LabtuiError
+    from labtui.core.latex import add_bib_entries
+
+    bare = tmp_path / "sub" / "bare.tex"
+    bare.parent.mkdir()
+    bare.write_text("\\documentclass{article}\\begin{document}x\\end{document}")
+    with pytest.raises(LabtuiError, match="has no bibliography") as info:
+        add_bib_entries(bare, {"k": "@misc{k, title={K}}"})
+    assert "filecontents" in info.value.hint

@@ -418,6 +418,45 @@ def at_checkpoint(app: LabtuiApp) -> bool:
     return isinstance(app.screen, CheckpointScreen)
 
 
+def test_p_picks_and_rejects_ideas_with_single_keys() -> None:
+    from tui_scenes import ASKS, ideas_project
+
+    from labtui.core.ideas import load_archive
+    from labtui.tui.idea_picker import IdeaPickerScreen
+
+    root = ideas_project()
+    session = FakeSession(ask=ASKS["ideas"], root=root)
+    app = LabtuiApp(session)
+
+    async def steps(pilot: Pilot) -> None:
+        first = await wait_for_checkpoint(pilot)
+        await pilot.press("p")
+        await wait_until(pilot, lambda: isinstance(app.screen, IdeaPickerScreen))
+        await pilot.press("c", "down", "x", "x", "x")  # pick; reject, take back, reject again
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.screen is not first and at_checkpoint(app))
+        await pilot.press("a")
+        await wait_for_end(pilot)
+
+    run_app(app, steps)
+    assert session.decisions == [Decision("edit", "ideas.json"), Decision("approve")]
+    statuses = {idea.name: idea.status for idea in load_archive(root)}
+    assert statuses == {"wider_hidden_layer": "chosen", "weight_decay_label_noise": "rejected"}
+
+
+def test_the_picker_is_offered_only_at_the_ideas_checkpoint() -> None:
+    session = FakeSession(root=Path("/nonexistent"))  # a run checkpoint
+
+    async def steps(pilot: Pilot) -> None:
+        await wait_for_checkpoint(pilot)
+        assert app.screen.check_action("pick", ()) is False
+        await pilot.press("a")
+        await wait_for_end(pilot)
+
+    app = LabtuiApp(session)
+    run_app(app, steps)
+
+
 def test_a_failed_editor_keeps_the_question_open(tmp_path: Path) -> None:
     session = edit_session(tmp_path)
     app = LabtuiApp(session, edit_file=lambda path: "vim exited with status 1; nothing was kept")

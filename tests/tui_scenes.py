@@ -330,6 +330,7 @@ class Ask:
     body: str
     product: str = ""
     options: tuple[str, ...] = ACTIONS
+    subjects: tuple[str, ...] = ()
 
 
 def literature_review_body() -> str:
@@ -374,6 +375,7 @@ ASKS: dict[str, Ask] = {
         "Ideas, ranked (I = interestingness, F = feasibility, N = novelty):\n\n"
         + ideas_table(IDEAS),
         "ideas.json",
+        subjects=tuple(idea.name for idea in IDEAS),
     ),
     "novelty": Ask(
         "novelty",
@@ -530,6 +532,7 @@ class FakeSession:
                     ask.options,
                     kind=ask.kind,
                     product=ask.product,
+                    subjects=ask.subjects,
                 )
             except Aborted as error:
                 self.raised = error
@@ -603,6 +606,17 @@ def running(script: Callable[[], list[Event]]) -> Callable[[], FakeSession]:
     return lambda: FakeSession(script=script, ask=None, wait_for_stop=True)
 
 
+def ideas_project() -> Path:
+    """A project folder holding only the scenes' ideas.json (for the idea picker)."""
+    import tempfile
+
+    from labtui.core.ideas import save_archive
+
+    root = Path(tempfile.mkdtemp(prefix="labtui-scene-"))
+    save_archive(root, [Idea(**vars(idea)) for idea in IDEAS])
+    return root
+
+
 def asking(kind: str) -> Callable[[], FakeSession]:
     return lambda: FakeSession(ask=ASKS[kind])
 
@@ -615,6 +629,12 @@ SCENES: dict[str, Scene] = {
         Scene("writeup_160x48", (160, 48), running(writeup_in_progress), moment=all_shown),
         *(Scene(f"checkpoint_{kind}", (100, 30), asking(kind)) for kind in ASKS),
         Scene("checkpoint_revise", (100, 30), asking("run"), keys=("r", *"use 5 seeds")),
+        Scene(
+            "idea_picker",
+            (100, 30),
+            lambda: FakeSession(ask=ASKS["ideas"], root=ideas_project()),
+            keys=("p", "c", "down", "x"),
+        ),
         Scene(
             "note",
             (100, 30),

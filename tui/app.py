@@ -384,7 +384,11 @@ class LabtuiApp(App[None]):
     def on_checkpoint_asked(self, message: CheckpointAsked) -> None:
         # Events emitted before the question are on screen before the modal covers them.
         self._flush_bursts()
-        screen = CheckpointScreen(message.request, edit_file=self.edit_product)
+        screen = CheckpointScreen(
+            message.request,
+            edit_file=self.edit_product,
+            project_root=self.session.project_root,
+        )
         self.push_screen(screen, callback=message.answer.give)
 
     def edit_product(self, product: str) -> str:
@@ -542,6 +546,7 @@ def last_of_type(events: list[Event], kind: type[Event]) -> Event | None:
 
 def key_groups() -> KeyGroups:
     """What the help screen lists: every binding, grouped by where it works."""
+    from .idea_picker import IdeaPickerScreen
 
     def bindings(*owners: type[Any]) -> list[Binding]:
         return [b for owner in owners for b in owner.BINDINGS if isinstance(b, Binding)]
@@ -556,6 +561,7 @@ def key_groups() -> KeyGroups:
         (LogsPane.TITLE + " pane", bindings(LogsPane)),
         (LatexPane.TITLE + " pane", bindings(LatexPane)),
         ("At a checkpoint", bindings(CheckpointScreen)),
+        ("Picking ideas", bindings(IdeaPickerScreen)),
         ("Leaving a note", bindings(NoteScreen)),
         ("Quitting while a stage runs", bindings(ConfirmQuitScreen)),
     ]

@@ -8,6 +8,7 @@ their answer through ``dismiss`` and the app (or the checkpoint port) does the r
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -198,6 +199,13 @@ class CheckpointScreen(ModalScreen[Decision]):
             id="checkpoint.abort",
         ),
         Binding(
+            "p",
+            "pick",
+            "Pick…",
+            tooltip="Pick or reject ideas with single keys (at the ideas checkpoint)",
+            id="checkpoint.pick",
+        ),
+        Binding(
             "n",
             "note",
             "Note",
@@ -215,10 +223,16 @@ class CheckpointScreen(ModalScreen[Decision]):
 
     revising: reactive[bool] = reactive(False, bindings=True)
 
-    def __init__(self, request: CheckpointRequest, edit_file: EditFile | None = None) -> None:
+    def __init__(
+        self,
+        request: CheckpointRequest,
+        edit_file: EditFile | None = None,
+        project_root: Path | None = None,
+    ) -> None:
         super().__init__()
         self.request = request
         self._edit_file = edit_file
+        self._project_root = project_root
 
     def compose(self) -> ComposeResult:
         request = self.request
@@ -246,6 +260,8 @@ class CheckpointScreen(ModalScreen[Decision]):
             return not self.revising and parameters[0] in self.request.options
         if action in ("revise", "edit"):
             return not self.revising and action in self.request.options
+        if action == "pick":
+            return not self.revising and self._can_pick()
         if action == "cancel_revise":
             return self.revising
         if action == "note":
@@ -275,6 +291,42 @@ class CheckpointScreen(ModalScreen[Decision]):
 
     def action_cancel_revise(self) -> None:
         self.revising = False
+
+    def _can_pick(self) -> bool:
+        request = self.request
+        return bool(
+            request.kind == "ideas"
+            and request.subjects
+            and "edit" in request.options
+            and self._project_root is not None
+        )
+
+    def action_pick(self) -> None:
+        from labtui.core.errors import LabtuiError
+        from labtui.core.ideas import load_archive
+
+        from .idea_picker import IdeaPickerScreen
+
+        try:
+            archive = {idea.name: idea for idea in load_archive(self._project_root)}
+        except LabtuiError as exc:
+            self.notify(exc.message, title="Cannot read ideas.json", severity="error", timeout=8)
+            return
+        ideas = [archive[name] for name in self.request.subjects if name in archive]
+        self.app.push_screen(IdeaPickerScreen(ideas), callback=self._picked)
+
+    def _picked(self, marks: dict[str, str] | None) -> None:
+        """Write the marks; the engine commits them as the researcher's edit and asks again."""
+        from labtui.core.ideas import mark_ideas
+
+        if not marks:
+            return
+        try:
+            mark_ideas(self._project_root, marks)
+        except (OSError, ValueError) as exc:
+            self.notify(str(exc), title="Could not mark the ideas", severity="error", timeout=8)
+            return
+        self.dismiss(Decision("edit", self.request.product))
 
     def watch_revising(self, revising: bool) -> None:
         note = self.query_one("#checkpoint-note", Input)

@@ -154,6 +154,7 @@ def _ideas_output(order: list[Idea]) -> StageOutput:
         "to drop one, change scores to re-rank. r asks for more ideas.*",
         kind="ideas",
         product="ideas.json",
+        subjects=[i.name for i in order],
     )
 
 

@@ -24,11 +24,35 @@ def _bib_keys(ctx: StageContext, text: str) -> list[str]:
     return sorted(bib_keys(bib_text_of(text, ctx.project.root / "latex")))
 
 
+def _cite_the_literature(ctx: StageContext, tex_path) -> str:
+    """The literature review's papers join the bibliography (labtui writes their BibTeX, the
+    model never does) and the prompt, for the related work; '' without a review."""
+    from ..latex import add_bib_entries
+    from .literature import REVIEW, digest, load_review
+
+    if not (ctx.project.root / REVIEW).is_file():
+        return ""
+    review = load_review(ctx.project.root)
+    entries = {
+        p["bibtex_key"]: p["bibtex"]
+        for p in review["papers"]
+        if p.get("bibtex_key") and p.get("bibtex")
+    }
+    added = add_bib_entries(tex_path, entries)
+    if added:
+        ctx.commit(f"writeup: cite the literature review's papers ({', '.join(added)})", [TEX])
+    return (
+        "\nThe literature review found these papers (cite them by the key in brackets, in the "
+        f"introduction and related work):\n\n{digest(review)}\n"
+    )
+
+
 def run(ctx: StageContext) -> StageOutput:
     root = ctx.project.root
     tex_path = root / TEX
     figures = ctx.result_of("plots").get("figures") or sorted(p.name for p in root.glob("*.png"))
     experiments = ctx.result_of("experiments")
+    reviewed = _cite_the_literature(ctx, tex_path)
     coder = ctx.coder()
     prompt = ctx.prompt(
         "writeup",
@@ -36,6 +60,7 @@ def run(ctx: StageContext) -> StageOutput:
         runs=", ".join(experiments.get("runs", [])),
         figures=", ".join(figures) or "none",
         bibkeys=", ".join(_bib_keys(ctx, tex_path.read_text(encoding="utf-8"))) or "none",
+        literature=reviewed,
         notes=ctx.notes_block(),
     )
     edit = coder.edit(
