@@ -120,6 +120,8 @@ def pipeline_rows() -> list[Row]:
     from research_script import MoonsResearch
     from scripted_llm import ScriptedLLMServer
 
+    from labtui.core.events import STAGES
+
     os.environ["LABTUI_API_KEY"] = TEST_API_KEY
     with tempfile.TemporaryDirectory() as tmp, ScriptedLLMServer() as llm, FakeArxiv() as arxiv:
         root = Path(tmp) / "demo"
@@ -142,7 +144,7 @@ def pipeline_rows() -> list[Row]:
                 "labtui run --headless --auto",
                 run_s,
                 "s",
-                note=f"7 stages; {len(llm.requests)} LLM requests; "
+                note=f"{len(STAGES)} stages; {len(llm.requests)} LLM requests; "
                 f"{prompt:,} prompt + {completion:,} completion tokens (scripted)",
             ),
         ]
