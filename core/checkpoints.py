@@ -13,10 +13,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .errors import LabtuiError
 from .events import CheckpointDecided, CheckpointRequested, Event, ResearcherNote
 
 # `edit` means: the researcher changed the checkpoint's product file; commit it and ask again.
 ACTIONS = ("approve", "revise", "edit", "skip", "abort")
+# `waive` (with the reason as its note) accepts what blocks approval, e.g. numbers of the paper
+# that match no run; offered only where a stage blocks approval, and asked again after.
+WAIVE = "waive"
+BLOCKED_ACTIONS = ("revise", "edit", WAIVE, "abort")  # no approve, and no skip around it
 
 
 @dataclass(frozen=True)
@@ -38,7 +43,7 @@ class Decision:
     note: str = ""
 
     def __post_init__(self) -> None:
-        if self.action not in ACTIONS:
+        if self.action not in (*ACTIONS, WAIVE):
             raise ValueError(f"unknown checkpoint action {self.action!r}; use one of {ACTIONS}")
 
 
@@ -49,10 +54,16 @@ class CheckpointPort(Protocol):
 
 
 class AutoApprove:
-    """``--auto``: every checkpoint is approved at once (and still journaled)."""
+    """``--auto``: every checkpoint is approved at once (and still journaled). Where approval
+    is blocked (numbers that match no run, say), it stops safely instead: only a researcher may
+    waive."""
 
     def ask(self, request: CheckpointRequest) -> Decision:
-        return Decision("approve")
+        if "approve" in request.options:
+            return Decision("approve")
+        return Decision(
+            "abort", f"--auto cannot approve this: {request.title}; resume without --auto"
+        )
 
 
 class Checkpoints:
@@ -93,6 +104,12 @@ class Checkpoints:
             )
         )
         decision = self.port.ask(request)
+        if decision.action not in options:
+            raise LabtuiError(
+                f"the checkpoint {checkpoint_id} was answered with {decision.action!r}, "
+                f"which it did not offer ({', '.join(options)})",
+                "this is a front-end bug; the project is resumable",
+            )
         self._emit(
             CheckpointDecided(
                 stage=stage, checkpoint_id=checkpoint_id, action=decision.action, note=decision.note

@@ -74,6 +74,8 @@ class LimitsSection:
     plot_timeout_s: float = 300.0
     latex_timeout_s: float = 120.0
     latex_fix_rounds: int = 3
+    citation_rounds: int = 20  # write-up rounds that each add a citation where one is missing
+    page_limit: int = 0  # pages the compiled paper may have (0: no limit); over it, fix rounds
 
 
 @dataclass

@@ -12,7 +12,15 @@ import importlib
 import threading
 from pathlib import Path
 
-from .checkpoints import CheckpointPort, Checkpoints, Decision, ResearcherNotes
+from .checkpoints import (
+    ACTIONS,
+    BLOCKED_ACTIONS,
+    WAIVE,
+    CheckpointPort,
+    Checkpoints,
+    Decision,
+    ResearcherNotes,
+)
 from .errors import Aborted, BudgetExceeded, LabtuiError
 from .events import (
     STAGES,
@@ -186,8 +194,8 @@ class Session:
         self, ctx: StageContext, module, output: StageOutput, checkpoints: Checkpoints
     ) -> tuple[Decision, StageOutput]:
         """Ask until the researcher decides; an `edit` is committed and the question asked again
-        about the edited product. Returns the decision and the output as last derived (from
-        the edit, if any), which is what later stages use."""
+        about the edited product, a `waive` is recorded and asked again. Returns the decision
+        and the output as last derived, which is what later stages use."""
         while True:
             if self.ledger.exhausted:
                 # The hard cap: stop cleanly here, with everything done so far committed.
@@ -196,13 +204,17 @@ class Session:
                 ctx.stage,
                 f"{ctx.stage}: {output.summary}",
                 output.checkpoint_body or output.summary,
+                BLOCKED_ACTIONS if output.blocked else ACTIONS,
                 kind=output.kind,
                 product=output.product,
                 subjects=tuple(output.subjects),
             )
-            if decision.action != "edit":
+            if decision.action == "edit":
+                output = self._keep_edit(ctx, module, output)
+            elif decision.action == WAIVE:
+                output = module.waive(ctx, output, decision.note)
+            else:
                 return decision, output
-            output = self._keep_edit(ctx, module, output)
 
     def _keep_edit(self, ctx: StageContext, module, output: StageOutput) -> StageOutput:
         """Commit the researcher's edit of the product and re-derive the stage's output from it."""

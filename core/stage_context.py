@@ -32,6 +32,9 @@ class StageOutput:
     kind: str = "stage"  # what the checkpoint judges (CheckpointRequest.kind)
     product: str = ""  # the project file the researcher may edit at the checkpoint
     subjects: list[str] = field(default_factory=list)  # what may be picked in the product
+    # Why approval is refused until fixed or waived ('' when it is not): the stage module's
+    # ``waive(ctx, output, reason)`` records a waiver and re-derives the output.
+    blocked: str = ""
 
 
 class StageContext:

@@ -191,6 +191,29 @@ class MoonsResearch:
         return whole_file_edit("plot.py", code, "Label every run.")
 
     def writeup(self, request: dict[str, Any]) -> str:
+        text = last_user_text(request)
+        if text.startswith("Citation round"):
+            if not text.startswith("Citation round 1 "):
+                return json.dumps({"done": True})
+            where = "Introduction: Capacity and generalisation interact in small networks"
+            query = "regularization generalization small networks"
+            return json.dumps({"done": False, "where": where, "query": query})
+        if text.startswith("The paper needs a citation here"):
+            return json.dumps({"chosen": [0], "how": "at the end of the first sentence"})
+        if "Add citations to latex/template.tex" in text:
+            return self._cite(text)
+        return self._fill(request)
+
+    def _cite(self, text: str) -> str:
+        """aider's edit for a citation round: \\citep the new keys in the first sentence."""
+        keys = re.search(r"which are now in the bibliography: ([^\n]+)", text).group(1).strip()
+        path = self.root / "latex" / "template.tex"
+        tex = path.read_text(encoding="utf-8")
+        sentence = "Capacity and generalisation interact in small networks"
+        tex = tex.replace(sentence, f"{sentence} \\citep{{{keys}}}", 1)
+        return whole_file_edit("latex/template.tex", tex, f"Cite {keys}.")
+
+    def _fill(self, request: dict[str, Any]) -> str:
         tex = (self.root / "latex" / "template.tex").read_text(encoding="utf-8")
         acc = self._accuracy("run_1")
         base = self._accuracy("run_0")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -75,6 +76,16 @@ def assert_reviewed_paper(root: Path) -> None:
     for paper in literature["papers"]:
         assert f"@misc{{{paper['bibtex_key']}," in tex, "the reviewed papers are citable"
     assert _commits_touching(root, "latex/template.tex", "writeup: cite the literature review")
+    cites = _commits_touching(root, "latex/template.tex", "writeup: cite ")
+    assert cites, "a citation round added a \\cite"
+    new_key = cites[0].split("writeup: cite ", 1)[1]
+    assert f"\\citep{{{new_key}}}" in tex and f"@misc{{{new_key}," in tex
+    title = re.search(rf"@misc\{{{new_key},\s*title\s*=\s*\{{\{{([^}}]+)\}}\}}", tex).group(1)
+    pdf_words = " ".join(pdf_text(root / "paper.pdf").split())
+    assert " ".join(title.split()[:3]) in pdf_words, "the cited paper is in the PDF's references"
+    provenance = json.loads((root / "provenance.json").read_text())
+    assert provenance["traced"] and provenance["untraced"] == [], "every number traced to a run"
+    assert {t["run"] for t in provenance["traced"]} >= {"run_0", "run_1"}
 
     events = _journal(root)
     done = [e.stage for e in events if isinstance(e, StageFinished) and e.status == "done"]

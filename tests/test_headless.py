@@ -114,3 +114,13 @@ def test_the_editor_helper_reports_a_missing_editor(tmp_path, monkeypatch):
     assert "exited with status 1" in open_in_editor(tmp_path / "x.txt")
     monkeypatch.setenv("VISUAL", "true")
     assert open_in_editor(tmp_path / "x.txt") == ""
+
+
+def test_where_approval_is_blocked_w_waives_with_a_reason():
+    from labtui.core.checkpoints import BLOCKED_ACTIONS
+
+    port, out = _port("a\nw\n\nw\nquoted from prior work\n")
+    request = CheckpointRequest("writeup-1", "writeup", "t", "b", options=BLOCKED_ACTIONS)
+    assert port.ask(request) == Decision("waive", "quoted from prior work")
+    text = out.getvalue()
+    assert "press one of: r, e, w, q" in text and "a note is needed" in text

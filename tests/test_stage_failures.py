@@ -151,3 +151,24 @@ def test_a_baseline_without_means_fails_the_stage_clearly(session):
     with pytest.raises(StageFailed, match=r"baseline is unusable: .*\"means\"") as info:
         experiments_stage.run(context(session, "experiments"))
     assert "run_0" in info.value.hint
+
+
+def test_a_paper_over_the_page_limit_goes_back_to_be_shortened(session, llm_server):
+    root = session.project.root
+    long_tex = BROKEN_TEX.replace(r"\adamw{}", "AdamW" + "\n\n\\newpage\nMore.\n" * 2)
+    (root / "latex" / "template.tex").write_text(long_tex)
+    session.config.limits.page_limit = 1
+    asked = []
+
+    def shorten(request):
+        asked.append(last_user_text(request))
+        return whole_file_edit(
+            "latex/template.tex", BROKEN_TEX.replace(r"\adamw{}", "AdamW"), "Cut."
+        )
+
+    llm_server.default("scripted-writeup", shorten)
+    output = compile_stage.run(context(session, "compile"))
+    assert "more than [limits] page_limit = 1" in asked[0]
+    results = [e for e in session.events if isinstance(e, CompileResult)]
+    assert [r.pages for r in results] == [3, 1]
+    assert output.result["pages"] == 1 and output.result["problems"] == []

@@ -444,6 +444,26 @@ def test_p_picks_and_rejects_ideas_with_single_keys() -> None:
     assert statuses == {"wider_hidden_layer": "chosen", "weight_decay_label_noise": "rejected"}
 
 
+def test_w_waives_what_blocks_approval_with_a_reason() -> None:
+    from tui_scenes import ASKS
+
+    session = FakeSession(ask=ASKS["blocked"])
+    app = LabtuiApp(session)
+
+    async def steps(pilot: Pilot) -> None:
+        screen = await wait_for_checkpoint(pilot)
+        await pilot.press("a")  # not offered: nothing happens
+        await pilot.pause()
+        assert app.screen is screen
+        await pilot.press("w", *"quoted from prior work", "enter")
+        await wait_until(pilot, lambda: app.screen is not screen and at_checkpoint(app))
+        await pilot.press("q")
+        await wait_for_end(pilot)
+
+    run_app(app, steps)
+    assert session.decisions[0] == Decision("waive", "quoted from prior work")
+
+
 def test_the_picker_is_offered_only_at_the_ideas_checkpoint() -> None:
     session = FakeSession(root=Path("/nonexistent"))  # a run checkpoint
 

@@ -18,7 +18,13 @@ from research_script import REVIEW
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from labtui.core.checkpoints import ACTIONS, CheckpointPort, Checkpoints, Decision
+from labtui.core.checkpoints import (
+    ACTIONS,
+    BLOCKED_ACTIONS,
+    CheckpointPort,
+    Checkpoints,
+    Decision,
+)
 from labtui.core.errors import Aborted
 from labtui.core.events import (
     STAGES,
@@ -424,6 +430,18 @@ ASKS: dict[str, Ask] = {
         + "\n```",
         "latex/template.tex",
     ),
+    "blocked": Ask(
+        "writeup",
+        "section",
+        "writeup: paper drafted (15 lines); 1 number(s) in the paper match no run",
+        "The draft `latex/template.tex` (15 lines). No placeholders left.\n\n"
+        "Provenance: 6 number(s) traced to runs.\n\n**1 number(s) match no run** (fix them, or "
+        "waive each):\n\n- `97.2\\%` on line 57: It also reaches 97.2\\% on a held-out set.\n\n"
+        "*Approval waits until each is fixed (e edits the draft, r asks the agents) or waived "
+        "(w, with your reason).*",
+        "latex/template.tex",
+        options=BLOCKED_ACTIONS,
+    ),
     "review": Ask(
         "review",
         "review",
@@ -521,7 +539,8 @@ class FakeSession:
         return self.outcome
 
     def _answer(self, port: CheckpointPort, ask: Ask) -> bool:
-        """Ask until a decision other than `edit` (as the pipeline does); False when aborted."""
+        """Ask until a decision other than `edit` or `waive` (as the pipeline does); False when
+        aborted."""
         checkpoints = Checkpoints(port, self.bus.emit)
         while True:
             try:
@@ -539,7 +558,7 @@ class FakeSession:
                 self.outcome = "stopped"
                 return False
             self.decisions.append(decision)
-            if decision.action != "edit":
+            if decision.action not in ("edit", "waive"):
                 return True
 
 

@@ -127,13 +127,15 @@ class HeadlessPrinter:
 
 
 class TerminalCheckpointPort:
-    """Asks checkpoints on a TTY: a approve, r revise (asks for a note), s skip, q abort."""
+    """Asks checkpoints on a TTY: a approve, r revise (asks for a note), e edit, s skip,
+    w waive (asks for the reason, where a stage blocks approval), q abort."""
 
     KEYS: ClassVar[dict[str, str]] = {
         "a": "approve",
         "r": "revise",
         "e": "edit",
         "s": "skip",
+        "w": "waive",
         "q": "abort",
     }
 
@@ -172,5 +174,11 @@ class TerminalCheckpointPort:
                     self.console.print(f"[red]{escape(problem)}[/]")
                     continue
                 return Decision("edit", request.product)
-            note = self._read("note for the agents > ") if action == "revise" else ""
+            note = ""
+            if action in ("revise", "waive"):
+                ask = "note for the agents > " if action == "revise" else "why may they stand? > "
+                note = self._read(ask)
+                if not note:
+                    self.console.print("[red]a note is needed[/]")
+                    continue
             return Decision(action, note)

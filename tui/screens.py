@@ -22,7 +22,7 @@ from textual.reactive import reactive
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Header, Input, Static
 
-from labtui.core.checkpoints import CheckpointRequest, Decision
+from labtui.core.checkpoints import WAIVE, CheckpointRequest, Decision
 from labtui.core.events import Event, LogLine
 
 from .keybar import KeyBar
@@ -199,6 +199,13 @@ class CheckpointScreen(ModalScreen[Decision]):
             id="checkpoint.abort",
         ),
         Binding(
+            "w",
+            "waive",
+            "Waive…",
+            tooltip="Waive what blocks approval (numbers that match no run), with your reason",
+            id="checkpoint.waive",
+        ),
+        Binding(
             "p",
             "pick",
             "Pick…",
@@ -233,6 +240,7 @@ class CheckpointScreen(ModalScreen[Decision]):
         self.request = request
         self._edit_file = edit_file
         self._project_root = project_root
+        self._note_action = "revise"  # what the note input answers: a revision or a waiver
 
     def compose(self) -> ComposeResult:
         request = self.request
@@ -262,6 +270,8 @@ class CheckpointScreen(ModalScreen[Decision]):
             return not self.revising and action in self.request.options
         if action == "pick":
             return not self.revising and self._can_pick()
+        if action == "waive":
+            return not self.revising and WAIVE in self.request.options
         if action == "cancel_revise":
             return self.revising
         if action == "note":
@@ -275,6 +285,14 @@ class CheckpointScreen(ModalScreen[Decision]):
         self.dismiss(Decision(action))
 
     def action_revise(self) -> None:
+        self._ask_for_note("revise", "What should change?")
+
+    def action_waive(self) -> None:
+        self._ask_for_note(WAIVE, "Why may these numbers stand? (recorded with the paper)")
+
+    def _ask_for_note(self, action: str, placeholder: str) -> None:
+        self._note_action = action
+        self.query_one("#checkpoint-note", Input).placeholder = placeholder
         self.revising = True
 
     def action_edit(self) -> None:
@@ -345,7 +363,7 @@ class CheckpointScreen(ModalScreen[Decision]):
             # A revision without a note gives the agents nothing to act on.
             event.input.add_class("-invalid")
             return
-        self.dismiss(Decision("revise", note))
+        self.dismiss(Decision(self._note_action, note))
 
 
 class NoteScreen(ModalScreen[str]):

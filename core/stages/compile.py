@@ -44,6 +44,16 @@ def _describe(outcome, problems: list[str], lint: list) -> str:
     return "\n".join(lines)
 
 
+def _over_the_page_limit(ctx: StageContext, outcome) -> list[str]:
+    limit = ctx.config.limits.page_limit
+    if not (limit and outcome.ok and outcome.pages > limit):
+        return []
+    return [
+        f"the paper has {outcome.pages} pages, more than [limits] page_limit = {limit}: "
+        "shorten it (tighter prose, fewer or smaller figures), keeping every result"
+    ]
+
+
 def run(ctx: StageContext) -> StageOutput:
     from ..latex import chktex, compile_latex, referenced_figures
 
@@ -57,6 +67,7 @@ def run(ctx: StageContext) -> StageOutput:
         lint = chktex(tex_path)
         outcome = compile_latex(tex_path, root / PDF, timeout_s=ctx.config.limits.latex_timeout_s)
         _emit_outcome(ctx, outcome)
+        problems += _over_the_page_limit(ctx, outcome)
         if outcome.ok and not problems:
             break
         if round_no == rounds:

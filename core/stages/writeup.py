@@ -11,6 +11,7 @@ from ..events import LatexUpdated
 from ..stage_context import StageContext, StageOutput
 
 TEX = "latex/template.tex"
+PROVENANCE = "provenance.json"
 _PLACEHOLDER = re.compile(r"\b[A-Z][A-Z ]{2,40} HERE\b")
 
 
@@ -79,16 +80,93 @@ def run(ctx: StageContext) -> StageOutput:
         left = placeholders_left(tex_path.read_text(encoding="utf-8"))
         if left:
             ctx.say(f"placeholders still in the paper: {', '.join(left)}")
-    text = tex_path.read_text(encoding="utf-8")
-    from ..latex import referenced_figures
+    from ..citations import run_rounds
 
+    run_rounds(ctx, coder, TEX, max(0, ctx.config.limits.citation_rounds))
+    _fix_untraced_numbers(ctx, coder)
+    return _draft_output(ctx, left)
+
+
+def _fix_untraced_numbers(ctx: StageContext, coder) -> None:
+    """One round in which the model replaces the numbers that match no run with the recorded
+    ones (or removes them)."""
+    from ..provenance import check_paper, load_waivers
+
+    root = ctx.project.root
+    waivers = load_waivers(root)
+    report = check_paper(root, root / TEX, waivers)
+    open_issues = report.open_issues(waivers)
+    if open_issues:
+        listing = "\n".join(f"- {w.text} on line {w.line}: {w.context}" for w in open_issues)
+        coder.edit(
+            [TEX],
+            ctx.prompt("writeup_provenance", numbers=listing),
+            commit_message="writeup: numbers traced to the runs",
+            read_only=["notes.md"],
+        )
+        report = check_paper(root, root / TEX, waivers)
+        open_issues = report.open_issues(waivers)
+    ctx.commit("writeup: provenance of the paper's numbers", [PROVENANCE])
+
+
+def _draft_output(ctx: StageContext, left: list[str]) -> StageOutput:
+    """The checkpoint about the draft: placeholders, the provenance report, and approval
+    blocked while numbers match no run."""
+    from ..latex import referenced_figures
+    from ..provenance import check_paper, load_waivers, report_markdown
+
+    root = ctx.project.root
+    tex_path = root / TEX
+    text = tex_path.read_text(encoding="utf-8")
     figures = referenced_figures(text, tex_path.parent)  # as TeX resolves them in latex/
     ctx.emit(LatexUpdated(stage=ctx.stage, path=TEX, text=text, figures=figures))
+    waivers = load_waivers(root)
+    report = check_paper(root, tex_path, waivers)
+    open_issues = report.open_issues(waivers)
+    blocked = f"{len(open_issues)} number(s) in the paper match no run" if open_issues else ""
     return StageOutput(
-        summary=f"paper drafted ({len(text.splitlines())} lines)",
-        result={"tex": TEX, "placeholders_left": left},
+        summary=f"paper drafted ({len(text.splitlines())} lines)"
+        + (f"; {blocked}" if blocked else ""),
+        result={
+            "tex": TEX,
+            "placeholders_left": left,
+            "traced": len(report.traced),
+            "untraced": len(open_issues),
+            "waived": len(report.untraced) - len(open_issues),
+        },
         checkpoint_body=f"The draft `{TEX}` ({len(text.splitlines())} lines). "
-        + (f"Placeholders left: {', '.join(left)}" if left else "No placeholders left."),
+        + (f"Placeholders left: {', '.join(left)}" if left else "No placeholders left.")
+        + "\n\n"
+        + report_markdown(report, waivers)
+        + (
+            "\n\n*Approval waits until each is fixed (e edits the draft, r asks the agents) "
+            "or waived (w, with your reason).*"
+            if blocked
+            else ""
+        ),
         kind="section",
         product=TEX,
+        blocked=blocked,
     )
+
+
+def reload(ctx: StageContext, output: StageOutput) -> StageOutput:
+    """After the researcher edited the draft: its numbers are traced again."""
+    text = (ctx.project.root / TEX).read_text(encoding="utf-8")
+    return _draft_output(ctx, placeholders_left(text))
+
+
+def waive(ctx: StageContext, output: StageOutput, reason: str) -> StageOutput:
+    """The researcher accepts the numbers that match no run, for ``reason``: recorded in
+    provenance.json (and the journal), committed, and the draft asked about again."""
+    from ..provenance import check_paper, key, load_waivers
+
+    root = ctx.project.root
+    waivers = load_waivers(root)
+    report = check_paper(root, root / TEX, waivers)
+    open_issues = report.open_issues(waivers)
+    waivers |= {key(w): reason.strip() or "waived by the researcher" for w in open_issues}
+    check_paper(root, root / TEX, waivers)
+    ctx.commit(f"writeup: researcher waived {len(open_issues)} untraced number(s)", [PROVENANCE])
+    ctx.say(f"waived {', '.join(w.text for w in open_issues)}: {reason}")
+    return _draft_output(ctx, output.result.get("placeholders_left", []))

@@ -1,0 +1,152 @@
+"""Citation rounds (The AI Scientist's write-up, made strict): in each round the model reads the
+draft and names one place that needs a citation and a search query, or says it is done; labtui
+searches arXiv, the model picks among the results it was shown, labtui writes their BibTeX into
+the bibliography itself, and aider puts the ``\\cite`` in. The model never writes BibTeX, and a
+citation edit that cites a key the bibliography lacks is undone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from .stage_context import StageContext
+
+CITE = re.compile(r"\\cite[tp]?\*?(?:\[[^\]]*\])*\{([^}]*)\}")
+
+
+@dataclass(frozen=True)
+class Proposal:
+    done: bool
+    where: str = ""  # the section and sentence that needs support
+    query: str = ""
+
+
+@dataclass(frozen=True)
+class Selection:
+    chosen: list[int]  # indexes into the results shown
+    how: str  # where and how to cite them
+
+
+def parse_proposal(data: Any) -> Proposal:
+    if not isinstance(data, dict) or not isinstance(data.get("done"), bool):
+        raise ValueError('the reply must be {"done": true|false, "where": "...", "query": "..."}')
+    if data["done"]:
+        return Proposal(done=True)
+    where, query = data.get("where"), data.get("query")
+    if not isinstance(where, str) or not where.strip():
+        raise ValueError('"where" must name the section and sentence that needs a citation')
+    if not isinstance(query, str) or not query.strip():
+        raise ValueError('"query" must be a search query for arXiv')
+    return Proposal(False, where.strip(), query.strip())
+
+
+def parse_selection(data: Any, shown: int) -> Selection:
+    chosen = data.get("chosen") if isinstance(data, dict) else None
+    if not isinstance(chosen, list) or not all(
+        isinstance(i, int) and not isinstance(i, bool) for i in chosen
+    ):
+        raise ValueError('the reply must be {"chosen": [indexes], "how": "..."} ([] for none)')
+    outside = [i for i in chosen if not 0 <= i < shown]
+    if outside:
+        raise ValueError(
+            f"indexes {outside} are not among the {shown} results shown (0 to {shown - 1})"
+        )
+    how = data.get("how", "")
+    if chosen and (not isinstance(how, str) or not how.strip()):
+        raise ValueError('"how" must say where and how to cite the chosen papers')
+    return Selection(sorted(set(chosen)), str(how).strip())
+
+
+def cited_keys(tex_text: str) -> set[str]:
+    uncommented = "\n".join(re.sub(r"(?<!\\)%.*$", "", line) for line in tex_text.splitlines())
+    return {
+        key.strip()
+        for group in CITE.findall(uncommented)
+        for key in group.split(",")
+        if key.strip()
+    }
+
+
+def unknown_citations(tex: Path) -> list[str]:
+    """Keys the document cites that its bibliography lacks."""
+    from .latex import bib_keys, bib_text_of
+
+    text = Path(tex).read_text(encoding="utf-8")
+    return sorted(cited_keys(text) - bib_keys(bib_text_of(text, Path(tex).parent)))
+
+
+def run_rounds(ctx: StageContext, coder: Any, tex_name: str, rounds: int) -> list[str]:
+    """Up to ``rounds`` citation rounds on ``tex_name`` (project-relative); the keys cited."""
+    from .latex import add_bib_entries, bib_keys, bib_text_of
+    from .literature import LiteratureUnavailable, format_papers
+
+    tex = ctx.project.root / tex_name
+    llm = ctx.llm(role="citer")
+    literature = ctx.literature()
+    cited: list[str] = []
+    for round_no in range(1, rounds + 1):
+        text = tex.read_text(encoding="utf-8")
+        keys = ", ".join(sorted(bib_keys(bib_text_of(text, tex.parent)))) or "none"
+        proposal = llm.ask_json(
+            [{"role": "user", "content": ctx.prompt(
+                "citations_propose", paper=text, bibkeys=keys, round=round_no, rounds=rounds
+            )}],
+            parse_proposal,
+        )  # fmt: skip
+        if proposal.done:
+            ctx.say(f"citations: done after {round_no - 1} round(s)")
+            break
+        try:
+            papers = literature.search(proposal.query, ctx.config.literature.max_results)
+        except LiteratureUnavailable as exc:
+            ctx.say(f"citations stop here: arXiv is unavailable ({exc.message})")
+            break
+        if not papers:
+            ctx.say(f"citations: nothing found for {proposal.query!r}")
+            continue
+        selection = llm.ask_json(
+            [{"role": "user", "content": ctx.prompt(
+                "citations_select", where=proposal.where, query=proposal.query,
+                results=format_papers(papers),
+            )}],
+            partial(parse_selection, shown=len(papers)),
+        )  # fmt: skip
+        if not selection.chosen:
+            continue
+        entries = {papers[i].bibtex_key(): papers[i].bibtex() for i in selection.chosen}
+        if add_bib_entries(tex, entries):
+            ctx.commit(f"writeup: bibliography entries for {', '.join(entries)}", [tex_name])
+        if _integrate(ctx, coder, tex, tex_name, list(entries), proposal.where, selection.how):
+            cited += [key for key in entries if key not in cited]
+    return cited
+
+
+def _integrate(
+    ctx: StageContext, coder: Any, tex: Path, tex_name: str, keys: list[str], where: str, how: str
+) -> bool:
+    """aider adds the \\cite; an edit that cites a key the bibliography lacks is undone."""
+    before = ctx.project.head()
+    edit = coder.edit(
+        [tex_name],
+        ctx.prompt("citations_integrate", keys=", ".join(keys), where=where, how=how),
+        commit_message=f"writeup: cite {', '.join(keys)}",
+    )
+    if not edit.changed:
+        ctx.say(f"citations: the edit for {', '.join(keys)} changed nothing ({edit.error})")
+        return False
+    unknown = unknown_citations(tex)
+    if unknown:
+        ctx.project.repo.git.checkout(before, "--", tex_name)
+        ctx.commit(
+            f"writeup: undo a citation edit that cited unknown keys ({', '.join(unknown)})",
+            [tex_name],
+        )
+        ctx.say(
+            f"undid a citation edit: it cited {', '.join(unknown)}, which are not in the bibliography"
+        )
+        return False
+    return True

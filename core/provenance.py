@@ -1,0 +1,355 @@
+"""Provenance: every number the paper reports must come from a run.
+
+The numbers of the abstract, the Results section and every table are read from the LaTeX
+source and matched, within the rounding they are written with, against what the runs recorded:
+each run's ``final_info.json`` means (and standard errors), the differences from the baseline
+that the notebook derives (absolute, and relative in percent), and the run's configuration
+constants (so "200 epochs" traces to ``EPOCHS = 200`` of the commit that ran). A number that
+matches nothing is *untraced*: the write-up checkpoint shows it with its line, and the
+researcher fixes it or waives it. ``provenance.json`` maps each traced number to its run,
+metric and commit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+PROVENANCE = "provenance.json"
+RUN_RECORD = "labtui_run.json"
+_RUN_DIR = re.compile(r"^run_(\d+)$")
+
+
+@dataclass(frozen=True)
+class Source:
+    """A value a run recorded (or the notebook derives from two runs)."""
+
+    value: float
+    run: str
+    what: str  # "moons test_accuracy_mean", "moons test_accuracy_mean − run_0", "EPOCHS"
+    commit: str = ""
+    kind: str = "result"  # result | derived | config
+
+
+@dataclass(frozen=True)
+class Written:
+    """A number as the paper writes it."""
+
+    text: str  # as written: "93.4", "0.934", "1{,}000"
+    value: float
+    decimals: int  # digits after the point: the rounding it promises
+    percent: bool  # written with \\% or "percent"
+    line: int
+    context: str  # the line, trimmed, for the checkpoint
+
+
+@dataclass
+class Report:
+    traced: list[tuple[Written, Source]] = field(default_factory=list)
+    untraced: list[Written] = field(default_factory=list)
+
+    def to_json(self, waived: dict[str, str] | None = None) -> dict[str, Any]:
+        waived = waived or {}
+        return {
+            "traced": [
+                {"number": w.text, "line": w.line, **asdict(s), "value": s.value}
+                for w, s in self.traced
+            ],
+            "untraced": [
+                {
+                    "number": w.text,
+                    "line": w.line,
+                    "context": w.context,
+                    "waived": waived.get(key(w), ""),
+                }
+                for w in self.untraced
+            ],
+        }
+
+    def open_issues(self, waived: dict[str, str]) -> list[Written]:
+        """Untraced numbers the researcher has not waived."""
+        return [w for w in self.untraced if key(w) not in waived]
+
+
+def key(written: Written) -> str:
+    """How a waiver names a number: its text and the line it stands in (not the line number,
+    which moves whenever text above it changes)."""
+    return f"{written.text} | {written.context}"
+
+
+# -- what the runs recorded ---------------------------------------------------------------------
+
+
+def run_sources(root: Path, baseline: str = "run_0") -> list[Source]:
+    """Every value the project's finished runs recorded, and the differences from the baseline."""
+    root = Path(root)
+    runs = sorted(
+        (p for p in root.iterdir() if _RUN_DIR.match(p.name) and (p / "final_info.json").is_file()),
+        key=lambda p: int(_RUN_DIR.match(p.name).group(1)),
+    )
+    sources: list[Source] = []
+    recorded: dict[str, dict[str, float]] = {}
+    for run in runs:
+        commit = _commit_of(run)
+        values = _final_info_values(run / "final_info.json")
+        recorded[run.name] = values
+        sources += [Source(v, run.name, what, commit) for what, v in values.items()]
+        sources += _config_sources(root, run.name, commit)
+    base = recorded.get(baseline, {})
+    for run_name, values in recorded.items():
+        if run_name == baseline:
+            continue
+        for what, value in values.items():
+            if what in base:
+                sources += _differences(run_name, what, value, base[what], baseline)
+    return sources
+
+
+def _final_info_values(path: Path) -> dict[str, float]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return {}
+    values: dict[str, float] = {}
+    for dataset, entry in data.items() if isinstance(data, dict) else ():
+        if not isinstance(entry, dict):
+            continue
+        for group in ("means", "stderrs"):
+            for metric, value in (entry.get(group) or {}).items():
+                if _is_number(value):
+                    values[f"{dataset} {metric}"] = float(value)
+    return values
+
+
+def _differences(run: str, what: str, value: float, base: float, baseline: str) -> list[Source]:
+    found = [Source(value - base, run, f"{what} − {baseline}", kind="derived")]
+    if base:
+        relative = (value - base) / abs(base) * 100
+        found.append(Source(relative, run, f"{what} vs {baseline} (%)", kind="derived"))
+    return found
+
+
+def _commit_of(run: Path) -> str:
+    try:
+        return str(json.loads((run / RUN_RECORD).read_text(encoding="utf-8")).get("commit", ""))
+    except (OSError, json.JSONDecodeError, AttributeError):
+        return ""
+
+
+_CONSTANT = re.compile(r"^([A-Z][A-Z0-9_]*)\s*=\s*([-+]?[0-9][0-9_.eE+-]*)\s*(?:#.*)?$", re.M)
+
+
+def _config_sources(root: Path, run: str, commit: str) -> list[Source]:
+    """The run's module-level numeric constants, from experiment.py as the run's commit had it
+    (the working copy when the commit is unknown)."""
+    code = _code_at(root, commit) if commit else None
+    if code is None:
+        path = root / "experiment.py"
+        code = path.read_text(encoding="utf-8") if path.is_file() else ""
+    sources = []
+    for name, literal in _CONSTANT.findall(code):
+        try:
+            value = float(literal.replace("_", ""))
+        except ValueError:
+            continue
+        sources.append(Source(value, run, name, commit, kind="config"))
+    return sources
+
+
+def _code_at(root: Path, commit: str) -> str | None:
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "show", f"{commit}:experiment.py"],
+        cwd=root, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    return done.stdout if done.returncode == 0 else None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+# -- what the paper writes ------------------------------------------------------------------------
+
+# A number: not part of a word, a command or a reference; thousands may be grouped with {,}.
+_NUMBER = re.compile(
+    r"(?<![\w\\.])(?P<sign>[-−](?=\d))?(?P<num>\d{1,3}(?:\{,\}\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+    r"(?P<tail>\s*(?:\\%|\\,\\%|\s?percent\b))?"
+)
+# Powers of ten and exponent notation ("$10^{-3}$", "1e-3", "2\times 10^{4}") are settings,
+# not measured results: blanked before the numbers are read.
+_EXPONENTS = re.compile(
+    r"\d+(?:\.\d+)?\s*\\times\s*10\^\{?[-−]?\d+\}?|10\^\{?[-−]?\d+\}?|\d+(?:\.\d+)?[eE][-+]?\d+"
+)
+# Numbers that are names, not results: "Figure 2", "Table 1", "Section 3", "Eq. 4", years.
+_NAMING = re.compile(
+    r"(?:Figure|Fig\.|Table|Section|Sec\.|Eq\.|Equation|Appendix|run\\?_|seed)~?\s*$", re.I
+)
+_SKIPPED_COMMANDS = re.compile(
+    r"\\(?:ref|eqref|cite[tp]?|label|includegraphics|usepackage|documentclass|vspace|hspace|"
+    r"graphicspath|begin|end|bibliography|bibliographystyle|multicolumn|multirow|cmidrule"
+    r"(?:\([^)]*\))?)\*?(?:\[[^\]]*\])?\{[^}]*\}"
+)
+
+
+def numbers_to_check(tex_text: str) -> list[Written]:
+    """The numbers of the abstract, the Results section and every table, in order."""
+    lines = tex_text.splitlines()
+    written: list[Written] = []
+    for start, end in _checked_spans(lines):
+        for index in range(start, end):
+            written += _numbers_in_line(lines[index], index + 1)
+    return written
+
+
+def _checked_spans(lines: list[str]) -> list[tuple[int, int]]:
+    """Line ranges [start, end) of the abstract, the Results section and tables."""
+    spans: list[tuple[int, int]] = []
+    section_start: int | None = None
+    env_start: int | None = None
+    for i, raw in enumerate(lines):
+        line = _strip_comment(raw)
+        if re.search(r"\\begin\{(abstract|table\*?|tabular\*?)\}", line) and env_start is None:
+            env_start = i
+        if re.search(r"\\end\{(abstract|table\*?)\}", line) and env_start is not None:
+            spans.append((env_start, i + 1))
+            env_start = None
+        heading = re.search(r"\\section\*?\{([^}]*)\}", line)
+        if heading:
+            if section_start is not None:
+                spans.append((section_start, i))
+                section_start = None
+            if "result" in heading.group(1).lower():
+                section_start = i + 1
+    if section_start is not None:
+        spans.append((section_start, len(lines)))
+    return _merged(spans)
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _numbers_in_line(raw: str, line_no: int) -> list[Written]:
+    text = _strip_comment(raw)
+    if not text.strip() or re.match(r"\s*\\(?:label|caption\{\}|includegraphics)", text):
+        return []
+    blank = lambda m: " " * len(m.group(0))  # noqa: E731 - keeps columns for the context
+    text = _EXPONENTS.sub(blank, _SKIPPED_COMMANDS.sub(blank, text))
+    found = []
+    for match in _NUMBER.finditer(text):
+        before = text[: match.start()]
+        if _NAMING.search(before) or re.search(r"[A-Za-z]$", before):
+            continue
+        digits = match.group("num").replace("{,}", "")
+        value = float(digits)
+        if "." not in digits and 1900 <= value <= 2099:
+            continue  # a year
+        if match.group("sign"):
+            value = -value
+        decimals = len(digits.split(".")[1]) if "." in digits else 0
+        found.append(
+            Written(
+                text=match.group(0).strip(),
+                value=value,
+                decimals=decimals,
+                percent=bool(match.group("tail")),
+                line=line_no,
+                context=raw.strip()[:160],
+            )
+        )
+    return found
+
+
+def _strip_comment(line: str) -> str:
+    return re.sub(r"(?<!\\)%.*$", "", line)
+
+
+# -- matching ------------------------------------------------------------------------------------
+
+
+def matches(written: Written, value: float) -> bool:
+    """Whether ``written`` is ``value`` as rounded to the decimals it shows; a percentage may
+    be the value itself (93.4 %) or a fraction written in percent (0.934 -> 93.4 %)."""
+    tolerance = 0.5 * 10 ** (-written.decimals) + 1e-9
+    candidates = [value, abs(value)]
+    if written.percent or written.decimals <= 2:
+        candidates += [value * 100, abs(value) * 100]
+    return any(abs(written.value - c) <= tolerance for c in candidates)
+
+
+def trace(tex_text: str, sources: list[Source]) -> Report:
+    """Each checked number with the first source it matches (results first, then derived
+    values, then configuration), or untraced."""
+    ordered = sorted(sources, key=lambda s: ("result", "derived", "config").index(s.kind))
+    report = Report()
+    for written in numbers_to_check(tex_text):
+        source = next(
+            (s for s in ordered if _plausible(written, s) and matches(written, s.value)), None
+        )
+        if source is None:
+            report.untraced.append(written)
+        else:
+            report.traced.append((written, source))
+    return report
+
+
+def _plausible(written: Written, source: Source) -> bool:
+    """Small integers match too easily by chance: only a configuration constant (an epoch
+    count, a seed count) may account for a whole number below 10."""
+    if written.decimals == 0 and abs(written.value) < 10:
+        return source.kind == "config"
+    return True
+
+
+# -- the project's report ------------------------------------------------------------------------
+
+
+def check_paper(root: Path, tex: Path, waived: dict[str, str] | None = None) -> Report:
+    """Trace the paper's numbers and write provenance.json beside the project's runs."""
+    root = Path(root)
+    report = trace(Path(tex).read_text(encoding="utf-8"), run_sources(root))
+    (root / PROVENANCE).write_text(
+        json.dumps(report.to_json(waived), indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    return report
+
+
+def load_waivers(root: Path) -> dict[str, str]:
+    """The researcher's waivers recorded in provenance.json: {key: reason}."""
+    try:
+        data = json.loads((Path(root) / PROVENANCE).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return {}
+    waivers = {}
+    for entry in data.get("untraced", []) if isinstance(data, dict) else []:
+        if isinstance(entry, dict) and entry.get("waived"):
+            waivers[f"{entry.get('number')} | {entry.get('context')}"] = str(entry["waived"])
+    return waivers
+
+
+def report_markdown(report: Report, waived: dict[str, str]) -> str:
+    """For the checkpoint: how many numbers were traced, and each one that was not."""
+    lines = [f"Provenance: {len(report.traced)} number(s) traced to runs."]
+    open_issues = report.open_issues(waived)
+    if open_issues:
+        lines.append(
+            f"\n**{len(open_issues)} number(s) match no run** (fix them, or waive each):\n"
+        )
+        lines += [f"- `{w.text}` on line {w.line}: {w.context}" for w in open_issues]
+    waived_here = [w for w in report.untraced if key(w) in waived]
+    if waived_here:
+        lines.append("\nWaived by you:\n")
+        lines += [f"- `{w.text}` on line {w.line}: {waived[key(w)]}" for w in waived_here]
+    return "\n".join(lines)

@@ -1,0 +1,243 @@
+"""Provenance: the paper's numbers traced to the runs that produced them, within the rounding
+they are written with; anything else is listed with its line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from labtui.core.provenance import (
+    PROVENANCE,
+    check_paper,
+    key,
+    matches,
+    numbers_to_check,
+    report_markdown,
+    run_sources,
+)
+
+BASE = {"moons": {"means": {"test_accuracy_mean": 0.9367, "train_loss_mean": 0.1930}}}
+WIDER = {
+    "moons": {
+        "means": {"test_accuracy_mean": 0.9053, "train_loss_mean": 0.2346},
+        "stderrs": {"test_accuracy_stderr": 0.0041},
+    }
+}
+
+PAPER = r"""\documentclass{article}
+\begin{document}
+\begin{abstract}
+Doubling the hidden layer lowers test accuracy to 90.5\% from 93.7\%.
+\end{abstract}
+\section{Method}
+We double HIDDEN_UNITS to 64; nothing here is checked: 12345.
+\section{Results}
+\label{sec:results}
+The wider network (run\_1) reaches $0.905 \pm 0.004$ against 0.937 for run\_0, a change of
+$-0.031$ ($-3.35$\%) after 150 epochs, as Figure~1 shows \citep{kingma2015adam}.
+It also reaches 97.2\% on a held-out set we never built.
+\begin{table}[t]
+\begin{tabular}{lcc}
+\toprule
+run & accuracy & loss \\
+\midrule
+run\_0 & 0.9367 & 0.193 \\
+run\_1 & 0.9053 & 0.2346 \\
+\bottomrule
+\end{tabular}
+\end{table}
+\section{Conclusion}
+Width 128 may help in 2026.
+\end{document}
+"""
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """Two runs of a moons-like experiment, each recorded with its commit."""
+    root = tmp_path / "p"
+    root.mkdir()
+    _git(root, "init", "-q")
+    _git(root, "config", "user.email", "t@example.org")
+    _git(root, "config", "user.name", "t")
+    for run, info, units in (("run_0", BASE, 32), ("run_1", WIDER, 64)):
+        (root / "experiment.py").write_text(f"HIDDEN_UNITS = {units}\nEPOCHS = 150  # per seed\n")
+        _git(root, "add", "experiment.py")
+        _git(root, "commit", "-qm", f"code for {run}")
+        commit = _git(root, "rev-parse", "HEAD")
+        (root / run).mkdir()
+        (root / run / "final_info.json").write_text(json.dumps(info))
+        (root / run / "labtui_run.json").write_text(json.dumps({"commit": commit}))
+    (root / "latex").mkdir()
+    (root / "latex" / "template.tex").write_text(PAPER)
+    return root
+
+
+def test_only_the_abstract_results_and_tables_are_read_and_names_are_not_numbers():
+    written = [(w.text, w.line) for w in numbers_to_check(PAPER)]
+    texts = [t for t, _ in written]
+    assert "12345" not in texts and "128" not in texts, "Method and Conclusion are not checked"
+    assert "2026" not in texts and "1" not in texts, "years and Figure~1 are names, not results"
+    assert ("90.5\\%", 4) in written and ("0.9053", 19) in written
+    assert "150" in texts and "-0.031" in texts and "97.2\\%" in texts
+
+
+def test_a_number_matches_within_the_rounding_it_is_written_with():
+    [w] = numbers_to_check("\\begin{abstract}0.93\\end{abstract}")
+    assert matches(w, 0.9343) and matches(w, 0.9251) and not matches(w, 0.9361)
+    [pct] = numbers_to_check("\\begin{abstract}93.4\\%\\end{abstract}")
+    assert matches(pct, 0.9343) and matches(pct, 93.4) and not matches(pct, 0.9361)
+
+
+def test_the_runs_values_their_differences_and_their_settings_are_sources(project: Path):
+    sources = run_sources(project)
+    by_what = {(s.run, s.what): s for s in sources}
+    assert by_what[("run_1", "moons test_accuracy_mean")].value == 0.9053
+    assert by_what[("run_1", "moons test_accuracy_stderr")].value == 0.0041
+    delta = by_what[("run_1", "moons test_accuracy_mean − run_0")]
+    assert delta.kind == "derived" and delta.value == pytest.approx(-0.0314)
+    relative = by_what[("run_1", "moons test_accuracy_mean vs run_0 (%)")]
+    assert relative.value == pytest.approx(-3.352, abs=1e-3)
+    assert by_what[("run_1", "HIDDEN_UNITS")].value == 64, "the setting as run_1's commit had it"
+    assert by_what[("run_0", "HIDDEN_UNITS")].value == 32
+    assert (
+        by_what[("run_1", "HIDDEN_UNITS")].commit
+        == json.loads((project / "run_1" / "labtui_run.json").read_text())["commit"]
+    )
+
+
+def test_every_real_number_is_traced_and_the_invented_one_is_listed(project: Path):
+    report = check_paper(project, project / "latex" / "template.tex")
+    assert [(w.text, w.line) for w in report.untraced] == [("97.2\\%", 12)]
+    traced = {w.text: s for w, s in report.traced}
+    assert traced["90.5\\%"].what == "moons test_accuracy_mean" and traced["90.5\\%"].run == "run_1"
+    assert traced["-0.031"].kind == "derived"
+    assert traced["150"].what == "EPOCHS" and traced["150"].kind == "config"
+    saved = json.loads((project / PROVENANCE).read_text())
+    first = saved["traced"][0]
+    assert {"number", "line", "run", "what", "commit", "value"} <= set(first)
+    assert first["commit"], "each traced number names the commit that produced it"
+    assert saved["untraced"] == [
+        {"number": "97.2\\%", "line": 12, "context": report.untraced[0].context, "waived": ""}
+    ]
+
+
+def test_a_waived_number_is_no_longer_open_and_the_reason_is_kept(project: Path):
+    report = check_paper(project, project / "latex" / "template.tex")
+    [invented] = report.untraced
+    assert "match no run" in report_markdown(report, {})
+    waived = {key(invented): "quoted from the original paper, not measured here"}
+    assert report.open_issues(waived) == []
+    text = report_markdown(report, waived)
+    assert "match no run" not in text and "quoted from the original paper" in text
+    saved = check_paper(project, project / "latex" / "template.tex", waived)
+    assert saved.untraced and json.loads((project / PROVENANCE).read_text())["untraced"][0][
+        "waived"
+    ].startswith("quoted")
+
+
+# -- the write-up checkpoint waits for every number --------------------------------------------
+
+
+class InventingResearch:
+    """TEST-ONLY: the moons research, but the write-up claims a result no run produced and the
+    fix round does not remove it."""
+
+    INVENTED = "It also reaches 97.2\\% on a held-out set we never built."
+
+    def __init__(self, root: Path) -> None:
+        from research_script import MoonsResearch
+
+        self.moons = MoonsResearch(root)
+
+    def writeup(self, request) -> str:
+        from research_script import whole_file_edit
+
+        reply = self.moons.writeup(request)
+        tex = (self.moons.root / "latex" / "template.tex").read_text()
+        if "RESULTS HERE" in tex:  # the first draft: add the invented claim to Results
+            return reply.replace(
+                "shows the training loss.", "shows the training loss. " + self.INVENTED
+            )
+        if "match no value the runs recorded" in json.dumps(request):  # the fix round: ignored
+            return whole_file_edit("latex/template.tex", tex, "Kept as it was.")
+        return reply  # the citation rounds, as the moons research answers them
+
+
+class WaivingPort:
+    """TEST-ONLY: approves everything it may; at a blocked write-up it waives once, with a reason."""
+
+    def __init__(self) -> None:
+        self.asked = []
+
+    def ask(self, request):
+        from labtui.core.checkpoints import Decision
+
+        self.asked.append(request)
+        if request.stage == "compile":
+            return Decision("abort", "enough")
+        if "approve" in request.options:
+            return Decision("approve")
+        return Decision("waive", "quoted from the original paper, not measured here")
+
+
+def test_an_invented_number_blocks_approval_until_the_researcher_waives_it(project_with_runs):
+    from labtui.core.journal import read_events
+    from labtui.core.pipeline import Session
+
+    root, llm_server = project_with_runs
+    port = WaivingPort()
+    assert Session.open(root).run(port) == "stopped"
+    first, again = [r for r in port.asked if r.stage == "writeup"][:2]
+    assert "approve" not in first.options and "waive" in first.options
+    assert "1 number(s) in the paper match no run" in first.title
+    assert "`97.2\\%` on line" in first.body
+    assert "approve" in again.options and "quoted from the original paper" in again.body
+    fix_prompts = [
+        r for r in llm_server.requests_for("scripted-writeup") if "match no value" in json.dumps(r)
+    ]
+    assert fix_prompts, "the untraced number went back to the model first"
+    saved = json.loads((root / PROVENANCE).read_text())
+    assert saved["traced"] and saved["untraced"][0]["waived"].startswith("quoted")
+    decided = [
+        (e.action, e.note)
+        for e in read_events(root / ".labtui" / "journal.jsonl")
+        if e.type == "CheckpointDecided" and e.stage == "writeup"
+    ]
+    assert decided[0] == ("waive", "quoted from the original paper, not measured here")
+
+
+def test_auto_mode_stops_at_an_untraced_number_instead_of_approving_it(project_with_runs):
+    from labtui.core.checkpoints import AutoApprove
+    from labtui.core.pipeline import Session
+
+    root, _ = project_with_runs
+    assert Session.open(root).run(AutoApprove()) == "stopped"
+    assert json.loads((root / PROVENANCE).read_text())["untraced"][0]["waived"] == ""
+    assert not (root / "paper.pdf").exists(), "nothing was compiled from an unchecked paper"
+
+
+@pytest.fixture
+def project_with_runs(tmp_path, llm_server, arxiv_server, monkeypatch):
+    """A moons project wired to the scripted servers, its write-up inventing one number."""
+    from conftest import TEST_API_KEY, wire_project
+    from research_script import model_name
+
+    from labtui.core.project import Project
+
+    monkeypatch.setenv("LABTUI_API_KEY", TEST_API_KEY)
+    project = Project.create(tmp_path / "inv", "moons")
+    wire_project(project.root, llm_server.url, arxiv_server.url)
+    research = InventingResearch(project.root)
+    research.moons.install(llm_server)
+    llm_server.default(model_name("writeup").removeprefix("openai/"), research.writeup)
+    return project.root, llm_server
