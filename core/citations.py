@@ -1,6 +1,6 @@
 """Citation rounds (The AI Scientist's write-up, made strict): in each round the model reads the
 draft and names one place that needs a citation and a search query, or says it is done; labtui
-searches arXiv, the model picks among the results it was shown, labtui writes their BibTeX into
+searches arXiv (and Semantic Scholar with a key), the model picks among the results it was shown, labtui writes their BibTeX into
 the bibliography itself, and aider puts the ``\\cite`` in. The model never writes BibTeX, and a
 citation edit that cites a key the bibliography lacks is undone.
 """
@@ -82,11 +82,10 @@ def unknown_citations(tex: Path) -> list[str]:
 def run_rounds(ctx: StageContext, coder: Any, tex_name: str, rounds: int) -> list[str]:
     """Up to ``rounds`` citation rounds on ``tex_name`` (project-relative); the keys cited."""
     from .latex import add_bib_entries, bib_keys, bib_text_of
-    from .literature import LiteratureUnavailable, format_papers
+    from .papers import search_all
 
     tex = ctx.project.root / tex_name
     llm = ctx.llm(role="citer")
-    literature = ctx.literature()
     cited: list[str] = []
     for round_no in range(1, rounds + 1):
         text = tex.read_text(encoding="utf-8")
@@ -100,10 +99,9 @@ def run_rounds(ctx: StageContext, coder: Any, tex_name: str, rounds: int) -> lis
         if proposal.done:
             ctx.say(f"citations: done after {round_no - 1} round(s)")
             break
-        try:
-            papers = literature.search(proposal.query, ctx.config.literature.max_results)
-        except LiteratureUnavailable as exc:
-            ctx.say(f"citations stop here: arXiv is unavailable ({exc.message})")
+        papers, down = search_all(ctx, proposal.query)
+        if down and not papers:
+            ctx.say(f"citations stop here: no search service answers ({'; '.join(down)})")
             break
         if not papers:
             ctx.say(f"citations: nothing found for {proposal.query!r}")
@@ -111,13 +109,13 @@ def run_rounds(ctx: StageContext, coder: Any, tex_name: str, rounds: int) -> lis
         selection = llm.ask_json(
             [{"role": "user", "content": ctx.prompt(
                 "citations_select", where=proposal.where, query=proposal.query,
-                results=format_papers(papers),
+                results="\n\n".join(p.listing(i) for i, p in enumerate(papers)),
             )}],
             partial(parse_selection, shown=len(papers)),
         )  # fmt: skip
         if not selection.chosen:
             continue
-        entries = {papers[i].bibtex_key(): papers[i].bibtex() for i in selection.chosen}
+        entries = {papers[i].bibtex_key: papers[i].bibtex for i in selection.chosen}
         if add_bib_entries(tex, entries):
             ctx.commit(f"writeup: bibliography entries for {', '.join(entries)}", [tex_name])
         if _integrate(ctx, coder, tex, tex_name, list(entries), proposal.where, selection.how):

@@ -214,7 +214,16 @@ class MoonsResearch:
         return whole_file_edit("latex/template.tex", tex, f"Cite {keys}.")
 
     def _fill(self, request: dict[str, Any]) -> str:
+        """A section (or the leftovers) the prompt names, filled from the runs; a reflection,
+        a revision or the refinement pass leaves the paper as it is."""
         tex = (self.root / "latex" / "template.tex").read_text(encoding="utf-8")
+        text = last_user_text(request)
+        named = re.search(
+            r"(?:Replace exactly these placeholders|still in latex/template.tex): ([A-Z ,]+)", text
+        )
+        if named is None:
+            return whole_file_edit("latex/template.tex", tex, "Nothing to change.")
+        wanted = {p.strip() for p in named.group(1).split(",") if p.strip()}
         acc = self._accuracy("run_1")
         base = self._accuracy("run_0")
         fills = {
@@ -235,9 +244,10 @@ class MoonsResearch:
             "PLEASE FILL IN CAPTION HERE": "Training loss of the baseline and the wider network.",
             "CONCLUSIONS HERE": "Width matters little at this scale; noise robustness is future work.",
         }
-        for placeholder, text in fills.items():
-            tex = tex.replace(placeholder, text)
-        return whole_file_edit("latex/template.tex", tex, "Filled every section from notes.md.")
+        for placeholder, filled in fills.items():
+            if placeholder in wanted:
+                tex = tex.replace(placeholder, filled)
+        return whole_file_edit("latex/template.tex", tex, f"Filled {', '.join(sorted(wanted))}.")
 
     def review(self, request: dict[str, Any]) -> str:
         return fenced_json(REVIEW, "My review:")

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import StageFailed
 from ..literature import LiteratureUnavailable
+from ..papers import Found, search_all
 from ..stage_context import StageContext, StageOutput
 
 REVIEW = "literature.json"
@@ -33,62 +34,6 @@ class Action:
     arxiv_id: str = ""
     full_text: bool = False
     summary: str = ""
-
-
-@dataclass(frozen=True)
-class Found:
-    """A paper as the review keeps it, whichever service found it: arXiv (citable by its
-    eprint, full text readable) or Semantic Scholar (with citation counts and its BibTeX)."""
-
-    key: str  # the id the agent uses: a versionless arXiv id, or "S2:<paper id>"
-    title: str
-    authors: list[str]
-    year: int
-    abstract: str
-    url: str
-    bibtex_key: str
-    bibtex: str
-    citations: int | None = None  # from Semantic Scholar, when it was asked
-    arxiv: Any = None  # the core.literature.Paper, for the full text
-
-    @classmethod
-    def from_arxiv(cls, paper: Any) -> Found:
-        return cls(
-            paper.base_id, paper.title, list(paper.authors), paper.year, paper.abstract,
-            paper.url, paper.bibtex_key(), paper.bibtex(), arxiv=paper,
-        )  # fmt: skip
-
-    @classmethod
-    def from_s2(cls, paper: Any) -> Found:
-        from ..literature import Paper
-
-        arxiv = None
-        if paper.arxiv_id:
-            arxiv = Paper(
-                paper.arxiv_id, paper.title, paper.authors, paper.year, paper.abstract,
-                f"https://arxiv.org/abs/{paper.arxiv_id}", "",
-            )  # fmt: skip
-        key = f"S2:{paper.paper_id}" if arxiv is None else arxiv.base_id
-        entry = paper.bibtex or (arxiv.bibtex() if arxiv else "")
-        cite_key = _entry_key(entry) or (arxiv.bibtex_key() if arxiv else "")
-        return cls(
-            key, paper.title, paper.authors, paper.year, paper.abstract, paper.url, cite_key,
-            entry, citations=paper.citation_count, arxiv=arxiv,
-        )  # fmt: skip
-
-    def listing(self, index: int) -> str:
-        authors = ", ".join(self.authors[:3]) + (", et al" if len(self.authors) > 3 else "")
-        cited = f" Cited by {self.citations}." if self.citations is not None else ""
-        abstract = " ".join(self.abstract.split())[:600] or "(no abstract)"
-        head = f"{index}: {self.title}. {authors or 'Unknown authors'}. {self.year}.{cited}"
-        return f"{head} id {self.key}\n   Abstract: {abstract}"
-
-
-def _entry_key(bibtex: str) -> str:
-    import re
-
-    found = re.match(r"\s*@\w+\s*\{\s*([^,\s]+)\s*,", bibtex)
-    return found.group(1) if found else ""
 
 
 @dataclass
@@ -226,7 +171,6 @@ class _Tools:
     def __init__(self, ctx: StageContext) -> None:
         self.ctx = ctx
         self.literature = ctx.literature()
-        self.scholar = ctx.semantic_scholar()
         self.unavailable = False
 
     def carry_out(self, action: Action, review: Review) -> str:
@@ -242,30 +186,15 @@ class _Tools:
     def search(self, query: str, review: Review) -> str:
         """arXiv's results, and Semantic Scholar's (with citation counts) when there is a key;
         one service down is said, and the other still answers."""
-        limit = self.ctx.config.literature.max_results
-        found, down = [], []
-        for service, search, adapt in self._services():
-            try:
-                found += [review.meet(adapt(paper)) for paper in search(query, limit)]
-            except LiteratureUnavailable as exc:
-                self.ctx.say(f"⚠ {service} search unavailable: {exc.message}")
-                down.append(f"{service}: {exc.message}")
+        found, down = search_all(self.ctx, query)
         self.unavailable = self.unavailable or bool(down)
         if down and not found:
             return (
                 f"The search is unavailable right now ({'; '.join(down)}). Work with what you have."
             )
-        unique = list({paper.key: paper for paper in found}.values())
-        listing = (
-            "\n\n".join(paper.listing(i) for i, paper in enumerate(unique)) or "No papers found."
-        )
+        shown = [review.meet(paper) for paper in found]
+        listing = "\n\n".join(p.listing(i) for i, p in enumerate(shown)) or "No papers found."
         return f"Results for {query!r}:\n\n{listing}"
-
-    def _services(self) -> list[tuple[str, Any, Any]]:
-        services = [("arXiv", self.literature.search, Found.from_arxiv)]
-        if self.scholar is not None:
-            services.append(("Semantic Scholar", self.scholar.search, Found.from_s2))
-        return services
 
     def read(self, paper: Found, full_text: bool) -> str:
         if not full_text or paper.arxiv is None:

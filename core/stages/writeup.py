@@ -5,8 +5,9 @@ Placeholders left behind are caught and sent back once.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from ..errors import StageFailed
+from ..errors import Aborted, StageFailed
 from ..events import LatexUpdated
 from ..stage_context import StageContext, StageOutput
 
@@ -48,27 +49,52 @@ def _cite_the_literature(ctx: StageContext, tex_path) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Section:
+    name: str  # as the prompts and checkpoints say it
+    tips: str  # prompts/section_<tips>.md: what the section must contain
+    placeholders: tuple[str, ...]  # what it replaces in the template
+    heading: str  # where its text is, for the checkpoint: "abstract" or a \section title word
+
+
+# In the order the paper is written (The AI Scientist's): related work comes after the rest,
+# when what it must be compared with is known.
+SECTIONS = (
+    Section("title and abstract", "abstract", ("TITLE HERE", "ABSTRACT HERE"), "abstract"),
+    Section("introduction", "introduction", ("INTRO HERE",), "introduction"),
+    Section("background", "background", ("BACKGROUND HERE",), "background"),
+    Section("method", "method", ("METHOD HERE",), "method"),
+    Section("experimental setup", "setup", ("EXPERIMENTAL SETUP HERE",), "experimental"),
+    Section("results", "results", ("RESULTS HERE", "PLEASE FILL IN CAPTION HERE"), "results"),
+    Section("conclusion", "conclusion", ("CONCLUSIONS HERE",), "conclusion"),
+    Section("related work", "related", ("RELATED WORK HERE",), "related"),
+)
+
+
 def run(ctx: StageContext) -> StageOutput:
     root = ctx.project.root
     tex_path = root / TEX
     figures = ctx.result_of("plots").get("figures") or sorted(p.name for p in root.glob("*.png"))
     experiments = ctx.result_of("experiments")
-    reviewed = _cite_the_literature(ctx, tex_path)
+    facts = {
+        "title": experiments.get("idea", ""),
+        "runs": ", ".join(experiments.get("runs", [])),
+        "figures": ", ".join(figures) or "none",
+        "literature": _cite_the_literature(ctx, tex_path),
+    }
     coder = ctx.coder()
-    prompt = ctx.prompt(
-        "writeup",
-        title=experiments.get("idea", ""),
-        runs=", ".join(experiments.get("runs", [])),
-        figures=", ".join(figures) or "none",
-        bibkeys=", ".join(_bib_keys(ctx, tex_path.read_text(encoding="utf-8"))) or "none",
-        literature=reviewed,
-        notes=ctx.notes_block(),
-    )
-    edit = coder.edit(
-        [TEX], prompt, commit_message="writeup: fill the paper", read_only=["notes.md"]
-    )
-    if not edit.changed:
-        raise StageFailed(f"the write-up edit changed nothing: {edit.error}", "labtui run to retry")
+    written = 0
+    for section in SECTIONS:
+        present = [p for p in section.placeholders if p in tex_path.read_text(encoding="utf-8")]
+        if present:
+            _write_section(ctx, coder, section, present, facts)
+            written += 1
+    if not written:
+        raise StageFailed(
+            f"{TEX} has none of the section placeholders (TITLE HERE, INTRO HERE, …)",
+            "restore the template's placeholders with git, or revise the paper by hand",
+        )
+    _edit_optional(coder, ctx.prompt("writeup_refine"), "writeup: whole-paper refinement")
     left = placeholders_left(tex_path.read_text(encoding="utf-8"))
     if left:
         coder.edit(
@@ -85,6 +111,69 @@ def run(ctx: StageContext) -> StageOutput:
     run_rounds(ctx, coder, TEX, max(0, ctx.config.limits.citation_rounds))
     _fix_untraced_numbers(ctx, coder)
     return _draft_output(ctx, left)
+
+
+def _write_section(
+    ctx: StageContext, coder, section: Section, present: list[str], facts: dict[str, str]
+) -> None:
+    """Write one section, reflect on it once, and (in co-pilot mode) let the researcher judge
+    it: approve, revise with a note (rewritten, asked again), edit it, or abort."""
+    tips = ctx.prompt(f"section_{section.tips}").strip()
+    tex_text = (ctx.project.root / TEX).read_text(encoding="utf-8")
+    prompt = ctx.prompt(
+        "writeup_section",
+        section=section.name,
+        placeholders=", ".join(present),
+        tips=tips,
+        bibkeys=", ".join(_bib_keys(ctx, tex_text)) or "none",
+        notes=ctx.notes_block(),
+        **facts,
+    )
+    edit = coder.edit(
+        [TEX], prompt, commit_message=f"writeup: {section.name}", read_only=["notes.md"]
+    )
+    if not edit.changed:
+        raise StageFailed(
+            f"the {section.name} edit changed nothing: {edit.error}", "labtui run to retry"
+        )
+    reflect = ctx.prompt("writeup_reflect", section=section.name, tips=tips)
+    _edit_optional(coder, reflect, f"writeup: {section.name}, reflected")
+    while True:
+        decision = ctx.ask(
+            f"writeup: {section.name} written",
+            _section_body(ctx, section),
+            kind="section",
+            product=TEX,
+        )
+        if decision.action == "abort":
+            raise Aborted(decision.note or "stopped during the write-up; the project is resumable")
+        if decision.action != "revise":
+            return
+        revise = ctx.prompt("writeup_revise_section", section=section.name, note=decision.note)
+        _edit_optional(coder, revise, f"writeup: {section.name}, revised")
+
+
+def _edit_optional(coder, prompt: str, message: str) -> None:
+    """An edit the model may decline (a reflection with nothing to fix): no retry, no error."""
+    coder.edit([TEX], prompt, commit_message=message, read_only=["notes.md"], retries=0)
+
+
+def _section_body(ctx: StageContext, section: Section) -> str:
+    text = (ctx.project.root / TEX).read_text(encoding="utf-8")
+    if section.heading == "abstract":
+        title = re.search(r"\\title\{([^}]*)\}", text)
+        found = re.search(r"\\begin\{abstract\}(.*?)\\end\{abstract\}", text, re.DOTALL)
+        shown = (f"\\title{{{title.group(1)}}}\n" if title else "") + (
+            found.group(1).strip() if found else ""
+        )
+    else:
+        found = re.search(
+            rf"\\section\*?\{{[^}}]*{section.heading}[^}}]*\}}(.*?)(?=\\section|\\bibliographystyle|\\end\{{document\}})",
+            text,
+            re.DOTALL | re.IGNORECASE,
+        )
+        shown = found.group(1).strip() if found else "(section not found)"
+    return f"The {section.name} as written:\n\n```latex\n{shown[:3000]}\n```"
 
 
 def _fix_untraced_numbers(ctx: StageContext, coder) -> None:

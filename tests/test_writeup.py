@@ -1,0 +1,59 @@
+"""The write-up, section by section: each section written in order with its tips, reflected on
+once, judged by the researcher in co-pilot mode; then related work and a whole-paper pass."""
+
+from __future__ import annotations
+
+import json
+
+from research_script import last_user_text
+
+from labtui.core.checkpoints import CheckpointRequest, Decision
+from labtui.core.pipeline import Session
+from labtui.core.stages.writeup import SECTIONS
+
+
+class SectionPort:
+    """TEST-ONLY: approves, revises the introduction once with a note, aborts at compile."""
+
+    NOTE = "say why small networks are worth studying"
+
+    def __init__(self) -> None:
+        self.asked: list[CheckpointRequest] = []
+
+    def ask(self, request: CheckpointRequest) -> Decision:
+        self.asked.append(request)
+        if request.stage == "compile":
+            return Decision("abort", "enough")
+        if request.title == "writeup: introduction written" and not any(
+            r.title == request.title for r in self.asked[:-1]
+        ):
+            return Decision("revise", self.NOTE)
+        return Decision("approve")
+
+
+def test_sections_are_written_in_order_reflected_on_and_judged(project, llm_server):
+    port = SectionPort()
+    Session.open(project.root).run(port)
+    log = project.repo.git.log("--reverse", "--format=%s").splitlines()
+    written = [
+        m.removeprefix("writeup: ") for m in log if m.startswith("writeup: ") and "," not in m
+    ]
+    order = [s.name for s in SECTIONS]
+    assert [w for w in written if w in order] == order, "each section once, in order"
+    asks = [last_user_text(r) for r in llm_server.requests_for("scripted-writeup")]
+    reflections = [a for a in asks if a.startswith("Read the ")]
+    assert [a.split(" you just wrote")[0].removeprefix("Read the ") for a in reflections] == order
+    results = next(a for a in asks if "Write the results" in a)
+    assert "the figures go here and only here" in results, "the section's tips are in its prompt"
+    assert any(a.startswith("Now read the whole paper") for a in asks), "the refinement pass"
+    revise = [a for a in asks if a.startswith("The researcher read the introduction")]
+    assert revise and SectionPort.NOTE in revise[0]
+    section_questions = [r.title for r in port.asked if r.title.endswith(" written")]
+    assert section_questions[:3] == [
+        "writeup: title and abstract written",
+        "writeup: introduction written",
+        "writeup: introduction written",
+    ]
+    intro = next(r for r in port.asked if r.title == "writeup: introduction written")
+    assert "Capacity and generalisation" in intro.body, "the checkpoint shows the section"
+    assert json.loads((project.root / "provenance.json").read_text())["untraced"] == []
