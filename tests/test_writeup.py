@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 
-from research_script import last_user_text
+from research_script import MoonsResearch, last_user_text, whole_file_edit
 
 from labtui.core.checkpoints import CheckpointRequest, Decision
 from labtui.core.pipeline import Session
-from labtui.core.stages.writeup import SECTIONS
+from labtui.core.stages.writeup import SECTIONS, TEX
 
 
 class SectionPort:
@@ -32,8 +32,21 @@ class SectionPort:
 
 
 def test_sections_are_written_in_order_reflected_on_and_judged(project, llm_server):
+    research = MoonsResearch(project.root)
+
+    def writeup(request):  # the reflection on the results finds a word to sharpen
+        if last_user_text(request).startswith("Read the results you just wrote"):
+            tex = (project.root / TEX).read_text()
+            return whole_file_edit(
+                TEX, tex.replace("shows the training loss", "plots the training loss"), "Sharper."
+            )
+        return research.writeup(request)
+
+    llm_server.default("scripted-writeup", writeup)
     port = SectionPort()
     Session.open(project.root).run(port)
+    assert "writeup: results, reflected" in project.repo.git.log("--format=%s")
+    assert "plots the training loss" in (project.root / TEX).read_text(), "the reflection is kept"
     log = project.repo.git.log("--reverse", "--format=%s").splitlines()
     written = [
         m.removeprefix("writeup: ") for m in log if m.startswith("writeup: ") and "," not in m
