@@ -123,6 +123,16 @@ def test_template_to_reviewed_pdf(moons_project, llm_server, arxiv_server, netwo
     assert network_guard.read_text() == "", "nothing may reach for the network (price maps…)"
     print(f"\nend-to-end pipeline wall time: {elapsed:.1f} s")
 
+    # The same paper, reviewed again without the project: `labtui review` on the pipeline's PDF.
+    env = {
+        **os.environ,
+        "LABTUI_API_BASE": llm_server.url,
+        "LABTUI_MODEL": "openai/scripted-review",
+    }
+    again = run_labtui("review", str(moons_project / "paper.pdf"), "--json", cwd="/", env=env)
+    assert again.returncode == 0, again.stderr
+    assert parse_review(json.loads(again.stdout)).decision in ("Accept", "Reject")
+
 
 def _kill_processes_in(root: Path) -> None:
     """SIGKILL every process whose working directory is inside the project (a crash kills all)."""

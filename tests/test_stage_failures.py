@@ -20,11 +20,11 @@ from labtui.core.errors import LLMError, StageFailed
 from labtui.core.events import CompileResult, StageFinished
 from labtui.core.pipeline import Session
 from labtui.core.project import Project
+from labtui.core.reviewer import review_text
 from labtui.core.stage_context import StageContext
 from labtui.core.stages import compile as compile_stage
 from labtui.core.stages import experiments as experiments_stage
 from labtui.core.stages import ideas as ideas_stage
-from labtui.core.stages import review as review_stage
 
 BROKEN_TEX = r"""\documentclass{article}
 \begin{document}
@@ -134,7 +134,8 @@ def test_out_of_range_review_score_is_re_asked_never_clamped(session, llm_server
     llm_server.script(
         "scripted-review", fenced_json({**REVIEW, "Overall": 12}), fenced_json(REVIEW)
     )
-    review = review_stage.review_pdf_text(context(session, "review"), "A paper about two moons.")
+    ctx = context(session, "review")
+    review = review_text(ctx.llm(role="reviewer"), ctx.prompt, "A paper about two moons.")
     assert review.overall == REVIEW["Overall"]
     second = last_user_text(llm_server.requests_for("scripted-review")[1])
     assert "Overall" in second and "12" in second

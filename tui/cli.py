@@ -44,6 +44,14 @@ def _parser() -> argparse.ArgumentParser:
     doctor.add_argument("dir", nargs="?", default=None, help="project folder (default: -C or .)")
 
     sub.add_parser("templates", help="list the built-in templates")
+
+    review = sub.add_parser("review", help="review any PDF on the NeurIPS form (no project needed)")
+    review.add_argument("pdf", help="the paper")
+    review.add_argument("--model", default="", help="reviewer model (default: $LABTUI_MODEL)")
+    review.add_argument("--json", action="store_true", help="print the review as JSON")
+    review.add_argument(
+        "--budget", type=float, default=1.0, help="US dollars the review may spend (default 1)"
+    )
     return parser
 
 
@@ -102,10 +110,36 @@ def _dispatch(args: argparse.Namespace) -> int:
             return cmd_doctor(Path(args.dir or args.directory))
         case "templates":
             return cmd_templates()
+        case "review":
+            return cmd_review(
+                Path(args.pdf), model=args.model, as_json=args.json, budget=args.budget
+            )
         case _:
             return cmd_run(
                 Path(args.directory), headless=False, auto=args.auto, parallel=args.parallel
             )
+
+
+def cmd_review(pdf: Path, *, model: str, as_json: bool, budget: float) -> int:
+    """Review one PDF and print the review (rich, or JSON); nothing is written anywhere."""
+    import json
+
+    from labtui.core.prompts import load_prompt
+    from labtui.core.reviewer import read_paper, review_text, standalone_llm
+
+    paper = read_paper(pdf)  # before any model call: a bad PDF costs nothing
+    llm = standalone_llm(model, budget, emit=lambda event: None)
+    print(
+        f"reviewing {pdf.name} ({len(paper):,} characters) with {llm.spec.name} …", file=sys.stderr
+    )
+    review = review_text(llm, load_prompt, paper)
+    if as_json:
+        print(json.dumps(review.fields, indent=2))
+        return EXIT_OK
+    from .review_view import print_review
+
+    print_review(review, title=pdf.name)
+    return EXIT_OK
 
 
 def cmd_templates() -> int:

@@ -7,31 +7,15 @@ from __future__ import annotations
 import json
 
 from ..ideas import load_archive, save_archive
-from ..review import Review, parse_review
+from ..reviewer import read_paper, review_text
 from ..stage_context import StageContext, StageOutput
-
-MAX_PAPER_CHARS = 40_000
-
-
-def review_pdf_text(ctx: StageContext, paper_text: str) -> Review:
-    messages = [
-        {"role": "system", "content": ctx.prompt("review_system")},
-        {
-            "role": "user",
-            "content": ctx.prompt(
-                "review", paper=paper_text[:MAX_PAPER_CHARS], notes=ctx.notes_block()
-            ),
-        },
-    ]
-    return ctx.llm(role="reviewer").ask_json(messages, parse_review, json_mode=True)
 
 
 def run(ctx: StageContext) -> StageOutput:
-    from ..latex import pdf_text
-
     root = ctx.project.root
     pdf = root / (ctx.result_of("compile").get("pdf") or "paper.pdf")
-    review = review_pdf_text(ctx, pdf_text(pdf))
+    paper = read_paper(pdf)
+    review = review_text(ctx.llm(role="reviewer"), ctx.prompt, paper, ctx.notes_block())
     (root / "review.json").write_text(json.dumps(review.fields, indent=2) + "\n", encoding="utf-8")
     idea_name = ctx.result_of("experiments").get("idea")
     archive = load_archive(root)
