@@ -93,3 +93,32 @@ def test_without_a_model_the_error_says_how_to_name_one(tex_pdf, tmp_path):
     done = run_labtui("review", str(tex_pdf), env=env)
     assert done.returncode == 2 and "no reviewer model given" in done.stderr
     assert "--model" in done.stderr
+
+
+@requires_tex
+def test_an_ensemble_of_three_and_an_area_chair_give_mean_scores_with_spread(
+    tex_pdf, llm_server, tmp_path
+):
+    overall = iter([3, 5, 4] * 2)
+
+    def reviewer(request):
+        text = json.dumps(request["messages"])
+        if "You are the Area Chair" in text:
+            assert text.count("Review ") >= 3, "the Area Chair reads every review"
+            return fenced_json({**REVIEW, "Overall": 4, "Summary": "The reviewers agree: toy."})
+        return fenced_json({**REVIEW, "Overall": next(overall)})
+
+    llm_server.default("scripted-review", reviewer)
+    done = run_labtui("review", str(tex_pdf), "--ensemble", "3", "--json", env=_env(llm_server))
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert [r["Overall"] for r in result["reviews"]] == [3, 5, 4]
+    assert result["scores"]["Overall"] == {"mean": 4.0, "spread": 0.82}
+    assert result["scores"]["Clarity"] == {"mean": 3.0, "spread": 0.0}
+    assert result["meta_review"]["Summary"] == "The reviewers agree: toy."
+    temperatures = [r.get("temperature") for r in llm_server.requests_for("scripted-review")[:3]]
+    assert temperatures == [0.75] * 3, "the ensemble samples at a temperature"
+
+    readable = run_labtui("review", str(tex_pdf), "--ensemble", "3", env=_env(llm_server))
+    assert readable.returncode == 0, readable.stderr
+    assert "reviewers: mean ± spread" in readable.stdout and "4.00 ± 0.82" in readable.stdout

@@ -50,6 +50,13 @@ def _parser() -> argparse.ArgumentParser:
     review.add_argument("--model", default="", help="reviewer model (default: $LABTUI_MODEL)")
     review.add_argument("--json", action="store_true", help="print the review as JSON")
     review.add_argument(
+        "--ensemble",
+        type=_reviewers,
+        default=1,
+        metavar="E",
+        help="E reviewers at a sampling temperature, then an Area Chair's meta-review",
+    )
+    review.add_argument(
         "--budget", type=float, default=1.0, help="US dollars the review may spend (default 1)"
     )
     return parser
@@ -58,12 +65,21 @@ def _parser() -> argparse.ArgumentParser:
 PARALLEL_HELP = "run up to K ideas' experiments at once, each in its own git worktree (default: [experiment] parallel)"
 
 
-def _ideas_at_once(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(
-            f"K must be a whole number of ideas, 1 or more, not {text!r}"
-        )
-    return int(text)
+def _count_of(what: str, metavar: str):
+    """An argparse type: a whole number of ``what``, 1 or more, said clearly otherwise."""
+
+    def count(text: str) -> int:
+        if not text.isdigit() or int(text) < 1:
+            raise argparse.ArgumentTypeError(
+                f"{metavar} must be a whole number of {what}, 1 or more, not {text!r}"
+            )
+        return int(text)
+
+    return count
+
+
+_ideas_at_once = _count_of("ideas", "K")
+_reviewers = _count_of("reviewers", "E")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,7 +128,11 @@ def _dispatch(args: argparse.Namespace) -> int:
             return cmd_templates()
         case "review":
             return cmd_review(
-                Path(args.pdf), model=args.model, as_json=args.json, budget=args.budget
+                Path(args.pdf),
+                model=args.model,
+                as_json=args.json,
+                budget=args.budget,
+                ensemble=args.ensemble,
             )
         case _:
             return cmd_run(
@@ -120,25 +140,27 @@ def _dispatch(args: argparse.Namespace) -> int:
             )
 
 
-def cmd_review(pdf: Path, *, model: str, as_json: bool, budget: float) -> int:
+def cmd_review(pdf: Path, *, model: str, as_json: bool, budget: float, ensemble: int = 1) -> int:
     """Review one PDF and print the review (rich, or JSON); nothing is written anywhere."""
     import json
 
     from labtui.core.prompts import load_prompt
-    from labtui.core.reviewer import read_paper, review_text, standalone_llm
+    from labtui.core.reviewer import read_paper, review_panel, standalone_llm
 
     paper = read_paper(pdf)  # before any model call: a bad PDF costs nothing
     llm = standalone_llm(model, budget, emit=lambda event: None)
+    who = f"{ensemble} reviewers and an Area Chair" if ensemble > 1 else "one reviewer"
     print(
-        f"reviewing {pdf.name} ({len(paper):,} characters) with {llm.spec.name} …", file=sys.stderr
+        f"reviewing {pdf.name} ({len(paper):,} characters): {who}, {llm.spec.name} …",
+        file=sys.stderr,
     )
-    review = review_text(llm, load_prompt, paper)
+    panel = review_panel(llm, load_prompt, paper, ensemble=ensemble)
     if as_json:
-        print(json.dumps(review.fields, indent=2))
+        print(json.dumps(panel.to_json() if ensemble > 1 else panel.meta.fields, indent=2))
         return EXIT_OK
     from .review_view import print_review
 
-    print_review(review, title=pdf.name)
+    print_review(panel.meta, title=pdf.name, spread=panel.scores() if ensemble > 1 else None)
     return EXIT_OK
 
 
