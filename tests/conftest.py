@@ -170,3 +170,23 @@ def moons_project(tmp_path, llm_server, arxiv_server, network_guard, monkeypatch
     wire_project(root, llm_server.url, arxiv_server.url)
     MoonsResearch(root).install(llm_server)
     return root
+
+
+def processes_in(folder: Path) -> list[int]:
+    """Live (non-zombie) processes whose working folder is ``folder`` or inside it: what a run
+    or a compile left behind, if anything. (PIDs inside a sandbox belong to another namespace,
+    so the working folder is what identifies them.)"""
+    root = str(Path(folder).resolve())
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cwd = os.readlink(entry / "cwd")
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        inside = cwd == root or cwd.startswith(root + os.sep)
+        if inside and stat[stat.rfind(")") + 2] != "Z":
+            found.append(int(entry.name))
+    return found

@@ -43,6 +43,17 @@ def leftovers(folder: Path) -> list[str]:
     ]
 
 
+def assert_shipped_clean(folder: Path, *extra_outputs: str) -> None:
+    """The template follows the contract, holds no build or run outputs (nor ``extra_outputs``,
+    file names a run writes), and is listed by `labtui templates`."""
+    from labtui.core.templates import list_templates, validate_template
+
+    validate_template(folder)
+    found = leftovers(folder) + [p.name for name in extra_outputs for p in folder.rglob(name)]
+    assert found == [], f"build or run outputs inside the shipped template: {found}"
+    assert folder.name in list_templates()
+
+
 def run_copy(
     template: Path,
     tmp_path_factory,

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import TEST_API_KEY, labtui_bin, run_labtui
+from conftest import TEST_API_KEY, labtui_bin, processes_in, run_labtui
 
 from labtui.core.events import STAGES, StageFinished, StageStarted
 from labtui.core.journal import read_events
@@ -136,18 +136,11 @@ def test_template_to_reviewed_pdf(moons_project, llm_server, arxiv_server, netwo
 
 def _kill_processes_in(root: Path) -> None:
     """SIGKILL every process whose working directory is inside the project (a crash kills all)."""
-    for pid_dir in Path("/proc").iterdir():
-        if not pid_dir.name.isdigit():
-            continue
+    for pid in processes_in(root):
         try:
-            cwd = os.readlink(pid_dir / "cwd")
-        except OSError:
-            continue
-        if cwd == str(root) or cwd.startswith(str(root) + os.sep):
-            try:
-                os.kill(int(pid_dir.name), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def _wait_for(predicate, timeout: float) -> None:

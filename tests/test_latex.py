@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
 import pytest
+from conftest import processes_in
 
 from labtui.core import latex
 from labtui.core.errors import LabtuiError
@@ -187,21 +187,6 @@ def test_missing_figure_is_an_error(paper_dir: Path, tmp_path: Path) -> None:
     assert any("missing_figure" in e.message and "not found" in e.message for e in outcome.errors)
 
 
-def _processes_in(directory: Path) -> list[int]:
-    """Pids of processes whose working directory is inside ``directory`` (Linux /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cwd = os.readlink(entry / "cwd")
-        except OSError:
-            continue
-        if cwd.startswith(str(directory)):
-            found.append(int(entry.name))
-    return found
-
-
 @requires_tex
 @pytest.mark.skipif(not Path("/proc/self/cwd").exists(), reason="needs Linux /proc")
 def test_timeout_kills_the_whole_process_group(paper_dir: Path, tmp_path: Path) -> None:
@@ -217,7 +202,7 @@ def test_timeout_kills_the_whole_process_group(paper_dir: Path, tmp_path: Path) 
     assert time.monotonic() - started < 15
     assert outcome.timed_out and not outcome.ok and not out.exists()
     assert any("longer than 2 s" in e.message for e in outcome.errors)
-    assert _processes_in(paper_dir) == []  # latexmk and its pdflatex are both gone
+    assert processes_in(paper_dir) == []  # latexmk and its pdflatex are both gone
 
 
 @requires_tex

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import processes_in
 
 from labtui.core import runner, sandbox
 from labtui.core.config import Config, SandboxSection, load_config, render_config
@@ -101,23 +102,6 @@ def run(root: Path, run_id: str = "run_1", *, sandbox_spec=None, timeout_s: floa
 
 def record(root: Path, run_id: str = "run_1") -> dict:
     return json.loads((root / run_id / "labtui_run.json").read_text())
-
-
-def processes_in(folder: Path) -> list[int]:
-    """Live (non-zombie) processes working in ``folder``: what a run left behind, if anything
-    (PIDs inside the sandbox are another namespace's, so the working folder identifies them)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cwd = os.readlink(entry / "cwd")
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        if cwd == str(folder.resolve()) and stat[stat.rfind(")") + 2] != "Z":
-            found.append(int(entry.name))
-    return found
 
 
 def wait_until_gone(folder: Path, within_s: float = 3.0) -> list[int]:

@@ -18,13 +18,13 @@ from template_checks import (
     TEMPLATES,
     assert_plot_fails_without_runs,
     assert_pngs,
+    assert_shipped_clean,
     compile_latex,
-    leftovers,
     run,
     run_copy,
 )
 
-from labtui.core.templates import check_final_info, list_templates, validate_template
+from labtui.core.templates import check_final_info
 
 pytest.importorskip("torch")
 
@@ -47,10 +47,7 @@ def copy(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def test_template_is_valid_clean_and_listed() -> None:
-    validate_template(CHAR_LM)
-    found = leftovers(CHAR_LM) + [p.name for p in CHAR_LM.rglob("samples.txt")]
-    assert found == [], f"build or run outputs inside the shipped template: {found}"
-    assert "char_lm" in list_templates()
+    assert_shipped_clean(CHAR_LM, "samples.txt")
 
 
 def test_corpus_is_shipped_and_sized() -> None:

@@ -16,12 +16,12 @@ from template_checks import (
     TEMPLATES,
     assert_plot_fails_without_runs,
     assert_pngs,
+    assert_shipped_clean,
     compile_latex,
-    leftovers,
     run_copy,
 )
 
-from labtui.core.templates import check_final_info, list_templates, validate_template
+from labtui.core.templates import check_final_info
 
 pytest.importorskip("torch")
 
@@ -45,10 +45,7 @@ def copy(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def test_template_is_valid_clean_and_listed() -> None:
-    validate_template(GROKKING)
-    found = leftovers(GROKKING)
-    assert found == [], f"build or run outputs inside the shipped template: {found}"
-    assert "grokking" in list_templates()
+    assert_shipped_clean(GROKKING)
 
 
 def test_smoke_run_writes_the_contract(copy: dict) -> None:
