@@ -62,7 +62,9 @@ def parse_selection(data: Any, shown: int) -> Selection:
 
 
 def cited_keys(tex_text: str) -> set[str]:
-    uncommented = "\n".join(re.sub(r"(?<!\\)%.*$", "", line) for line in tex_text.splitlines())
+    from .latex import strip_comments
+
+    uncommented = strip_comments(tex_text)
     return {
         key.strip()
         for group in CITE.findall(uncommented)

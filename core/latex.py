@@ -541,7 +541,7 @@ def check_references(
     ``\\graphicspath`` entries resolve against it (and graphicspath entries against each
     graphics dir too).
     """
-    body = _strip_comments(_VERBATIM_ENVS.sub(_blank, tex_text))
+    body = strip_comments(_VERBATIM_ENVS.sub(_blank, tex_text))
     problems: list[str] = []
     problems += _check_cites(body, bib_text)
     problems += _check_figures(body, Path(project_root), graphics_dirs)
@@ -587,7 +587,7 @@ def referenced_figures(
     then ``graphics_dirs``, then every ``\\graphicspath`` entry. Commented-out and verbatim
     includes do not count: TeX never reads them.
     """
-    body = _strip_comments(_VERBATIM_ENVS.sub(_blank, tex))
+    body = strip_comments(_VERBATIM_ENVS.sub(_blank, tex))
     dirs = _graphics_search_dirs(body, Path(root), graphics_dirs)
     return [
         {"path": name, "exists": _find_graphic(name, dirs) is not None, "line": lines[0]}
@@ -709,7 +709,7 @@ def _first_comment_start(line: str) -> int | None:
     return None
 
 
-def _strip_comments(text: str) -> str:
+def strip_comments(text: str) -> str:
     """Blank out comments (an unescaped % to the end of the line), keeping line numbers."""
     out = []
     for line in text.split("\n"):
@@ -794,7 +794,7 @@ def _named_bib_file(tex_text: str, latex_dir: Path) -> Path | None:
 def _bibliography_names(tex_text: str) -> list[str]:
     names: list[str] = []
     for match in re.finditer(
-        r"\\(?:bibliography|addbibresource)\s*(?:\[[^\]]*\])?\{([^}]*)\}", _strip_comments(tex_text)
+        r"\\(?:bibliography|addbibresource)\s*(?:\[[^\]]*\])?\{([^}]*)\}", strip_comments(tex_text)
     ):
         names += [n.strip() for n in match.group(1).split(",") if n.strip()]
     return names

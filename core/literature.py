@@ -91,6 +91,11 @@ _ASCII_FOLD = str.maketrans(
 )
 
 
+def base_id(arxiv_id: str) -> str:
+    """An arXiv id without its version or prefix: "arXiv:1412.6980v9" -> "1412.6980"."""
+    return re.sub(r"v\d+$", "", str(arxiv_id).strip().removeprefix("arXiv:"))
+
+
 @dataclass(frozen=True)
 class Paper:
     """One arXiv paper as the stages need it: enough to prompt with and to cite."""
@@ -111,7 +116,7 @@ class Paper:
     @property
     def base_id(self) -> str:
         """The versionless id ("1412.6980"): what a citation should point at."""
-        return re.sub(r"v\d+$", "", self.arxiv_id)
+        return base_id(self.arxiv_id)
 
     def bibtex_key(self) -> str:
         """A Google-Scholar-style key, e.g. ``kingma2014adam``: surname, year, first real word."""

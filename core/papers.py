@@ -56,6 +56,13 @@ class Found:
             entry, citations=paper.citation_count, arxiv=arxiv,
         )  # fmt: skip
 
+    def with_citations_of(self, other: Found) -> Found:
+        """This record, with the citation count ``other`` (the same paper, found by the other
+        service) knows and this one does not."""
+        if self.citations is None and other.citations is not None:
+            return replace(self, citations=other.citations)
+        return self
+
     def listing(self, index: int) -> str:
         authors = ", ".join(self.authors[:3]) + (", et al" if len(self.authors) > 3 else "")
         cited = f" Cited by {self.citations}." if self.citations is not None else ""
@@ -89,8 +96,5 @@ def search_all(ctx: StageContext, query: str) -> tuple[list[Found], list[str]]:
             continue
         for paper in map(adapt, results):
             known = found.get(paper.key)
-            if known is None:
-                found[paper.key] = paper
-            elif known.citations is None and paper.citations is not None:
-                found[paper.key] = replace(known, citations=paper.citations)
+            found[paper.key] = paper if known is None else known.with_citations_of(paper)
     return list(found.values()), down

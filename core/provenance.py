@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .latex import strip_comments
+
 PROVENANCE = "provenance.json"
 RUN_RECORD = "labtui_run.json"
 _RUN_DIR = re.compile(r"^run_(\d+)$")
@@ -213,7 +215,7 @@ def _checked_spans(lines: list[str]) -> list[tuple[int, int]]:
     section_start: int | None = None
     env_start: int | None = None
     for i, raw in enumerate(lines):
-        line = _strip_comment(raw)
+        line = strip_comments(raw)
         if re.search(r"\\begin\{(abstract|table\*?|tabular\*?)\}", line) and env_start is None:
             env_start = i
         if re.search(r"\\end\{(abstract|table\*?)\}", line) and env_start is not None:
@@ -242,7 +244,7 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def _numbers_in_line(raw: str, line_no: int) -> list[Written]:
-    text = _strip_comment(raw)
+    text = strip_comments(raw)
     if not text.strip() or re.match(r"\s*\\(?:label|caption\{\}|includegraphics)", text):
         return []
     blank = lambda m: " " * len(m.group(0))  # noqa: E731 - keeps columns for the context
@@ -270,10 +272,6 @@ def _numbers_in_line(raw: str, line_no: int) -> list[Written]:
             )
         )
     return found
-
-
-def _strip_comment(line: str) -> str:
-    return re.sub(r"(?<!\\)%.*$", "", line)
 
 
 # -- matching ------------------------------------------------------------------------------------

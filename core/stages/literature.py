@@ -13,12 +13,12 @@ is down the review ends with what it has and says so.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import StageFailed
-from ..literature import LiteratureUnavailable
+from ..literature import LiteratureUnavailable, base_id
 from ..papers import Found, search_all
 from ..stage_context import StageContext, StageOutput
 
@@ -45,18 +45,14 @@ class Review:
     curated: dict[str, str]  # Found.key -> the agent's one-paragraph summary
 
     def lookup(self, paper_id: str) -> Found | None:
-        return self.seen.get(_base_id(paper_id))
+        return self.seen.get(base_id(paper_id))
 
     def meet(self, found: Found) -> Found:
         """Remember a paper shown to the agent; one found by both services keeps arXiv's
         record and gains the citation count."""
         known = self.seen.get(found.key)
-        if known is None:
-            self.seen[found.key] = found
-            return found
-        if known.citations is None and found.citations is not None:
-            self.seen[found.key] = known = replace(known, citations=found.citations)
-        return known
+        self.seen[found.key] = found if known is None else known.with_citations_of(found)
+        return self.seen[found.key]
 
     @property
     def full(self) -> bool:
@@ -66,12 +62,6 @@ class Review:
     def enough(self) -> bool:
         """As many papers as wanted, or every paper there was to find."""
         return len(self.curated) >= min(self.wanted, len(self.seen))
-
-
-def _base_id(arxiv_id: str) -> str:
-    import re
-
-    return re.sub(r"v\d+$", "", str(arxiv_id).strip().removeprefix("arXiv:"))
 
 
 def parse_action(data: Any, review: Review, *, final: bool) -> Action:

@@ -5,12 +5,12 @@ the closest papers and their overlap as evidence. The first novel idea is chosen
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import StageFailed
 from ..ideas import Idea, load_archive, save_archive
+from ..literature import base_id
 from ..stage_context import StageContext, StageOutput
 
 DECISIONS = ("search", "novel", "not_novel", "unsure")
@@ -194,17 +194,13 @@ def _novelty_output(chosen: Idea, checked: list[Idea]) -> StageOutput:
     )
 
 
-def _base_id(arxiv_id: str) -> str:
-    return re.sub(r"v\d+$", "", arxiv_id.strip().removeprefix("arXiv:"))
-
-
 def _evidence(closest: list[dict[str, str]], seen: dict[str, dict[str, Any]]) -> list[dict]:
     """The closest papers the model named, kept only if it was really shown them (a cited id
     with or without its version), with the title and year from the search, not from memory."""
-    by_base = {_base_id(arxiv_id): paper for arxiv_id, paper in seen.items()}
+    by_base = {base_id(arxiv_id): paper for arxiv_id, paper in seen.items()}
     evidence = []
     for entry in closest:
-        paper = by_base.get(_base_id(entry["arxiv_id"]))
+        paper = by_base.get(base_id(entry["arxiv_id"]))
         if paper is not None:
             evidence.append({**paper, "overlap": str(entry.get("overlap", "")).strip()})
     return evidence
