@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .errors import LabtuiError
@@ -22,6 +22,9 @@ ACTIONS = ("approve", "revise", "edit", "skip", "abort")
 # that match no run; offered only where a stage blocks approval, and asked again after.
 WAIVE = "waive"
 BLOCKED_ACTIONS = ("revise", "edit", WAIVE, "abort")  # no approve, and no skip around it
+# `improve` revises the product by its own judgement (the paper by its review) and asks again;
+# offered only where a stage can improve what it judged.
+IMPROVE = "improve"
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,8 @@ class CheckpointRequest:
     product: str = ""  # project-relative file that `edit` opens; "" when there is none
     # What the researcher may pick from in the product (the round's idea names), for a picker.
     subjects: tuple[str, ...] = ()
+    # Structured facts for a front end to lay out (the review's scores), beside the Markdown.
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -43,7 +48,7 @@ class Decision:
     note: str = ""
 
     def __post_init__(self) -> None:
-        if self.action not in (*ACTIONS, WAIVE):
+        if self.action not in (*ACTIONS, WAIVE, IMPROVE):
             raise ValueError(f"unknown checkpoint action {self.action!r}; use one of {ACTIONS}")
 
 
@@ -84,12 +89,21 @@ class Checkpoints:
         kind: str = "stage",
         product: str = "",
         subjects: tuple[str, ...] = (),
+        details: dict[str, Any] | None = None,
     ) -> Decision:
         if not product:
             options = tuple(option for option in options if option != "edit")
         checkpoint_id = f"{stage}-{next(self._ids)}"
         request = CheckpointRequest(
-            checkpoint_id, stage, title, body, options, kind, product, tuple(subjects)
+            checkpoint_id,
+            stage,
+            title,
+            body,
+            options,
+            kind,
+            product,
+            tuple(subjects),
+            details or {},
         )
         self._emit(
             CheckpointRequested(
@@ -101,6 +115,7 @@ class Checkpoints:
                 kind=kind,
                 product=product,
                 subjects=list(subjects),
+                details=details or {},
             )
         )
         decision = self.port.ask(request)

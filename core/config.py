@@ -139,6 +139,20 @@ class LiteratureSection:
 
 
 @dataclass
+class ReviewSection:
+    """The reviewer: E reviewers on the NeurIPS form, each reconsidering its review, and an Area
+    Chair's meta-review; the decision is the reviewers' mean Overall against a threshold."""
+
+    ensemble: int = 3  # reviewers; with two or more an Area Chair writes a meta-review
+    temperature: float = 0.75  # the reviewers' sampling temperature when there are several
+    reflections: int = 2  # rounds in which a reviewer reconsiders its review, until it is done
+    few_shot: int = 1  # example papers with their reviews shown to each reviewer (0: none)
+    examples: str = ""  # folder of your own <name>.md + <name>.json examples ("": labtui's)
+    threshold: float = 6.0  # Accept when the mean Overall reaches it (6: weak accept); 0: the AC's
+    improvements: int = 0  # improvement rounds run before the checkpoint (in --auto too)
+
+
+@dataclass
 class Config:
     project: ProjectSection = field(default_factory=ProjectSection)
     models: ModelsSection = field(default_factory=ModelsSection)
@@ -150,6 +164,7 @@ class Config:
     sandbox: SandboxSection = field(default_factory=SandboxSection)
     ideas: IdeasSection = field(default_factory=IdeasSection)
     literature: LiteratureSection = field(default_factory=LiteratureSection)
+    review: ReviewSection = field(default_factory=ReviewSection)
 
     def model_for(self, stage: str) -> ModelSpec | None:
         """The model a stage uses, or None when no model is configured anywhere."""
@@ -206,7 +221,14 @@ _MINIMUMS = {
     ("sandbox", "max_processes"): (16, "is too low for any run to start"),
     ("ideas", "panel"): (2, "is too few: a panel needs at least two personas to discuss"),
 }
-_AT_MOST = {("ideas", "duplicate_threshold"): 1.0}  # a similarity: 1.0 drops only exact repeats
+# Values that must be at least 1: zero would silently do nothing.
+_AT_LEAST_ONE = {("review", "ensemble"): "reviews nothing"}
+# Upper bounds, and a sensible value to suggest instead.
+_AT_MOST = {
+    ("ideas", "duplicate_threshold"): (1.0, 0.7),  # a similarity: 1.0 drops only exact repeats
+    ("review", "threshold"): (10.0, 6),  # on the 1-10 Overall scale
+    ("review", "temperature"): (2.0, 0.75),
+}
 
 
 def _coerce(path: Path, section: str, key: str, value: Any, kind: type) -> Any:
@@ -242,10 +264,16 @@ def _check_minimum(path: Path, section: str, key: str, value: Any) -> None:
             f"{path}: [{section}] {key} = {value!r} {why}",
             f"write {key} = {minimum} or more, or {key} = 0 to turn it off",
         )
-    most = _AT_MOST.get((section, key))
+    if (section, key) in _AT_LEAST_ONE and value < 1:
+        raise ConfigError(
+            f"{path}: [{section}] {key} = {value!r} {_AT_LEAST_ONE[section, key]}",
+            f"write {key} = 1 or more",
+        )
+    most, suggestion = _AT_MOST.get((section, key), (None, None))
     if most is not None and value > most:
         raise ConfigError(
-            f"{path}: [{section}] {key} = {value!r} is above {most:g}", f"write {key} = 0.7"
+            f"{path}: [{section}] {key} = {value:g} is above {most:g}",
+            f"write {key} = {suggestion}",
         )
 
 
@@ -309,6 +337,9 @@ _COMMENTS = {
     '# limits only (with a warning); "bwrap" requires it; "limits"; "off". 0 = no limit.\n'
     "# network = false: no network inside bubblewrap. Project folder writable, all else\n"
     "# (and labtui.toml, .labtui, .git) read-only.",
+    "review": "ensemble reviewers (+ an Area Chair's meta-review), each reconsidering its\n"
+    "# review up to `reflections` times; Accept when their mean Overall >= threshold.\n"
+    "# improvements: rounds of revising the paper by its review before the checkpoint.",
 }
 
 

@@ -178,6 +178,7 @@ class CheckpointRequested(Event):
     kind: str = "stage"  # what is judged: ideas | novelty | plan | run | plots | section | review
     product: str = ""  # the file (relative to the project) that `edit` opens; "" if none
     subjects: list[str] = field(default_factory=list)  # what may be picked in it (idea names)
+    details: dict[str, Any] = field(default_factory=dict)  # structured facts (a review's scores)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -204,15 +204,17 @@ class Session:
                 ctx.stage,
                 f"{ctx.stage}: {output.summary}",
                 output.checkpoint_body or output.summary,
-                BLOCKED_ACTIONS if output.blocked else ACTIONS,
+                (BLOCKED_ACTIONS if output.blocked else ACTIONS) + output.extra_actions,
                 kind=output.kind,
                 product=output.product,
                 subjects=tuple(output.subjects),
+                details=output.details,
             )
             if decision.action == "edit":
                 output = self._keep_edit(ctx, module, output)
-            elif decision.action == WAIVE:
-                output = module.waive(ctx, output, decision.note)
+            elif decision.action in (WAIVE, *output.extra_actions):
+                # The stage answers these itself: e.g. ``waive(ctx, output, reason)``.
+                output = getattr(module, decision.action)(ctx, output, decision.note)
             else:
                 return decision, output
 

@@ -1,9 +1,14 @@
 """The reviewer, with or without a project: a paper's text reviewed on the NeurIPS form by any
 litellm model (chosen independently of the writer's), validated by ``core.review``.
 
+Each of ``[review] ensemble`` reviewers sees ``few_shot`` example papers with their reviews, writes
+a review and reconsiders it for up to ``reflections`` rounds, each ending on a structured "done"
+flag; with two or more reviewers an Area Chair writes the meta-review. The scores are reported as
+the reviewers' mean and spread, and the decision is the mean Overall against ``threshold``.
+
 ``labtui review PAPER.pdf`` uses it without a project; the review stage uses it on the compiled
-paper. The PDF is read with PyMuPDF; an unreadable, encrypted, scanned-only or empty PDF is a
-clear error (``core.latex.pdf_text``).
+paper. The PDF is read as Markdown-ish text (``core.paper_text``); an unreadable, encrypted,
+scanned-only or empty PDF is a clear error.
 """
 
 from __future__ import annotations
@@ -12,39 +17,141 @@ import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
+from .config import ReviewSection
+from .errors import ConfigError, LabtuiError
 from .events import Event
 from .review import SCORE_RANGES, Review, parse_review
 
 MAX_PAPER_CHARS = 40_000  # ~10k tokens: a conference paper without its appendix
+MAX_EXAMPLE_CHARS = 12_000  # an example paper in the prompt: enough to show what was judged
+
+Prompt = Callable[..., str]
 
 
 def read_paper(pdf: Path) -> str:
-    """The paper's text; LabtuiError saying why when there is none to review."""
-    from .errors import LabtuiError
-    from .latex import pdf_text
+    """The paper as Markdown-ish text; LabtuiError saying why when there is none to review."""
+    from .paper_text import paper_markdown
 
     if not Path(pdf).is_file():
         raise LabtuiError(f"PDF not found: {pdf}", "check the path to the paper")
-    return pdf_text(Path(pdf))
+    return paper_markdown(Path(pdf))
+
+
+# -- few-shot examples ----------------------------------------------------------------------------
+
+
+def builtin_examples() -> Path:
+    return Path(str(resources.files("labtui.prompts"))) / "review_examples"
+
+
+def load_examples(folder: Path, count: int) -> list[tuple[str, Review]]:
+    """The first ``count`` example papers in ``folder`` (by name) with their reviews: each a
+    ``<name>.md`` paper text beside a ``<name>.json`` review that passes the form's checks."""
+    if count == 0:
+        return []
+    if not folder.is_dir():
+        raise ConfigError(
+            f"[review] examples: {folder} is not a folder",
+            'name a folder of <name>.md + <name>.json pairs, or write examples = ""',
+        )
+    papers = sorted(folder.glob("*.md"))
+    papers = [p for p in papers if p.name != "README.md"]
+    if len(papers) < count:
+        raise ConfigError(
+            f"[review] few_shot = {count}, but {folder} holds {len(papers)} example paper(s)",
+            f"write few_shot = {len(papers)}, or add <name>.md + <name>.json pairs there",
+        )
+    return [_example(paper) for paper in papers[:count]]
+
+
+def _example(paper: Path) -> tuple[str, Review]:
+    review_path = paper.with_suffix(".json")
+    fix = f"write its review on the NeurIPS form to {review_path.name}, or remove {paper.name}"
+    if not review_path.is_file():
+        raise ConfigError(f"{paper}: example paper without a review ({review_path.name})", fix)
+    try:
+        review = parse_review(json.loads(review_path.read_text(encoding="utf-8")))
+    except (json.JSONDecodeError, ValueError) as exc:
+        raise ConfigError(f"{review_path}: not a valid review: {exc}", fix) from None
+    return paper.read_text(encoding="utf-8")[:MAX_EXAMPLE_CHARS], review
+
+
+def examples_block(examples: list[tuple[str, Review]]) -> str:
+    """The examples as the prompt shows them: each paper, then the review it was given."""
+    if not examples:
+        return ""
+    parts = [f"Here {_are(len(examples))} of papers and the reviews they were given:\n"]
+    for number, (paper, review) in enumerate(examples, 1):
+        parts.append(
+            f"Example {number}:\n<paper>\n{paper.strip()}\n</paper>\n"
+            f"Its review:\n```json\n{json.dumps(review.fields, indent=1)}\n```\n"
+        )
+    return "\n".join(parts) + "\nNow the paper you review.\n"
+
+
+def _are(count: int) -> str:
+    return "is an example" if count == 1 else f"are {count} examples"
+
+
+# -- one reviewer ---------------------------------------------------------------------------------
+
+
+def parse_reflection(previous: Review) -> Callable[[Any], tuple[bool, Review]]:
+    """A reflection's answer: ``{"done": true}`` keeps the review (or takes the one given);
+    ``{"done": false, "review": {...}}`` replaces it and asks again."""
+
+    def parse(data: Any) -> tuple[bool, Review]:
+        if not isinstance(data, dict) or not isinstance(data.get("done"), bool):
+            raise ValueError('answer {"done": true} or {"done": false, "review": {...}}')
+        if data.get("review") is None:
+            if not data["done"]:
+                raise ValueError('"done": false needs the revised "review" on the whole form')
+            return True, previous
+        return data["done"], parse_review(data["review"])
+
+    return parse
 
 
 def review_text(
     llm: Any,
-    prompt: Callable[..., str],
+    prompt: Prompt,
     paper: str,
+    *,
     notes: str = "",
+    examples: str = "",
+    reflections: int = 0,
     temperature: float | None = None,
 ) -> Review:
-    """One review of ``paper`` by ``llm`` (a core.llm.LLM); invalid fields are asked again."""
+    """One reviewer's review of ``paper`` (invalid fields are asked again), reconsidered for up
+    to ``reflections`` rounds or until the reviewer says it is done."""
     messages = [
         {"role": "system", "content": prompt("review_system")},
-        {"role": "user", "content": prompt("review", paper=paper[:MAX_PAPER_CHARS], notes=notes)},
+        {
+            "role": "user",
+            "content": prompt(
+                "review", paper=paper[:MAX_PAPER_CHARS], notes=notes, examples=examples
+            ),
+        },
     ]
-    return llm.ask_json(messages, parse_review, json_mode=True, temperature=temperature)
+    review = llm.ask_json(messages, parse_review, json_mode=True, temperature=temperature)
+    for round_no in range(1, reflections + 1):
+        messages += [
+            {"role": "assistant", "content": json.dumps(review.fields)},
+            {
+                "role": "user",
+                "content": prompt("review_reflect", round=round_no, rounds=reflections),
+            },
+        ]
+        done, review = llm.ask_json(
+            messages, parse_reflection(review), json_mode=True, temperature=temperature
+        )
+        if done:
+            break
+    return review
 
 
 def standalone_llm(model: str, budget_usd: float, emit: Callable[[Event], None]) -> Any:
@@ -71,10 +178,12 @@ def standalone_llm(model: str, budget_usd: float, emit: Callable[[Event], None])
 
 @dataclass(frozen=True)
 class Panel:
-    """Reviews of one paper: each reviewer's, and the Area Chair's meta-review of them."""
+    """Reviews of one paper: each reviewer's, the Area Chair's meta-review of them, and the
+    decision: the reviewers' mean Overall against the threshold (the AC's when it is 0)."""
 
     reviews: list[Review]
     meta: Review
+    threshold: float = 0.0
 
     def scores(self) -> dict[str, tuple[float, float]]:
         """Each score as the ensemble's mean and spread (standard deviation, 0 for one)."""
@@ -82,12 +191,31 @@ class Panel:
             name: _mean_and_spread([r.fields[name] for r in self.reviews]) for name in SCORE_RANGES
         }
 
+    @property
+    def overall(self) -> float:
+        return self.scores()["Overall"][0]
+
+    @property
+    def decision(self) -> str:
+        if not self.threshold:
+            return self.meta.decision
+        return "Accept" if self.overall >= self.threshold else "Reject"
+
     def to_json(self) -> dict[str, Any]:
         return {
+            "decision": self.decision,
+            "overall": self.overall,
+            "threshold": self.threshold,
+            "scores": {name: {"mean": m, "spread": s} for name, (m, s) in self.scores().items()},
             "meta_review": self.meta.fields,
             "reviews": [r.fields for r in self.reviews],
-            "scores": {name: {"mean": m, "spread": s} for name, (m, s) in self.scores().items()},
         }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Panel:
+        """A panel as ``to_json`` wrote it (review.json); the form is checked again."""
+        reviews = [parse_review(fields) for fields in data["reviews"]]
+        return cls(reviews, parse_review(data["meta_review"]), float(data["threshold"]))
 
 
 def _mean_and_spread(values: list[int]) -> tuple[float, float]:
@@ -97,24 +225,96 @@ def _mean_and_spread(values: list[int]) -> tuple[float, float]:
 
 
 def review_panel(
-    llm: Any, prompt: Callable[..., str], paper: str, *, ensemble: int, temperature: float = 0.75
+    llm: Any,
+    prompt: Prompt,
+    paper: str,
+    settings: ReviewSection,
+    *,
+    notes: str = "",
+    examples_root: Path | None = None,
+    progress: Callable[[str], None] = lambda text: None,
 ) -> Panel:
-    """``ensemble`` independent reviews sampled at ``temperature``, and the Area Chair's
-    meta-review of them (the reviews themselves when there is only one)."""
-    if ensemble < 1:
-        raise ConfigError(f"an ensemble of {ensemble} reviewers reviews nothing", "use 1 or more")
-    reviews = [
-        review_text(llm, prompt, paper, temperature=temperature if ensemble > 1 else None)
-        for _ in range(ensemble)
-    ]
-    if ensemble == 1:
-        return Panel(reviews, reviews[0])
+    """``settings.ensemble`` independent reviews (sampled at ``settings.temperature`` when there
+    are several) and the Area Chair's meta-review of them (the review itself when there is one).
+    ``examples_root``: where a relative ``[review] examples`` folder is found (the project)."""
+    if settings.ensemble < 1:
+        raise ConfigError(
+            f"an ensemble of {settings.ensemble} reviewers reviews nothing", "use 1 or more"
+        )
+    folder = Path(settings.examples) if settings.examples else builtin_examples()
+    if examples_root is not None and not folder.is_absolute():
+        folder = examples_root / folder
+    shots = examples_block(load_examples(folder, settings.few_shot))
+    several = settings.ensemble > 1
+    reviews = []
+    for number in range(1, settings.ensemble + 1):
+        if several:
+            progress(f"reviewer {number} of {settings.ensemble}")
+        reviews.append(
+            review_text(
+                llm,
+                prompt,
+                paper,
+                notes=notes,
+                examples=shots,
+                reflections=settings.reflections,
+                temperature=settings.temperature if several else None,
+            )
+        )
+    if not several:
+        return Panel(reviews, reviews[0], settings.threshold)
+    progress(f"the Area Chair reads {settings.ensemble} reviews")
+    return Panel(reviews, meta_review(llm, prompt, reviews), settings.threshold)
+
+
+def meta_review(llm: Any, prompt: Prompt, reviews: list[Review]) -> Review:
     listing = "\n\n".join(
         f"Review {i}:\n{json.dumps(r.fields, indent=1)}" for i, r in enumerate(reviews, 1)
     )
     messages = [
         {"role": "system", "content": prompt("review_system")},
-        {"role": "user", "content": prompt("review_meta", count=ensemble, reviews=listing)},
+        {"role": "user", "content": prompt("review_meta", count=len(reviews), reviews=listing)},
     ]
-    meta = llm.ask_json(messages, parse_review, json_mode=True)
-    return Panel(reviews, meta)
+    return llm.ask_json(messages, parse_review, json_mode=True)
+
+
+# -- what the researcher reads --------------------------------------------------------------------
+
+
+def panel_markdown(record: dict[str, Any]) -> str:
+    """A review record (``Panel.to_json`` plus the improvement rounds) as Markdown: decision,
+    scores with their spread, the meta-review's summary, strengths and weaknesses."""
+    meta = record["meta_review"]
+    count = len(record["reviews"])
+    threshold = f" (Accept from {record['threshold']:g})" if record["threshold"] else ""
+    lines = [
+        f"**{record['decision']}** · overall {record['overall']:.2f}/10{threshold} · "
+        f"{count} reviewer{'s' if count > 1 else ''}",
+        "",
+        *_score_table(record),
+        "",
+        meta["Summary"],
+        "",
+    ]
+    for name in ("Strengths", "Weaknesses", "Questions"):
+        lines += [f"**{name}**", *(f"- {item}" for item in meta[name] or ["(none)"]), ""]
+    for undone in record.get("undone") or []:
+        lines.append(f"*Improvement round {undone['round']} was undone: {undone['why']}*")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _score_table(record: dict[str, Any]) -> list[str]:
+    rounds = record.get("improvements") or []
+    reviewers = record["reviews"] if len(record["reviews"]) > 1 else []
+    header = ["Score", "mean ± spread", *(f"R{i}" for i in range(1, len(reviewers) + 1))]
+    if rounds:
+        header.append(f"round {rounds[-1]['round']}: before → after")
+    rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for name, (_, high) in SCORE_RANGES.items():
+        score = record["scores"][name]
+        row = [name, f"{score['mean']:.2f} ± {score['spread']:.2f} /{high}"]
+        row += [str(review[name]) for review in reviewers]
+        if rounds:
+            row.append(f"{rounds[-1]['before'][name]:.2f} → {rounds[-1]['after'][name]:.2f}")
+        rows.append("| " + " | ".join(row) + " |")
+    return rows

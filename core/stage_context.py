@@ -32,6 +32,10 @@ class StageOutput:
     kind: str = "stage"  # what the checkpoint judges (CheckpointRequest.kind)
     product: str = ""  # the project file the researcher may edit at the checkpoint
     subjects: list[str] = field(default_factory=list)  # what may be picked in the product
+    details: dict[str, Any] = field(default_factory=dict)  # structured facts for the checkpoint
+    # Actions beyond the usual that the stage module answers itself: a function of the same name
+    # in the module takes (ctx, output, note) and returns the re-derived output (IMPROVE).
+    extra_actions: tuple[str, ...] = ()
     # Why approval is refused until fixed or waived ('' when it is not): the stage module's
     # ``waive(ctx, output, reason)`` records a waiver and re-derives the output.
     blocked: str = ""
@@ -113,12 +117,14 @@ class StageContext:
             notes=self._researcher_notes,
         )
 
-    def coder(self) -> Coder:
+    def coder(self, model_of: str = "") -> Coder:
+        """An aider coder with this stage's model, or with the model of stage ``model_of`` (the
+        review's improvement rounds revise the paper with the writer's model)."""
         from .coder import Coder
 
         return Coder(
             self.project,
-            self._model(self.stage),
+            self._model(model_of or self.stage),
             emit=self.emit,
             stage=self.stage,
             ledger=self.session.ledger,

@@ -42,6 +42,12 @@ REVIEW = {
     "Decision": "Reject",
 }
 
+# What an improvement round changes in the conclusion (and what the reviewers then read).
+ANSWERED = (
+    "noise robustness is future work.",
+    "noise robustness is future work. Limitations: a single toy data set and one change of width.",
+)
+
 MODELS = ("ideas", "novelty", "experiments", "plots", "writeup", "review")
 
 
@@ -202,7 +208,15 @@ class MoonsResearch:
             return json.dumps({"chosen": [0], "how": "at the end of the first sentence"})
         if "Add citations to latex/template.tex" in text:
             return self._cite(text)
+        if text.startswith("Reviewers have reviewed this paper"):
+            return self._answer_the_review()
         return self._fill(request)
+
+    def _answer_the_review(self) -> str:
+        """An improvement round: the review's weaknesses stated as limitations."""
+        path = self.root / "latex" / "template.tex"
+        tex = path.read_text(encoding="utf-8").replace(ANSWERED[0], ANSWERED[1], 1)
+        return whole_file_edit("latex/template.tex", tex, "State the limitations.")
 
     def _cite(self, text: str) -> str:
         """aider's edit for a citation round: \\citep the new keys in the first sentence."""
@@ -250,6 +264,12 @@ class MoonsResearch:
         return whole_file_edit("latex/template.tex", tex, f"Filled {', '.join(sorted(wanted))}.")
 
     def review(self, request: dict[str, Any]) -> str:
+        """Each reviewer is content on reflection, and a paper that states its limitations
+        scores one point higher."""
+        if last_user_text(request).startswith("Reflection round"):
+            return json.dumps({"done": True})
+        if ANSWERED[1] in json.dumps(request.get("messages", [])):
+            return fenced_json({**REVIEW, "Overall": REVIEW["Overall"] + 1}, "My review:")
         return fenced_json(REVIEW, "My review:")
 
     def _accuracy(self, run_id: str) -> float:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import TEST_API_KEY, labtui_bin, processes_in, run_labtui
 
+from labtui.core.config import ReviewSection, load_config, save_config
 from labtui.core.events import STAGES, StageFinished, StageStarted
 from labtui.core.journal import read_events
 from labtui.core.latex import pdf_text
@@ -67,8 +68,11 @@ def assert_reviewed_paper(root: Path) -> None:
     text = pdf_text(root / "paper.pdf")
     assert f"{accuracy:.3f}" in text, "the PDF must report the run's result"
 
-    review = parse_review(json.loads((root / "review.json").read_text()))
-    assert review.decision in ("Accept", "Reject")
+    saved = json.loads((root / "review.json").read_text())
+    meta = parse_review(saved["meta_review"])
+    assert saved["decision"] in ("Accept", "Reject") and meta.decision in ("Accept", "Reject")
+    assert [parse_review(r).overall for r in saved["reviews"]], "every review is on the form"
+    assert idea["Score"] == saved["overall"] and idea["status"] == "done"
 
     literature = json.loads((root / "literature.json").read_text())
     assert literature["papers"] and all(p["summary"] for p in literature["papers"])
@@ -112,6 +116,11 @@ def assert_reviewed_paper(root: Path) -> None:
 
 
 def test_template_to_reviewed_pdf(moons_project, llm_server, arxiv_server, network_guard):
+    config = load_config(moons_project)
+    # The reviewer as a researcher would run it: 3 reviewers reflecting up to twice, an Area
+    # Chair, one few-shot example, and one improvement round before the (auto-approved) checkpoint.
+    config.review = ReviewSection(ensemble=3, reflections=2, improvements=1)
+    save_config(config, moons_project)
     started = time.monotonic()
     result = run_labtui("run", "--headless", "--auto", cwd=moons_project)
     elapsed = time.monotonic() - started
@@ -122,6 +131,11 @@ def test_template_to_reviewed_pdf(moons_project, llm_server, arxiv_server, netwo
     assert arxiv_server.hits, "novelty must have searched the (loopback) arXiv"
     assert network_guard.read_text() == "", "nothing may reach for the network (price maps…)"
     print(f"\nend-to-end pipeline wall time: {elapsed:.1f} s")
+    saved = json.loads((moons_project / "review.json").read_text())
+    assert len(saved["reviews"]) == 3 and saved["improvements"][0]["round"] == 1
+    before, after = saved["improvements"][0]["before"], saved["improvements"][0]["after"]
+    assert (before["Overall"], after["Overall"]) == (3.0, 4.0), "revised, recompiled, re-reviewed"
+    assert "| Overall | 4.00 ± 0.00 /10 | 4 | 4 | 4 | 3.00 → 4.00 |" in result.stdout
 
     # The same paper, reviewed again without the project: `labtui review` on the pipeline's PDF.
     env = {
@@ -131,7 +145,7 @@ def test_template_to_reviewed_pdf(moons_project, llm_server, arxiv_server, netwo
     }
     again = run_labtui("review", str(moons_project / "paper.pdf"), "--json", cwd="/", env=env)
     assert again.returncode == 0, again.stderr
-    assert parse_review(json.loads(again.stdout)).decision in ("Accept", "Reject")
+    assert parse_review(json.loads(again.stdout)["meta_review"]).decision in ("Accept", "Reject")
 
 
 def _kill_processes_in(root: Path) -> None:

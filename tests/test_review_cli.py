@@ -35,16 +35,26 @@ def tex_pdf(tmp_path: Path) -> Path:
     return tmp_path / "paper.pdf"
 
 
+def _content_reviewers(request) -> str:
+    """Reviewers who stand by their first review; the Area Chair agrees with them."""
+    if "Reflection round" in json.dumps(request["messages"][-1]):
+        return json.dumps({"done": True})
+    return fenced_json(REVIEW)
+
+
 @requires_tex
 def test_a_pdf_made_with_tex_is_reviewed_and_printed_readably(tex_pdf, llm_server, tmp_path):
-    llm_server.default("scripted-review", fenced_json(REVIEW))
+    llm_server.default("scripted-review", _content_reviewers)
     done = run_labtui("review", str(tex_pdf), cwd=tmp_path, env=_env(llm_server))
     assert done.returncode == 0, done.stderr
-    assert "paper.pdf: Reject, overall 3/10" in done.stdout
+    assert "paper.pdf: Reject, overall 3.00/10 (Accept from 6)" in done.stdout
     assert "Originality" in done.stdout and "Confidence" in done.stdout and "4/5" in done.stdout
+    assert "R3" in done.stdout and "Area Chair" in done.stdout, "the defaults: 3 reviewers"
     assert "• A single toy data set" in done.stdout
+    assert "reviewer 3 of 3" in done.stderr, "progress while the reviewers work"
     asked = json.dumps(llm_server.requests_for("scripted-review")[0]["messages"])
     assert "two moons dataset with Adam" in asked, "the reviewer read the PDF's text"
+    assert "Here is an example of papers" in asked, "one few-shot example by default"
     assert not (tmp_path / ".labtui").exists(), "no project needed, nothing written"
 
 
@@ -53,9 +63,13 @@ def test_json_output_is_the_validated_form(tex_pdf, llm_server, tmp_path):
     llm_server.script(
         "scripted-review", fenced_json({**REVIEW, "Overall": 11}), fenced_json(REVIEW)
     )
-    done = run_labtui("review", str(tex_pdf), "--json", env=_env(llm_server))
+    one = ("--ensemble", "1", "--reflections", "0", "--few-shot", "0")
+    done = run_labtui("review", str(tex_pdf), "--json", *one, env=_env(llm_server))
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["Overall"] == REVIEW["Overall"], "11 was asked again"
+    result = json.loads(done.stdout)
+    assert result["meta_review"]["Overall"] == REVIEW["Overall"], "11 was asked again"
+    assert result["overall"] == 3.0 and result["decision"] == "Reject"
+    assert "Here is an example" not in json.dumps(llm_server.requests_for("scripted-review"))
 
 
 @pytest.mark.parametrize(
@@ -109,7 +123,8 @@ def test_an_ensemble_of_three_and_an_area_chair_give_mean_scores_with_spread(
         return fenced_json({**REVIEW, "Overall": next(overall)})
 
     llm_server.default("scripted-review", reviewer)
-    done = run_labtui("review", str(tex_pdf), "--ensemble", "3", "--json", env=_env(llm_server))
+    three = ("--ensemble", "3", "--reflections", "0")
+    done = run_labtui("review", str(tex_pdf), *three, "--json", env=_env(llm_server))
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert [r["Overall"] for r in result["reviews"]] == [3, 5, 4]
@@ -119,6 +134,6 @@ def test_an_ensemble_of_three_and_an_area_chair_give_mean_scores_with_spread(
     temperatures = [r.get("temperature") for r in llm_server.requests_for("scripted-review")[:3]]
     assert temperatures == [0.75] * 3, "the ensemble samples at a temperature"
 
-    readable = run_labtui("review", str(tex_pdf), "--ensemble", "3", env=_env(llm_server))
+    readable = run_labtui("review", str(tex_pdf), *three, env=_env(llm_server))
     assert readable.returncode == 0, readable.stderr
     assert "reviewers: mean ± spread" in readable.stdout and "4.00 ± 0.82" in readable.stdout

@@ -52,9 +52,31 @@ def _parser() -> argparse.ArgumentParser:
     review.add_argument(
         "--ensemble",
         type=_reviewers,
-        default=1,
+        default=None,
         metavar="E",
-        help="E reviewers at a sampling temperature, then an Area Chair's meta-review",
+        help="E reviewers at a sampling temperature, then an Area Chair's meta-review "
+        "(default 3, as [review] ensemble)",
+    )
+    review.add_argument(
+        "--reflections",
+        type=_rounds,
+        default=None,
+        metavar="R",
+        help="rounds in which each reviewer reconsiders its review (default 2)",
+    )
+    review.add_argument(
+        "--few-shot",
+        type=_rounds,
+        default=None,
+        metavar="N",
+        help="example papers with their reviews shown to each reviewer (default 1; 0: none)",
+    )
+    review.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        metavar="T",
+        help="Accept when the reviewers' mean Overall reaches T (default 6; 0: the Area Chair's)",
     )
     review.add_argument(
         "--budget", type=float, default=1.0, help="US dollars the review may spend (default 1)"
@@ -65,13 +87,13 @@ def _parser() -> argparse.ArgumentParser:
 PARALLEL_HELP = "run up to K ideas' experiments at once, each in its own git worktree (default: [experiment] parallel)"
 
 
-def _count_of(what: str, metavar: str):
-    """An argparse type: a whole number of ``what``, 1 or more, said clearly otherwise."""
+def _count_of(what: str, metavar: str, least: int = 1):
+    """An argparse type: a whole number of ``what``, ``least`` or more, said clearly otherwise."""
 
     def count(text: str) -> int:
-        if not text.isdigit() or int(text) < 1:
+        if not text.isdigit() or int(text) < least:
             raise argparse.ArgumentTypeError(
-                f"{metavar} must be a whole number of {what}, 1 or more, not {text!r}"
+                f"{metavar} must be a whole number of {what}, {least} or more, not {text!r}"
             )
         return int(text)
 
@@ -80,6 +102,7 @@ def _count_of(what: str, metavar: str):
 
 _ideas_at_once = _count_of("ideas", "K")
 _reviewers = _count_of("reviewers", "E")
+_rounds = _count_of("rounds or examples", "the value", least=0)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,7 +155,12 @@ def _dispatch(args: argparse.Namespace) -> int:
                 model=args.model,
                 as_json=args.json,
                 budget=args.budget,
-                ensemble=args.ensemble,
+                overrides={
+                    "ensemble": args.ensemble,
+                    "reflections": args.reflections,
+                    "few_shot": args.few_shot,
+                    "threshold": args.threshold,
+                },
             )
         case _:
             return cmd_run(
@@ -140,27 +168,39 @@ def _dispatch(args: argparse.Namespace) -> int:
             )
 
 
-def cmd_review(pdf: Path, *, model: str, as_json: bool, budget: float, ensemble: int = 1) -> int:
-    """Review one PDF and print the review (rich, or JSON); nothing is written anywhere."""
+def cmd_review(
+    pdf: Path, *, model: str, as_json: bool, budget: float, overrides: dict | None = None
+) -> int:
+    """Review one PDF and print the review (rich, or JSON); nothing is written anywhere.
+    ``overrides``: [review] settings given on the command line (None: the default)."""
+    import dataclasses
     import json
 
+    from labtui.core.config import ReviewSection
     from labtui.core.prompts import load_prompt
     from labtui.core.reviewer import read_paper, review_panel, standalone_llm
 
+    given = {key: value for key, value in (overrides or {}).items() if value is not None}
+    settings = dataclasses.replace(ReviewSection(), **given)
     paper = read_paper(pdf)  # before any model call: a bad PDF costs nothing
     llm = standalone_llm(model, budget, emit=lambda event: None)
-    who = f"{ensemble} reviewers and an Area Chair" if ensemble > 1 else "one reviewer"
-    print(
-        f"reviewing {pdf.name} ({len(paper):,} characters): {who}, {llm.spec.name} …",
-        file=sys.stderr,
+
+    def progress(text: str) -> None:
+        print(f"  {text} …", file=sys.stderr)
+
+    who = (
+        f"{settings.ensemble} reviewers and an Area Chair"
+        if settings.ensemble > 1
+        else "one reviewer"
     )
-    panel = review_panel(llm, load_prompt, paper, ensemble=ensemble)
+    progress(f"reviewing {pdf.name} ({len(paper):,} characters): {who}, {llm.spec.name}")
+    panel = review_panel(llm, load_prompt, paper, settings, progress=progress)
     if as_json:
-        print(json.dumps(panel.to_json() if ensemble > 1 else panel.meta.fields, indent=2))
+        print(json.dumps(panel.to_json(), indent=2))
         return EXIT_OK
     from .review_view import print_review
 
-    print_review(panel.meta, title=pdf.name, spread=panel.scores() if ensemble > 1 else None)
+    print_review(panel, title=pdf.name)
     return EXIT_OK
 
 

@@ -1,41 +1,55 @@
-"""A review, readable in a terminal (``labtui review``): the decision, the scores as a table, then
-the summary and the lists of the form."""
+"""A review, readable in a terminal (``labtui review``): the decision, the scores as a table (the
+reviewers' mean ± spread beside each reviewer's and the Area Chair's), then the meta-review's
+summary and the lists of the form."""
 
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from labtui.core.review import SCORE_RANGES, Review
+from labtui.core.review import SCORE_RANGES
+from labtui.core.reviewer import Panel
 
 
-def print_review(
-    review: Review,
-    title: str,
-    console: Console | None = None,
-    spread: dict[str, tuple[float, float]] | None = None,
-) -> None:
-    """``spread``: the ensemble's mean and spread per score, shown beside the meta-review's."""
+def print_review(panel: Panel, title: str, console: Console | None = None) -> None:
     console = console or Console()
-    fields = review.fields
-    style = "bold green" if review.decision == "Accept" else "bold red"
-    console.print(f"[bold]{title}[/]: [{style}]{review.decision}[/], overall {review.overall}/10")
-    scores = Table(show_header=spread is not None, box=None, pad_edge=False)
-    scores.add_column("score", style="bold")
-    scores.add_column("meta-review" if spread else "value", justify="right")
-    if spread:
-        scores.add_column("reviewers: mean ± spread", justify="right")
-    for name, (_, high) in SCORE_RANGES.items():
-        row = [name, f"{fields[name]}/{high}"]
-        if spread:
-            mean, deviation = spread[name]
-            row.append(f"{mean:.2f} ± {deviation:.2f}")
-        scores.add_row(*row)
-    console.print(scores)
-    console.print(f"\n[bold]Summary[/]\n{fields['Summary']}")
+    style = "bold green" if panel.decision == "Accept" else "bold red"
+    rule = f" (Accept from {panel.threshold:g})" if panel.threshold else ""
+    console.print(
+        f"[bold]{escape(title)}[/]: [{style}]{panel.decision}[/], "
+        f"overall {panel.overall:.2f}/10{rule}"
+    )
+    console.print(_score_table(panel))
+    fields = panel.meta.fields
+    console.print(f"\n[bold]Summary[/]\n{escape(fields['Summary'])}")
     for name in ("Strengths", "Weaknesses", "Questions", "Limitations"):
         console.print(f"\n[bold]{name}[/]")
         for item in fields[name] or ["(none)"]:
-            console.print(f"  • {item}", highlight=False)
+            console.print(f"  • {escape(item)}", highlight=False)
     concerns = "yes" if fields["Ethical Concerns"] else "no"
     console.print(f"\n[bold]Ethical concerns[/]: {concerns}")
+
+
+def _score_table(panel: Panel) -> Table:
+    several = len(panel.reviews) > 1
+    table = Table(box=None, pad_edge=False)
+    table.add_column("score", style="bold")
+    if several:
+        table.add_column("reviewers: mean ± spread", justify="right")
+        for number in range(1, len(panel.reviews) + 1):
+            table.add_column(f"R{number}", justify="right")
+        table.add_column("Area Chair", justify="right")
+    else:
+        table.add_column("value", justify="right")
+    spread = panel.scores()
+    for name, (_, high) in SCORE_RANGES.items():
+        if several:
+            mean, deviation = spread[name]
+            row = [name, f"{mean:.2f} ± {deviation:.2f}"]
+            row += [str(review.fields[name]) for review in panel.reviews]
+            row.append(f"{panel.meta.fields[name]}/{high}")
+        else:
+            row = [name, f"{panel.meta.fields[name]}/{high}"]
+        table.add_row(*row)
+    return table

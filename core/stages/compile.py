@@ -4,6 +4,8 @@ aider for a bounded number of fix rounds. The last PDF that compiled is never lo
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..errors import StageFailed
 from ..events import CompileResult, LatexUpdated
 from ..stage_context import StageContext, StageOutput
@@ -54,7 +56,17 @@ def _over_the_page_limit(ctx: StageContext, outcome) -> list[str]:
     ]
 
 
-def run(ctx: StageContext) -> StageOutput:
+@dataclass(frozen=True)
+class Compiled:
+    pages: int
+    warnings: int
+    problems: list[str]  # what is still wrong although it compiles (over the page limit, say)
+
+
+def compile_paper(ctx: StageContext, commit_message: str) -> Compiled:
+    """Compile the paper, sending parsed errors and problems back to aider for up to
+    ``[limits] latex_fix_rounds``; commits the PDF. StageFailed when it never compiles (the
+    last PDF that did is kept). The review's improvement rounds use it too."""
     from ..latex import chktex, compile_latex, referenced_figures
 
     root = ctx.project.root
@@ -72,11 +84,13 @@ def run(ctx: StageContext) -> StageOutput:
             break
         if round_no == rounds:
             break
-        coder = coder or ctx.coder()
+        coder = coder or ctx.coder(model_of="compile")  # the writer's model
         report = _describe(outcome, problems, lint)
         ctx.say(f"LaTeX problems, asking for a fix (round {round_no + 1}/{rounds}):\n{report}")
         coder.edit(
-            [TEX], ctx.prompt("latex_fix", problems=report), commit_message="compile: fix LaTeX"
+            [TEX],
+            ctx.prompt("latex_fix", problems=report),
+            commit_message=f"{ctx.stage}: fix LaTeX",
         )
         fixed = tex_path.read_text(encoding="utf-8")
         figures = referenced_figures(fixed, tex_path.parent)
@@ -89,12 +103,21 @@ def run(ctx: StageContext) -> StageOutput:
         )
     if problems:
         ctx.say("the paper compiles but still has problems: " + "; ".join(problems))
-    ctx.commit(f"compile: {PDF} ({outcome.pages} pages)", [PDF, TEX])
+    ctx.commit(commit_message.format(pages=outcome.pages), [PDF, TEX])
+    return Compiled(outcome.pages, len(outcome.warnings), problems)
+
+
+def run(ctx: StageContext) -> StageOutput:
+    paper = compile_paper(ctx, f"compile: {PDF} ({{pages}} pages)")
     return StageOutput(
-        summary=f"{PDF}: {outcome.pages} page(s), {len(outcome.warnings)} warning(s)",
-        result={"pdf": PDF, "pages": outcome.pages, "problems": problems},
-        checkpoint_body=f"`{PDF}` compiled: {outcome.pages} page(s)."
-        + ("\n\nOpen problems:\n" + "\n".join(f"- {p}" for p in problems) if problems else ""),
+        summary=f"{PDF}: {paper.pages} page(s), {paper.warnings} warning(s)",
+        result={"pdf": PDF, "pages": paper.pages, "problems": paper.problems},
+        checkpoint_body=f"`{PDF}` compiled: {paper.pages} page(s)."
+        + (
+            "\n\nOpen problems:\n" + "\n".join(f"- {p}" for p in paper.problems)
+            if paper.problems
+            else ""
+        ),
         kind="paper",
         product=TEX,
     )

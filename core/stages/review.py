@@ -1,36 +1,155 @@
-"""Review: the compiled PDF's text, read with PyMuPDF, reviewed on the NeurIPS form into a
-validated ``review.json``; the score goes back into the idea archive.
+"""Review: the compiled paper reviewed by ``[review] ensemble`` reviewers and an Area Chair
+(``core.reviewer``) into ``review.json``; the mean Overall goes back into the idea archive.
+
+An improvement round (``[review] improvements`` of them before the checkpoint, and one more per
+`improve` at it) sends the meta-review to aider with the writer's model, traces the revised
+paper's numbers, recompiles it with the compile loop and reviews it again; review.json keeps each
+round's scores before and after. A round whose paper does not compile, or that brings numbers no
+run produced, is undone: the paper stays as it was.
 """
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
+from ..checkpoints import IMPROVE
+from ..errors import StageFailed
 from ..ideas import load_archive, save_archive
-from ..reviewer import read_paper, review_text
+from ..review import SCORE_RANGES, Review
+from ..reviewer import Panel, panel_markdown, read_paper, review_panel
 from ..stage_context import StageContext, StageOutput
+from .compile import PDF, compile_paper
+from .writeup import PROVENANCE, TEX, trace_numbers
+
+REVIEW = "review.json"
 
 
 def run(ctx: StageContext) -> StageOutput:
+    record = _record(ctx, _review(ctx), improvements=[], undone=[])
+    for _ in range(ctx.config.review.improvements):
+        record = _improvement_round(ctx, record, note="")
+    return _output(record)
+
+
+def improve(ctx: StageContext, output: StageOutput, note: str) -> StageOutput:
+    """The checkpoint's `improve`: one more improvement round, then the checkpoint again."""
+    return _output(_improvement_round(ctx, output.details, note))
+
+
+def _review(ctx: StageContext) -> Panel:
     root = ctx.project.root
-    pdf = root / (ctx.result_of("compile").get("pdf") or "paper.pdf")
-    paper = read_paper(pdf)
-    review = review_text(ctx.llm(role="reviewer"), ctx.prompt, paper, ctx.notes_block())
-    (root / "review.json").write_text(json.dumps(review.fields, indent=2) + "\n", encoding="utf-8")
+    paper = read_paper(root / (ctx.result_of("compile").get("pdf") or PDF))
+    settings = ctx.config.review
+    ctx.say(
+        f"reviewing {len(paper):,} characters: {settings.ensemble} reviewer(s), "
+        f"{settings.reflections} reflection round(s), {settings.few_shot} example(s)"
+    )
+    return review_panel(
+        ctx.llm(role="reviewer"),
+        ctx.prompt,
+        paper,
+        settings,
+        notes=ctx.notes_block(),
+        examples_root=root,
+        progress=ctx.say,
+    )
+
+
+def _record(
+    ctx: StageContext,
+    panel: Panel,
+    improvements: list[dict[str, Any]],
+    undone: list[dict[str, Any]],
+) -> dict:
+    """review.json written and committed with the idea's new Score: the panel's review, the
+    rounds that improved the paper (scores before and after) and the rounds undone (why)."""
+    root = ctx.project.root
+    record = {**panel.to_json(), "improvements": improvements, "undone": undone}
+    (root / REVIEW).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     idea_name = ctx.result_of("experiments").get("idea")
     archive = load_archive(root)
     for idea in archive:
         if idea.name == idea_name:
-            idea.score = review.overall
+            idea.score = panel.overall
             idea.status = "done"
     save_archive(root, archive)
-    ctx.commit(
-        f"review: {review.decision}, overall {review.overall}/10", ["review.json", "ideas.json"]
+    ctx.commit(f"review: {panel.decision}, overall {panel.overall:.2f}/10", [REVIEW, "ideas.json"])
+    return record
+
+
+def _improvement_round(ctx: StageContext, record: dict, note: str) -> dict:
+    number = len(record["improvements"]) + len(record["undone"]) + 1
+    before = ctx.project.head()
+    coder = ctx.coder(model_of="writeup")
+    meta = Review(record["meta_review"]).markdown()
+    asks = f"\nThe researcher adds: {note}\n" if note.strip() else ""
+    edit = coder.edit(
+        [TEX],
+        ctx.prompt("review_improve", round=number, review=meta, note=asks),
+        commit_message=f"review: improvement round {number}",
+        read_only=["notes.md"],
     )
+    if not edit.changed:
+        ctx.say(f"improvement round {number} changed nothing ({edit.error}); review unchanged")
+        return record
+    untraced = trace_numbers(ctx, coder)
+    if untraced:
+        numbers = ", ".join(w.text for w in untraced)
+        return _undo(ctx, record, before, number, f"it brought numbers no run produced: {numbers}")
+    try:
+        compiled = compile_paper(
+            ctx, f"review: {PDF} after improvement round {number} ({{pages}} pages)"
+        )
+    except StageFailed as exc:
+        return _undo(ctx, record, before, number, exc.message)
+    panel = _review(ctx)
+    scores = {
+        "round": number,
+        "before": _means(record),
+        "after": {name: mean for name, (mean, _) in panel.scores().items()},
+        "commit": ctx.project.head()[:8],
+        "pages": compiled.pages,
+    }
+    ctx.say(f"improvement round {number}: overall {record['overall']:.2f} → {panel.overall:.2f}/10")
+    return _record(ctx, panel, [*record["improvements"], scores], record["undone"])
+
+
+def _means(record: dict) -> dict[str, float]:
+    return {name: record["scores"][name]["mean"] for name in SCORE_RANGES}
+
+
+def _undo(ctx: StageContext, record: dict, before: str, number: int, why: str) -> dict:
+    """The paper (and its provenance) as they were before the round; the PDF that compiled last
+    is still the paper's. review.json says which round was undone and why."""
+    git = ctx.project.repo.git
+    for path in (TEX, PROVENANCE):
+        if git.ls_tree("--name-only", before, path):  # (older projects lack provenance.json)
+            git.checkout(before, "--", path)
+    record = {**record, "undone": [*record["undone"], {"round": number, "why": why}]}
+    (ctx.project.root / REVIEW).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    ctx.commit(f"review: undo improvement round {number}: {why}"[:200], [TEX, PROVENANCE, REVIEW])
+    ctx.say(f"undid improvement round {number}: {why}")
+    return record
+
+
+def _output(record: dict) -> StageOutput:
+    rounds = record["improvements"]
+    summary = f"{record['decision']}, overall {record['overall']:.2f}/10"
+    if rounds:
+        summary += f" (was {rounds[0]['before']['Overall']:.2f} before {len(rounds)} round(s))"
     return StageOutput(
-        summary=f"{review.decision}, overall {review.overall}/10",
-        result={"overall": review.overall, "decision": review.decision, "review": "review.json"},
-        checkpoint_body=review.markdown(),
+        summary=summary,
+        result={
+            "overall": record["overall"],
+            "decision": record["decision"],
+            "review": REVIEW,
+            "improvements": len(rounds),
+        },
+        checkpoint_body=panel_markdown(record)
+        + "\n*a accepts · i runs an improvement round (revise, recompile, review again) · "
+        "q stops*",
         kind="review",
-        product="review.json",
+        details=record,
+        extra_actions=(IMPROVE,),
     )

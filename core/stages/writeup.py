@@ -109,7 +109,7 @@ def run(ctx: StageContext) -> StageOutput:
     from ..citations import run_rounds
 
     run_rounds(ctx, coder, TEX, max(0, ctx.config.limits.citation_rounds))
-    _fix_untraced_numbers(ctx, coder)
+    trace_numbers(ctx, coder)
     return _draft_output(ctx, left)
 
 
@@ -176,9 +176,10 @@ def _section_body(ctx: StageContext, section: Section) -> str:
     return f"The {section.name} as written:\n\n```latex\n{shown[:3000]}\n```"
 
 
-def _fix_untraced_numbers(ctx: StageContext, coder) -> None:
+def trace_numbers(ctx: StageContext, coder) -> list:
     """One round in which the model replaces the numbers that match no run with the recorded
-    ones (or removes them)."""
+    ones (or removes them); provenance.json is committed. Returns the numbers still untraced
+    and not waived. The review's improvement rounds use it too."""
     from ..provenance import check_paper, load_waivers
 
     root = ctx.project.root
@@ -190,12 +191,13 @@ def _fix_untraced_numbers(ctx: StageContext, coder) -> None:
         coder.edit(
             [TEX],
             ctx.prompt("writeup_provenance", numbers=listing),
-            commit_message="writeup: numbers traced to the runs",
+            commit_message=f"{ctx.stage}: numbers traced to the runs",
             read_only=["notes.md"],
         )
         report = check_paper(root, root / TEX, waivers)
         open_issues = report.open_issues(waivers)
-    ctx.commit("writeup: provenance of the paper's numbers", [PROVENANCE])
+    ctx.commit(f"{ctx.stage}: provenance of the paper's numbers", [PROVENANCE])
+    return open_issues
 
 
 def _draft_output(ctx: StageContext, left: list[str]) -> StageOutput:

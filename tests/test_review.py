@@ -1,0 +1,326 @@
+"""The reviewer and the review stage: few-shot examples, reflection rounds that end on the
+reviewer's "done" flag, an ensemble with an Area Chair, the decision threshold, and improvement
+rounds that revise, recompile and review the paper again (or are undone)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import TEST_API_KEY
+from research_script import ANSWERED, REVIEW, fenced_json, model_name, whole_file_edit
+
+from labtui.core.checkpoints import IMPROVE, Decision
+from labtui.core.config import ReviewSection
+from labtui.core.errors import ConfigError, LLMError
+from labtui.core.prompts import load_prompt
+from labtui.core.review import parse_review
+from labtui.core.reviewer import (
+    builtin_examples,
+    load_examples,
+    parse_reflection,
+    review_panel,
+    review_text,
+    standalone_llm,
+)
+
+PAPER = "# Width on Two Moons\n\n## 1 Introduction\n\nWe double the hidden layer."
+ONE = ReviewSection(ensemble=1, reflections=0, few_shot=0)
+
+
+@pytest.fixture
+def reviewer(llm_server, monkeypatch):
+    monkeypatch.setenv("LABTUI_API_BASE", llm_server.url)
+    monkeypatch.setenv("LABTUI_API_KEY", TEST_API_KEY)
+    return standalone_llm("openai/scripted-review", 1.0, emit=lambda event: None)
+
+
+def _asked(llm_server) -> list[str]:
+    return [json.dumps(r["messages"]) for r in llm_server.requests_for("scripted-review")]
+
+
+# -- one reviewer ---------------------------------------------------------------------------------
+
+
+def test_reflection_stops_when_the_reviewer_says_done(reviewer, llm_server):
+    revised = {**REVIEW, "Overall": 2, "Weaknesses": ["A single toy data set", "No error bars"]}
+    llm_server.script(
+        "scripted-review",
+        fenced_json(REVIEW),
+        json.dumps({"done": False, "review": revised}),
+        json.dumps({"done": True}),
+        json.dumps({"done": True}),  # never asked for: the reviewer was done
+    )
+    review = review_text(reviewer, load_prompt, PAPER, reflections=3)
+    assert review.overall == 2 and "No error bars" in review.fields["Weaknesses"]
+    asked = _asked(llm_server)
+    assert len(asked) == 3, "round 2 said done: round 3 was not asked"
+    assert "Reflection round 1 of 3" in asked[1] and "Reflection round 2 of 3" in asked[2]
+    assert '\\"Overall\\": 2' in asked[2], "round 2 reconsiders round 1's revision"
+
+
+def test_a_reflection_without_a_done_flag_or_with_a_bad_score_is_asked_again(
+    reviewer, llm_server
+):
+    llm_server.script(
+        "scripted-review",
+        fenced_json(REVIEW),
+        json.dumps({"done": False}),
+        json.dumps({"done": True, "review": {**REVIEW, "Soundness": 7}}),
+        json.dumps({"done": True, "review": {**REVIEW, "Soundness": 1}}),
+    )
+    review = review_text(reviewer, load_prompt, PAPER, reflections=1)
+    assert review.fields["Soundness"] == 1
+    asked = _asked(llm_server)
+    assert '\\"done\\": false needs the revised' in asked[2]
+    assert "'Soundness' must be from 1 to 4, got 7" in asked[3]
+    parse = parse_reflection(parse_review(REVIEW))
+    with pytest.raises(ValueError, match="answer"):
+        parse({"review": REVIEW})
+    assert parse({"done": True}) == (True, parse_review(REVIEW)), "done alone keeps the review"
+
+
+def test_an_out_of_range_score_is_asked_again_never_clamped(reviewer, llm_server):
+    llm_server.script(
+        "scripted-review", fenced_json({**REVIEW, "Overall": 11}), fenced_json(REVIEW)
+    )
+    assert review_text(reviewer, load_prompt, PAPER).overall == REVIEW["Overall"]
+    assert "'Overall' must be from 1 to 10, got 11" in _asked(llm_server)[1]
+    llm_server.default("scripted-review", fenced_json({**REVIEW, "Confidence": 0}))
+    with pytest.raises(LLMError, match="invalid JSON"):
+        review_text(reviewer, load_prompt, PAPER)
+
+
+# -- few-shot examples ----------------------------------------------------------------------------
+
+
+def test_the_shipped_examples_are_valid_reviews_and_reach_the_prompt(reviewer, llm_server):
+    examples = load_examples(builtin_examples(), 2)
+    assert len(examples) == 2
+    assert {review.decision for _, review in examples} == {"Accept", "Reject"}
+    assert all(len(paper.split()) > 500 for paper, _ in examples), "whole example papers"
+    llm_server.default("scripted-review", fenced_json(REVIEW))
+    review_panel(reviewer, load_prompt, PAPER, dataclasses.replace(ONE, few_shot=1))
+    asked = _asked(llm_server)[0]
+    first_paper, first_review = examples[0]
+    assert "Here is an example of papers" in asked
+    assert json.dumps(first_paper.split("\n")[0])[1:-1] in asked
+    assert first_review.fields["Summary"][:60] in asked
+    assert asked.index("Its review") < asked.index("We double the hidden layer")
+
+
+def test_a_folder_of_own_examples_is_checked_and_named_in_errors(tmp_path):
+    folder = tmp_path / "examples"
+    folder.mkdir()
+    (folder / "mine.md").write_text("# A paper\n\nText.")
+    with pytest.raises(ConfigError, match=r"mine.md: example paper without a review \(mine.json\)"):
+        load_examples(folder, 1)
+    (folder / "mine.json").write_text(json.dumps({**REVIEW, "Clarity": 9}))
+    with pytest.raises(ConfigError, match=r"mine.json: not a valid review.*'Clarity'") as caught:
+        load_examples(folder, 1)
+    assert "mine.json" in caught.value.hint
+    (folder / "mine.json").write_text(json.dumps(REVIEW))
+    assert load_examples(folder, 1)[0][1].overall == REVIEW["Overall"]
+    with pytest.raises(ConfigError, match=r"few_shot = 2, but .* holds 1") as caught:
+        load_examples(folder, 2)
+    assert "write few_shot = 1" in caught.value.hint
+    with pytest.raises(ConfigError, match="is not a folder"):
+        load_examples(tmp_path / "nowhere", 1)
+
+
+# -- an ensemble, its Area Chair and the threshold ------------------------------------------------
+
+
+def _ensemble_server(llm_server, overall: list[int]) -> None:
+    scores = iter(overall)
+
+    def answer(request):
+        text = json.dumps(request["messages"])
+        if "You are the Area Chair" in text:
+            return fenced_json({**REVIEW, "Overall": 5, "Decision": "Accept"})
+        if "Reflection round" in text:
+            return json.dumps({"done": True})
+        return fenced_json({**REVIEW, "Overall": next(scores)})
+
+    llm_server.default("scripted-review", answer)
+
+
+def test_an_ensemble_of_three_and_a_meta_review_give_mean_scores_and_the_decision(
+    reviewer, llm_server
+):
+    _ensemble_server(llm_server, [5, 7, 6])
+    settings = ReviewSection(ensemble=3, reflections=1, few_shot=0, threshold=6)
+    panel = review_panel(reviewer, load_prompt, PAPER, settings)
+    assert [r.overall for r in panel.reviews] == [5, 7, 6]
+    assert panel.scores()["Overall"] == (6.0, 0.82) and panel.overall == 6.0
+    assert panel.decision == "Accept", "the mean Overall 6.0 reaches the threshold 6"
+    assert panel.meta.overall == 5, "the Area Chair's own judgement is kept beside the mean"
+    requests = llm_server.requests_for("scripted-review")
+    assert len(requests) == 3 * 2 + 1, "three reviews, one reflection each, one meta-review"
+    assert [r.get("temperature") for r in requests[:6]] == [0.75] * 6
+    saved = panel.to_json()
+    assert saved["decision"] == "Accept" and saved["scores"]["Overall"]["spread"] == 0.82
+    assert parse_review(saved["meta_review"]).decision == "Accept"
+
+
+def test_the_threshold_decides_and_zero_leaves_it_to_the_area_chair(reviewer, llm_server):
+    _ensemble_server(llm_server, [5, 6, 6, 5, 6, 6])
+    strict = review_panel(
+        reviewer, load_prompt, PAPER, ReviewSection(ensemble=3, reflections=0, few_shot=0)
+    )
+    assert strict.overall == 5.67 and strict.decision == "Reject"
+    chair = review_panel(
+        reviewer,
+        load_prompt,
+        PAPER,
+        ReviewSection(ensemble=3, reflections=0, few_shot=0, threshold=0),
+    )
+    assert chair.decision == "Accept", "threshold 0: the Area Chair's decision"
+
+
+def test_review_settings_are_checked_where_they_are_written(tmp_path):
+    from labtui.core.config import config_from_dict
+
+    path = tmp_path / "labtui.toml"
+    with pytest.raises(ConfigError, match=r"\[review\] ensemble = 0 reviews nothing"):
+        config_from_dict({"review": {"ensemble": 0}}, path)
+    with pytest.raises(ConfigError, match=r"\[review\] threshold = 11 is above 10") as caught:
+        config_from_dict({"review": {"threshold": 11}}, path)
+    assert caught.value.hint == "write threshold = 6"
+    config = config_from_dict({"review": {"ensemble": 5, "improvements": 2}}, path)
+    assert (config.review.ensemble, config.review.improvements) == (5, 2)
+
+
+# -- in the pipeline: ensemble, improvement rounds ------------------------------------------------
+
+
+class ReviewPort:
+    """TEST-ONLY: approves every checkpoint before the review; at the review it answers from
+    a list and records what it was shown."""
+
+    def __init__(self, *decisions: Decision) -> None:
+        self.decisions = list(decisions)
+        self.reviews = []
+
+    def ask(self, request):
+        if request.stage != "review":
+            return Decision("approve")
+        self.reviews.append(request)
+        return self.decisions.pop(0)
+
+
+def _pipeline_to_review(project, llm_server, port, **review) -> str:
+    from labtui.core.config import load_config, save_config
+    from labtui.core.pipeline import Session
+
+    config = load_config(project.root)
+    for key, value in review.items():
+        setattr(config.review, key, value)
+    config.limits.latex_fix_rounds = 0
+    save_config(config, project.root)
+    return Session.open(project.root).run(port)
+
+
+def _subjects(root: Path) -> list[str]:
+    log = subprocess.run(
+        ["git", "log", "--format=%s"], cwd=root, capture_output=True, text=True, check=True
+    )
+    return log.stdout.splitlines()[::-1]
+
+
+@pytest.mark.usefixtures("network_guard")
+def test_an_improvement_round_revises_recompiles_and_reviews_again(project, llm_server):
+    port = ReviewPort(Decision(IMPROVE), Decision("approve"))
+    outcome = _pipeline_to_review(project, llm_server, port, ensemble=3, reflections=1)
+    assert outcome == "finished"
+    root = project.root
+    first, second = port.reviews
+    assert IMPROVE in first.options and "approve" in first.options
+    assert first.details["overall"] == 3.0 and len(first.details["reviews"]) == 3
+    assert "| Overall | 3.00 ± 0.00 /10 | 3 | 3 | 3 |" in first.body
+
+    subjects = _subjects(root)
+    start = subjects.index("review: Reject, overall 3.00/10")
+    assert subjects[start + 1 :] == [
+        "review: improvement round 1",  # (its numbers are unchanged: provenance.json too)
+        "review: paper.pdf after improvement round 1 (3 pages)",
+        "review: Reject, overall 4.00/10",
+    ]
+    improve_asks = [
+        r
+        for r in llm_server.requests_for(model_name("writeup").removeprefix("openai/"))
+        if "Reviewers have reviewed this paper" in json.dumps(r)
+    ]
+    assert len(improve_asks) == 1 and "A single toy data set" in json.dumps(improve_asks[0])
+
+    rounds = second.details["improvements"]
+    assert rounds[0]["before"]["Overall"] == 3.0 and rounds[0]["after"]["Overall"] == 4.0
+    assert "round 1: before → after" in second.body and "3.00 → 4.00" in second.body
+    saved = json.loads((root / "review.json").read_text())
+    assert saved["improvements"] == rounds and saved["overall"] == 4.0
+    ideas = {i["Name"]: i for i in json.loads((root / "ideas.json").read_text())}
+    assert (
+        ideas["wider_hidden_layer"]["Score"] == 4.0
+        and ideas["wider_hidden_layer"]["status"] == "done"
+    )
+
+    from labtui.core.latex import pdf_text
+
+    assert "one change of width" in " ".join(pdf_text(root / "paper.pdf").split())
+    reviewed_again = [a for a in _asked(llm_server) if ANSWERED[1][-30:] in a]
+    assert len(reviewed_again) == 3 * 2, "three reviewers read the revised paper, each reflecting"
+    assert len(llm_server.requests_for("scripted-review")) == 2 * (3 * 2 + 1), "and the AC, twice"
+
+
+class BreakingWriter:
+    """TEST-ONLY: the moons research, but its first improvement round invents a number (which
+    the fix round keeps) and its second breaks the LaTeX."""
+
+    def __init__(self, root: Path) -> None:
+        from research_script import MoonsResearch
+
+        self.moons = MoonsResearch(root)
+        self.rounds = 0
+
+    def writeup(self, request) -> str:
+        text = json.dumps(request)
+        tex_path = self.moons.root / "latex" / "template.tex"
+        tex = tex_path.read_text()
+        if "Reviewers have reviewed this paper" in text:
+            self.rounds += 1
+            if self.rounds == 1:  # in Results, whose numbers are traced
+                invented = "shows the training loss. We also reach 97.2\\% on a set never built."
+                tex = tex.replace("shows the training loss.", invented, 1)
+            else:
+                tex = tex.replace(ANSWERED[0], f"{ANSWERED[0]} \\begin{{itemize}} never closed", 1)
+            return whole_file_edit("latex/template.tex", tex, "Answer the review.")
+        if "match no value the runs recorded" in text:
+            return whole_file_edit("latex/template.tex", tex, "Kept as it was.")
+        return self.moons.writeup(request)
+
+
+@pytest.mark.usefixtures("network_guard")
+def test_an_improvement_that_invents_numbers_or_breaks_the_paper_is_undone(project, llm_server):
+    writer = BreakingWriter(project.root)
+    llm_server.default(model_name("writeup").removeprefix("openai/"), writer.writeup)
+    port = ReviewPort(Decision(IMPROVE), Decision(IMPROVE), Decision("approve"))
+    assert _pipeline_to_review(project, llm_server, port) == "finished"
+    root = project.root
+    subjects = _subjects(root)
+    undone = [s for s in subjects if s.startswith("review: undo improvement round")]
+    assert len(undone) == 2
+    assert "brought numbers no run produced: 97.2" in undone[0]
+    assert "does not compile" in undone[1]
+    tex = (root / "latex" / "template.tex").read_text()
+    assert "97.2" not in tex and "never closed" not in tex, "the paper is as it was"
+    assert port.reviews[-1].details["improvements"] == [], "no round counted"
+    assert [u["round"] for u in port.reviews[-1].details["undone"]] == [1, 2]
+    assert port.reviews[-1].details["overall"] == 3.0
+    assert (root / "paper.pdf").is_file(), "the last PDF that compiled is kept"
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True
+    )
+    assert status.stdout == ""
