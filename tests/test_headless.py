@@ -124,3 +124,19 @@ def test_where_approval_is_blocked_w_waives_with_a_reason():
     assert port.ask(request) == Decision("waive", "quoted from prior work")
     text = out.getvalue()
     assert "press one of: r, e, w, q" in text and "a note is needed" in text
+
+
+def test_i_asks_for_an_improvement_round_where_one_is_offered():
+    from labtui.core.checkpoints import ACTIONS, IMPROVE
+
+    port, out = _port("i\n")
+    request = CheckpointRequest("review-1", "review", "t", "b", options=(*ACTIONS, IMPROVE))
+    assert port.ask(request) == Decision("improve")
+    assert "i improve" in out.getvalue()
+
+
+def test_i_is_refused_where_no_improvement_is_offered():
+    port, out = _port("i\na\n")
+    assert port.ask(REQUEST) == Decision("approve")
+    text = out.getvalue()
+    assert "press one of: a, r, e, s, q" in text and "improve" not in text

@@ -13,10 +13,14 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.widgets import RichLog, Static
 from tui_scenes import (
+    ASKS,
+    META_REVIEW,
     NO_MODEL,
+    REVIEWERS,
     Ask,
     FakeSession,
     ev,
+    review_details,
     up_to_experiments,
     wait_for,
     writeup_in_progress,
@@ -25,9 +29,12 @@ from tui_scenes import (
 from labtui.core.checkpoints import Decision
 from labtui.core.errors import Aborted
 from labtui.core.events import ErrorEvent, LogLine, RunFinished
+from labtui.core.review import SCORE_RANGES
 from labtui.tui.app import EventInbox, LabtuiApp
+from labtui.tui.keybar import KeyBar
 from labtui.tui.panes import LatexPane, flatten_means
 from labtui.tui.panes.logs import RunLog
+from labtui.tui.review_card import ReviewCard, ReviewDetails, score_table
 from labtui.tui.screens import (
     CheckpointScreen,
     ConfirmQuitScreen,
@@ -216,6 +223,118 @@ def test_closing_with_a_question_open_releases_the_pipeline() -> None:
     assert isinstance(session.raised, Aborted)
     assert session.decisions == []
     assert session.stop_requested.is_set()
+
+
+def keybar_text(screen: CheckpointScreen) -> str:
+    return str(screen.query_one(KeyBar).render())
+
+
+def test_i_at_the_review_asks_for_an_improvement_round() -> None:
+    session = FakeSession(ask=ASKS["review"])
+    app = LabtuiApp(session)
+    keys: list[str] = []
+
+    async def steps(pilot: Pilot) -> None:
+        screen = await wait_for_checkpoint(pilot)
+        keys.append(keybar_text(screen))
+        await pilot.press("i")
+        await wait_for_end(pilot)
+
+    run_app(app, steps)
+    assert session.decisions == [Decision("improve")]
+    assert "i Improve" in keys[0] and "a Approve" in keys[0]
+
+
+def test_i_is_inert_where_no_improvement_is_offered() -> None:
+    session = FakeSession()  # a run checkpoint: no improve among its options
+    app = LabtuiApp(session)
+    keys: list[str] = []
+
+    async def steps(pilot: Pilot) -> None:
+        screen = await wait_for_checkpoint(pilot)
+        keys.append(keybar_text(screen))
+        await pilot.press("i")
+        assert app.screen is screen
+        await pilot.press("a")
+        await wait_for_end(pilot)
+
+    run_app(app, steps)
+    assert session.decisions == [Decision("approve")]
+    assert "Improve" not in keys[0]
+
+
+def test_the_review_card_shows_scores_spread_reviewers_and_the_last_round() -> None:
+    session = FakeSession(ask=ASKS["review"])
+    app = LabtuiApp(session)
+    shown: dict[str, str] = {}
+
+    async def steps(pilot: Pilot) -> None:
+        screen = await wait_for_checkpoint(pilot)
+        card = screen.query_one(ReviewCard)
+        for widget in card.query(Static):
+            key = widget.id or " ".join(sorted(widget.classes))
+            shown[key] = shown.get(key, "") + str(widget.render()) + "\n"
+        assert not screen.query("Markdown")  # the card replaces the Markdown body
+        await pilot.press("a")
+        await wait_for_end(pilot)
+
+    run_app(app, steps)
+    assert shown["review-decision"].startswith(
+        "Reject · overall 4.0/10 (threshold 6) · 3 reviewers"
+    )
+    scores = shown["review-scores"]
+    assert "R1  R2  R3" in scores and "before → after" in scores
+    overall = next(line for line in scores.splitlines() if line.startswith("Overall"))
+    assert overall.split() == [
+        "Overall",
+        "4.00",
+        "±",
+        "0.82",
+        "/10",
+        "3",
+        "5",
+        "4",
+        "3.00",
+        "→",
+        "4.00",
+        "↑",
+    ]
+    confidence = next(line for line in scores.splitlines() if line.startswith("Confidence"))
+    assert confidence.endswith("4.00 → 3.67 ↓")
+    assert "round 1 · commit 1a2b3c4d · 3 pages" in shown["review-round"]
+    assert "round 2 undone: the paper does not compile" in shown["review-undone"]
+    text = "".join(shown.values())
+    for item in (*META_REVIEW["Strengths"], *META_REVIEW["Weaknesses"]):
+        assert " ".join(item.split()) in " ".join(text.split())
+
+
+def test_one_reviewer_and_no_round_leave_out_the_spread_and_the_columns() -> None:
+    reviewer = REVIEWERS[0]
+    details = {
+        **review_details(),
+        "reviews": [reviewer],
+        "scores": {name: {"mean": float(reviewer[name]), "spread": 0.0} for name in SCORE_RANGES},
+        "improvements": [],
+    }
+    lines = score_table(ReviewDetails.from_details(details)).plain.splitlines()
+    assert lines[0].split() == ["score", "value"]
+    assert lines[8].split() == ["Overall", "3", "/10"] and len(lines) == 10
+    assert "±" not in "".join(lines)
+
+
+def test_a_review_without_details_shows_the_markdown_body() -> None:
+    plain = Ask("review", "review", "review: Reject", "**Reject** — Overall 3", "review.json")
+    session = FakeSession(ask=plain)
+    app = LabtuiApp(session)
+
+    async def steps(pilot: Pilot) -> None:
+        screen = await wait_for_checkpoint(pilot)
+        assert not screen.query(ReviewCard) and screen.query("Markdown")
+        await pilot.press("a")
+        await wait_for_end(pilot)
+
+    run_app(app, steps)
+    assert session.decisions == [Decision("approve")]
 
 
 # -- panes -----------------------------------------------------------------------------------

@@ -132,3 +132,32 @@ def test_checkpoint_keys_drive_the_real_pipeline_and_reopening_resumes(project, 
         ("plan", "done"),
     ]
     assert [e.text for e in events if isinstance(e, ResearcherNote)] == ["keep three seeds"]
+
+
+def test_the_review_checkpoint_runs_an_improvement_round_from_the_keyboard(project):
+    """Everything approved up to the review; there `i` revises, recompiles and reviews again,
+    and the review checkpoint comes back with the scores before and after; `a` accepts."""
+    root = project.root
+    app = LabtuiApp(Session.open(root))
+    shown: list[dict] = []
+
+    async def answer(pilot: Pilot) -> None:
+        screen = None
+        while await next_checkpoint(pilot, after=screen, timeout=120) != "review":
+            screen = pilot.app.screen
+            await pilot.press("a")
+        screen = pilot.app.screen
+        shown.append(screen.request.details)
+        await pilot.press("i")
+        assert await next_checkpoint(pilot, after=screen, timeout=120) == "review"
+        shown.append(pilot.app.screen.request.details)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: pilot.app.outcome is not None, timeout=60)
+        await pilot.press("q")
+
+    run(app, answer)
+    assert app.outcome == "finished"
+    assert [d["overall"] for d in shown] == [3.0, 4.0]
+    assert shown[1]["improvements"][0]["before"]["Overall"] == 3.0
+    assert decisions(root)[-2:] == [("review", "improve", ""), ("review", "approve", "")]
+    assert "review: improvement round 1" in project.repo.git.log("--format=%s")

@@ -13,14 +13,15 @@ import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from research_script import REVIEW
 from textual.pilot import Pilot
 from textual.widgets import Input
 
 from labtui.core.checkpoints import (
     ACTIONS,
     BLOCKED_ACTIONS,
+    IMPROVE,
     CheckpointPort,
     Checkpoints,
     Decision,
@@ -46,7 +47,8 @@ from labtui.core.events import (
 )
 from labtui.core.ideas import Idea, ideas_table
 from labtui.core.notebook import metrics_table
-from labtui.core.review import parse_review
+from labtui.core.review import SCORE_RANGES, parse_review
+from labtui.core.reviewer import Panel, panel_markdown
 from labtui.core.stages.experiments import _diff_block
 from labtui.core.stages.novelty import _evidence_markdown
 from labtui.core.stages.plan import PlannedRun, plan_markdown
@@ -337,6 +339,7 @@ class Ask:
     product: str = ""
     options: tuple[str, ...] = ACTIONS
     subjects: tuple[str, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 def literature_review_body() -> str:
@@ -364,6 +367,86 @@ def literature_review_body() -> str:
         ],
     }
     return _review_output(review).checkpoint_body
+
+
+def review_form(summary: str, scores: dict[str, int], **lists: list[str]) -> dict[str, Any]:
+    """One filled NeurIPS review form (validated by the same parser the reviewer uses)."""
+    form: dict[str, Any] = {
+        "Summary": summary,
+        "Strengths": [],
+        "Weaknesses": [],
+        "Questions": [],
+        "Limitations": ["Toy scale: 2-D data, one architecture."],
+        "Ethical Concerns": False,
+        **scores,
+        "Decision": "Accept" if scores["Overall"] >= 6 else "Reject",
+    }
+    form.update(lists)
+    return parse_review(form).fields
+
+
+def _scores(*values: int) -> dict[str, int]:
+    return dict(zip(SCORE_RANGES, values, strict=True))
+
+
+#                 Orig Qual Clar Sign Soun Pres Cont Over Conf
+REVIEWERS = [
+    review_form(
+        "A one-hidden-layer MLP on noisy two moons, with twice the hidden units.",
+        _scores(2, 2, 3, 1, 2, 3, 2, 3, 4),
+        Strengths=["Every number is traced to a run."],
+        Weaknesses=["One toy data set; one width change."],
+    ),
+    review_form(
+        "Doubling the width improves test accuracy under 10% label noise.",
+        _scores(3, 3, 3, 2, 3, 3, 2, 5, 3),
+        Strengths=["Three seeds with standard errors."],
+        Weaknesses=["The gain (0.7 points) is within two standard errors."],
+    ),
+    review_form(
+        "A clean, small ablation of hidden width on two moons.",
+        _scores(2, 3, 4, 2, 3, 3, 2, 4, 4),
+        Strengths=["Clear writing and figures."],
+        Weaknesses=["No comparison with weight decay or early stopping."],
+    ),
+]
+
+META_REVIEW = review_form(
+    "The paper doubles the hidden layer of a small MLP on two moons with 10% label noise and "
+    "reports a 0.7-point gain in test accuracy over three seeds. The setup is clean and "
+    "reproducible, but the evidence is thin for the claim it makes.",
+    _scores(2, 3, 3, 2, 3, 3, 2, 4, 4),
+    Strengths=[
+        "A clean, reproducible setup: three seeds, fixed data, one change at a time.",
+        "Every number in the paper is traced to a run and its commit.",
+        "Clear figures with standard-error bands.",
+    ],
+    Weaknesses=[
+        "A single toy data set; nothing suggests the effect carries over to real data.",
+        "The 0.7-point gain is within two standard errors of the baseline.",
+        "Only one width change (16 → 32); no sweep shows a trend.",
+        "No comparison with the usual defences against label noise (weight decay, early stopping).",
+    ],
+    Questions=[
+        "Does the gain survive 30% label noise?",
+        "How does a width of 64 or 128 compare?",
+    ],
+)
+
+
+def review_details() -> dict[str, Any]:
+    """The review record (review.json) after two improvement rounds, the second undone: three
+    reviewers (Overall 3, 5 and 4), the Area Chair's meta-review, the scores before and after."""
+    panel = Panel([parse_review(r) for r in REVIEWERS], parse_review(META_REVIEW), 6.0)
+    after = {name: mean for name, (mean, _) in panel.scores().items()}
+    before = dict(zip(SCORE_RANGES, (2.0, 2.33, 2.67, 1.67, 2.0, 3.0, 2.0, 3.0, 4.0), strict=True))
+    return {
+        **panel.to_json(),
+        "improvements": [
+            {"round": 1, "before": before, "after": after, "commit": "1a2b3c4d", "pages": 3}
+        ],
+        "undone": [{"round": 2, "why": "the paper does not compile after 2 fix round(s)"}],
+    }
 
 
 ASKS: dict[str, Ask] = {
@@ -445,9 +528,11 @@ ASKS: dict[str, Ask] = {
     "review": Ask(
         "review",
         "review",
-        "review: Reject, overall 3/10",
-        parse_review(REVIEW).markdown(),
-        "review.json",
+        "review: Reject, overall 4.00/10 (was 3.00 before 1 round(s))",
+        panel_markdown(review_details()),
+        "",
+        options=(*ACTIONS, IMPROVE),
+        details=review_details(),
     ),
 }
 
@@ -552,6 +637,7 @@ class FakeSession:
                     kind=ask.kind,
                     product=ask.product,
                     subjects=ask.subjects,
+                    details=ask.details,
                 )
             except Aborted as error:
                 self.raised = error
@@ -647,6 +733,9 @@ SCENES: dict[str, Scene] = {
         Scene("main_160x48", (160, 48), running(up_to_experiments), moment=all_shown),
         Scene("writeup_160x48", (160, 48), running(writeup_in_progress), moment=all_shown),
         *(Scene(f"checkpoint_{kind}", (100, 30), asking(kind)) for kind in ASKS),
+        # The review card must stay legible on the smallest terminal and use room on a big one.
+        Scene("checkpoint_review_80x24", (80, 24), asking("review")),
+        Scene("checkpoint_review_160x48", (160, 48), asking("review")),
         Scene("checkpoint_revise", (100, 30), asking("run"), keys=("r", *"use 5 seeds")),
         Scene(
             "idea_picker",

@@ -128,13 +128,15 @@ class HeadlessPrinter:
 
 class TerminalCheckpointPort:
     """Asks checkpoints on a TTY: a approve, r revise (asks for a note), e edit, s skip,
-    w waive (asks for the reason, where a stage blocks approval), q abort."""
+    i improve (at the review: revise the paper by it, recompile, review again), w waive (asks for
+    the reason, where a stage blocks approval), q abort. Only the offered options are accepted."""
 
     KEYS: ClassVar[dict[str, str]] = {
         "a": "approve",
         "r": "revise",
         "e": "edit",
         "s": "skip",
+        "i": "improve",
         "w": "waive",
         "q": "abort",
     }

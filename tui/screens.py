@@ -160,7 +160,8 @@ EditFile = Callable[[str], str]
 
 
 class CheckpointScreen(ModalScreen[Decision]):
-    """The pipeline waits here: approve, revise with a note, edit the product, skip or abort."""
+    """The pipeline waits here: approve, revise with a note, edit the product, skip or abort (and,
+    at the review, improve: one more round of revising the paper by its review)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
@@ -190,6 +191,13 @@ class CheckpointScreen(ModalScreen[Decision]):
             "Skip",
             tooltip="Skip: keep what the stage made and move on",
             id="checkpoint.skip",
+        ),
+        Binding(
+            "i",
+            "decide('improve')",
+            "Improve",
+            tooltip="Improvement round: revise the paper by the review, recompile and review again",
+            id="checkpoint.improve",
         ),
         Binding(
             "q",
@@ -251,10 +259,16 @@ class CheckpointScreen(ModalScreen[Decision]):
             if request.product and "edit" in request.options:
                 meta += f" · e edits {request.product}"
             yield Static(Content(meta), id="checkpoint-meta")
+            review = request.kind == "review" and "scores" in request.details
             with VerticalScroll(id="checkpoint-body"):
-                from textual.widgets import Markdown  # imported when a checkpoint first shows
+                if review:
+                    from .review_card import ReviewCard
 
-                yield Markdown(self.request.body)
+                    yield ReviewCard(request.details)
+                else:
+                    from textual.widgets import Markdown  # imported when a checkpoint first shows
+
+                    yield Markdown(request.body)
             with Vertical(id="checkpoint-revise"):
                 yield Input(placeholder="What should change?", id="checkpoint-note")
                 # Input owns enter, so the footer cannot show it: say it here.
@@ -349,6 +363,7 @@ class CheckpointScreen(ModalScreen[Decision]):
     def watch_revising(self, revising: bool) -> None:
         note = self.query_one("#checkpoint-note", Input)
         self.query_one("#checkpoint-revise").display = revising
+        self.set_class(revising, "-revising")  # the note's room comes out of the body
         if revising:
             note.focus()
         else:
