@@ -137,3 +137,20 @@ def test_an_ensemble_of_three_and_an_area_chair_give_mean_scores_with_spread(
     readable = run_labtui("review", str(tex_pdf), *three, env=_env(llm_server))
     assert readable.returncode == 0, readable.stderr
     assert "reviewers: mean ± spread" in readable.stdout and "4.00 ± 0.82" in readable.stdout
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        (("--threshold", "11"), "T is an Overall score from 1 to 10"),
+        (("--few-shot", "-1"), "0 or more, not '-1'"),
+        (("--ensemble", "0"), "E must be a whole number of reviewers, 1 or more"),
+        (("--few-shot", "3"), "few_shot = 3, but"),
+    ],
+)
+def test_bad_review_settings_are_named_before_any_model_call(
+    flags, says, tex_pdf, llm_server, tmp_path
+):
+    done = run_labtui("review", str(tex_pdf), *flags, env=_env(llm_server))
+    assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr
+    assert llm_server.requests_for("scripted-review") == []

@@ -73,7 +73,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     review.add_argument(
         "--threshold",
-        type=float,
+        type=_overall,
         default=None,
         metavar="T",
         help="Accept when the reviewers' mean Overall reaches T (default 6; 0: the Area Chair's)",
@@ -103,6 +103,19 @@ def _count_of(what: str, metavar: str, least: int = 1):
 _ideas_at_once = _count_of("ideas", "K")
 _reviewers = _count_of("reviewers", "E")
 _rounds = _count_of("rounds or examples", "the value", least=0)
+
+
+def _overall(text: str) -> float:
+    """An argparse type: a score on the 1-10 Overall scale, or 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 10:
+        raise argparse.ArgumentTypeError(
+            f"T is an Overall score from 1 to 10 (or 0: the Area Chair decides), not {text!r}"
+        )
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
