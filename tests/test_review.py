@@ -62,9 +62,7 @@ def test_reflection_stops_when_the_reviewer_says_done(reviewer, llm_server):
     assert '\\"Overall\\": 2' in asked[2], "round 2 reconsiders round 1's revision"
 
 
-def test_a_reflection_without_a_done_flag_or_with_a_bad_score_is_asked_again(
-    reviewer, llm_server
-):
+def test_a_reflection_without_a_done_flag_or_with_a_bad_score_is_asked_again(reviewer, llm_server):
     llm_server.script(
         "scripted-review",
         fenced_json(REVIEW),
