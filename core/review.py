@@ -37,9 +37,9 @@ class Review:
     def markdown(self) -> str:
         scores = " · ".join(f"{k} {self.fields[k]}" for k in SCORE_RANGES)
         parts = [f"**{self.decision}** — {scores}", "", self.fields["Summary"], ""]
-        for name in ("Strengths", "Weaknesses"):
+        for name in LIST_FIELDS:
             parts.append(f"**{name}**")
-            parts += [f"- {item}" for item in self.fields[name]]
+            parts += [f"- {item}" for item in self.fields[name] or ["(none)"]]
             parts.append("")
         return "\n".join(parts)
 

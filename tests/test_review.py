@@ -252,7 +252,9 @@ def test_an_improvement_round_revises_recompiles_and_reviews_again(project, llm_
         for r in llm_server.requests_for(model_name("writeup").removeprefix("openai/"))
         if "Reviewers have reviewed this paper" in json.dumps(r)
     ]
-    assert len(improve_asks) == 1 and "A single toy data set" in json.dumps(improve_asks[0])
+    assert len(improve_asks) == 1
+    for point in (*REVIEW["Weaknesses"], *REVIEW["Questions"], *REVIEW["Limitations"]):
+        assert point in json.dumps(improve_asks[0]), "aider sees what the review asks"
 
     rounds = second.details["improvements"]
     assert rounds[0]["before"]["Overall"] == 3.0 and rounds[0]["after"]["Overall"] == 4.0
