@@ -13,6 +13,7 @@ scanned-only or empty PDF is a clear error.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Callable
@@ -276,6 +277,11 @@ def meta_review(llm: Any, prompt: Prompt, reviews: list[Review]) -> Review:
         {"role": "user", "content": prompt("review_meta", count=len(reviews), reviews=listing)},
     ]
     return llm.ask_json(messages, parse_review, json_mode=True)
+
+
+def reviewer_facts(model: str, settings: ReviewSection) -> dict[str, Any]:
+    """Who reviewed and how, saved beside the review so that it can be run again alike."""
+    return {"model": model, **dataclasses.asdict(settings)}
 
 
 # -- what the researcher reads --------------------------------------------------------------------

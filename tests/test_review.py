@@ -261,6 +261,10 @@ def test_an_improvement_round_revises_recompiles_and_reviews_again(project, llm_
     assert "round 1: before → after" in second.body and "3.00 → 4.00" in second.body
     saved = json.loads((root / "review.json").read_text())
     assert saved["improvements"] == rounds and saved["overall"] == 4.0
+    assert saved["reviewer"] == {
+        "model": "openai/scripted-review",
+        **dataclasses.asdict(ReviewSection(ensemble=3, reflections=1)),
+    }, "how it was reviewed, to review again alike"
     ideas = {i["Name"]: i for i in json.loads((root / "ideas.json").read_text())}
     assert (
         ideas["wider_hidden_layer"]["Score"] == 4.0

@@ -69,6 +69,8 @@ def test_json_output_is_the_validated_form(tex_pdf, llm_server, tmp_path):
     result = json.loads(done.stdout)
     assert result["meta_review"]["Overall"] == REVIEW["Overall"], "11 was asked again"
     assert result["overall"] == 3.0 and result["decision"] == "Reject"
+    assert result["reviewer"]["model"] == "openai/scripted-review"
+    assert (result["reviewer"]["ensemble"], result["reviewer"]["few_shot"]) == (1, 0)
     assert "Here is an example" not in json.dumps(llm_server.requests_for("scripted-review"))
 
 

@@ -191,7 +191,7 @@ def cmd_review(
 
     from labtui.core.config import ReviewSection
     from labtui.core.prompts import load_prompt
-    from labtui.core.reviewer import read_paper, review_panel, standalone_llm
+    from labtui.core.reviewer import read_paper, review_panel, reviewer_facts, standalone_llm
 
     given = {key: value for key, value in (overrides or {}).items() if value is not None}
     settings = dataclasses.replace(ReviewSection(), **given)
@@ -209,7 +209,8 @@ def cmd_review(
     progress(f"reviewing {pdf.name} ({len(paper):,} characters): {who}, {llm.spec.name}")
     panel = review_panel(llm, load_prompt, paper, settings, progress=progress)
     if as_json:
-        print(json.dumps(panel.to_json(), indent=2))
+        facts = reviewer_facts(llm.spec.name, settings)
+        print(json.dumps({**panel.to_json(), "reviewer": facts}, indent=2))
         return EXIT_OK
     from .review_view import print_review
 

@@ -17,7 +17,7 @@ from ..checkpoints import IMPROVE
 from ..errors import StageFailed
 from ..ideas import load_archive, save_archive
 from ..review import SCORE_RANGES, Review
-from ..reviewer import Panel, panel_markdown, read_paper, review_panel
+from ..reviewer import Panel, panel_markdown, read_paper, review_panel, reviewer_facts
 from ..stage_context import StageContext, StageOutput
 from .compile import PDF, compile_paper
 from .writeup import PROVENANCE, TEX, trace_numbers
@@ -65,7 +65,12 @@ def _record(
     """review.json written and committed with the idea's new Score: the panel's review, the
     rounds that improved the paper (scores before and after) and the rounds undone (why)."""
     root = ctx.project.root
-    record = {**panel.to_json(), "improvements": improvements, "undone": undone}
+    record = {
+        **panel.to_json(),
+        "reviewer": reviewer_facts(ctx.config.model_for("review").name, ctx.config.review),
+        "improvements": improvements,
+        "undone": undone,
+    }
     (root / REVIEW).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     idea_name = ctx.result_of("experiments").get("idea")
     archive = load_archive(root)

@@ -10,7 +10,11 @@
   pty and where its time goes; 100k log lines through run_process with and without the app;
   key-press-to-paint latency while they stream; memory.
 - the whole pipeline, `labtui new` + `labtui run --headless --auto` on the moons template against
-  the scripted LLM server and the loopback arXiv server (the test doubles from tests/).
+  the scripted LLM server and the loopback arXiv server (the test doubles from tests/): once as
+  the tests wire it (one reviewer), once with the reviewer's defaults (3 reviewers reflecting up
+  to twice, an Area Chair) and one improvement round; then `labtui review` on its PDF.
+- reading a paper for the reviewer: `paper_markdown` (structure) against `pdf_text` (plain) on
+  a long article compiled here with TeX.
 
 Prints one table and one JSON line (`{"bench": "labtui", "results": {...}}`). Needs no GPU and no
 network; about a minute with the defaults (+20 s with --tracemalloc). Numbers only: nothing here
@@ -114,12 +118,14 @@ def first_paint_headless_row(repeat: int) -> Row:
     )
 
 
-def pipeline_rows() -> list[Row]:
+def pipeline_rows(*, reviewers: bool) -> list[Row]:
+    """The pipeline end to end; with ``reviewers``, the review as a researcher would run it."""
     from conftest import TEST_API_KEY, wire_project
     from fake_arxiv import FakeArxiv
     from research_script import MoonsResearch
     from scripted_llm import ScriptedLLMServer
 
+    from labtui.core.config import ReviewSection, load_config, save_config
     from labtui.core.events import STAGES
 
     os.environ["LABTUI_API_KEY"] = TEST_API_KEY
@@ -127,6 +133,10 @@ def pipeline_rows() -> list[Row]:
         root = Path(tmp) / "demo"
         new_s = timed([labtui(), "new", str(root), "--template", "moons"])
         wire_project(root, llm.url, arxiv.url)
+        if reviewers:
+            config = load_config(root)
+            config.review = ReviewSection(improvements=1)
+            save_config(config, root)
         MoonsResearch(root).install(llm)
         started = time.perf_counter()
         out = subprocess.run(
@@ -137,17 +147,96 @@ def pipeline_rows() -> list[Row]:
             raise RuntimeError(out.stdout[-2000:] + out.stderr[-2000:])
         prompt = sum(u.get("prompt_tokens", 0) for u in llm.usage.values())
         completion = sum(u.get("completion_tokens", 0) for u in llm.usage.values())
+        note = (
+            f"{len(STAGES)} stages; {len(llm.requests)} LLM requests; "
+            f"{prompt:,} prompt + {completion:,} completion tokens (scripted)"
+        )
+        if not reviewers:
+            return [
+                Row("new_s", "labtui new (+ baseline)", new_s, "s"),
+                Row("pipeline_s", "labtui run --headless --auto", run_s, "s", note=note),
+            ]
+        reviewed = len(llm.requests_for("scripted-review"))
+        env = {**os.environ, "LABTUI_API_BASE": llm.url, "LABTUI_MODEL": "openai/scripted-review"}
+        review_s = timed([labtui(), "review", str(root / "paper.pdf")], env=env)
         return [
-            Row("new_s", "labtui new (+ baseline)", new_s, "s"),
             Row(
-                "pipeline_s",
-                "labtui run --headless --auto",
+                "pipeline_reviewers_s",
+                "the same, 3 reviewers + 1 improvement round",
                 run_s,
                 "s",
-                note=f"{len(STAGES)} stages; {len(llm.requests)} LLM requests; "
-                f"{prompt:,} prompt + {completion:,} completion tokens (scripted)",
+                note=f"{note}; {reviewed} of them the reviewer's",
+            ),
+            Row(
+                "review_cli_s",
+                "labtui review paper.pdf (defaults)",
+                review_s,
+                "s",
+                note="3 reviewers, each reflecting, and the Area Chair: 7 requests",
             ),
         ]
+
+
+LONG_PAPER_SECTIONS = 12
+
+
+def long_paper(folder: Path) -> Path:
+    """An article of about 20 pages, compiled here: sections, subsections, a table per section."""
+    from labtui.core.latex import compile_latex
+
+    words = "regularisation width noise seeds baseline accuracy network training loss".split()
+    paragraph = " ".join(words[(i * 7) % len(words)] for i in range(160)) + "."
+    body = []
+    for number in range(1, LONG_PAPER_SECTIONS + 1):
+        body.append(f"\\section{{Section {number}}}\n" + f"{paragraph}\n\n" * 3)
+        body.append(f"\\subsection{{Part {number}.1}}\n" + f"{paragraph}\n\n" * 3)
+        body.append(
+            "\\begin{tabular}{lrr}Method & Acc & Loss\\\\ A & 0.93 & 0.21\\\\ "
+            "B & 0.85 & 0.40\\end{tabular}\n\n"
+        )
+    tex = folder / "long.tex"
+    tex.write_text(
+        "\\documentclass{article}\\title{A Long Paper}\\author{labtui}\\begin{document}"
+        "\\maketitle\\begin{abstract}"
+        + paragraph
+        + "\\end{abstract}\n"
+        + "".join(body)
+        + "\\end{document}\n"
+    )
+    outcome = compile_latex(tex, folder / "long.pdf", timeout_s=300)
+    if not outcome.ok:
+        raise RuntimeError(outcome.log_tail)
+    return folder / "long.pdf"
+
+
+def paper_reading_rows(repeat: int) -> list[Row]:
+    from labtui.core.latex import page_count, pdf_text
+    from labtui.core.paper_text import paper_markdown
+
+    with tempfile.TemporaryDirectory() as tmp:
+        pdf = long_paper(Path(tmp))
+        pages = page_count(pdf)
+        rows = []
+        for key, label, read in (
+            ("paper_markdown_ms", "paper_markdown (reviewer's reading)", paper_markdown),
+            ("pdf_text_ms", "pdf_text (plain)", pdf_text),
+        ):
+            samples = []
+            for _ in range(repeat):
+                started = time.perf_counter()
+                text = read(pdf)
+                samples.append((time.perf_counter() - started) * 1000)
+            headings = sum(line.startswith("#") for line in text.splitlines())
+            rows.append(
+                Row(
+                    key,
+                    label,
+                    statistics.median(samples),
+                    "ms",
+                    note=f"{pages} pages, {len(text):,} characters, {headings} headings",
+                )
+            )
+        return rows
 
 
 def template_rows() -> list[Row]:
@@ -197,8 +286,10 @@ def main() -> None:
             args.repeat, args.lines, pty_stream=not args.skip_pty_stream, trace=args.tracemalloc
         )
         rows += tui
+    rows += paper_reading_rows(args.repeat)
     if not args.skip_pipeline:
-        rows += pipeline_rows()
+        rows += pipeline_rows(reviewers=False)
+        rows += pipeline_rows(reviewers=True)
     if not args.skip_templates:
         rows += template_rows()
     info = machine(load)
