@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import RichLog, Static
 from tui_scenes import (
@@ -229,8 +230,13 @@ def keybar_text(screen: CheckpointScreen) -> str:
     return str(screen.query_one(KeyBar).render())
 
 
-def test_i_at_the_review_asks_for_an_improvement_round() -> None:
-    session = FakeSession(ask=ASKS["review"])
+@pytest.mark.parametrize(
+    ("ask", "decided"),
+    [(ASKS["review"], Decision("improve")), (None, Decision("approve"))],
+    ids=["at the review", "at a run, where it is inert"],
+)
+def test_i_asks_for_an_improvement_round_where_one_is_offered(ask, decided) -> None:
+    session = FakeSession(ask=ask) if ask else FakeSession()  # a run: no improve offered
     app = LabtuiApp(session)
     keys: list[str] = []
 
@@ -238,29 +244,13 @@ def test_i_at_the_review_asks_for_an_improvement_round() -> None:
         screen = await wait_for_checkpoint(pilot)
         keys.append(keybar_text(screen))
         await pilot.press("i")
+        if app.screen is screen:  # nothing happened: approve instead
+            await pilot.press("a")
         await wait_for_end(pilot)
 
     run_app(app, steps)
-    assert session.decisions == [Decision("improve")]
-    assert "i Improve" in keys[0] and "a Approve" in keys[0]
-
-
-def test_i_is_inert_where_no_improvement_is_offered() -> None:
-    session = FakeSession()  # a run checkpoint: no improve among its options
-    app = LabtuiApp(session)
-    keys: list[str] = []
-
-    async def steps(pilot: Pilot) -> None:
-        screen = await wait_for_checkpoint(pilot)
-        keys.append(keybar_text(screen))
-        await pilot.press("i")
-        assert app.screen is screen
-        await pilot.press("a")
-        await wait_for_end(pilot)
-
-    run_app(app, steps)
-    assert session.decisions == [Decision("approve")]
-    assert "Improve" not in keys[0]
+    assert session.decisions == [decided]
+    assert ("i Improve" in keys[0]) == (decided.action == "improve") and "a Approve" in keys[0]
 
 
 def test_the_review_card_shows_scores_spread_reviewers_and_the_last_round() -> None:
