@@ -319,7 +319,19 @@ def test_an_improvement_that_invents_numbers_or_breaks_the_paper_is_undone(proje
     assert "brought numbers no run produced: 97.2" in undone[0]
     assert "does not compile" in undone[1]
     tex = (root / "latex" / "template.tex").read_text()
-    assert "97.2" not in tex and "never closed" not in tex, "the paper is as it was"
+    first_review = subprocess.run(
+        ["git", "log", "-1", "--format=%H", "--grep=^review: Reject, overall 3.00/10"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    reviewed = subprocess.run(
+        ["git", "show", f"{first_review}:latex/template.tex"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    assert tex == reviewed.stdout, "the paper is as it was when first reviewed"
     assert port.reviews[-1].details["improvements"] == [], "no round counted"
     assert [u["round"] for u in port.reviews[-1].details["undone"]] == [1, 2]
     assert port.reviews[-1].details["overall"] == 3.0
