@@ -18,6 +18,7 @@ module stays cheap for the CLI and the TUI.
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import os
@@ -393,6 +394,13 @@ class LLM:
         self._ready = False
 
     # -- public -----------------------------------------------------------------------------
+
+    def speaking_as(self, role: str) -> LLM:
+        """The same model, budget and notes under another name in the dialogue, so that
+        several calls at once (an ensemble of reviewers) stream apart."""
+        clone = copy.copy(self)
+        clone.role = role
+        return clone
 
     def chat(
         self,

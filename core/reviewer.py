@@ -17,6 +17,7 @@ import dataclasses
 import json
 import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -247,25 +248,32 @@ def review_panel(
         folder = examples_root / folder
     shots = examples_block(load_examples(folder, settings.few_shot))
     several = settings.ensemble > 1
-    reviews = []
-    for number in range(1, settings.ensemble + 1):
-        if several:
-            progress(f"reviewer {number} of {settings.ensemble}")
-        reviews.append(
-            review_text(
-                llm,
-                prompt,
-                paper,
-                notes=notes,
-                examples=shots,
-                reflections=settings.reflections,
-                temperature=settings.temperature if several else None,
-            )
+
+    def review(number: int) -> Review:
+        written = review_text(
+            llm.speaking_as(f"reviewer {number}") if several else llm,
+            prompt,
+            paper,
+            notes=notes,
+            examples=shots,
+            reflections=settings.reflections,
+            temperature=settings.temperature if several else None,
         )
+        if several:
+            progress(f"reviewer {number} of {settings.ensemble}: Overall {written.overall}")
+        return written
+
+    numbers = range(1, settings.ensemble + 1)
+    if several:
+        progress(f"{settings.ensemble} reviewers at work, each on its own")
+    # The reviewers are independent: they work at once, so E of them take the time of one.
+    with ThreadPoolExecutor(max_workers=settings.ensemble) as pool:
+        reviews = list(pool.map(review, numbers))
     if not several:
         return Panel(reviews, reviews[0], settings.threshold)
-    progress(f"the Area Chair reads {settings.ensemble} reviews")
-    return Panel(reviews, meta_review(llm, prompt, reviews), settings.threshold)
+    progress(f"the Area Chair reads the {settings.ensemble} reviews")
+    chair = llm.speaking_as("area chair")
+    return Panel(reviews, meta_review(chair, prompt, reviews), settings.threshold)
 
 
 def meta_review(llm: Any, prompt: Prompt, reviews: list[Review]) -> Review:

@@ -32,10 +32,23 @@ ONE = ReviewSection(ensemble=1, reflections=0, few_shot=0)
 
 
 @pytest.fixture
-def reviewer(llm_server, monkeypatch):
+def said() -> list:
+    """What the reviewers said, as the dialogue pane would show it."""
+    return []
+
+
+@pytest.fixture
+def reviewer(llm_server, monkeypatch, said):
+    from labtui.core.events import AgentMessage
+
     monkeypatch.setenv("LABTUI_API_BASE", llm_server.url)
     monkeypatch.setenv("LABTUI_API_KEY", TEST_API_KEY)
-    return standalone_llm("openai/scripted-review", 1.0, emit=lambda event: None)
+
+    def emit(event) -> None:
+        if isinstance(event, AgentMessage):
+            said.append(event)
+
+    return standalone_llm("openai/scripted-review", 1.0, emit=emit)
 
 
 def _asked(llm_server) -> list[str]:
@@ -147,18 +160,21 @@ def _ensemble_server(llm_server, overall: list[int]) -> None:
 
 
 def test_an_ensemble_of_three_and_a_meta_review_give_mean_scores_and_the_decision(
-    reviewer, llm_server
+    reviewer, llm_server, said
 ):
     _ensemble_server(llm_server, [5, 7, 6])
     settings = ReviewSection(ensemble=3, reflections=1, few_shot=0, threshold=6)
     panel = review_panel(reviewer, load_prompt, PAPER, settings)
-    assert [r.overall for r in panel.reviews] == [5, 7, 6]
+    assert sorted(r.overall for r in panel.reviews) == [5, 6, 7], "in the order they finished"
     assert panel.scores()["Overall"] == (6.0, 0.82) and panel.overall == 6.0
     assert panel.decision == "Accept", "the mean Overall 6.0 reaches the threshold 6"
     assert panel.meta.overall == 5, "the Area Chair's own judgement is kept beside the mean"
     requests = llm_server.requests_for("scripted-review")
     assert len(requests) == 3 * 2 + 1, "three reviews, one reflection each, one meta-review"
     assert [r.get("temperature") for r in requests[:6]] == [0.75] * 6
+    roles = {m.role for m in said if m.role.startswith("reviewer")}
+    assert roles == {"reviewer 1", "reviewer 2", "reviewer 3"}, "each streams under its own name"
+    assert {m.role for m in said} - roles == {"area chair"}
     saved = panel.to_json()
     assert saved["decision"] == "Accept" and saved["scores"]["Overall"]["spread"] == 0.82
     assert parse_review(saved["meta_review"]).decision == "Accept"
