@@ -15,6 +15,8 @@
   to twice, an Area Chair) and one improvement round; then `labtui review` on its PDF.
 - reading a paper for the reviewer: `paper_markdown` (structure) against `pdf_text` (plain) on
   a long article compiled here with TeX.
+- the reviewer's ensemble against a model that takes 1 s per answer (the scripted server, slowed):
+  3 reviewers working at once, each reflecting, then the Area Chair.
 
 Prints one table and one JSON line (`{"bench": "labtui", "results": {...}}`). Needs no GPU and no
 network; about a minute with the defaults (+20 s with --tracemalloc). Numbers only: nothing here
@@ -209,6 +211,46 @@ def long_paper(folder: Path) -> Path:
     return folder / "long.pdf"
 
 
+REVIEW_LATENCY_S = 1.0
+
+
+def ensemble_rows() -> list[Row]:
+    """Wall time of a 3-reviewer panel when each answer takes REVIEW_LATENCY_S, against the sum
+    of the answers' latencies (what reviewers one after another would wait)."""
+    from conftest import TEST_API_KEY
+    from research_script import REVIEW, fenced_json
+    from scripted_llm import Fault, ScriptedLLMServer
+
+    from labtui.core.config import ReviewSection
+    from labtui.core.prompts import load_prompt
+    from labtui.core.reviewer import review_panel, standalone_llm
+
+    def answer(request) -> str:
+        if "Reflection round" in str(request["messages"][-1]):
+            return '{"done": true}'
+        return fenced_json(REVIEW)
+
+    os.environ["LABTUI_API_KEY"] = TEST_API_KEY
+    with ScriptedLLMServer() as llm:
+        llm.default("scripted-review", Fault(delay_s=REVIEW_LATENCY_S, then=answer))
+        os.environ["LABTUI_API_BASE"] = llm.url
+        reviewer = standalone_llm("openai/scripted-review", 1.0, emit=lambda event: None)
+        reviewer.chat([{"role": "user", "content": "warm up litellm"}])
+        started = time.perf_counter()
+        review_panel(reviewer, load_prompt, "# A paper", ReviewSection())
+        wall = time.perf_counter() - started
+        answers = len(llm.requests_for("scripted-review")) - 1
+    return [
+        Row(
+            "ensemble_s",
+            f"3 reviewers + Area Chair, {REVIEW_LATENCY_S:g} s per answer",
+            wall,
+            "s",
+            note=f"{answers} answers: {answers * REVIEW_LATENCY_S:g} s one after another",
+        )
+    ]
+
+
 def paper_reading_rows(repeat: int) -> list[Row]:
     from labtui.core.latex import page_count, pdf_text
     from labtui.core.paper_text import paper_markdown
@@ -287,6 +329,7 @@ def main() -> None:
         )
         rows += tui
     rows += paper_reading_rows(args.repeat)
+    rows += ensemble_rows()
     if not args.skip_pipeline:
         rows += pipeline_rows(reviewers=False)
         rows += pipeline_rows(reviewers=True)
