@@ -91,17 +91,24 @@ def test_a_corrupt_or_empty_file_is_a_clear_error_and_costs_nothing(
     assert llm_server.requests_for("scripted-review") == []
 
 
-def test_a_pdf_without_text_and_a_missing_file_say_what_to_do(llm_server, tmp_path):
+def test_a_pdf_without_text_an_encrypted_one_and_a_missing_file_say_what_to_do(
+    llm_server, tmp_path
+):
     import pymupdf
 
     blank = tmp_path / "blank.pdf"
     doc = pymupdf.open()
     doc.new_page()
     doc.save(blank)
+    locked = tmp_path / "locked.pdf"
+    doc.save(locked, encryption=pymupdf.PDF_ENCRYPT_AES_256, owner_pw="o", user_pw="u")
     done = run_labtui("review", str(blank), env=_env(llm_server))
     assert done.returncode == 2 and "has no extractable text" in done.stderr
+    done = run_labtui("review", str(locked), env=_env(llm_server))
+    assert done.returncode == 2 and "is encrypted and needs a password" in done.stderr
     missing = run_labtui("review", str(tmp_path / "nope.pdf"), env=_env(llm_server))
     assert missing.returncode == 2 and "check the path" in missing.stderr
+    assert llm_server.requests_for("scripted-review") == []
 
 
 def test_without_a_model_the_error_says_how_to_name_one(tex_pdf, tmp_path):
