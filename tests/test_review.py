@@ -323,11 +323,19 @@ class BreakingWriter:
 
 
 @pytest.mark.usefixtures("network_guard")
-def test_an_improvement_that_invents_numbers_or_breaks_the_paper_is_undone(project, llm_server):
+def test_an_improvement_that_invents_numbers_or_breaks_the_paper_is_undone_and_kept_on_record(
+    project, llm_server
+):
     writer = BreakingWriter(project.root)
     llm_server.default(model_name("writeup").removeprefix("openai/"), writer.writeup)
-    port = ReviewPort(Decision(IMPROVE), Decision(IMPROVE), Decision("approve"))
-    assert _pipeline_to_review(project, llm_server, port) == "finished"
+    # One round before the checkpoint, one more asked for there, then the reviewers are asked
+    # again with a note: the rounds stay on record and the owed round is not run again.
+    note = "judge it as a workshop paper"
+    port = ReviewPort(Decision(IMPROVE), Decision("revise", note), Decision("approve"))
+    assert _pipeline_to_review(project, llm_server, port, improvements=1) == "finished"
+    assert writer.rounds == 2
+    assert [u["round"] for u in port.reviews[0].details["undone"]] == [1]
+    assert note in _asked(llm_server)[-1], "the note reached the reviewer"
     root = project.root
     subjects = _subjects(root)
     undone = [s for s in subjects if s.startswith("review: undo improvement round")]

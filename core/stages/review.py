@@ -26,10 +26,23 @@ REVIEW = "review.json"
 
 
 def run(ctx: StageContext) -> StageOutput:
-    record = _record(ctx, _review(ctx), improvements=[], undone=[])
-    for _ in range(ctx.config.review.improvements):
+    earlier = _earlier_rounds(ctx)
+    record = _record(ctx, _review(ctx), earlier["improvements"], earlier["undone"])
+    owed = ctx.config.review.improvements - len(record["improvements"]) - len(record["undone"])
+    for _ in range(owed):
         record = _improvement_round(ctx, record, note="")
     return _output(record)
+
+
+def _earlier_rounds(ctx: StageContext) -> dict[str, list]:
+    """The improvement rounds of an earlier attempt at this stage (the reviewers asked again
+    with a note, or a review cut short): they stay on record and are not run again."""
+    path = ctx.project.root / REVIEW
+    try:
+        earlier = json.loads(path.read_text(encoding="utf-8"))
+        return {key: list(earlier[key]) for key in ("improvements", "undone")}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {"improvements": [], "undone": []}
 
 
 def improve(ctx: StageContext, output: StageOutput, note: str) -> StageOutput:
