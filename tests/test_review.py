@@ -364,3 +364,55 @@ def test_an_improvement_that_invents_numbers_or_breaks_the_paper_is_undone_and_k
         ["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True
     )
     assert status.stdout == ""
+
+
+class EditingAtCompile:
+    """TEST-ONLY: approves everything; at the compile checkpoint the researcher edits the
+    LaTeX once (a sentence in the conclusion), and the review is where it stops."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.asked = []
+
+    def ask(self, request):
+        self.asked.append(request)
+        if request.stage == "review":
+            return Decision("abort", "enough")
+        edits = [r for r in self.asked if r.stage == "compile"]
+        if request.stage == "compile" and len(edits) == 1:
+            tex = self.root / "latex" / "template.tex"
+            tex.write_text(tex.read_text().replace(ANSWERED[0], ANSWERED[1], 1))
+            return Decision("edit", request.product)
+        return Decision("approve")
+
+
+@pytest.mark.usefixtures("network_guard")
+def test_an_edit_at_the_compile_checkpoint_is_compiled_and_that_paper_reviewed(project, llm_server):
+    from labtui.core.latex import pdf_text
+
+    port = EditingAtCompile(project.root)
+    assert _pipeline_to_review(project, llm_server, port) == "stopped"
+    subjects = _subjects(project.root)
+    edited = subjects.index("compile: researcher edited latex/template.tex")
+    assert subjects[edited + 1] == "compile: paper.pdf (3 pages)", "compiled again after the edit"
+    assert "one change of width" in " ".join(pdf_text(project.root / "paper.pdf").split())
+    assert ANSWERED[1][-30:] in _asked(llm_server)[0], "the reviewer read the edited paper"
+
+
+def test_a_paper_edited_after_its_last_compile_is_compiled_again_before_the_review(
+    project, llm_server
+):
+    """A crash between an improvement's edit and its recompile leaves the LaTeX newer than the
+    PDF: the review compiles it first, so what is reviewed is the paper as it stands."""
+    from labtui.core.pipeline import Session
+
+    port = ReviewPort(Decision("abort", "look at the PDF"))
+    assert _pipeline_to_review(project, llm_server, port) == "stopped"
+    tex = project.root / "latex" / "template.tex"
+    tex.write_text(tex.read_text().replace(ANSWERED[0], ANSWERED[1], 1))
+    project.commit("review: improvement round 1", ["latex/template.tex"])
+
+    assert Session.open(project.root).run(ReviewPort(Decision("approve"))) == "finished"
+    subjects = _subjects(project.root)
+    assert "review: paper.pdf of the paper as it stands (3 pages)" in subjects
+    assert ANSWERED[1][-30:] in _asked(llm_server)[-1], "the reviewer read the edited paper"

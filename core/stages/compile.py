@@ -121,3 +121,8 @@ def run(ctx: StageContext) -> StageOutput:
         kind="paper",
         product=TEX,
     )
+
+
+def reload(ctx: StageContext, output: StageOutput) -> StageOutput:
+    """The researcher edited the LaTeX at the checkpoint: compile the edited paper."""
+    return run(ctx)

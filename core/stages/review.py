@@ -52,7 +52,10 @@ def improve(ctx: StageContext, output: StageOutput, note: str) -> StageOutput:
 
 def _review(ctx: StageContext) -> Panel:
     root = ctx.project.root
-    paper = read_paper(root / (ctx.result_of("compile").get("pdf") or PDF))
+    if _compiled_before_the_last_edit(ctx):
+        ctx.say(f"{TEX} changed after {PDF} was compiled: compiling it again first")
+        compile_paper(ctx, f"review: {PDF} of the paper as it stands ({{pages}} pages)")
+    paper = read_paper(root / PDF)
     settings = ctx.config.review
     ctx.say(
         f"reviewing {len(paper):,} characters: {settings.ensemble} reviewer(s), "
@@ -67,6 +70,14 @@ def _review(ctx: StageContext) -> Panel:
         examples_root=root,
         progress=ctx.say,
     )
+
+
+def _compiled_before_the_last_edit(ctx: StageContext) -> bool:
+    """Whether the LaTeX was committed after the PDF last was (an improvement round cut short
+    by a crash, say), so that the PDF is not the paper as it stands."""
+    git = ctx.project.repo.git
+    compiled = git.log("-1", "--format=%H", "--", PDF)
+    return bool(compiled and git.diff("--name-only", compiled, "HEAD", "--", TEX))
 
 
 def _record(
