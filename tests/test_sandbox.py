@@ -159,7 +159,8 @@ def test_a_fork_bomb_is_contained_and_reported(project: Path, mode: str) -> None
         stage="experiments",
         sandbox=spec(project, mode, max_processes=32),
     )
-    assert time.monotonic() - start < 5, "the bomb was stopped by its limit, not the timeout"
+    # Well inside the 20 s timeout (a loaded 2-core CI machine took 12 s to start and stop it).
+    assert time.monotonic() - start < 15, "the bomb was stopped by its limit, not the timeout"
     assert not result.ok and not result.timed_out
     assert "process limit exceeded" in result.problem
     assert "max_processes = 32" in result.problem
