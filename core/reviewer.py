@@ -213,12 +213,6 @@ class Panel:
             "reviews": [r.fields for r in self.reviews],
         }
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Panel:
-        """A panel as ``to_json`` wrote it (review.json); the form is checked again."""
-        reviews = [parse_review(fields) for fields in data["reviews"]]
-        return cls(reviews, parse_review(data["meta_review"]), float(data["threshold"]))
-
 
 def _mean_and_spread(values: list[int]) -> tuple[float, float]:
     mean = sum(values) / len(values)

@@ -66,6 +66,16 @@ def last_user_text(request: dict[str, Any]) -> str:
     return ""
 
 
+def scripted_reviewer(request: dict[str, Any]) -> str:
+    """TEST-ONLY reviewer (and Area Chair): REVIEW, content with it on reflection; a paper that
+    states its limitations (ANSWERED) scores one point higher."""
+    if last_user_text(request).startswith("Reflection round"):
+        return json.dumps({"done": True})
+    if ANSWERED[1] in json.dumps(request.get("messages", [])):
+        return fenced_json({**REVIEW, "Overall": REVIEW["Overall"] + 1}, "My review:")
+    return fenced_json(REVIEW, "My review:")
+
+
 def whole_file_edit(path: str, content: str, why: str) -> str:
     """A reply in aider's `whole` edit format."""
     return f"{why}\n\n{path}\n```\n{content}```\n"
@@ -263,14 +273,7 @@ class MoonsResearch:
                 tex = tex.replace(placeholder, filled)
         return whole_file_edit("latex/template.tex", tex, f"Filled {', '.join(sorted(wanted))}.")
 
-    def review(self, request: dict[str, Any]) -> str:
-        """Each reviewer is content on reflection, and a paper that states its limitations
-        scores one point higher."""
-        if last_user_text(request).startswith("Reflection round"):
-            return json.dumps({"done": True})
-        if ANSWERED[1] in json.dumps(request.get("messages", [])):
-            return fenced_json({**REVIEW, "Overall": REVIEW["Overall"] + 1}, "My review:")
-        return fenced_json(REVIEW, "My review:")
+    review = staticmethod(scripted_reviewer)
 
     def _accuracy(self, run_id: str) -> float:
         data = json.loads((self.root / run_id / "final_info.json").read_text(encoding="utf-8"))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import TEST_API_KEY, run_labtui
-from research_script import REVIEW, fenced_json
+from research_script import REVIEW, fenced_json, scripted_reviewer
 from test_latex import GOOD_BODY, document, requires_tex
 
 from labtui.core.latex import compile_latex
@@ -35,16 +35,9 @@ def tex_pdf(tmp_path: Path) -> Path:
     return tmp_path / "paper.pdf"
 
 
-def _content_reviewers(request) -> str:
-    """Reviewers who stand by their first review; the Area Chair agrees with them."""
-    if "Reflection round" in json.dumps(request["messages"][-1]):
-        return json.dumps({"done": True})
-    return fenced_json(REVIEW)
-
-
 @requires_tex
 def test_a_pdf_made_with_tex_is_reviewed_and_printed_readably(tex_pdf, llm_server, tmp_path):
-    llm_server.default("scripted-review", _content_reviewers)
+    llm_server.default("scripted-review", scripted_reviewer)
     done = run_labtui("review", str(tex_pdf), cwd=tmp_path, env=_env(llm_server))
     assert done.returncode == 0, done.stderr
     assert "paper.pdf: Reject, overall 3.00/10 (Accept from 6)" in done.stdout

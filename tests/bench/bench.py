@@ -218,21 +218,16 @@ def ensemble_rows() -> list[Row]:
     """Wall time of a 3-reviewer panel when each answer takes REVIEW_LATENCY_S, against the sum
     of the answers' latencies (what reviewers one after another would wait)."""
     from conftest import TEST_API_KEY
-    from research_script import REVIEW, fenced_json
+    from research_script import scripted_reviewer
     from scripted_llm import Fault, ScriptedLLMServer
 
     from labtui.core.config import ReviewSection
     from labtui.core.prompts import load_prompt
     from labtui.core.reviewer import review_panel, standalone_llm
 
-    def answer(request) -> str:
-        if "Reflection round" in str(request["messages"][-1]):
-            return '{"done": true}'
-        return fenced_json(REVIEW)
-
     os.environ["LABTUI_API_KEY"] = TEST_API_KEY
     with ScriptedLLMServer() as llm:
-        llm.default("scripted-review", Fault(delay_s=REVIEW_LATENCY_S, then=answer))
+        llm.default("scripted-review", Fault(delay_s=REVIEW_LATENCY_S, then=scripted_reviewer))
         os.environ["LABTUI_API_BASE"] = llm.url
         reviewer = standalone_llm("openai/scripted-review", 1.0, emit=lambda event: None)
         reviewer.chat([{"role": "user", "content": "warm up litellm"}])
