@@ -167,6 +167,21 @@ class CostUpdate(Event):
     stage_cost_usd: float
     total_cost_usd: float
     budget_usd: float
+    # The call's timing, when it was measured (0 when not): seconds until the first token
+    # arrived (prompt processing, on a local server) and for the whole call.
+    first_token_s: float = 0.0
+    seconds: float = 0.0
+
+    @property
+    def prompt_tps(self) -> float:
+        """Prompt tokens read per second (0 when not measured)."""
+        return self.tokens_in / self.first_token_s if self.first_token_s > 0 else 0.0
+
+    @property
+    def output_tps(self) -> float:
+        """Tokens written per second after the first one (0 when not measured)."""
+        writing = self.seconds - self.first_token_s
+        return self.tokens_out / writing if writing > 0 and self.tokens_out else 0.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -200,6 +215,28 @@ class Notice(Event):
     """Something the researcher should read that is not an error (e.g. running without a sandbox)."""
 
     text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Refused(Event):
+    """labtui refused what a model produced, and why: an edit (before it touched the files), a
+    structured answer (asked again), a claim that the computed effects contradict, or a run of
+    code that was already run. The dialogue pane, the headless printer and the journal show it."""
+
+    what: str  # edit | answer | claim | run
+    reason: str
+    subject: str = ""  # the file, the record or the run it concerns
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunAbandoned(Event):
+    """A planned run that failed every fix attempt: its code was reverted to the last good
+    commit, the failure is in notes.md, and the stage goes on with the next planned run."""
+
+    run_id: str
+    attempts: int
+    problem: str
+    reverted_to: str = ""  # the commit whose code was restored
 
 
 @dataclass(frozen=True, kw_only=True)

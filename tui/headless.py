@@ -30,7 +30,9 @@ from labtui.core.events import (
     LatexUpdated,
     LogLine,
     Notice,
+    Refused,
     ResearcherNote,
+    RunAbandoned,
     RunFinished,
     RunStarted,
     StageFinished,
@@ -116,6 +118,16 @@ class HeadlessPrinter:
                 out(f"[yellow]decision[/] {escape(event.action)}{note}")
             case Notice():
                 out(f"[yellow]note[/] {escape(event.text)}")
+            case Refused():
+                subject = f" {event.subject}" if event.subject else ""
+                out(
+                    f"[yellow]refused {escape(event.what)}{escape(subject)}[/]: {escape(event.reason)}"
+                )
+            case RunAbandoned():
+                out(
+                    f"[red]{escape(event.run_id)} abandoned[/] after {event.attempts} attempt(s): "
+                    f"{escape(event.problem)}"
+                )
             case ResearcherNote():
                 out(f"[bold]your note[/] {escape(event.text)}")
             case RunStarted():

@@ -19,7 +19,9 @@ from labtui.core.events import (
     CheckpointRequested,
     ErrorEvent,
     Notice,
+    Refused,
     ResearcherNote,
+    RunAbandoned,
     StageFinished,
     StageStarted,
 )
@@ -58,6 +60,8 @@ class DialoguePane(Pane):
         AgentMessage,
         AgentChunk,
         Notice,
+        Refused,
+        RunAbandoned,
         ErrorEvent,
         StageStarted,
         StageFinished,
@@ -143,6 +147,25 @@ class DialoguePane(Pane):
 
     def _on_Notice(self, event: Notice) -> None:
         self.write(Text.assemble(("ℹ ", self.colour("accent")), event.text))
+
+    def _on_Refused(self, event: Refused) -> None:
+        # What a model produced and labtui did not let through: the researcher should see why.
+        subject = f" {event.subject}" if event.subject else ""
+        self.write(
+            Text.assemble(
+                (f"⊘ refused {event.what}{subject}: ", f"bold {self.colour('warning')}"),
+                event.reason,
+            )
+        )
+
+    def _on_RunAbandoned(self, event: RunAbandoned) -> None:
+        reverted = f"; code reverted to {event.reverted_to[:8]}" if event.reverted_to else ""
+        self.write(
+            Text.assemble(
+                (f"✘ {event.run_id} abandoned ", f"bold {self.colour('error')}"),
+                f"after {event.attempts} attempt(s): {event.problem}{reverted}",
+            )
+        )
 
     def _on_ResearcherNote(self, event: ResearcherNote) -> None:
         # The researcher's own words, so they can see which note the agents have been given.
