@@ -24,15 +24,31 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from .checkpoints import ResearcherNotes
 from .config import ModelSpec
+from .edit_guard import (
+    EditPolicy,
+    Problem,
+    check_edit,
+    new_file_problem,
+    other_file_problem,
+    placeholder_name,
+)
 from .errors import ConfigError, LabtuiError, LLMError
-from .events import AgentMessage, CodeDiff, Event, Notice
+from .events import AgentChunk, AgentMessage, CodeDiff, Event, Notice, Refused
 from .project import CommitInfo, Project
+from .streaming import (
+    InactivityTimeout,
+    Limits,
+    abandons_request,
+    consume_stream,
+    note_abandoned,
+    wait_for_abandoned,
+)
 
 if TYPE_CHECKING:
     from .llm import Ledger
@@ -84,6 +100,9 @@ class EditResult:
     commit: CommitInfo | None  # from Project.commit; None when nothing changed
     reply: str  # the assistant's text (its last reply)
     error: str  # "" or why the edit failed or only partly applied
+    target_changed: bool = False  # did one of the files the step edits change?
+    # Why labtui refused replies before they touched the tree, one sentence each, every attempt.
+    refusals: list[str] = field(default_factory=list)
 
     @property
     def explanation(self) -> str:
@@ -166,19 +185,68 @@ def plausible_new_file(name: str) -> bool:
 
 
 def confirm_policy(
-    question: str, subject: str | None, root: Path, allowed: Callable[[Path], bool]
+    question: str,
+    subject: str | None,
+    root: Path,
+    allowed: Callable[[Path], bool],
+    policy: EditPolicy | None = None,
+    editing: list[str] | None = None,
 ) -> bool:
     """labtui's answer to one of aider's yes/no questions.
 
     ``subject`` is the path aider asks about, relative to ``root``; ``allowed`` says whether
-    labtui lets aider write a path at all.
+    labtui lets aider write a path at all; ``policy`` what the step may create or also edit
+    (default: nothing) besides the files it edits (``editing``).
+    """
+    return file_question_verdict(question, subject, root, allowed, policy, editing)[0]
+
+
+def file_question_verdict(
+    question: str,
+    subject: str | None,
+    root: Path,
+    allowed: Callable[[Path], bool],
+    policy: EditPolicy | None = None,
+    editing: list[str] | None = None,
+) -> tuple[bool, Problem | None]:
+    """The answer to aider's question, and the problem when the answer refuses the whole reply.
+
+    A no with a problem refuses every edit of the reply (a placeholder name, a file the step may
+    not create or edit, a place labtui never lets aider write). A no without one only skips a
+    block: a line of prose that aider's ``whole`` format took for a file name.
     """
     question = question.strip()
-    if question in FILE_EDIT_QUESTIONS:
-        if not subject or not allowed(root / str(subject)):
-            return False
-        return question != "Create new file?" or plausible_new_file(str(subject))
-    return question in ALWAYS_YES_QUESTIONS
+    if question not in FILE_EDIT_QUESTIONS:
+        return question in ALWAYS_YES_QUESTIONS, None
+    if not subject:
+        return False, None
+    name = str(subject).strip()
+    creating = question == "Create new file?"
+    if creating and placeholder_name(name):
+        return False, new_file_problem(name, EditPolicy(), editing or [])
+    if creating and not plausible_new_file(name):
+        return False, None
+    path = root / name
+    if not allowed(path):
+        return False, Problem(name, "place", f"would write {name}, {_forbidden_place(path, root)}")
+    rel = path.resolve().relative_to(root.resolve()).as_posix()
+    policy = policy or EditPolicy()
+    if creating:
+        problem = new_file_problem(rel, policy, editing or [])
+        return problem is None, problem
+    if policy.may_also_edit(rel):
+        return True, None
+    return False, other_file_problem(rel, editing or [])
+
+
+def _forbidden_place(path: Path, root: Path) -> str:
+    """Why labtui never lets aider write ``path`` (for the refusal's sentence)."""
+    if not inside(path, root.resolve()):
+        return "outside the project"
+    first = Path(path).resolve().relative_to(root.resolve()).parts[:1]
+    if first and first[0] in PROTECTED_DIRS:
+        return f"inside the project's {first[0]} state"
+    return "a read-only or git-ignored file"
 
 
 def _sha(path: Path) -> str | None:
@@ -204,8 +272,14 @@ def _event_io_class() -> type:
         """aider's InputOutput that emits events and answers every question itself.
 
         ``errors`` collects aider's tool errors and ``refused`` the edits labtui declined, so the
-        caller can explain a failed edit; ``first_seen`` keeps the hash of every file aider was
-        allowed to touch outside its chat files, taken before aider wrote it.
+        caller can explain a failed edit; ``problems`` the declines that refuse the whole reply;
+        ``first_seen`` keeps the hash of every file aider was allowed to touch outside its chat
+        files, taken before aider wrote it.
+
+        aider's writes are staged, not written: ``pending`` holds each file's new text (and
+        reading a file returns it, so several diff blocks on one file build on each other) until
+        the caller has checked the reply and calls :meth:`flush` (write all) or :meth:`discard`
+        (write none, and remove the empty files aider created for new names).
         """
 
         def __init__(
@@ -216,15 +290,22 @@ def _event_io_class() -> type:
             root: Path,
             state_dir: Path,
             allowed: Callable[[Path], bool],
+            policy: EditPolicy | None = None,
+            editing: list[str] | None = None,
         ) -> None:
             # Set before super().__init__: aider's constructor may already call tool_output.
             self._emit = emit
             self._stage = stage
             self._root = Path(root).resolve()
             self._allowed = allowed
+            self.policy = policy or EditPolicy()
+            self.editing = list(editing or [])
             self.errors: list[str] = []
             self.refused: list[str] = []
+            self.problems: list[Problem] = []
             self.first_seen: dict[Path, str | None] = {}
+            self.pending: dict[Path, str] = {}
+            self.created: list[Path] = []  # new files (and their new folders) of this turn
             state_dir.mkdir(parents=True, exist_ok=True)
             super().__init__(
                 pretty=False,
@@ -305,13 +386,19 @@ def _event_io_class() -> type:
             allow_never: bool = False,
         ) -> bool:
             self.num_user_asks += 1
-            answer = confirm_policy(question, subject, self._root, self._allowed)
+            answer, problem = file_question_verdict(
+                question, subject, self._root, self._allowed, self.policy, self.editing
+            )
             if question.strip() in FILE_EDIT_QUESTIONS and subject:
                 path = (self._root / str(subject)).resolve()
                 if answer:
                     self.first_seen.setdefault(path, _sha(path))
+                    if question.strip() == "Create new file?":
+                        self._note_creation(path)
                 else:
                     self.refused.append(str(subject))
+                if problem is not None:
+                    self.problems.append(problem)
             shown = f"{question.strip()} {subject or ''}".strip()
             self._say("aider-tool", f"{shown} -> {'yes' if answer else 'no'} (answered by labtui)")
             return answer
@@ -330,8 +417,72 @@ def _event_io_class() -> type:
             if not self._allowed(path):
                 self.refused.append(str(filename))
                 raise PermissionError(f"labtui does not let aider write {filename}")
-            self.first_seen.setdefault(path.resolve(), _sha(path))
-            super().write_text(str(path), content, max_retries, initial_delay)
+            self.pending[path.resolve()] = content  # written by flush(), once checked
+
+        def read_text(self, filename: Any, silent: bool = False) -> Any:
+            staged = self.pending.get((self._root / filename).resolve()) if self.pending else None
+            return staged if staged is not None else super().read_text(filename, silent)
+
+        # -- staging: a reply is written whole or not at all ---------------------------------
+
+        def use_policy(self, policy: EditPolicy, editing: list[str]) -> None:
+            self.policy, self.editing = policy, list(editing)
+
+        def begin_turn(self) -> None:
+            self.errors.clear()
+            self.refused.clear()
+            self.problems.clear()
+            self.pending.clear()
+            self.created.clear()
+
+        def on_disk(self, path: Path) -> str | None:
+            """A file's text as it is on disk (None for a file aider created this turn)."""
+            if path in self.created:
+                return None
+            return super().read_text(path, silent=True)
+
+        def flush(self) -> list[Path]:
+            """Write every staged file; remove new files that got no content. Returns those
+            written."""
+            written = []
+            for path, content in self.pending.items():
+                self.first_seen.setdefault(path, _sha(path))
+                super().write_text(str(path), content)
+                written.append(path)
+            self._remove_created(keep=set(self.pending))
+            self.pending.clear()
+            return written
+
+        def discard(self) -> list[Path]:
+            """Forget every staged write and remove what aider created for it. Returns the
+            removed paths."""
+            self.pending.clear()
+            return self._remove_created(keep=set())
+
+        def _note_creation(self, path: Path) -> None:
+            """aider's allowed_to_edit creates a new file (and its folders) right after a yes."""
+            for new in (path, *path.parents):
+                if new == self._root or new.exists() or not inside(new, self._root):
+                    break
+                self.created.append(new)
+
+        def _remove_created(self, keep: set[Path]) -> list[Path]:
+            removed = []
+            for path in self.created:  # the file first, then its folders, deepest first
+                if path in keep or any(k.is_relative_to(path) for k in keep):
+                    continue
+                try:
+                    if path.is_dir():
+                        path.rmdir()  # only an empty folder: anything else was not ours
+                    elif path.is_file() and path.stat().st_size == 0:
+                        path.unlink()
+                    else:
+                        continue
+                except OSError:
+                    continue
+                removed.append(path)
+            self.created.clear()
+            return removed
 
     _EVENT_IO = EventIO
     return EventIO
@@ -404,7 +555,7 @@ def choose_edit_format(explicit: str, aider_choice: str | None) -> str:
     return aider_choice or "whole"
 
 
-def _make_model(spec: ModelSpec, max_tokens: int, timeout_s: float) -> Any:
+def _make_model(spec: ModelSpec, max_tokens: int, limits: Limits) -> Any:
     from aider.models import Model
 
     # The same name for weak and editor models: aider would otherwise build (and look up over
@@ -412,7 +563,9 @@ def _make_model(spec: ModelSpec, max_tokens: int, timeout_s: float) -> Any:
     model = Model(spec.name, weak_model=spec.name, editor_model=spec.name)
     params: dict[str, Any] = dict(model.extra_params or {})
     params["max_tokens"] = max_tokens  # a looping small model otherwise runs to its context end
-    params["timeout"] = timeout_s
+    # Every call streams (_stream_completions); the HTTP timeout is only the watchdog's backstop.
+    params["timeout"] = limits.http_timeout_s
+    params["stream_options"] = {"include_usage": True}  # the usage aider bills, in the last chunk
     params["num_retries"] = 0  # aider retries (and labtui stops it): no third layer in litellm
     if spec.api_base:
         params["api_base"] = spec.api_base
@@ -459,6 +612,81 @@ def _price(spec: ModelSpec, tokens_in: int, tokens_out: int) -> float:
         return (tokens_in * spec.input_usd_per_mtok + tokens_out * spec.output_usd_per_mtok) / 1e6
 
 
+def _stream_completions(
+    model: Any, spec: ModelSpec, limits: Limits, emit: Callable[[Event], None], stage: str
+) -> list[tuple[float, float]]:
+    """Make every completion aider asks for a streamed one, read under labtui's inactivity limits.
+
+    aider itself runs unstreamed (its streaming writes raw chunks to stdout, which would tear
+    the TUI), and an unstreamed call can only have a total timeout, which cuts off a slow local
+    model that is still writing. So the model's ``send_completion`` asks litellm for a stream,
+    reads it with core/streaming.py, shows each piece as an AgentChunk (role "aider") and hands
+    aider a non-streamed response rebuilt from the chunks: aider's own code path, and the usage
+    it bills, stay the non-streaming ones.
+
+    A call that goes quiet too long is given up: the Notice says which limit, and aider gets a
+    litellm Timeout, which it retries; that retry (like any next call) first waits until a local
+    server has finished the abandoned request. Returns the list that the timing
+    ``(first_token_s, seconds)`` of each completed call is appended to.
+    """
+    import litellm
+
+    timings: list[tuple[float, float]] = []
+    send_completion = model.send_completion
+
+    def notice(text: str) -> None:
+        emit(Notice(stage=stage, text=text))
+
+    def show(piece: str) -> None:
+        emit(AgentChunk(stage=stage, role="aider", text=piece))
+
+    def streamed(
+        messages: list[dict[str, Any]], functions: Any, stream: bool, temperature: Any = None
+    ) -> tuple[Any, Any]:
+        wait_for_abandoned(spec.api_base, limits, notice, spec.api_key)
+        sent: list[Any] = []
+
+        def open_stream() -> Any:
+            hash_object, response = send_completion(messages, functions, True, temperature)
+            sent.append(hash_object)
+            return response
+
+        try:
+            result = consume_stream(open_stream, limits, show, what=spec.name)
+        except Exception as exc:
+            if spec.api_base and abandons_request(exc):
+                note_abandoned(spec.api_base)
+            if not isinstance(exc, InactivityTimeout):
+                raise
+            notice(str(exc))
+            # Exactly litellm.Timeout: aider looks its retry rule up by the exception's class.
+            raise litellm.Timeout(
+                message=exc.reason, model=spec.name, llm_provider=_provider_name(spec)
+            ) from exc
+        timings.append((result.first_token_s, result.seconds))
+        response = litellm.stream_chunk_builder(result.chunks, messages=messages)
+        return sent[0], response if response is not None else _empty_response(spec)
+
+    model.send_completion = streamed
+    return timings
+
+
+def _provider_name(spec: ModelSpec) -> str:
+    return spec.name.split("/", 1)[0] if "/" in spec.name else "openai"
+
+
+def _empty_response(spec: ModelSpec) -> Any:
+    """What a stream without a single chunk amounts to: an empty reply, which aider reports."""
+    import litellm
+
+    return litellm.ModelResponse(
+        model=spec.name,
+        choices=[
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": ""}}
+        ],
+    )
+
+
 class _GaveUp(Exception):
     """Ends aider's retry loop: a plain exception, which aider reports and does not retry."""
 
@@ -489,6 +717,9 @@ def _infrastructure_error(exc: BaseException, spec: ModelSpec) -> LLMError:
     """An LLMError saying what a failed model call means and what to change (key masked)."""
     name = type(exc).__name__
     where = f" at {spec.api_base}" if spec.api_base else ""
+    if isinstance(exc.__cause__, InactivityTimeout):  # given up by _stream_completions
+        quiet = exc.__cause__
+        return LLMError(f"{quiet.reason}{where}", f"{quiet.hint}, or check that it is up")
     text = str(exc).strip()
     detail = (text.splitlines()[0] if text else name)[:400]
     if spec.api_key:
@@ -563,6 +794,7 @@ class Coder:
         self.ledger = ledger
         self.edit_format = edit_format
         self.max_tokens = max_tokens
+        self._timings: list[tuple[float, float]] = []  # (first_token_s, seconds) per call
 
     # -- public --------------------------------------------------------------------------------
 
@@ -574,13 +806,19 @@ class Coder:
         commit_message: str,
         read_only: list[str] | None = None,
         retries: int = 1,
+        policy: EditPolicy | None = None,
     ) -> EditResult:
         """Ask aider to edit ``files``; verify, commit and report what really changed.
+
+        ``policy`` says what else the step's edit may touch (default: nothing, no new files) and
+        what each file must keep. A reply is checked before it touches the tree and is written
+        whole or refused whole (a Refused event per reason, asked again like a no-op edit).
 
         Raises LLMError only when the model cannot be reached or used at all (key, name, server)
         and BudgetExceeded when the budget is spent; a model that fails to edit is an EditResult
         with ``changed=False`` and ``error`` saying why.
         """
+        policy = policy or EditPolicy()
         targets = self._resolve(files, "edit")
         if not targets:
             raise LabtuiError("Coder.edit needs at least one file to edit", "pass files=[...]")
@@ -591,23 +829,33 @@ class Coder:
         before = {path: _sha(path) for path in targets}
         with _text_streams():
             event_io, aider_coder, failures = self._start(targets, readonly)
+            event_io.use_policy(policy, [self._rel(p) for p in targets])
             message, reply, problem, changed = prompt, "", "", []
+            refused: list[Problem] = []  # why the last attempt's reply was refused
+            refusals: list[str] = []  # every attempt's
             for attempt in range(retries + 1):
                 if attempt:
                     self.ledger.check()
-                    message = self._retry_prompt(targets, aider_coder, problem)
-                event_io.errors.clear()
-                event_io.refused.clear()
+                    message = self._retry_prompt(targets, aider_coder, problem, refused, policy)
+                event_io.begin_turn()
                 failures.clear()
                 aider_coder.reflected_message = None
-                reply = self._run(aider_coder, message)
-                if failures and not reply.strip():
-                    raise _infrastructure_error(failures[-1], self.spec)
+                try:
+                    reply = self._run(aider_coder, message)
+                    if failures and not reply.strip():
+                        raise _infrastructure_error(failures[-1], self.spec)
+                except BaseException:
+                    event_io.discard()  # nothing of an interrupted turn reaches the tree
+                    raise
+                refused = self._judge(event_io, aider_coder, policy)
+                refusals += [p.reason for p in refused]
                 changed = self._changed(before, event_io)
-                problem = self._problem(aider_coder, event_io, reply, targets, bool(changed))
+                problem = self._problem(
+                    aider_coder, event_io, reply, targets, bool(changed), refused
+                )
                 if changed:
                     break
-        return self._finish(targets, changed, reply, problem, commit_message, retries + 1)
+        return self._finish(targets, changed, reply, problem, commit_message, retries + 1, refusals)
 
     # -- steps ---------------------------------------------------------------------------------
 
@@ -653,7 +901,9 @@ class Coder:
         state_dir.mkdir(parents=True, exist_ok=True)
         _prepare_litellm(self.spec)
         _register_with_aider(self.spec, state_dir)
-        model = _make_model(self.spec, self.max_tokens, self.project.config.llm.timeout_s)
+        limits = Limits.of(self.project.config.llm)
+        model = _make_model(self.spec, self.max_tokens, limits)
+        self._timings = _stream_completions(model, self.spec, limits, self.emit, self.stage)
         edit_format = choose_edit_format(self.edit_format, model.edit_format)
         event_io = _event_io_class()(
             emit=self.emit,
@@ -674,7 +924,8 @@ class Coder:
             auto_commits=False,
             dirty_commits=False,
             # Streaming without aider's "pretty" console writes raw chunks to sys.stdout, which
-            # would tear the TUI; the whole reply arrives as one AgentMessage instead.
+            # would tear the TUI: aider runs unstreamed, and _stream_completions streams below
+            # it (AgentChunk events as the reply comes, then the whole AgentMessage).
             stream=False,
             map_tokens=0,  # no repo map: the caller chooses exactly which files aider sees
             auto_lint=False,
@@ -690,6 +941,9 @@ class Coder:
         # labtui's own retry (with aider's complaint quoted) replaces aider's reflections, so
         # every model call is one that edit() counts and bills.
         aider_coder.max_reflections = 0
+        # Nor may aider summarise the chat in a thread of its own: an unbilled, uncounted call
+        # that costs minutes on a slow local model, for a chat that lives one edit.
+        aider_coder.summarize_start = lambda: None
         _fence_from_editable_files(aider_coder)
         return event_io, aider_coder, _record_failures(model, self.project.config.llm.retries)
 
@@ -697,6 +951,7 @@ class Coder:
         """One aider turn; tokens and cost go to the ledger whatever happens."""
         sent, received = aider_coder.total_tokens_sent, aider_coder.total_tokens_received
         cost = aider_coder.total_cost
+        self._timings.clear()
         try:
             reply = aider_coder.run(with_message=message, preproc=False) or ""
         except (LabtuiError, KeyboardInterrupt):
@@ -709,16 +964,58 @@ class Coder:
                 aider_coder.total_tokens_sent - sent,
                 aider_coder.total_tokens_received - received,
                 aider_coder.total_cost - cost,
+                self._timings[-1] if self._timings else (0.0, 0.0),
             )
         return reply
 
-    def _bill(self, tokens_in: int, tokens_out: int, aider_cost: float) -> None:
+    def _bill(
+        self,
+        tokens_in: int,
+        tokens_out: int,
+        aider_cost: float,
+        timing: tuple[float, float] = (0.0, 0.0),
+    ) -> None:
+        """Book one aider turn; ``timing`` is its completed call's (first_token_s, seconds)."""
         if not (tokens_in or tokens_out or aider_cost):
             return
         # aider prices the response itself (cache-aware) when its metadata has prices; else the
         # same rule as core/llm.py: litellm's price, or labtui.toml's for models litellm lacks.
         cost = aider_cost if aider_cost > 0 else _price(self.spec, tokens_in, tokens_out)
-        self.ledger.record(self.stage, self.spec.name, int(tokens_in), int(tokens_out), float(cost))
+        first_token_s, seconds = timing
+        self.ledger.record(
+            self.stage,
+            self.spec.name,
+            int(tokens_in),
+            int(tokens_out),
+            float(cost),
+            first_token_s=first_token_s,
+            seconds=seconds,
+        )
+
+    def _judge(self, event_io: Any, aider_coder: Any, policy: EditPolicy) -> list[Problem]:
+        """Check aider's staged writes; write them all, or refuse them all and say why."""
+        problems = [*event_io.problems, *self._check_staged(event_io, policy)]
+        if not problems:
+            event_io.flush()
+            return []
+        removed = event_io.discard()
+        # aider put the files it created into its chat; gone from disk, they must leave it too.
+        aider_coder.abs_fnames.difference_update({str(p) for p in removed})
+        for problem in problems:
+            self.emit(
+                Refused(stage=self.stage, what="edit", subject=problem.path, reason=problem.reason)
+            )
+        return problems
+
+    def _check_staged(self, event_io: Any, policy: EditPolicy) -> list[Problem]:
+        problems: list[Problem] = []
+        for path, new in event_io.pending.items():
+            old = event_io.on_disk(path)
+            if old == new:
+                continue
+            name = self._rel(path)
+            problems += check_edit(name, old, new, policy.contract(name, old))
+        return problems
 
     def _changed(self, before: dict[Path, str | None], event_io: Any) -> list[Path]:
         """Files whose bytes differ from before the edit (targets, and anything aider touched)."""
@@ -726,12 +1023,21 @@ class Coder:
         return [path for path, digest in baseline.items() if _sha(path) != digest]
 
     def _problem(
-        self, aider_coder: Any, event_io: Any, reply: str, targets: list[Path], changed: bool
+        self,
+        aider_coder: Any,
+        event_io: Any,
+        reply: str,
+        targets: list[Path],
+        changed: bool,
+        refused: list[Problem] | None = None,
     ) -> str:
         """Why this attempt did not (fully) apply: a sentence first, aider's details after.
 
         '' when everything applied.
         """
+        if refused:
+            reasons = "; ".join(f"it {p.reason}" for p in refused)
+            return f"labtui refused the reply, so no file was changed: {reasons}"
         complaint = (aider_coder.reflected_message or "").strip()
         refused = sorted(set(event_io.refused))
         parts = []
@@ -756,17 +1062,59 @@ class Coder:
             parts += event_io.errors
         return "\n".join(parts)
 
-    def _retry_prompt(self, targets: list[Path], aider_coder: Any, problem: str) -> str:
+    def _retry_prompt(
+        self,
+        targets: list[Path],
+        aider_coder: Any,
+        problem: str,
+        refused: list[Problem] | None = None,
+        policy: EditPolicy | None = None,
+    ) -> str:
         names = ", ".join(self._rel(p) for p in targets)
         quoted = problem[:MAX_QUOTE_CHARS] + ("\n[...]" if len(problem) > MAX_QUOTE_CHARS else "")
         reminder = FORMAT_REMINDERS.get(
             aider_coder.edit_format, "Use exactly the edit format the system prompt describes."
         ).format(open=aider_coder.fence[0], close=aider_coder.fence[1])
+        if refused:
+            return self._refusal_prompt(targets, refused, policy or EditPolicy(), reminder)
         return (
             f"Your previous reply did not change {names}. What went wrong:\n\n{quoted}\n\n"
             f"Please make the requested change now and return the complete edit in the required "
             f"format. {reminder}"
         )
+
+    def _refusal_prompt(
+        self, targets: list[Path], refused: list[Problem], policy: EditPolicy, reminder: str
+    ) -> str:
+        """The retry after a refused reply: each problem with its numbers, then what to do."""
+        names = ", ".join(self._rel(p) for p in targets)
+        kinds = {p.kind for p in refused}
+        lines = [f"labtui refused your previous reply, so {names} is unchanged:"]
+        lines += [f"- Your reply {p.reason}." for p in refused]
+        lines.append("")
+        if kinds & {"shrink", "elision"}:
+            lines.append(
+                f"Return the COMPLETE content of {names}: every line of the current file, changed "
+                "only where the request asks. Never leave code out, and never stand in for it "
+                'with "..." or comments such as "rest of the code" or "unchanged".'
+            )
+        if kinds & {"syntax", "contract"}:
+            lines.append(
+                "Keep the file working: it must stay valid and keep everything the list above "
+                "says your reply would drop."
+            )
+        if kinds & {"placeholder", "new-file", "other-file", "place"}:
+            may_create = (
+                f"New files may only match: {', '.join(policy.create)}."
+                if policy.create
+                else "Create no other file."
+            )
+            lines.append(
+                f"Edit only {names}, named exactly so. {may_create} Do not copy the file names "
+                "of the format example (such as path/to/filename.js or show_greeting.py)."
+            )
+        lines.append(f"Please make the requested change now in the required format. {reminder}")
+        return "\n".join(lines)
 
     def _finish(
         self,
@@ -776,6 +1124,7 @@ class Coder:
         problem: str,
         commit_message: str,
         attempts: int,
+        refusals: list[str] | None = None,
     ) -> EditResult:
         if not changed:
             names = ", ".join(self._rel(p) for p in targets)
@@ -783,13 +1132,31 @@ class Coder:
                 f"aider did not change {names} after {attempts} "
                 f"attempt{'s' if attempts != 1 else ''}: {problem.strip() or 'no edit was applied'}"
             )
+            earlier = [r for r in refusals or [] if r not in problem]
+            if earlier:  # the last attempt's own refusals are in ``problem`` already
+                error += "\nlabtui refused earlier replies: it " + "; it ".join(earlier)
             self.emit(Notice(stage=self.stage, text=error.splitlines()[0]))
-            return EditResult(changed=False, files=[], commit=None, reply=reply, error=error)
+            return EditResult(
+                changed=False,
+                files=[],
+                commit=None,
+                reply=reply,
+                error=error,
+                refusals=list(refusals or []),
+            )
         files = sorted(self._rel(p) for p in changed)
         commit = self.project.commit(commit_message, paths=files)
         if commit is not None:
             self.emit(CodeDiff.from_commit(self.stage, commit))
-        return EditResult(changed=True, files=files, commit=commit, reply=reply, error=problem)
+        return EditResult(
+            changed=True,
+            files=files,
+            commit=commit,
+            reply=reply,
+            error=problem,
+            target_changed=any(p in targets for p in changed),
+            refusals=list(refusals or []),
+        )
 
     def _rel(self, path: Path) -> str:
         return path.resolve().relative_to(self.project.root).as_posix()

@@ -56,9 +56,14 @@ class LLMSection:
     max_tokens: int = 4096
     temperature: float = 0.7
     retries: int = 4
-    timeout_s: float = 180.0
+    # Inactivity limits, not a total timeout: a reply that keeps streaming is never cut off.
+    first_token_s: float = 600.0  # until the first token: a local CPU server reads the prompt
+    idle_s: float = 120.0  # the longest pause between tokens after the first
     reasks: int = 2
     json_mode: bool = True
+    # auto | hosted | local: "local" fits small models on this machine (core/profiles.py);
+    # "auto" picks it when api_base is a loopback or private address
+    profile: str = "auto"
 
 
 @dataclass
@@ -214,6 +219,7 @@ class ModelSpec:
 _CHOICES = {
     ("autonomy", "mode"): ("copilot", "auto"),
     ("sandbox", "mode"): ("auto", "bwrap", "limits", "off"),
+    ("llm", "profile"): ("auto", "hosted", "local"),
 }
 # Values that are either 0 (off / no limit) or at least a minimum, and why.
 _MINIMUMS = {
@@ -223,6 +229,8 @@ _MINIMUMS = {
 }
 # Values that must be at least 1: zero would silently do nothing.
 _AT_LEAST_ONE = {("review", "ensemble"): "reviews nothing"}
+# Fields older labtui.toml files have, and what becomes of them (see _apply_legacy).
+_LEGACY = {("llm", "timeout_s")}
 # Upper bounds, and a sensible value to suggest instead.
 _AT_MOST = {
     ("ideas", "duplicate_threshold"): (1.0, 0.7),  # a similarity: 1.0 drops only exact repeats
@@ -291,6 +299,9 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         section = getattr(config, section_name)
         hints = get_type_hints(type(section))
         for key, value in values.items():
+            if (section_name, key) in _LEGACY:
+                _apply_legacy(path, section_name, key, value, values, section)
+                continue
             if key not in hints:
                 raise ConfigError(
                     f"{path}: [{section_name}] has unknown field {key!r}",
@@ -300,6 +311,22 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
             _check_minimum(path, section_name, key, value)
             setattr(section, key, value)
     return config
+
+
+def _apply_legacy(
+    path: Path, section_name: str, key: str, value: Any, values: dict[str, Any], section: Any
+) -> None:
+    """A field that labtui no longer has, still accepted so that old projects load.
+
+    ``[llm] timeout_s`` was a total request timeout (180 s by default, written into every
+    labtui.toml). It is now ``first_token_s`` (until the first token) plus ``idle_s`` (between
+    tokens). A legacy value only ever gives more time: it raises first_token_s when larger (the
+    user allowed slow prompts that long) and is ignored when smaller (a total of 180 s is exactly
+    what cut off slow local answers) or when the file also sets first_token_s.
+    """
+    seconds = _coerce(path, section_name, key, value, float)
+    if "first_token_s" not in values:
+        section.first_token_s = max(section.first_token_s, seconds)
 
 
 def load_config(project_dir: Path) -> Config:
@@ -329,6 +356,9 @@ _COMMENTS = {
     "models": "litellm model strings per stage (empty: default, then $LABTUI_MODEL).\n"
     "# api_base points at an OpenAI-compatible server (vLLM, Ollama, llama.cpp);\n"
     "# its key is read from the environment variable named by api_key_env.",
+    "llm": "every call streams. first_token_s: seconds a model may take before its first\n"
+    "# token (reading the prompt: minutes for a long prompt on a CPU server); idle_s: the longest\n"
+    "# pause between tokens after that. A reply that keeps coming is never cut off. 0 = no limit.",
     "budget": "hard cap in US dollars; the run stops cleanly at the next checkpoint",
     "limits": "seconds and counts for experiment runs, plots and LaTeX",
     "autonomy": 'mode = "copilot" pauses at checkpoints; "auto" approves everything',

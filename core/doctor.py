@@ -1,16 +1,22 @@
 """``labtui doctor``: what this machine and project have, and what is missing. Keys are reported
-as present or missing, never printed.
+as present or missing, never printed. Each distinct configured model gets one tiny request, so the
+report says whether it answers and how fast (a local CPU server is minutes per long prompt).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import Config, load_config
+from .config import Config, LLMSection, ModelSpec, load_config
 from .errors import ConfigError, LabtuiError
+from .events import CostUpdate, Event
+
+PING_PROMPT = "Reply with the word ok."
+PING_MAX_TOKENS = 16  # enough for "ok" and a little politeness, not for a looping model
 
 
 @dataclass(frozen=True)
@@ -82,6 +88,62 @@ def _models(config: Config) -> list[Check]:
     return checks
 
 
+def _model_answers(config: Config) -> list[Check]:
+    """One tiny request to each distinct model the stages use (none when none is configured;
+    a model whose setup check failed is not called: that check already says why)."""
+    from .llm import check_model
+    from .pipeline import STAGE_MODEL_NEEDS
+
+    specs: list[ModelSpec] = []
+    for stage in STAGE_MODEL_NEEDS:
+        spec = config.model_for(stage)
+        if spec is not None and spec not in specs and not check_model(spec):
+            specs.append(spec)
+    return [ping_model(spec, config.llm) for spec in specs]
+
+
+def ping_model(spec: ModelSpec, settings: LLMSection) -> Check:
+    """Ask ``spec`` for one word, streamed under the configured inactivity limits (so a server
+    that hangs is given up like in a run, never waited on forever), without retries; report the
+    answer time, the time to the first token and the speed, or the error and its fix."""
+    from .llm import LLM, Ledger
+
+    timings: list[CostUpdate] = []
+
+    def keep(event: Event) -> None:
+        if isinstance(event, CostUpdate):
+            timings.append(event)
+
+    quick = dataclasses.replace(settings, retries=0, max_tokens=PING_MAX_TOKENS, json_mode=False)
+    model = LLM(spec, quick, Ledger(float("inf"), keep), keep, stage="doctor")
+    where = f" at {spec.api_base}" if spec.api_base else ""
+    try:
+        answer = model.chat([{"role": "user", "content": PING_PROMPT}], temperature=0.0)
+    except LabtuiError as exc:
+        fix = f"; fix: {exc.hint}" if exc.hint else ""
+        return Check("model answer", False, f"{exc.message}{fix}")  # it names model and server
+    said = " ".join(answer.split())[:40]
+    detail = f"{spec.name}{where} answered {said!r}"
+    if timings:
+        detail += f" {_timing(timings[-1])}"
+    return Check("model answer", True, detail)
+
+
+def _timing(cost: CostUpdate) -> str:
+    """'in 2.1 s (first token 1.6 s; in 31 tok/s, out 9.8 tok/s)'."""
+    speeds = []
+    if cost.prompt_tps > 0:
+        speeds.append(f"in {_rate(cost.prompt_tps)} tok/s")
+    if cost.output_tps > 0:
+        speeds.append(f"out {_rate(cost.output_tps)} tok/s")
+    speed = f"; {', '.join(speeds)}" if speeds else ""
+    return f"in {cost.seconds:.1f} s (first token {cost.first_token_s:.1f} s{speed})"
+
+
+def _rate(per_second: float) -> str:
+    return f"{per_second:.0f}" if per_second >= 10 else f"{per_second:.1f}"
+
+
 def run_checks(project_dir: Path | None) -> list[Check]:
     from .gpu import describe
 
@@ -104,7 +166,7 @@ def run_checks(project_dir: Path | None) -> list[Check]:
     checks.append(_sandbox(config))
     checks.append(_interpreter(config))
     checks.append(_semantic_scholar())
-    return checks + _models(config)
+    return checks + _models(config) + _model_answers(config)
 
 
 def _semantic_scholar() -> Check:

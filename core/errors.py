@@ -31,6 +31,20 @@ class LLMError(LabtuiError):
     """A model call failed for good (after retries), or its output stayed invalid after re-asks."""
 
 
+class UnusableAnswer(LLMError):
+    """A structured answer stayed unusable after every re-ask. ``problem`` is what was wrong with
+    the last one, so that a caller can say it in its own words (a review with no content)."""
+
+    def __init__(
+        self, message: str, hint: str, *, model: str, record: str, attempts: int, problem: str
+    ) -> None:
+        super().__init__(message, hint)
+        self.model = model
+        self.record = record
+        self.attempts = attempts
+        self.problem = problem
+
+
 class StageFailed(LabtuiError):
     """A stage could not do its work; the project stays resumable at that stage."""
 

@@ -6,11 +6,16 @@ A stage builds one :class:`LLM` per model role and calls :meth:`LLM.chat` (text)
 - retries transient failures (429, 5xx, timeouts, dropped connections) with exponential backoff
   and jitter, announcing each retry as a ``Notice``, and turns permanent failures into an
   ``LLMError`` that names the setting or environment variable to fix;
-- streams the reply as ``AgentChunk`` events, then the whole ``AgentMessage``;
+- streams the reply as ``AgentChunk`` events, then the whole ``AgentMessage``, under the
+  inactivity limits of core/streaming.py (time to the first token, then between tokens), and
+  after giving up on a local server's request waits until that server is idle before the next;
 - books tokens and dollars in the :class:`Ledger`, which refuses further calls once the hard
   budget cap is reached;
 - extracts JSON from chatty replies and re-asks the model with the exact validation problem,
-  because small local models often wrap JSON in prose or give out-of-range values.
+  because small local models often wrap JSON in prose or give out-of-range values;
+- asks for a structured answer with its record's JSON schema (``core.records``) where the server
+  decodes against one, else for any JSON object, else for none, remembering per model what the
+  server rejected; each refused answer is a ``Refused`` event.
 
 litellm takes seconds to import, so it is imported lazily on the first call; importing this
 module stays cheap for the CLI and the TUI.
@@ -19,6 +24,7 @@ module stays cheap for the CLI and the TUI.
 from __future__ import annotations
 
 import copy
+import importlib
 import json
 import logging
 import os
@@ -32,8 +38,17 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .checkpoints import ResearcherNotes
 from .config import LLMSection, ModelSpec
-from .errors import BudgetExceeded, LLMError
-from .events import AgentChunk, AgentMessage, CostUpdate, Event, Notice
+from .errors import BudgetExceeded, LLMError, UnusableAnswer
+from .events import AgentChunk, AgentMessage, CostUpdate, Event, Notice, Refused
+from .streaming import (
+    InactivityTimeout,
+    Limits,
+    StreamResult,
+    abandons_request,
+    consume_stream,
+    note_abandoned,
+    wait_for_abandoned,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; litellm is imported lazily
     import types
@@ -55,6 +70,16 @@ LOCAL_MAX_OUTPUT_TOKENS = 8192
 NO_KEY_PLACEHOLDER = "sk-no-key"
 
 _LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+# What litellm and the OpenAI client import lazily inside the first completion (seconds on a
+# small machine: the client's resources, a tokenizer for the cost). Imported when litellm is, so
+# that no call's timing, and no first-token limit, includes that one-time work.
+_FIRST_CALL_IMPORTS = (
+    "openai.resources",
+    "httpcore",
+    "litellm.litellm_core_utils.litellm_logging",
+    "litellm.litellm_core_utils.token_counter",
+    "litellm.cost_calculator",
+)
 _prepare_lock = threading.Lock()
 _prepared = False
 _register_lock = threading.Lock()  # litellm.model_cost is a plain dict shared by all stages
@@ -87,6 +112,11 @@ def prepare_litellm() -> None:
         if "LITELLM_LOG" not in os.environ:
             for name in _LITELLM_LOGGERS:
                 logging.getLogger(name).setLevel(logging.CRITICAL)
+        for module in _FIRST_CALL_IMPORTS:
+            try:
+                importlib.import_module(module)
+            except Exception:  # a litellm that moved it: the first call imports it instead
+                pass
         _prepared = True
 
 
@@ -212,9 +242,20 @@ class Ledger:
         self._lock = threading.RLock()
 
     def record(
-        self, stage: str, model: str, tokens_in: int, tokens_out: int, cost_usd: float
+        self,
+        stage: str,
+        model: str,
+        tokens_in: int,
+        tokens_out: int,
+        cost_usd: float,
+        *,
+        first_token_s: float = 0.0,
+        seconds: float = 0.0,
     ) -> None:
-        """Book one call and emit a CostUpdate with the call, its stage and the project total."""
+        """Book one call and emit a CostUpdate with the call, its stage and the project total.
+
+        ``first_token_s`` and ``seconds``: the call's timing when it was measured (0: not), from
+        which the status bar and ``labtui doctor`` show the model's speed."""
         with self._lock:
             totals = self._stages.setdefault(stage, _StageTotals())
             totals.tokens_in += tokens_in
@@ -233,6 +274,8 @@ class Ledger:
                     stage_cost_usd=totals.cost_usd,
                     total_cost_usd=self.total_usd,
                     budget_usd=self.budget_usd,
+                    first_token_s=first_token_s,
+                    seconds=seconds,
                 )
             )
 
@@ -370,6 +413,46 @@ class _ResponseFormatRejected(Exception):
     """The server refused response_format; the caller asks again without it."""
 
 
+# Structured output, best first: the record's JSON schema (constrained decoding on llama.cpp,
+# vLLM, OpenAI, ...), any JSON object, or no response_format (extraction + re-ask). What a model
+# rejected is remembered for the rest of the process, per model and server, so each rejection
+# costs one quick HTTP 400 and not one per call.
+STRUCTURED_MODES = ("json_schema", "json_object", "none")
+_structured_lock = threading.Lock()
+_structured_mode: dict[tuple[str, str], str] = {}
+
+
+def structured_mode(spec: ModelSpec) -> str:
+    """The best structured-output mode not yet rejected by this model at this server."""
+    with _structured_lock:
+        return _structured_mode.get((spec.name, spec.api_base), STRUCTURED_MODES[0])
+
+
+def _step_down(spec: ModelSpec, rejected: str) -> str:
+    """Remember that ``rejected`` failed for this model; the mode to try next."""
+    fallback = STRUCTURED_MODES[STRUCTURED_MODES.index(rejected) + 1]
+    with _structured_lock:
+        key = (spec.name, spec.api_base)
+        current = _structured_mode.get(key, STRUCTURED_MODES[0])
+        if STRUCTURED_MODES.index(fallback) > STRUCTURED_MODES.index(current):
+            _structured_mode[key] = fallback
+    return fallback
+
+
+def forget_structured_modes() -> None:
+    """Forget what models rejected (tests start each server afresh)."""
+    with _structured_lock:
+        _structured_mode.clear()
+
+
+def _response_format(mode: str, schema: Any) -> dict[str, Any]:
+    if mode == "json_schema":
+        from .records import response_format
+
+        return response_format(schema)
+    return {"type": "json_object"}
+
+
 class LLM:
     """One model, used by one stage in one role: chat, structured answers, accounting."""
 
@@ -390,7 +473,6 @@ class LLM:
         self.stage = stage
         self.role = role or stage
         self.notes = notes  # the researcher's notes left at any time reach the next call
-        self._json_mode_ok = settings.json_mode  # turned off when the server rejects it
         self._ready = False
 
     # -- public -----------------------------------------------------------------------------
@@ -409,32 +491,53 @@ class LLM:
         temperature: float | None = None,
         max_tokens: int | None = None,
         json_mode: bool = False,
+        schema: Any = None,
         stream: bool = True,
     ) -> str:
-        """Send ``messages``, return the reply text; retries, events and accounting included."""
+        """Send ``messages``, return the reply text; retries, events and accounting included.
+
+        ``json_mode`` asks for JSON through ``response_format``; with ``schema`` (a pydantic
+        model, ``core.records``) for that record's JSON schema first. A server that rejects one
+        gets the next (json_object, then none), and the model keeps that for later calls.
+        """
         self.ledger.check()
         self._prepare()
         if self.notes is not None:
             messages = self.notes.attach_to_messages(messages)
         kwargs = self._request_kwargs(messages, temperature, max_tokens, stream)
-        if json_mode and self._json_mode_ok:
+        for mode in self._structured_modes(json_mode, schema):
+            response_format = _response_format(mode, schema)
             try:
                 return self._call_with_retries(
-                    messages, {**kwargs, "response_format": {"type": "json_object"}}, stream
+                    messages, {**kwargs, "response_format": response_format}, stream
                 )
             except _ResponseFormatRejected as rejected:
-                self._json_mode_ok = False
+                fallback = _step_down(self.spec, mode)
                 self._notice(
-                    f"{self.spec.name} rejected response_format json_object ({rejected}); "
-                    "asking without it (set [llm] json_mode = false to skip this)"
+                    f"{self.spec.name} rejected response_format {mode} ({rejected}); "
+                    + (
+                        "asking with json_object instead"
+                        if fallback == "json_object"
+                        else "asking without it (set [llm] json_mode = false to skip this)"
+                    )
                 )
         return self._call_with_retries(messages, kwargs, stream)
+
+    def _structured_modes(self, json_mode: bool, schema: Any) -> list[str]:
+        """The response_format modes to try for this call, best first."""
+        if not (json_mode and self.settings.json_mode):
+            return []
+        wanted = ["json_schema", "json_object"] if schema is not None else ["json_object"]
+        best = STRUCTURED_MODES.index(structured_mode(self.spec))
+        return [mode for mode in wanted if STRUCTURED_MODES.index(mode) >= best]
 
     def ask_json(
         self,
         messages: list[dict[str, Any]],
         parse: Callable[[Any], T],
         *,
+        schema: Any = None,
+        examples: Iterable[str] | None = None,
         reasks: int | None = None,
         **chat_kwargs: Any,
     ) -> T:
@@ -442,28 +545,46 @@ class LLM:
 
         ``parse`` converts the decoded JSON and raises ValueError with a precise message; values
         are never clamped here, because a silently "fixed" score would misreport the model.
+        ``schema``: the record's pydantic model (``core.records``), sent as the response format
+        and naming the record in refusals. ``examples``: the strings of the prompt's format
+        example that an answer must not copy (default: those of the JSON snippets the prompt
+        shows). Each refused answer is a ``Refused`` event; after the re-asks, UnusableAnswer
+        says what was wrong with the last one.
         """
+        from .records import answer_examples, example_strings, record_name
+
         chat_kwargs.setdefault("json_mode", True)
+        chat_kwargs["schema"] = schema
         allowed_reasks = self.settings.reasks if reasks is None else reasks
+        shown = example_strings(messages) if examples is None else frozenset(examples)
+        subject = record_name(schema) if schema is not None else "JSON answer"
         conversation = list(messages)
         problem = ""
         for attempt in range(allowed_reasks + 1):
             text = self.chat(conversation, **chat_kwargs)
             try:
-                return parse(extract_json(text))
+                with answer_examples(shown):
+                    return parse(extract_json(text))
             except ValueError as exc:
                 problem = str(exc) or type(exc).__name__
+            self.emit(Refused(stage=self.stage, what="answer", subject=subject, reason=problem))
             if attempt < allowed_reasks:
-                self._notice(f"{self.spec.name} gave unusable JSON ({problem}); asking again")
+                self._notice(f"{self.spec.name} gave an unusable {subject}; asking again")
                 conversation = [
                     *conversation,
                     {"role": "assistant", "content": text},
                     {"role": "user", "content": _reask_prompt(problem)},
                 ]
-        raise LLMError(
-            f"model {self.spec.name} gave invalid JSON {allowed_reasks + 1} times: {problem}",
-            f"try a stronger model for stage '{self.stage}' in labtui.toml "
-            f"([models] {self.stage} = ...)",
+        attempts = allowed_reasks + 1
+        raise UnusableAnswer(
+            f"{self.spec.name} gave no usable {subject} in {attempts} attempt"
+            f"{'s' if attempts > 1 else ''}; the last answer: {problem}",
+            f"use a stronger model for stage '{self.stage}' in labtui.toml "
+            f"([models] {self.stage} = ...), or raise [llm] reasks",
+            model=self.spec.name,
+            record=subject,
+            attempts=attempts,
+            problem=problem,
         )
 
     # -- request ----------------------------------------------------------------------------
@@ -488,7 +609,8 @@ class LLM:
             "temperature": self.settings.temperature if temperature is None else temperature,
             # Always capped: a looping small model otherwise runs to the end of its context.
             "max_tokens": min(max_tokens, cap) if max_tokens else cap,
-            "timeout": self.settings.timeout_s,
+            # A backstop only: core/streaming.py's inactivity limits end a quiet call first.
+            "timeout": Limits.of(self.settings).http_timeout_s,
             "num_retries": 0,  # retries are ours, with notices and the budget check
             "drop_params": True,  # a provider that lacks a parameter gets the call without it
             "stream": stream,
@@ -517,16 +639,21 @@ class LLM:
             except Exception as exc:
                 if not _is_api_error(exc):
                     raise
+                if "response_format" in kwargs and _rejects_response_format(exc):
+                    raise _ResponseFormatRejected(_describe(exc, self.spec.api_key)) from exc
                 if not _is_retryable(exc):
-                    if "response_format" in kwargs and _rejects_response_format(exc):
-                        raise _ResponseFormatRejected(_describe(exc, self.spec.api_key)) from exc
                     raise self._permanent_error(exc) from exc
                 if attempt == retries:
                     raise self._exhausted_error(exc, retries + 1) from exc
                 delay = backoff_s(attempt, _retry_after_s(exc))
+                # An inactivity timeout says which limit it hit and which setting raises it.
+                what = (
+                    str(exc)
+                    if isinstance(exc, InactivityTimeout)
+                    else f"{self.spec.name} {_reason(exc)}"
+                )
                 self._notice(
-                    f"{self.spec.name} {_reason(exc)}, retrying in {delay:.1f} s "
-                    f"(retry {attempt + 1} of {retries})"
+                    f"{what}; retrying in {delay:.1f} s (retry {attempt + 1} of {retries})"
                 )
                 time.sleep(delay)
         raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
@@ -534,40 +661,58 @@ class LLM:
     def _call_once(
         self, messages: list[dict[str, Any]], kwargs: dict[str, Any], stream: bool
     ) -> str:
+        """One request. A request that times out on a local server is noted as abandoned, and
+        the next request to that server (this retry, another stage's call, aider's) first waits
+        until the server is idle: a single-slot server would otherwise make it queue."""
         litellm = _litellm()
-        response = litellm.completion(**kwargs)
-        if stream:
-            text, usage = self._consume_stream(response)
-        else:
-            text = (response.choices[0].message.content or "") if response.choices else ""
-            usage = getattr(response, "usage", None)
-        self.emit(AgentMessage(stage=self.stage, role=self.role, text=text))
-        self._book(messages, text, usage)
-        return text
+        limits = Limits.of(self.settings)
+        wait_for_abandoned(self.spec.api_base, limits, self._notice, self.spec.api_key)
+        try:
+            if stream:
+                result = self._consume_stream(lambda: litellm.completion(**kwargs), limits)
+            else:
+                started = time.monotonic()
+                response = litellm.completion(**kwargs)
+                text = (response.choices[0].message.content or "") if response.choices else ""
+                # Unstreamed: when the first token came is unknown, so only the total is timed.
+                result = StreamResult(
+                    text, getattr(response, "usage", None), seconds=time.monotonic() - started
+                )
+        except Exception as exc:
+            if self.spec.api_base and abandons_request(exc):
+                note_abandoned(self.spec.api_base)
+            raise
+        self.emit(AgentMessage(stage=self.stage, role=self.role, text=result.text))
+        self._book(messages, result)
+        return result.text
 
-    def _consume_stream(self, response: Iterable[Any]) -> tuple[str, Any]:
-        """Emit each delta as an AgentChunk; return the whole text and the usage, if sent."""
-        parts: list[str] = []
-        usage = None
-        for chunk in response:
-            usage = getattr(chunk, "usage", None) or usage
-            choices = getattr(chunk, "choices", None) or []
-            delta = getattr(choices[0], "delta", None) if choices else None
-            piece = getattr(delta, "content", None) if delta is not None else None
-            if piece:
-                parts.append(piece)
-                self.emit(AgentChunk(stage=self.stage, role=self.role, text=piece))
-        return "".join(parts), usage
+    def _consume_stream(
+        self, open_stream: Callable[[], Iterable[Any]], limits: Limits
+    ) -> StreamResult:
+        """Emit each delta as an AgentChunk; the whole text, usage and timing when it ends."""
+        return consume_stream(
+            open_stream,
+            limits,
+            lambda piece: self.emit(AgentChunk(stage=self.stage, role=self.role, text=piece)),
+            what=self.spec.name,
+        )
 
     # -- accounting -------------------------------------------------------------------------
 
-    def _book(self, messages: list[dict[str, Any]], text: str, usage: Any) -> None:
+    def _book(self, messages: list[dict[str, Any]], result: StreamResult) -> None:
+        usage = result.usage
         tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
         tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
         if not usage or (tokens_in == 0 and tokens_out == 0):
-            tokens_in, tokens_out = self._count_tokens(messages, text)
+            tokens_in, tokens_out = self._count_tokens(messages, result.text)
         self.ledger.record(
-            self.stage, self.spec.name, tokens_in, tokens_out, self._cost(tokens_in, tokens_out)
+            self.stage,
+            self.spec.name,
+            tokens_in,
+            tokens_out,
+            self._cost(tokens_in, tokens_out),
+            first_token_s=result.first_token_s,
+            seconds=result.seconds,
         )
 
     def _count_tokens(self, messages: list[dict[str, Any]], text: str) -> tuple[int, int]:
@@ -646,20 +791,28 @@ class LLM:
 
     def _exhausted_error(self, exc: BaseException, attempts: int) -> LLMError:
         where = f" at {self.spec.api_base}" if self.spec.api_base else ""
+        if isinstance(exc, InactivityTimeout):  # it names the limit it hit and its setting
+            last, limit = exc.reason, f"[llm] {exc.setting}"
+        else:
+            last = f"{_reason(exc)}: {_describe(exc, self.spec.api_key)}"
+            limit = "[llm] first_token_s / idle_s" if abandons_request(exc) else ""
         return LLMError(
-            f"{self.spec.name}{where} failed {attempts} times; last: {_reason(exc)}: "
-            f"{_describe(exc, self.spec.api_key)}",
-            "wait and resume, raise [llm] retries or timeout_s in labtui.toml, "
-            "or check that the server is up",
+            f"{self.spec.name}{where} failed {attempts} times; last: {last}",
+            f"wait and resume, raise [llm] retries{f' or {limit}' if limit else ''} in "
+            "labtui.toml, or check that the server is up",
         )
 
 
 def _rejects_response_format(exc: BaseException) -> bool:
-    """A 400 whose message is about response_format / JSON mode (servers word it differently)."""
-    if _status_of(exc) not in (400, 422, None):
-        return False
-    message = str(exc).lower()
-    return any(word in message for word in ("response_format", "response format", "json"))
+    """A 400 whose message is about response_format, JSON mode or the JSON schema sent with it
+    (servers word it differently)."""
+    status, message = _status_of(exc), str(exc).lower()
+    if status in (400, 422, None):
+        words = ("response_format", "response format", "json", "schema")
+        return any(word in message for word in words)
+    # llama-cpp-python's server answers a response_format type it lacks (json_schema) with a
+    # 500 whose message names the field: retrying the same request would only repeat it.
+    return status >= 500 and "response_format" in message
 
 
 def _reask_prompt(problem: str) -> str:

@@ -28,6 +28,16 @@ def _isolated_env(monkeypatch, tmp_path):
     (tmp_path / "home").mkdir(exist_ok=True)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_structured_modes():
+    """What a scripted server rejected (a response_format) is not remembered into the next test,
+    whose server may get the same port."""
+    yield
+    llm = sys.modules.get("labtui.core.llm")
+    if llm is not None:
+        llm.forget_structured_modes()
+
+
 @pytest.fixture
 def llm_server():
     from scripted_llm import ScriptedLLMServer
@@ -85,6 +95,9 @@ def wire_project(root: Path, llm_url: str, arxiv_url: str, *, auto: bool = True)
     config.limits.run_timeout_s = 120
     config.limits.latex_timeout_s = 120
     config.autonomy.mode = "auto" if auto else "copilot"
+    # The scripted server listens on 127.0.0.1, which would pick the small-model profile: tests
+    # set what they need themselves (tests/test_profiles.py tests the profile).
+    config.llm.profile = "hosted"
     save_config(config, root)
 
 

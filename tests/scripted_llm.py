@@ -10,6 +10,13 @@ under test runs its real HTTP path. It is a test double only: labtui never ships
         ...  # point a ModelSpec("openai/scripted-ideas", api_base=server.url) at it
         assert server.errors == []
 
+``Slow(text, first_token_s=..., gap_s=...)`` streams a reply the way a local model on a CPU does
+(a long wait for the first token, then a pause between tokens). The server records requests whose
+client went away mid-answer (``abandoned``) and requests that arrived for a model while another
+for it was still being answered (``overlaps``), and answers ``GET /slots`` as llama.cpp does
+(one slot per request in flight, at least one), so tests can check that nothing is sent to a busy
+server.
+
 Model names are matched as the server receives them: litellm strips the ``openai/`` prefix, so
 ``openai/scripted-ideas`` arrives as ``scripted-ideas``. A request whose model has no scripted
 reply left (and no default) is answered with HTTP 400 and recorded in ``errors``, so a test can
@@ -19,6 +26,8 @@ assert that the code made exactly the calls it expected.
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 import uuid
@@ -28,10 +37,11 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
-__all__ = ["Fault", "Reply", "ScriptedLLMServer"]
+__all__ = ["Fault", "Reply", "ScriptedLLMServer", "Slow"]
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 MODELS_PATHS = ("/v1/models", "/models")
+SLOTS_PATHS = ("/slots", "/v1/slots")
 STREAM_CHUNKS = 4  # a streamed reply is cut into about this many content deltas
 
 
@@ -51,7 +61,27 @@ class Fault:
     message: str = ""  # error message in the body; a sensible default per status when empty
 
 
-Reply = str | Callable[[dict[str, Any]], str] | Fault
+@dataclass
+class Slow:
+    """A reply that comes slowly: nothing for ``first_token_s`` (a local server processing the
+    prompt), then ``chunks`` pieces of ``text`` with ``gap_s`` between them.
+
+    Like llama.cpp's server, the response headers come with the first token, unless
+    ``headers_first`` (as hosted APIs do: headers at once, tokens later). With ``cancellable``
+    the server watches the connection while it "reads the prompt" and stops as soon as the client
+    closes it, as llama.cpp does (recorded in ``cancelled``); otherwise it notices only when a
+    write fails. Unstreamed requests get the whole text after the same total time.
+    """
+
+    text: str
+    first_token_s: float = 0.0
+    gap_s: float = 0.0
+    chunks: int = 4
+    headers_first: bool = False
+    cancellable: bool = False
+
+
+Reply = str | Callable[[dict[str, Any]], str] | Fault | Slow
 
 _ERROR_TYPES = {
     400: ("invalid_request_error", "Bad request"),
@@ -100,8 +130,13 @@ class _Server(ThreadingHTTPServer):
 class ScriptedLLMServer:
     """A threaded OpenAI-compatible HTTP server whose answers tests script per model."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, slots_route: bool = True) -> None:
         self._lock = threading.Lock()
+        self.slots_route = slots_route  # False: GET /slots is 404, as llama-cpp-python's server
+        self._in_flight: dict[str, int] = {}
+        self.abandoned: list[str] = []  # models whose client went away mid-answer
+        self.overlaps: list[str] = []  # models asked again while still answering
+        self.cancelled: list[str] = []  # models whose request stopped when the client left
         self._queues: dict[str, deque[Reply]] = {}
         self._defaults: dict[str, Reply] = {}
         self.requests: list[dict[str, Any]] = []
@@ -157,6 +192,13 @@ class ScriptedLLMServer:
         with self._lock:
             return [r for r in self.requests if r.get("model") == model]
 
+    def in_flight(self, model: str = "") -> int:
+        """Requests being answered now (for ``model``, or for all models)."""
+        with self._lock:
+            if model:
+                return self._in_flight.get(model, 0)
+            return sum(self._in_flight.values())
+
     def remaining(self, model: str) -> int:
         """Scripted replies not yet consumed for ``model``."""
         with self._lock:
@@ -169,6 +211,9 @@ class ScriptedLLMServer:
         model = str(body.get("model", ""))
         with self._lock:
             self.requests.append(body)
+            if self._in_flight.get(model, 0):
+                self.overlaps.append(model)
+            self._in_flight[model] = self._in_flight.get(model, 0) + 1
             queue = self._queues.get(model)
             if queue:
                 return queue.popleft()
@@ -176,6 +221,20 @@ class ScriptedLLMServer:
                 return self._defaults[model]
             self.errors.append(f"no scripted reply left for model {model!r}")
             return None
+
+    def _done(self, body: dict[str, Any], abandoned: bool) -> None:
+        """The answer to ``body`` is over: sent whole, or abandoned by its client."""
+        model = str(body.get("model", ""))
+        with self._lock:
+            self._in_flight[model] = max(0, self._in_flight.get(model, 0) - 1)
+            if abandoned:
+                self.abandoned.append(model)
+
+    def _slots(self) -> list[dict[str, Any]]:
+        """llama.cpp's GET /slots: one single-slot server, busy while any request is answered."""
+        with self._lock:
+            busy = sum(self._in_flight.values())
+        return [{"id": i, "is_processing": i < busy} for i in range(max(1, busy))]
 
     def _add_usage(self, model: str, prompt: int, completion: int) -> None:
         with self._lock:
@@ -205,7 +264,10 @@ class _Handler(BaseHTTPRequestHandler):
     # -- routing ---------------------------------------------------------------------------
 
     def do_GET(self) -> None:
-        if self.path.split("?")[0].rstrip("/") in MODELS_PATHS:
+        path = self.path.split("?")[0].rstrip("/")
+        if path in SLOTS_PATHS and self.scripted.slots_route:
+            self._send_json(200, self.scripted._slots())  # type: ignore[arg-type]
+        elif path in MODELS_PATHS:
             with self.scripted._lock:
                 names = sorted(set(self.scripted._queues) | set(self.scripted._defaults))
             data = [
@@ -226,7 +288,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.scripted._note_error(f"request body is not JSON: {exc}")
             self._send_error(400, f"request body is not JSON: {exc}", "invalid_request_error")
             return
-        self._answer(body, self.scripted._take(body))
+        self._gone = False
+        try:
+            self._answer(body, self.scripted._take(body))
+        finally:
+            self.scripted._done(body, abandoned=self._gone)
 
     # -- answering -------------------------------------------------------------------------
 
@@ -255,6 +321,9 @@ class _Handler(BaseHTTPRequestHandler):
                     f"scripted Fault for {model!r} has neither status nor then"
                 )
                 return
+        if isinstance(reply, Slow):
+            self._answer_slowly(body, model, reply)
+            return
         text = reply(body) if callable(reply) else reply
         prompt, completion = prompt_tokens_of(body), count_tokens(text)
         self.scripted._add_usage(model, prompt, completion)
@@ -263,30 +332,63 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send_json(200, _completion(model, text, prompt, completion))
 
+    def _answer_slowly(self, body: dict[str, Any], model: str, reply: Slow) -> None:
+        """Stream ``reply`` with its delays, one HTTP chunk per event; stop when the client left."""
+        prompt, completion = prompt_tokens_of(body), count_tokens(reply.text)
+        pieces = _split(reply.text, max(1, reply.chunks))
+        if not body.get("stream"):
+            time.sleep(reply.first_token_s + reply.gap_s * (len(pieces) - 1))
+            self.scripted._add_usage(model, prompt, completion)
+            self._send_json(200, _completion(model, reply.text, prompt, completion))
+            return
+        events = _stream_events(body, model, pieces, prompt, completion)
+        if reply.headers_first:
+            self._start_chunked()
+        if reply.cancellable:
+            if self._client_left_within(reply.first_token_s):
+                self._gone = True
+                with self.scripted._lock:
+                    self.scripted.cancelled.append(model)
+                return
+        else:
+            time.sleep(reply.first_token_s)
+        if not reply.headers_first:
+            self._start_chunked()
+        for index, event in enumerate(events):
+            if 0 < index < len(pieces):
+                time.sleep(reply.gap_s)
+            if not self._write(_chunked(f"data: {json.dumps(event)}\n\n".encode())):
+                return
+        if self._write(_chunked(b"data: [DONE]\n\n") + _chunked(b"")):
+            self.scripted._add_usage(model, prompt, completion)
+
+    def _client_left_within(self, seconds: float) -> bool:
+        """Wait ``seconds``, watching the connection; True as soon as the client closed it."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            readable, _, _ = select.select([self.connection], [], [], min(left, 0.02))
+            if readable:
+                try:
+                    if self.connection.recv(1, socket.MSG_PEEK) == b"":
+                        return True
+                except OSError:
+                    return True
+                time.sleep(min(left, 0.02))  # data, not a close: keep waiting
+        return False
+
+    def _start_chunked(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self._write(b"")
+
     def _send_stream(
         self, body: dict[str, Any], model: str, text: str, prompt: int, completion: int
     ) -> None:
-        ident, created = f"chatcmpl-{uuid.uuid4().hex[:12]}", int(time.time())
+        events = _stream_events(body, model, _split(text, STREAM_CHUNKS), prompt, completion)
 
-        def chunk(delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
-            return {
-                "id": ident,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-            }
-
-        events: list[dict[str, Any]] = []
-        for i, piece in enumerate(_split(text, STREAM_CHUNKS)):
-            delta = {"role": "assistant", "content": piece} if i == 0 else {"content": piece}
-            events.append(chunk(delta, None))
-        events.append(chunk({}, "stop"))
-        if (body.get("stream_options") or {}).get("include_usage"):
-            usage_chunk = chunk({}, None)
-            usage_chunk["choices"] = []
-            usage_chunk["usage"] = _usage(prompt, completion)
-            events.append(usage_chunk)
         payload = b"".join(f"data: {json.dumps(e)}\n\n".encode() for e in events)
         payload += b"data: [DONE]\n\n"
         self.send_response(200)
@@ -309,13 +411,51 @@ class _Handler(BaseHTTPRequestHandler):
             status, {"error": {"message": message, "type": kind, "param": None, "code": status}}
         )
 
-    def _write(self, payload: bytes) -> None:
-        """Write, ignoring a client that already gave up (it timed out on a delayed reply)."""
+    def _write(self, payload: bytes) -> bool:
+        """Write; False (and the request noted as abandoned) when the client already went away
+        (it timed out on a delayed reply, or stopped reading a slow stream)."""
         try:
             self.wfile.write(payload)
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+            self._gone = True
+            return False
+        return True
+
+
+def _chunked(data: bytes) -> bytes:
+    """One chunk of HTTP/1.1 chunked transfer coding (an empty one ends the body)."""
+    return f"{len(data):x}\r\n".encode() + data + b"\r\n"
+
+
+def _stream_events(
+    body: dict[str, Any], model: str, pieces: list[str], prompt: int, completion: int
+) -> list[dict[str, Any]]:
+    """The server-sent events of a streamed reply: one per piece, the stop, and the usage when
+    the request asked for it (``stream_options.include_usage``)."""
+    ident, created = f"chatcmpl-{uuid.uuid4().hex[:12]}", int(time.time())
+
+    def chunk(delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+        return {
+            "id": ident,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+
+    events = [
+        chunk({"role": "assistant", "content": piece} if i == 0 else {"content": piece}, None)
+        for i, piece in enumerate(pieces)
+    ]
+    events.append(chunk({}, "stop"))
+    if (body.get("stream_options") or {}).get("include_usage"):
+        usage_chunk = chunk({}, None)
+        usage_chunk["choices"] = []
+        usage_chunk["usage"] = _usage(prompt, completion)
+        events.append(usage_chunk)
+    return events
 
 
 def _usage(prompt: int, completion: int) -> dict[str, int]:

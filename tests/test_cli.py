@@ -81,7 +81,8 @@ def test_headless_without_a_terminal_needs_auto(tmp_path, monkeypatch):
     _assert_clear_error(result, "stdin is not one", "--auto")
 
 
-def test_doctor_reports_tools_and_never_prints_keys(tmp_path, monkeypatch):
+def test_doctor_reports_tools_and_never_prints_keys(tmp_path, monkeypatch, network_guard):
+    # network_guard: the doctor's one-word request to the model must not leave this machine.
     monkeypatch.setenv("LABTUI_MODEL", "anthropic/claude-3-5-sonnet-20241022")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret-value-that-must-not-show")
     result = run_labtui("doctor", cwd=tmp_path)
@@ -100,6 +101,7 @@ def test_doctor_reports_tools_and_never_prints_keys(tmp_path, monkeypatch):
     assert "sk-ant-secret" not in out + result.stderr
     assert "key present" in out
     assert "bubblewrap works" in out  # bwrap is installed and runs on this machine
+    assert "model answer" in out and "FAIL" in out  # the model could not be reached: it says so
 
 
 def test_doctor_says_when_experiments_will_not_be_isolated(monkeypatch):

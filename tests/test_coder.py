@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,9 @@ from labtui.core.coder import (
     may_write,
 )
 from labtui.core.config import ModelSpec
+from labtui.core.edit_guard import EditPolicy
 from labtui.core.errors import ConfigError, LabtuiError, LLMError
-from labtui.core.events import AgentMessage, CodeDiff, CostUpdate, Event, Notice
+from labtui.core.events import AgentMessage, CodeDiff, CostUpdate, Event, Notice, Refused
 from labtui.core.llm import Ledger
 from labtui.core.project import Project
 
@@ -194,14 +196,17 @@ def test_read_only_files_are_shown_but_not_editable(project: Project, server) ->
         assert "Keep the learning rate small." in shown  # notes.txt reached the model
         return whole("notes.txt", "overwritten\n") + whole("experiment.py", EDITED, "And:")
 
-    server.script(MODEL, reply)
-    coder, _, _ = make_coder(project, server)
+    server.script(MODEL, reply, whole("experiment.py", EDITED))
+    coder, recorder, _ = make_coder(project, server)
     result = coder.edit(
         ["experiment.py"], "Halve it.", commit_message="lr", read_only=["notes.txt"]
     )
-    assert result.changed and result.files == ["experiment.py"]
+    # A reply is written whole or not at all: the one that also rewrote notes.txt was refused.
+    assert result.changed and result.files == ["experiment.py"] and len(server.requests) == 2
     assert (project.root / "notes.txt").read_text() == "Keep the learning rate small.\n"
-    assert "notes.txt" in result.error  # the refused part is reported
+    assert result.refusals == ["would write notes.txt, a read-only or git-ignored file"]
+    assert [r.subject for r in recorder.of(Refused)] == ["notes.txt"]
+    assert "notes.txt" in last_user_message(server.requests[1])
 
 
 def test_fences_in_read_only_files_do_not_change_the_reply_format(project: Project, server) -> None:
@@ -316,13 +321,18 @@ def test_partly_applied_edit_is_committed_and_reported(project: Project, server)
     assert "EPOCHS = 3" in result.error
 
 
-def test_new_files_inside_the_project_are_committed(project: Project, server) -> None:
+def test_new_files_the_policy_allows_are_committed(project: Project, server) -> None:
     server.script(
         MODEL,
         whole("experiment.py", EDITED) + whole("helpers/schedule.py", "STEPS = 3\n", "And:"),
     )
     coder, _, _ = make_coder(project, server)
-    result = coder.edit(["experiment.py"], "Add a schedule.", commit_message="schedule")
+    result = coder.edit(
+        ["experiment.py"],
+        "Add a schedule.",
+        commit_message="schedule",
+        policy=EditPolicy(create=("helpers/*.py",)),
+    )
     assert result.changed and result.files == ["experiment.py", "helpers/schedule.py"]
     assert result.commit is not None
     assert sorted(result.commit.files) == ["experiment.py", "helpers/schedule.py"]
@@ -338,7 +348,11 @@ def test_edits_outside_the_project_are_refused(project: Project, server, tmp_pat
     coder, _, _ = make_coder(project, server)
     result = coder.edit(["experiment.py"], "Edit things.", commit_message="x")
     assert not result.changed and not outside.exists()
-    assert "refused edits" in result.error and ".git/config" in result.error
+    assert "labtui refused the reply" in result.error and ".git/config" in result.error
+    assert result.refusals == [
+        "would write ../escape.py, outside the project",
+        "would write .git/config, inside the project's .git state",
+    ]
     assert "../escape.py" in last_user_message(server.requests[1])  # quoted in the retry
     assert not (project.root / "Then run").exists()  # prose is no file name
     assert "[core]" in (project.root / ".git" / "config").read_text()
@@ -356,6 +370,229 @@ def test_paths_outside_the_project_are_rejected_up_front(project: Project, serve
     with pytest.raises(LabtuiError, match="no such file"):
         coder.edit(["experiment.py"], "x", commit_message="x", read_only=["missing.txt"])
     assert server.requests == []
+
+
+# -- replies checked before they touch the tree (shapes seen from a real 1.5B model) ------------
+
+# 60 non-blank lines in the template's shape: argparse --out_dir, writes final_info.json.
+LONG_EXPERIMENT = (
+    "import argparse\nimport json\nimport os\n\n"
+    + "".join(f"WEIGHT_{i} = {i / 10}\n" for i in range(44))
+    + "\n\ndef train(seed: int) -> dict:\n"
+    "    result = {'accuracy': 0.8 + seed / 1000}\n"
+    "    return result\n\n\n"
+    "def main() -> None:\n"
+    "    parser = argparse.ArgumentParser()\n"
+    '    parser.add_argument("--out_dir", type=str, default="run_0")\n'
+    "    args = parser.parse_args()\n"
+    "    os.makedirs(args.out_dir, exist_ok=True)\n"
+    "    result = train(0)\n"
+    '    with open(os.path.join(args.out_dir, "final_info.json"), "w") as f:\n'
+    '        json.dump({"moons": {"means": result}}, f)\n\n\n'
+    'if __name__ == "__main__":\n    main()\n'
+)
+LONG_EDITED = LONG_EXPERIMENT.replace("WEIGHT_3 = 0.3", "WEIGHT_3 = 0.6  # doubled")
+
+# The "whole file" a small model returned: one function (2 of its 8 lines were in the old file).
+ONE_FUNCTION = (
+    "def train(seed: int) -> dict:\n"
+    "    # Use a smaller learning rate for better accuracy.\n"
+    "    learning_rate = 0.01\n"
+    "    accuracy = 0.8 + seed / 1000\n"
+    "    accuracy = accuracy + learning_rate\n"
+    "    result = {'accuracy': accuracy}\n"
+    "    print(result)\n"
+    "    return result\n"
+)
+
+# aider's own `whole` example, copied: its system prompt's file listing and its example reply.
+COPIED_FORMAT_EXAMPLE = (
+    "To change the learning rate, I will update the code as follows:\n\n"
+    "path/to/filename.js\n```\n// entire file content ...\n// ... goes in between\n```\n"
+)
+SHOW_GREETING = (
+    'import sys\n\ndef greeting(name):\n    print(f"Hey {name}")\n\n'
+    "if __name__ == '__main__':\n    greeting(sys.argv[1])\n"
+)
+
+
+@pytest.fixture
+def long_project(project: Project) -> Project:
+    (project.root / "experiment.py").write_text(LONG_EXPERIMENT)
+    project.commit("a 60-line experiment", ["experiment.py"])
+    assert len([x for x in LONG_EXPERIMENT.splitlines() if x.strip()]) == 60
+    return project
+
+
+def untouched(project: Project, head: str, files: dict[str, bytes]) -> Callable[..., str]:
+    """A scripted reply that first checks the refused attempt left the tree exactly as it was."""
+
+    def check(request: dict[str, Any]) -> str:
+        assert project.head() == head
+        for name, content in files.items():
+            assert (project.root / name).read_bytes() == content, name
+        assert project.repo.git.status("--porcelain", "--untracked-files=all") == ""
+        return whole("experiment.py", LONG_EDITED, "Here is the COMPLETE file.")
+
+    return check
+
+
+def test_a_copied_format_example_creates_nothing_and_is_asked_again(
+    long_project: Project, server
+) -> None:
+    head = long_project.head()
+    before = {"experiment.py": LONG_EXPERIMENT.encode()}
+    server.script(MODEL, COPIED_FORMAT_EXAMPLE, untouched(long_project, head, before))
+    coder, recorder, _ = make_coder(long_project, server)
+
+    result = coder.edit(["experiment.py"], "Halve the learning rate.", commit_message="lr")
+
+    assert not (long_project.root / "path").exists()
+    [refused] = recorder.of(Refused)
+    assert (refused.what, refused.subject, refused.stage) == (
+        "edit",
+        "path/to/filename.js",
+        "experiments",
+    )
+    assert "placeholder name copied from the format example" in refused.reason
+    retry = last_user_message(server.requests[1])
+    assert "labtui refused your previous reply, so experiment.py is unchanged" in retry
+    assert "path/to/filename.js" in retry and "Edit only experiment.py" in retry
+    # The retry landed, and only experiment.py is in the commit.
+    assert result.changed and result.target_changed and result.files == ["experiment.py"]
+    assert result.commit is not None and result.commit.files == ["experiment.py"]
+    assert result.refusals == [refused.reason]
+
+
+def test_the_error_of_a_failed_edit_keeps_the_earlier_refusals(project: Project, server) -> None:
+    server.script(MODEL, COPIED_FORMAT_EXAMPLE, "The code already does what you ask.")
+    coder, _, _ = make_coder(project, server)
+    result = coder.edit(["experiment.py"], "Halve the learning rate.", commit_message="lr")
+    assert not result.changed and len(result.refusals) == 1
+    first, *rest = result.error.splitlines()
+    assert "no edit of experiment.py" in first
+    assert rest[-1].startswith("labtui refused earlier replies: it would create path/to/")
+
+
+def test_a_whole_file_that_is_one_function_is_refused_before_it_is_written(
+    long_project: Project, server
+) -> None:
+    head = long_project.head()
+    before = {"experiment.py": LONG_EXPERIMENT.encode()}
+    reply = whole("experiment.py", ONE_FUNCTION, "Here is the updated code:")
+    server.script(MODEL, reply, untouched(long_project, head, before))
+    coder, recorder, _ = make_coder(long_project, server)
+
+    result = coder.edit(["experiment.py"], "Use a smaller learning rate.", commit_message="lr")
+
+    reason = "would delete 58 of 60 lines of experiment.py, leaving 8 lines"
+    refused = recorder.of(Refused)
+    assert [r.reason for r in refused][:1] == [reason]  # then the contract it lost with them
+    assert {r.subject for r in refused} == {"experiment.py"} and len(refused) == 3
+    assert "--out_dir" in refused[1].reason and "final_info.json" in refused[2].reason
+    retry = last_user_message(server.requests[1])
+    assert f"Your reply {reason}." in retry
+    assert "Return the COMPLETE content of experiment.py" in retry
+    assert result.changed and result.refusals == [r.reason for r in refused]
+    assert (long_project.root / "experiment.py").read_text() == LONG_EDITED
+
+
+def test_a_reply_that_drops_out_dir_is_refused_every_time(long_project: Project, server) -> None:
+    dropped = LONG_EXPERIMENT.replace(
+        '    parser.add_argument("--out_dir", type=str, default="run_0")\n', ""
+    ).replace("args.out_dir", '"results"')
+    reply = whole("experiment.py", dropped, "I simplified the output handling.")
+    server.script(MODEL, reply, reply)
+    coder, recorder, _ = make_coder(long_project, server)
+    head = long_project.head()
+
+    result = coder.edit(["experiment.py"], "Write results elsewhere.", commit_message="out")
+
+    assert not result.changed and not result.target_changed and result.commit is None
+    assert long_project.head() == head
+    assert (long_project.root / "experiment.py").read_text() == LONG_EXPERIMENT
+    assert len(recorder.of(Refused)) == 2 and len(result.refusals) == 2
+    assert "would drop the --out_dir option from experiment.py" in result.refusals[0]
+    assert "labtui refused the reply" in result.error and "--out_dir" in result.error
+    assert "--out_dir" in last_user_message(server.requests[1])
+
+
+def test_an_unrelated_new_file_refuses_the_whole_reply(long_project: Project, server) -> None:
+    # The real reply: a good edit of experiment.py, and aider's example show_greeting.py.
+    reply = whole("experiment.py", LONG_EDITED, "I doubled the third weight.") + whole(
+        "show_greeting.py", SHOW_GREETING, "Ok, I will switch the greeting text:"
+    )
+    head = long_project.head()
+    before = {"experiment.py": LONG_EXPERIMENT.encode()}
+    server.script(MODEL, reply, untouched(long_project, head, before))
+    coder, recorder, _ = make_coder(long_project, server)
+
+    result = coder.edit(["experiment.py"], "Double the third weight.", commit_message="w")
+
+    assert not (long_project.root / "show_greeting.py").exists()
+    [refused] = recorder.of(Refused)
+    assert refused.subject == "show_greeting.py"
+    assert "show_greeting.py" in last_user_message(server.requests[1])
+    assert result.changed and result.files == ["experiment.py"]
+    assert "show_greeting.py" not in long_project.repo.git.ls_files()
+
+
+def test_a_refused_reply_leaves_no_file_aider_created(long_project: Project, server) -> None:
+    # The step may create helpers/*.py, so aider creates helpers/schedule.py (empty) before
+    # writing it; the reply is refused for its experiment.py, so that file must go again.
+    reply = whole("experiment.py", ONE_FUNCTION) + whole(
+        "helpers/schedule.py", "STEPS = 3\n", "And:"
+    )
+    head = long_project.head()
+    before = {"experiment.py": LONG_EXPERIMENT.encode()}
+    server.script(MODEL, reply, untouched(long_project, head, before))
+    coder, recorder, _ = make_coder(long_project, server)
+    result = coder.edit(
+        ["experiment.py"],
+        "Add a schedule.",
+        commit_message="schedule",
+        policy=EditPolicy(create=("helpers/*.py",)),
+    )
+    said = [m.text for m in recorder.of(AgentMessage)]
+    assert "Create new file? helpers/schedule.py -> yes (answered by labtui)" in said
+    assert not (long_project.root / "helpers").exists()
+    assert {r.subject for r in recorder.of(Refused)} == {"experiment.py"}
+    # The removed file also left aider's chat: the retry did not go looking for it.
+    assert not any(
+        "schedule.py" in text for text in said if "not found" in text or "Dropping" in text
+    )
+    assert result.changed and result.files == ["experiment.py"] and result.error == ""
+
+
+def test_elided_code_is_refused(long_project: Project, server) -> None:
+    elided = LONG_EDITED.replace("WEIGHT_10 = 1.0\n", "# ... rest of the weights unchanged\n")
+    server.script(MODEL, whole("experiment.py", elided), whole("experiment.py", LONG_EDITED))
+    coder, recorder, _ = make_coder(long_project, server)
+    result = coder.edit(["experiment.py"], "Double the third weight.", commit_message="w")
+    [refused] = recorder.of(Refused)
+    assert "would leave code out of experiment.py" in refused.reason
+    assert "# ... rest of the weights unchanged" in refused.reason
+    assert (
+        result.changed
+        and "rest of the weights" not in (long_project.root / "experiment.py").read_text()
+    )
+
+
+def test_several_diff_blocks_on_one_file_build_on_each_other(project: Project, server) -> None:
+    # aider reads the file again for each block: it must see the staged text, not the disk's.
+    blocks = (
+        "experiment.py\n```python\n<<<<<<< SEARCH\nLEARNING_RATE = 0.1\n=======\n"
+        "LEARNING_RATE = 0.05  # smaller steps\n>>>>>>> REPLACE\n```\n\n"
+        "experiment.py\n```python\n<<<<<<< SEARCH\n"
+        "    print(parser.parse_args().out_dir, LEARNING_RATE)\n=======\n"
+        '    print("lr", LEARNING_RATE)\n>>>>>>> REPLACE\n```\n'
+    )
+    server.script(MODEL, blocks)
+    coder, _, _ = make_coder(project, server, edit_format="diff")
+    result = coder.edit(["experiment.py"], "Halve lr, print it.", commit_message="lr")
+    assert result.changed and result.error == "", result.error
+    text = (project.root / "experiment.py").read_text()
+    assert "LEARNING_RATE = 0.05  # smaller steps" in text and 'print("lr", LEARNING_RATE)' in text
 
 
 # -- infrastructure failures -------------------------------------------------------------------
@@ -407,14 +644,23 @@ def test_confirm_policy(tmp_path: Path) -> None:
         return may_write(path, root, ro)
 
     allow_edit = "Allow edits to file that has not been added to the chat?"
-    assert confirm_policy("Create new file?", "src/new.py", root, allowed)
-    assert confirm_policy(allow_edit, "plot.py", root, allowed)
+    # By default a step edits its own files only: no new files, no other files.
+    assert not confirm_policy("Create new file?", "src/new.py", root, allowed)
+    assert not confirm_policy(allow_edit, "plot.py", root, allowed)
+    policy = EditPolicy(create=("src/*.py",), also_edit=("plot.py", "notes.txt"))
+    assert confirm_policy("Create new file?", "src/new.py", root, allowed, policy)
+    assert confirm_policy(allow_edit, "plot.py", root, allowed, policy)
+    assert not confirm_policy("Create new file?", "other/new.py", root, allowed, policy)
+    # Placeholders and aider's example names are never created, whatever the policy.
+    anything = EditPolicy(create=("*",))
+    assert not confirm_policy("Create new file?", "path/to/filename.js", root, allowed, anything)
+    assert not confirm_policy("Create new file?", "show_greeting.py", root, allowed, anything)
     assert confirm_policy("Edit the files?", None, root, allowed)  # architect -> editor
     assert not confirm_policy("Create new file?", "../x.py", root, allowed)
     assert not confirm_policy("Create new file?", "/etc/passwd", root, allowed)
     assert not confirm_policy("Create new file?", ".git/hooks/pre-commit", root, allowed)
     assert not confirm_policy("Create new file?", ".labtui/journal.jsonl", root, allowed)
-    assert not confirm_policy(allow_edit, "notes.txt", root, allowed)  # read-only
+    assert not confirm_policy(allow_edit, "notes.txt", root, allowed, policy)  # read-only
     # Prose above a fenced block is not a file name (aider's `whole` format would take it).
     assert not confirm_policy("Create new file?", "Then run:", root, allowed)
     assert not confirm_policy("Create new file?", "bash", root, allowed)
@@ -435,7 +681,11 @@ def test_event_io_never_reads_the_terminal(project: Project) -> None:
         allowed=lambda path: may_write(path, project.root),
     )
     assert not event_io.confirm_ask("Run shell command?", subject="ls", explicit_yes_required=True)
+    assert not event_io.confirm_ask("Create new file?", subject="new_module.py")  # no policy
+    event_io.use_policy(EditPolicy(create=("*.py",)), ["experiment.py"])
     assert event_io.confirm_ask("Create new file?", subject="new_module.py")
+    assert not event_io.confirm_ask("Create new file?", subject="path/to/filename.js")
+    assert [p.kind for p in event_io.problems] == ["new-file", "placeholder"]
     assert event_io.prompt_ask("Which one?", default="first") == "first"
     with pytest.raises(EOFError):
         event_io.get_input(str(project.root), [], [], None)
@@ -520,3 +770,86 @@ def test_the_explanation_leaves_out_edit_blocks() -> None:
     assert explanation_of(whole_reply) == "Double the width."
     assert explanation_of(diff_reply) == "Use weight decay.\n\nIt regularises the hidden layer."
     assert explanation_of("") == ""
+
+
+# -- streaming under the inactivity limits (core/streaming.py) ---------------------------------
+
+
+@pytest.fixture
+def quick_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    from labtui.core import streaming
+
+    monkeypatch.setattr(streaming, "IDLE_POLL_S", 0.02)
+    monkeypatch.setattr(streaming, "_abandoned", {})
+
+
+def warm_up_litellm(server: ScriptedLLMServer) -> None:
+    """litellm's first call in a process imports for seconds: do it before limits are small."""
+    from labtui.core.config import LLMSection
+    from labtui.core.llm import LLM
+
+    server.script("warm-up", "ready")
+    spec = ModelSpec(name="openai/warm-up", api_base=server.url)
+    LLM(spec, LLMSection(), Ledger(10.0, Recorder()), Recorder(), "ideas").chat(
+        [{"role": "user", "content": "hi"}]
+    )
+
+
+def test_aider_streams_its_reply_into_the_dialogue(project: Project, server, quick_waits) -> None:
+    from scripted_llm import Slow
+
+    from labtui.core.events import AgentChunk
+
+    reply = whole("experiment.py", EDITED)
+    server.script(MODEL, Slow(reply, first_token_s=0.05, gap_s=0.05, chunks=6))
+    coder, recorder, _ = make_coder(project, server)
+    result = coder.edit(["experiment.py"], "Halve the learning rate.", commit_message="lr")
+    assert result.changed and (project.root / "experiment.py").read_text() == EDITED
+    pieces = [c for c in recorder.of(AgentChunk) if c.role == "aider"]
+    assert len(pieces) == 6 and "".join(p.text for p in pieces) == reply
+    # The chunks come first, then aider's whole message: its own path stays the unstreamed one.
+    whole_message = next(m for m in recorder.of(AgentMessage) if m.role == "aider")
+    assert recorder.events.index(pieces[-1]) < recorder.events.index(whole_message)
+    [request] = server.requests
+    assert request["stream"] is True and request["stream_options"] == {"include_usage": True}
+    [cost] = recorder.of(CostUpdate)  # billing still reads the usage aider saw
+    assert cost.tokens_in == server.usage[MODEL]["prompt_tokens"] > 0
+    assert cost.tokens_out == server.usage[MODEL]["completion_tokens"] > 0
+    assert 0 < cost.first_token_s <= cost.seconds
+
+
+def test_a_quiet_aider_call_is_retried_once_the_server_is_idle(
+    project: Project, server, quick_waits
+) -> None:
+    from scripted_llm import Slow
+
+    warm_up_litellm(server)
+    project.config.llm.first_token_s = 0.3
+    project.config.llm.idle_s = 3.0
+    late = Slow(whole("experiment.py", EXPERIMENT), first_token_s=1.2, gap_s=0.1)
+    server.script(MODEL, late, whole("experiment.py", EDITED))
+    coder, recorder, _ = make_coder(project, server)
+    result = coder.edit(["experiment.py"], "Halve the learning rate.", commit_message="lr")
+    assert result.changed and (project.root / "experiment.py").read_text() == EDITED
+    notices = [n.text for n in recorder.of(Notice)]
+    assert any("no first token within 0.3 s" in n and "first_token_s" in n for n in notices)
+    assert any("waiting for the server" in n for n in notices)
+    assert server.abandoned == [MODEL] and server.overlaps == []
+    assert len(server.requests_for(MODEL)) == 2
+
+
+def test_an_aider_call_that_stays_quiet_is_a_clear_error(
+    project: Project, server, quick_waits
+) -> None:
+    from scripted_llm import Slow
+
+    warm_up_litellm(server)
+    project.config.llm.retries = 0
+    project.config.llm.first_token_s = 0.3
+    server.script(MODEL, Slow(whole("experiment.py", EDITED), first_token_s=1.2))
+    coder, _, _ = make_coder(project, server)
+    with pytest.raises(LLMError) as caught:
+        coder.edit(["experiment.py"], "Halve it.", commit_message="lr")
+    assert "no first token within 0.3 s" in caught.value.message
+    assert "[llm] first_token_s" in caught.value.hint
+    assert (project.root / "experiment.py").read_text() == EXPERIMENT

@@ -50,3 +50,30 @@ def test_missing_config_says_how_to_create_a_project(tmp_path):
     with pytest.raises(ConfigError, match="not a labtui project") as info:
         load_config(tmp_path)
     assert "labtui new" in info.value.hint
+
+
+@pytest.mark.parametrize(
+    ("llm", "first_token_s"),
+    [
+        ("timeout_s = 180.0\n", 600.0),  # the old default, in every old labtui.toml: ignored
+        ("timeout_s = 900\n", 900.0),  # someone allowed slow answers that long: kept
+        ("timeout_s = 900\nfirst_token_s = 300\n", 300.0),  # the new setting wins
+    ],
+)
+def test_an_old_total_timeout_still_loads_and_only_ever_gives_more_time(
+    tmp_path, llm, first_token_s
+):
+    (tmp_path / "labtui.toml").write_text(f"[llm]\n{llm}")
+    config = load_config(tmp_path)
+    assert config.llm.first_token_s == first_token_s
+    assert config.llm.idle_s == 120.0
+    assert "\ntimeout_s" not in render_config(config)  # saved again, it is gone
+
+
+def test_inactivity_limits_are_explained_where_they_are_written(tmp_path):
+    text = render_config(Config())
+    assert "first_token_s = 600.0" in text and "idle_s = 120.0" in text
+    assert "never cut off" in text
+    (tmp_path / "labtui.toml").write_text("[llm]\ntimeout_s = 'long'\n")
+    with pytest.raises(ConfigError, match=r"\[llm\] timeout_s must be a number"):
+        load_config(tmp_path)

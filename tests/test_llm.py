@@ -12,6 +12,7 @@ import pytest
 from scripted_llm import Fault, ScriptedLLMServer, count_tokens, prompt_tokens_of
 
 from labtui.core import llm as llm_module
+from labtui.core import streaming
 from labtui.core.config import LLMSection, ModelSpec
 from labtui.core.errors import BudgetExceeded, LLMError
 from labtui.core.events import AgentChunk, AgentMessage, CostUpdate, Event, Notice
@@ -32,6 +33,7 @@ MESSAGES = [{"role": "user", "content": "Propose one idea as JSON."}]
 @pytest.fixture(autouse=True)
 def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(llm_module, "BACKOFF_BASE_S", 0.01)
+    monkeypatch.setattr(streaming, "IDLE_POLL_S", 0.02)
 
 
 class Recorder:
@@ -63,7 +65,9 @@ def make_llm(
         input_usd_per_mtok=price_in,
         output_usd_per_mtok=price_out,
     )
-    llm_settings = LLMSection(**{"timeout_s": 5.0, "retries": 3, **settings})
+    # Generous limits: a loaded machine must not turn a slow answer into a timeout; tests of the
+    # limits pass their own.
+    llm_settings = LLMSection(**{"first_token_s": 120.0, "idle_s": 120.0, "retries": 3, **settings})
     return LLM(spec, llm_settings, Ledger(budget, events), events, stage="ideas")
 
 
@@ -151,9 +155,10 @@ def test_server_errors_twice_then_success(llm_server: ScriptedLLMServer) -> None
 def test_timeout_is_retried(llm_server: ScriptedLLMServer) -> None:
     events = Recorder()
     llm_server.script(SERVED, Fault(delay_s=1.0, then="too late"), "on time")
-    model = make_llm(llm_server, events, timeout_s=0.3)
-    assert model.chat(MESSAGES, stream=False) == "on time"
+    model = make_llm(llm_server, events, first_token_s=0.3)
+    assert model.chat(MESSAGES) == "on time"
     assert "timed out" in events.of(Notice)[0].text
+    assert "first_token_s" in events.of(Notice)[0].text
 
 
 def test_retries_exhausted_raise_llm_error(llm_server: ScriptedLLMServer) -> None:
@@ -168,7 +173,7 @@ def test_retries_exhausted_raise_llm_error(llm_server: ScriptedLLMServer) -> Non
 def test_connection_refused_is_retried_then_fails(unused_port_url: str) -> None:
     events = Recorder()
     spec = ModelSpec(name=MODEL, api_base=unused_port_url, api_key_env="LABTUI_TEST_NO_SUCH_KEY")
-    model = LLM(spec, LLMSection(retries=1, timeout_s=2), Ledger(1.0, events), events, "ideas")
+    model = LLM(spec, LLMSection(retries=1, first_token_s=2), Ledger(1.0, events), events, "ideas")
     with pytest.raises(LLMError) as info:
         model.chat(MESSAGES)
     assert "connection failed" in info.value.message
@@ -273,7 +278,7 @@ def test_ask_json_gives_up_naming_the_model(llm_server: ScriptedLLMServer) -> No
     llm_server.default(SERVED, "I cannot answer in JSON, sorry.")
     with pytest.raises(LLMError) as info:
         make_llm(llm_server, Recorder(), reasks=2).ask_json(MESSAGES, parse_score)
-    assert MODEL in info.value.message and "3 times" in info.value.message
+    assert MODEL in info.value.message and "3 attempts" in info.value.message
     assert "no JSON object found" in info.value.message
     assert "stage 'ideas'" in info.value.hint
     assert len(llm_server.requests) == 3
@@ -284,6 +289,132 @@ def test_ask_json_explicit_reasks_zero(llm_server: ScriptedLLMServer) -> None:
     with pytest.raises(LLMError):
         make_llm(llm_server, Recorder()).ask_json(MESSAGES, parse_score, reasks=0)
     assert llm_server.errors == []
+
+
+# -- structured answers: schema-constrained decoding, its fallbacks, content refusals ---------
+
+ANALYSIS_PROMPT = [
+    {
+        "role": "user",
+        "content": "Analyse run_1. Answer with one JSON object and nothing else:\n"
+        '{"analysis": "two to five sentences for the notebook", "next": "continue" or "finish", '
+        '"why": "one sentence"}',
+    }
+]
+ANALYSIS = {
+    "analysis": "Test accuracy rose from 0.80 to 0.84, beyond the standard errors of 0.01.",
+    "next": "continue",
+    "why": "the planned runs test the trend further",
+}
+
+
+def parse_analysis(data: Any) -> Any:
+    from labtui.core.records import RunAnalysis, validate
+
+    return validate(RunAnalysis, data)
+
+
+def _format_types(server: ScriptedLLMServer) -> list[str]:
+    return [(r.get("response_format") or {}).get("type", "none") for r in server.requests]
+
+
+def test_a_schema_is_sent_as_the_json_schema_response_format(llm_server: ScriptedLLMServer) -> None:
+    from labtui.core.records import RunAnalysis
+
+    llm_server.script(SERVED, json.dumps(ANALYSIS))
+    answer = make_llm(llm_server, Recorder()).ask_json(
+        ANALYSIS_PROMPT, parse_analysis, schema=RunAnalysis
+    )
+    assert answer.next == "continue"
+    sent = llm_server.requests[0]["response_format"]
+    assert sent["type"] == "json_schema"
+    assert sent["json_schema"]["name"] == "RunAnalysis"
+    assert sent["json_schema"]["schema"] == RunAnalysis.model_json_schema(by_alias=True)
+    assert sent["json_schema"]["strict"] is False
+
+
+def test_a_rejected_json_schema_falls_back_to_json_object_and_is_remembered(
+    llm_server: ScriptedLLMServer,
+) -> None:
+    from labtui.core.records import RunAnalysis
+
+    events = Recorder()
+    rejection = Fault(status=400, message="response_format type json_schema is not supported")
+    llm_server.script(SERVED, rejection, json.dumps(ANALYSIS), json.dumps(ANALYSIS))
+    model = make_llm(llm_server, events)
+    model.ask_json(ANALYSIS_PROMPT, parse_analysis, schema=RunAnalysis)
+    # Another LLM of the same model and server (another stage) knows it already.
+    make_llm(llm_server, Recorder()).ask_json(ANALYSIS_PROMPT, parse_analysis, schema=RunAnalysis)
+    assert _format_types(llm_server) == ["json_schema", "json_object", "json_object"]
+    assert llm_module.structured_mode(model.spec) == "json_object"
+    assert any("rejected response_format json_schema" in n.text for n in events.of(Notice))
+    assert any("asking with json_object instead" in n.text for n in events.of(Notice))
+    assert llm_server.errors == []
+
+
+def test_a_server_without_json_modes_gets_extraction_and_reasks(
+    llm_server: ScriptedLLMServer,
+) -> None:
+    from labtui.core.records import RunAnalysis
+
+    llm_server.script(
+        SERVED,
+        Fault(status=400, message="Unknown field: response_format.json_schema"),
+        # Not 422: litellm itself resends a 422 once whenever aider (imported by an earlier test
+        # in the process) has set litellm.drop_params, which would make the count vary.
+        Fault(status=400, message="response_format is not supported by this server"),
+        "Sure! Here it is:\n" + json.dumps(ANALYSIS),
+        json.dumps(ANALYSIS),
+    )
+    model = make_llm(llm_server, Recorder())
+    assert model.ask_json(ANALYSIS_PROMPT, parse_analysis, schema=RunAnalysis).next == "continue"
+    model.ask_json(ANALYSIS_PROMPT, parse_analysis, schema=RunAnalysis)
+    assert _format_types(llm_server) == ["json_schema", "json_object", "none", "none"]
+
+
+def test_each_refused_answer_is_a_refused_event_naming_the_record(
+    llm_server: ScriptedLLMServer,
+) -> None:
+    from labtui.core.events import Refused
+    from labtui.core.records import RunAnalysis
+
+    events = Recorder()
+    copied = {**ANALYSIS, "analysis": "Two to five sentences for the notebook."}
+    llm_server.script(SERVED, json.dumps({**ANALYSIS, "analysis": "..."}), json.dumps(copied))
+    llm_server.script(SERVED, json.dumps(ANALYSIS))
+    answer = make_llm(llm_server, events).ask_json(
+        ANALYSIS_PROMPT, parse_analysis, schema=RunAnalysis
+    )
+    assert answer.analysis == ANALYSIS["analysis"]
+    refused = events.of(Refused)
+    assert {(r.what, r.subject, r.stage) for r in refused} == {("answer", "run analysis", "ideas")}
+    assert len(refused) == 2
+    assert refused[0].reason.startswith("field 'analysis' is a placeholder ('...')")
+    assert "field 'analysis' copies the prompt's example" in refused[1].reason
+    reasks = [r["messages"][-1]["content"] for r in llm_server.requests[1:]]
+    assert "field 'analysis' is a placeholder ('...')" in reasks[0]
+    assert "copies the prompt's example" in reasks[1]
+    # "continue" is in the example too, but it is a choice, not free text: never a copy.
+    assert answer.next == "continue"
+
+
+def test_after_the_reasks_the_error_says_what_was_wrong_and_what_to_change(
+    llm_server: ScriptedLLMServer,
+) -> None:
+    from labtui.core.errors import UnusableAnswer
+    from labtui.core.records import RunAnalysis
+
+    llm_server.default(SERVED, json.dumps({**ANALYSIS, "analysis": "...", "why": "..."}))
+    with pytest.raises(UnusableAnswer) as info:
+        make_llm(llm_server, Recorder(), reasks=1).ask_json(
+            ANALYSIS_PROMPT, parse_analysis, schema=RunAnalysis
+        )
+    error = info.value
+    assert (error.record, error.attempts, error.model) == ("run analysis", 2, MODEL)
+    assert "every text field (analysis, why) is a placeholder ('...')" in error.problem
+    assert f"{MODEL} gave no usable run analysis in 2 attempts" in error.message
+    assert "stronger model for stage 'ideas'" in error.hint
+    assert len(llm_server.requests) == 2
 
 
 # -- budget -----------------------------------------------------------------------------------
@@ -452,3 +583,23 @@ def test_import_does_not_load_litellm() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout == "" and result.stderr == ""
+
+
+# Recorded from llama-cpp-python's server (0.3.36) on 127.0.0.1, asked with a json_schema
+# response_format: it answers HTTP 500 with this message (the traceback part left out).
+LLAMA_CPP_PYTHON_500 = (
+    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+    "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', "
+    "'ctx': {'expected': \"'text' or 'json_object'\"}}"
+)
+
+
+def test_a_500_that_names_response_format_is_a_rejection_not_a_retry(
+    llm_server: ScriptedLLMServer,
+) -> None:
+    from labtui.core.records import RunAnalysis
+
+    llm_server.script(SERVED, Fault(status=500, message=LLAMA_CPP_PYTHON_500), json.dumps(ANALYSIS))
+    model = make_llm(llm_server, Recorder())
+    assert model.ask_json(ANALYSIS_PROMPT, parse_analysis, schema=RunAnalysis).next == "continue"
+    assert _format_types(llm_server) == ["json_schema", "json_object"]

@@ -40,7 +40,10 @@ def _parser() -> argparse.ArgumentParser:
         "--parallel", type=_ideas_at_once, default=None, metavar="K", help=PARALLEL_HELP
     )
 
-    doctor = sub.add_parser("doctor", help="check tools, GPUs, models and keys")
+    doctor = sub.add_parser(
+        "doctor",
+        help="check tools, GPUs, models and keys; ask each model for one word and time it",
+    )
     doctor.add_argument("dir", nargs="?", default=None, help="project folder (default: -C or .)")
 
     sub.add_parser("templates", help="list the built-in templates")
@@ -196,7 +199,7 @@ def cmd_review(
     given = {key: value for key, value in (overrides or {}).items() if value is not None}
     settings = dataclasses.replace(ReviewSection(), **given)
     paper = read_paper(pdf)  # before any model call: a bad PDF costs nothing
-    llm = standalone_llm(model, budget, emit=lambda event: None)
+    llm = standalone_llm(model, budget, emit=_say_refusals_and_notices)
 
     def progress(text: str) -> None:
         print(f"  {text} …", file=sys.stderr)
@@ -216,6 +219,17 @@ def cmd_review(
 
     print_review(panel, title=pdf.name)
     return EXIT_OK
+
+
+def _say_refusals_and_notices(event: object) -> None:
+    """While the reviewers work: each refused answer (and why) and each notice, on stderr (the
+    review itself is stdout's)."""
+    from labtui.core.events import Notice, Refused
+
+    if isinstance(event, Refused):
+        print(f"  refused {event.subject or event.what}: {event.reason}", file=sys.stderr)
+    elif isinstance(event, Notice):
+        print(f"  {event.text}", file=sys.stderr)
 
 
 def cmd_templates() -> int:

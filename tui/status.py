@@ -1,4 +1,5 @@
-"""The status header: project, the stage bar, run n of N, elapsed time, tokens and spend, model.
+"""The status header: project, the stage bar, run n of N, elapsed time, tokens, the model's speed,
+spend and model.
 
 ``Progress`` keeps what the header shows and is updated from engine events (the journal's on
 replay, then the live ones), so a reopened project shows where it stands before anything runs.
@@ -51,6 +52,10 @@ class Progress:
     tokens: int = 0
     cost_usd: float = 0.0
     phase: str = ""
+    # The model's speed in the last call whose timing was measured (0: none measured yet):
+    # prompt tokens read per second, and tokens written per second.
+    prompt_tps: float = 0.0
+    output_tps: float = 0.0
 
     def apply(self, event: Event) -> bool:
         """Take what the header shows from ``event``; True when something changed."""
@@ -66,6 +71,8 @@ class Progress:
             self.tokens += event.tokens_in + event.tokens_out
             self.cost_usd = event.total_cost_usd
             self.budget_usd = event.budget_usd or self.budget_usd
+            if event.first_token_s > 0:
+                self.prompt_tps, self.output_tps = event.prompt_tps, event.output_tps
         else:
             return False
         return True
@@ -80,6 +87,21 @@ def format_elapsed(seconds: float) -> str:
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours:d}:{minutes:02d}:{secs:02d}"
+
+
+def format_rate(per_second: float) -> str:
+    """Tokens per second: '31', '9.8', '0.4'."""
+    return f"{per_second:.0f}" if per_second >= 10 else f"{per_second:.1f}"
+
+
+def speed_text(progress: Progress) -> str:
+    """'in 31 tok/s · out 9.8 tok/s' for the last measured call, '' before any."""
+    parts = []
+    if progress.prompt_tps > 0:
+        parts.append(f"in {format_rate(progress.prompt_tps)} tok/s")
+    if progress.output_tps > 0:
+        parts.append(f"out {format_rate(progress.output_tps)} tok/s")
+    return " · ".join(parts)
 
 
 def format_tokens(tokens: int) -> str:
@@ -117,7 +139,8 @@ def _stage_bar(progress: Progress, *, short: bool) -> Content:
 
 
 def summary_line(project: str, progress: Progress, elapsed_s: float) -> Content:
-    """Project, stage, run n of N, elapsed, tokens, spend against budget, model."""
+    """Project, stage, run n of N, elapsed, tokens, speed (once measured), spend against budget,
+    model."""
     parts = [Content.styled(project, "bold")]
     if progress.run_total:
         parts.append(Content(f"run {progress.run_index} of {progress.run_total}"))
@@ -125,6 +148,8 @@ def summary_line(project: str, progress: Progress, elapsed_s: float) -> Content:
         parts.append(Content(progress.run_id))
     parts.append(Content(f"elapsed {format_elapsed(elapsed_s)}"))
     parts.append(Content(f"{format_tokens(progress.tokens)} tok"))
+    if speed := speed_text(progress):
+        parts.append(Content.styled(speed, "$text-muted"))
     spend = f"${progress.cost_usd:.2f} / ${progress.budget_usd:.2f}"
     over = progress.budget_usd and progress.cost_usd >= 0.8 * progress.budget_usd
     parts.append(Content.styled(spend, "bold $text-warning" if over else ""))

@@ -1,0 +1,464 @@
+"""Streamed model replies under an inactivity watchdog, and no new request to a busy server.
+
+A small model on a CPU server reads a 2k-token prompt for minutes before its first token, then
+writes ten tokens a second: a total request timeout cuts off answers that are still coming. So
+every call streams, and :func:`consume_stream` limits *inactivity* instead: the time until the
+first token (``[llm] first_token_s``: prompt processing) and, after it, the longest gap between
+chunks (``[llm] idle_s``). A reply that keeps producing tokens is never cut off, however long.
+
+A request given up on keeps a single-slot local server busy until it notices: a retry sent at once
+queues behind it and times out too (what aider did). So a timed-out request to a local server is
+noted (:func:`note_abandoned`), and the next request to that server first waits until the server
+says it is idle (:func:`wait_for_abandoned`), for labtui's calls and aider's alike.
+
+The iteration runs in a daemon thread feeding a queue, so the caller can wait on the queue with
+the current limit; the HTTP client's own read timeout (``Limits.http_timeout_s``, a gap timeout
+with streaming) is only a backstop that ends that thread. Nothing here imports litellm.
+"""
+
+from __future__ import annotations
+
+import queue
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+# The HTTP client's read timeout is the larger inactivity limit plus this margin: the watchdog
+# always fires first, and the backstop still ends a reader thread stuck on a dead connection.
+HTTP_TIMEOUT_MARGIN_S = 30.0
+# How often wait_for_abandoned asks the server whether it is idle (tests shrink it).
+IDLE_POLL_S = 1.0
+# A single probe of /slots or /health may take this long (a busy llama.cpp still answers them).
+PROBE_TIMEOUT_S = 5.0
+# A server that cannot say whether it is busy (llama-cpp-python, vLLM) gets this long after the
+# abandoned request before the next one is sent: llama-cpp-python stops generating once it sees
+# the closed connection, which is at its next token at the latest.
+COOLDOWN_S = 30.0
+
+
+class _Settings(Protocol):
+    first_token_s: float
+    idle_s: float
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Inactivity limits of one call, in seconds; 0 means no limit."""
+
+    first_token_s: float
+    idle_s: float
+
+    @classmethod
+    def of(cls, settings: _Settings) -> Limits:
+        """The limits of an ``[llm]`` section (config.LLMSection)."""
+        return cls(float(settings.first_token_s), float(settings.idle_s))
+
+    @property
+    def http_timeout_s(self) -> float | None:
+        """The backstop for the HTTP client: per read while streaming, so a gap timeout."""
+        if self.first_token_s <= 0 or self.idle_s <= 0:
+            return None
+        return max(self.first_token_s, self.idle_s) + HTTP_TIMEOUT_MARGIN_S
+
+
+class InactivityTimeout(TimeoutError):
+    """The model went quiet for longer than a limit allows; the request was given up.
+
+    A TimeoutError, so retry logic treats it as transient. ``reason`` says which limit was hit,
+    ``hint`` which ``[llm]`` setting (``setting``) allows more time.
+    """
+
+    def __init__(self, reason: str, hint: str, *, setting: str, limit_s: float) -> None:
+        super().__init__(f"{reason} ({hint})")
+        self.reason = reason
+        self.hint = hint
+        self.setting = setting
+        self.limit_s = limit_s
+
+
+@dataclass
+class StreamResult:
+    """A whole streamed reply: its text, the usage the server sent (or None), every chunk (to
+    rebuild a non-streamed response from), and its timing in seconds from the request."""
+
+    text: str
+    usage: Any = None
+    chunks: list[Any] = field(default_factory=list)
+    first_token_s: float = 0.0  # until the first token arrived (prompt processing)
+    seconds: float = 0.0  # the whole call
+
+
+def consume_stream(
+    open_stream: Callable[[], Iterable[Any]],
+    limits: Limits,
+    on_text: Callable[[str], None] | None = None,
+    *,
+    what: str = "the model",
+) -> StreamResult:
+    """Open a streamed completion and read it to the end under the inactivity limits.
+
+    ``open_stream`` sends the request (e.g. ``litellm.completion(..., stream=True)``) and runs in
+    the reader thread too, because some servers (llama.cpp) send the response headers only with
+    the first token. ``on_text`` gets each piece of content, on the caller's thread. Raises
+    InactivityTimeout (after closing the connection, so a server that watches it stops
+    generating) or whatever the request or the stream raised.
+    """
+    _track_connections()
+    reader = _Reader(open_stream)
+    started = time.monotonic()
+    reader.start()
+    result = StreamResult(text="")
+    parts: list[str] = []
+    first_at: float | None = None
+    deadline = _deadline(started, limits.first_token_s)
+    try:
+        while True:
+            kind, item = _next_item(reader, deadline, first_at is None, limits, what)
+            if kind == _END:
+                break
+            if kind == _ERROR:
+                raise item
+            now = time.monotonic()
+            result.chunks.append(item)
+            result.usage = getattr(item, "usage", None) or result.usage
+            if first_at is None and _carries_token(item):
+                first_at = now
+            piece = _content_of(item)
+            if piece:
+                parts.append(piece)
+                if on_text is not None:
+                    on_text(piece)
+            if first_at is not None:
+                deadline = _deadline(now, limits.idle_s)
+    except BaseException:
+        reader.cancel()
+        raise
+    ended = time.monotonic()
+    result.text = "".join(parts)
+    result.first_token_s = (first_at or ended) - started
+    result.seconds = ended - started
+    return result
+
+
+_CHUNK, _ERROR, _END = "chunk", "error", "end"
+
+
+def _deadline(now: float, limit_s: float) -> float | None:
+    return now + limit_s if limit_s > 0 else None
+
+
+def _next_item(
+    reader: _Reader, deadline: float | None, waiting_for_first: bool, limits: Limits, what: str
+) -> tuple[str, Any]:
+    """The reader's next item, or InactivityTimeout once ``deadline`` passes without one."""
+    timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+    try:
+        return reader.items.get(timeout=timeout)
+    except queue.Empty:
+        pass
+    if waiting_for_first:
+        raise InactivityTimeout(
+            f"{what} timed out: no first token within {limits.first_token_s:g} s",
+            "raise [llm] first_token_s in labtui.toml if the server is slow but working: "
+            "reading a long prompt on a CPU server takes minutes",
+            setting="first_token_s",
+            limit_s=limits.first_token_s,
+        )
+    raise InactivityTimeout(
+        f"{what} timed out: no token for {limits.idle_s:g} s after the reply began",
+        "raise [llm] idle_s in labtui.toml if the server is slow but working",
+        setting="idle_s",
+        limit_s=limits.idle_s,
+    )
+
+
+def _carries_token(chunk: Any) -> bool:
+    """Whether a chunk holds generated output: text, reasoning, or a tool call (a role-only
+    opening chunk does not: some servers send it before reading the prompt)."""
+    delta = _delta_of(chunk)
+    if delta is None:
+        return False
+    return any(
+        getattr(delta, name, None)
+        for name in ("content", "reasoning_content", "tool_calls", "function_call")
+    )
+
+
+def _delta_of(chunk: Any) -> Any:
+    choices = getattr(chunk, "choices", None) or []
+    return getattr(choices[0], "delta", None) if choices else None
+
+
+def _content_of(chunk: Any) -> str:
+    delta = _delta_of(chunk)
+    piece = getattr(delta, "content", None) if delta is not None else None
+    return piece if isinstance(piece, str) else ""
+
+
+class _Reader(threading.Thread):
+    """Sends the request and iterates the stream, putting each chunk on ``items``; ends with
+    (_END, None) or (_ERROR, exception). After cancel() it closes the stream and puts nothing."""
+
+    def __init__(self, open_stream: Callable[[], Iterable[Any]]) -> None:
+        super().__init__(daemon=True, name="labtui-stream-reader")
+        self._open_stream = open_stream
+        self.items: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self._cancelled = threading.Event()
+        self._lock = threading.Lock()
+        self._stream: Any = None
+        self._connections: list[Any] = []  # httpcore network streams this request went out on
+
+    def run(self) -> None:
+        _reader_local.connections = self._connections
+        try:
+            stream = self._open_stream()
+            with self._lock:
+                self._stream = stream
+            if self._cancelled.is_set():  # given up while the request was being sent
+                close_stream(stream)
+                return
+            for chunk in stream:
+                if self._cancelled.is_set():
+                    close_stream(stream)
+                    return
+                self.items.put((_CHUNK, chunk))
+        except BaseException as exc:  # handed to the caller's thread, which raises it
+            if not self._cancelled.is_set():
+                self.items.put((_ERROR, exc))
+            return
+        self.items.put((_END, None))
+
+    def cancel(self) -> None:
+        """Stop reading and close the connection (the reader may be blocked in a read)."""
+        self._cancelled.set()
+        with self._lock:
+            stream = self._stream
+        for connection in list(self._connections):  # also before any response came
+            _shutdown_socket_of(connection)
+        if stream is not None:
+            close_stream(stream)
+
+
+# The connections each reader thread's request went out on (see _track_connections).
+_reader_local = threading.local()
+_tracking_lock = threading.Lock()
+_tracking_installed = False
+
+
+def _track_connections() -> None:
+    """Let a reader find its request's connection before any response exists.
+
+    llama.cpp's server sends the response headers only with the first token, so while it reads a
+    long prompt there is no response to close, and closing the connection is exactly what makes
+    it cancel that work. So httpcore's HTTP/1.1 connection notes itself, in reader threads only,
+    as it sends a request. Best effort: should httpcore change, only this early close is lost
+    (the reader still closes the response once it comes).
+    """
+    global _tracking_installed
+    with _tracking_lock:
+        if _tracking_installed:
+            return
+        _tracking_installed = True
+        try:
+            from httpcore._sync.http11 import HTTP11Connection
+        except ImportError:  # pragma: no cover - httpcore ships with httpx
+            return
+        original = HTTP11Connection.handle_request
+
+        def handle_request(self: Any, request: Any) -> Any:
+            connections = getattr(_reader_local, "connections", None)
+            network_stream = getattr(self, "_network_stream", None)
+            if connections is not None and network_stream is not None:
+                connections.append(network_stream)
+            return original(self, request)
+
+        HTTP11Connection.handle_request = handle_request  # type: ignore[method-assign]
+
+
+# Where litellm and the OpenAI client keep the HTTP response of a stream:
+# CustomStreamWrapper.completion_stream -> openai.Stream.response -> httpx.Response.
+_STREAM_ATTRIBUTES = ("completion_stream", "response", "_response", "streaming_response")
+
+
+def close_stream(stream: Any) -> None:
+    """Close a streamed response as far as can be reached, never raising.
+
+    The socket is shut down first: closing it alone would not wake a thread blocked reading it,
+    and the server would not see the client leave. A server that watches its connection (llama.cpp
+    while generating, llama-cpp-python, vLLM) then stops working on the request.
+    """
+    for obj in _reachable(stream):
+        _shutdown_socket(obj)
+    for obj in _reachable(stream):
+        close = getattr(obj, "close", None)
+        if callable(close):
+            try:
+                close()
+            except Exception:  # best effort: the connection may be gone already
+                pass
+
+
+def _reachable(stream: Any, depth: int = 3) -> list[Any]:
+    """``stream`` and the objects behind it along the known attribute names."""
+    found, frontier = [stream], [stream]
+    for _ in range(depth):
+        following = []
+        for obj in frontier:
+            for name in _STREAM_ATTRIBUTES:
+                inner = getattr(obj, name, None)
+                known = any(inner is seen for seen in found + following)
+                if inner is not None and not callable(inner) and not known:
+                    following.append(inner)
+        found += following
+        frontier = following
+    return found
+
+
+def _shutdown_socket(response: Any) -> None:
+    extensions = getattr(response, "extensions", None)
+    if isinstance(extensions, dict) and "network_stream" in extensions:
+        _shutdown_socket_of(extensions["network_stream"])
+
+
+def _shutdown_socket_of(network_stream: Any) -> None:
+    """Shut down the socket under an httpcore network stream: the server sees the client leave,
+    and a thread blocked reading it wakes up."""
+    try:
+        sock = network_stream.get_extra_info("socket")
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+    except Exception:  # already closed, or not a plain socket
+        pass
+
+
+# ---------------------------------------------------------------------------------------------
+# Not sending to a server still busy with a request labtui gave up on
+# ---------------------------------------------------------------------------------------------
+
+_abandoned_lock = threading.Lock()
+_abandoned: dict[str, float] = {}  # server root -> when a request to it was given up (monotonic)
+
+
+def server_root(api_base: str) -> str:
+    """The server's root URL, where llama.cpp serves /slots and /health: the API base without
+    its OpenAI ``/v1`` suffix."""
+    root = api_base.strip().rstrip("/")
+    return root[: -len("/v1")] if root.endswith("/v1") else root
+
+
+def abandons_request(exc: BaseException) -> bool:
+    """Whether a failed call left its request running on the server: it timed out (ours, the
+    HTTP client's or litellm's), rather than being refused."""
+    if isinstance(exc, TimeoutError):
+        return True
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return bool(names & {"Timeout", "APITimeoutError", "TimeoutException"})
+
+
+def note_abandoned(api_base: str) -> None:
+    """Remember that a request to this (local) server was given up while it may still run."""
+    if api_base:
+        with _abandoned_lock:
+            _abandoned[server_root(api_base)] = time.monotonic()
+
+
+def wait_for_abandoned(
+    api_base: str, limits: Limits, notice: Callable[[str], None], api_key: str | None = None
+) -> None:
+    """Before a request to ``api_base``: if an earlier one was given up, wait until the server is
+    idle again, until at most the longer of the two limits has passed since it was given up (as
+    long as that request could still rightly take to show life: its prompt, or its next token).
+
+    The server says so where it can: llama.cpp's ``GET /slots`` (a slot with ``is_processing``
+    false), or its ``GET /health`` answering 503 while no slot is free (some versions). A server
+    that tells neither (llama-cpp-python) gets a bounded cooldown (COOLDOWN_S) after the
+    abandoned request. A server that does not answer at all is not waited for: the request will
+    say that it is down.
+    """
+    if not api_base:
+        return
+    root = server_root(api_base)
+    with _abandoned_lock:
+        since = _abandoned.get(root)
+    if since is None:
+        return
+    limit_s = max(limits.first_token_s, limits.idle_s)
+    if limits.first_token_s <= 0 or limits.idle_s <= 0:  # no limit: still never wait forever
+        limit_s = max(limit_s, COOLDOWN_S)
+    deadline = since + limit_s
+    if time.monotonic() < deadline:
+        notice(
+            f"waiting for the server at {root} to finish the request labtui gave up on "
+            f"(at most {deadline - time.monotonic():.0f} s), so that the next one does not "
+            "queue behind it"
+        )
+        if not _wait_until_idle(root, since, deadline, api_key):
+            notice(f"the server at {root} still seems busy after {limit_s:g} s; sending anyway")
+    with _abandoned_lock:
+        if _abandoned.get(root) == since:
+            del _abandoned[root]
+
+
+def _wait_until_idle(root: str, since: float, deadline: float, api_key: str | None) -> bool:
+    """Poll until the server is idle (True) or the deadline passes (False)."""
+    saw_busy = False
+    while True:
+        state = _server_state(root, api_key, saw_busy)
+        if state in ("idle", "down"):
+            return True
+        if state == "unknown":
+            time.sleep(max(0.0, min(since + COOLDOWN_S, deadline) - time.monotonic()))
+            return True
+        saw_busy = True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(max(0.0, min(IDLE_POLL_S, deadline - time.monotonic())))
+
+
+def _server_state(root: str, api_key: str | None, saw_busy: bool) -> str:
+    """'idle', 'busy', 'unknown' (the server cannot tell) or 'down' (it does not answer)."""
+    import httpx
+
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        with httpx.Client(timeout=PROBE_TIMEOUT_S, headers=headers) as client:
+            slots = client.get(f"{root}/slots")
+            busy = _slots_busy(slots)
+            if busy is not None:
+                return "busy" if busy else "idle"
+            health = client.get(f"{root}/health")
+    except httpx.TimeoutException:
+        return "busy"  # too busy to answer even that
+    except httpx.TransportError:
+        return "down"
+    if health.status_code == 503:
+        return "busy"
+    # A 200 from /health means "idle" only after it said 503: newer llama.cpp always says 200.
+    return "idle" if saw_busy and health.status_code == 200 else "unknown"
+
+
+def _slots_busy(response: Any) -> bool | None:
+    """From llama.cpp's /slots: True when every slot is processing, None when not that answer."""
+    if response.status_code != 200:
+        return None
+    try:
+        slots = response.json()
+    except ValueError:
+        return None
+    if not isinstance(slots, list) or not slots or not all(isinstance(s, dict) for s in slots):
+        return None
+    processing = [_slot_processing(slot) for slot in slots]
+    if any(state is None for state in processing):
+        return None
+    return all(processing)
+
+
+def _slot_processing(slot: dict[str, Any]) -> bool | None:
+    if isinstance(slot.get("is_processing"), bool):
+        return slot["is_processing"]
+    if isinstance(slot.get("state"), int):  # older llama.cpp: 0 idle, 1 processing
+        return slot["state"] != 0
+    return None
