@@ -13,6 +13,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from .edit_guard import EditPolicy
+from .records import CitationProposal, CitationSelection, validate
 from .stage_context import StageContext
 
 CITE = re.compile(r"\\cite[tp]?\*?(?:\[[^\]]*\])*\{([^}]*)\}")
@@ -32,33 +34,20 @@ class Selection:
 
 
 def parse_proposal(data: Any) -> Proposal:
-    if not isinstance(data, dict) or not isinstance(data.get("done"), bool):
-        raise ValueError('the reply must be {"done": true|false, "where": "...", "query": "..."}')
-    if data["done"]:
+    answer = validate(CitationProposal, data)
+    if answer.done:
         return Proposal(done=True)
-    where, query = data.get("where"), data.get("query")
-    if not isinstance(where, str) or not where.strip():
-        raise ValueError('"where" must name the section and sentence that needs a citation')
-    if not isinstance(query, str) or not query.strip():
-        raise ValueError('"query" must be a search query for arXiv')
-    return Proposal(False, where.strip(), query.strip())
+    return Proposal(False, answer.where, answer.query)
 
 
 def parse_selection(data: Any, shown: int) -> Selection:
-    chosen = data.get("chosen") if isinstance(data, dict) else None
-    if not isinstance(chosen, list) or not all(
-        isinstance(i, int) and not isinstance(i, bool) for i in chosen
-    ):
-        raise ValueError('the reply must be {"chosen": [indexes], "how": "..."} ([] for none)')
-    outside = [i for i in chosen if not 0 <= i < shown]
+    answer = validate(CitationSelection, data)
+    outside = [i for i in answer.chosen if not 0 <= i < shown]
     if outside:
         raise ValueError(
             f"indexes {outside} are not among the {shown} results shown (0 to {shown - 1})"
         )
-    how = data.get("how", "")
-    if chosen and (not isinstance(how, str) or not how.strip()):
-        raise ValueError('"how" must say where and how to cite the chosen papers')
-    return Selection(sorted(set(chosen)), str(how).strip())
+    return Selection(sorted(set(answer.chosen)), answer.how.strip())
 
 
 def cited_keys(tex_text: str) -> set[str]:
@@ -97,6 +86,7 @@ def run_rounds(ctx: StageContext, coder: Any, tex_name: str, rounds: int) -> lis
                 "citations_propose", paper=text, bibkeys=keys, round=round_no, rounds=rounds
             )}],
             parse_proposal,
+            schema=CitationProposal,
         )  # fmt: skip
         if proposal.done:
             ctx.say(f"citations: done after {round_no - 1} round(s)")
@@ -114,6 +104,7 @@ def run_rounds(ctx: StageContext, coder: Any, tex_name: str, rounds: int) -> lis
                 results="\n\n".join(p.listing(i) for i, p in enumerate(papers)),
             )}],
             partial(parse_selection, shown=len(papers)),
+            schema=CitationSelection,
         )  # fmt: skip
         if not selection.chosen:
             continue
@@ -134,6 +125,7 @@ def _integrate(
         [tex_name],
         ctx.prompt("citations_integrate", keys=", ".join(keys), where=where, how=how),
         commit_message=f"writeup: cite {', '.join(keys)}",
+        policy=EditPolicy(),  # the LaTeX file only: the bibliography entries are labtui's
     )
     if not edit.changed:
         ctx.say(f"citations: the edit for {', '.join(keys)} changed nothing ({edit.error})")

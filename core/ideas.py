@@ -1,7 +1,8 @@
 """The idea archive (``ideas.json``): validated idea records in The AI Scientist's schema.
 
 LLM output is parsed into ``Idea`` records here, with precise messages for every bad field so the
-LLM layer can re-ask; nothing is clamped or guessed.
+LLM layer can re-ask; nothing is clamped or guessed. The rules are ``core.records``' IdeaRecord
+(the archive) and IdeaProposal (a model's new idea: real content, no placeholders).
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .records import STATUSES as STATUSES
+from .records import IdeaProposal, IdeaProposals, IdeaRecord, validate
+
 ARCHIVE_NAME = "ideas.json"
 SCORES = ("Interestingness", "Feasibility", "Novelty")
-# seed: from the template · proposed: new, unchecked · novel / not_novel / unsure: the novelty
-# check's decision · chosen: picked (by the novelty stage or the researcher) · rejected: by the
-# researcher, never run · done: has a paper and its review score
-STATUSES = ("seed", "proposed", "novel", "not_novel", "unsure", "chosen", "rejected", "done")
-_SLUG = re.compile(r"^[a-z0-9][a-z0-9_]{0,63}$")
+# STATUSES (core.records): seed: from the template · proposed: new, unchecked · novel / not_novel
+# / unsure: the novelty check's decision · chosen: picked (by the novelty stage or the researcher)
+# · rejected: by the researcher, never run · done: has a paper and its review score
 
 
 @dataclass
@@ -62,52 +64,27 @@ class Idea:
         return data
 
 
-def _score(data: dict[str, Any], key: str, where: str) -> int:
-    value = data.get(key)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{where}: field {key!r} must be an integer from 1 to 10, got {value!r}")
-    if not 1 <= value <= 10:
-        raise ValueError(f"{where}: field {key!r} must be from 1 to 10, got {value}")
-    return value
-
-
-def _text(data: dict[str, Any], key: str, where: str) -> str:
-    value = data.get(key)
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"{where}: field {key!r} must be a non-empty string, got {value!r}")
-    return value.strip()
-
-
 def parse_idea(data: Any, where: str = "idea", *, proposal: bool = False) -> Idea:
-    """One validated record. A ``proposal`` (a model's new idea) must state its Hypothesis;
-    records already in an archive (seeds, The AI Scientist's ideas) may lack one."""
-    if not isinstance(data, dict):
-        raise ValueError(f"{where}: must be a JSON object with Name, Title, Experiment and scores")
-    name = _text(data, "Name", where)
-    if not _SLUG.match(name):
-        raise ValueError(
-            f"{where}: field 'Name' must be a lowercase slug (letters, digits, underscores), got {name!r}"
-        )
-    status = data.get("status", "proposed")
-    if status not in STATUSES:
-        raise ValueError(f"{where}: field 'status' is {status!r}; use one of {', '.join(STATUSES)}")
-    score = data.get("Score")
-    if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
-        raise ValueError(f"{where}: field 'Score' must be a number (the review's Overall)")
-    hypothesis = data.get("Hypothesis")
-    if proposal or hypothesis is not None:
-        hypothesis = _text(data, "Hypothesis", where)
+    """One validated record. A ``proposal`` (a model's new idea) must state its Hypothesis and
+    write real content in every text field (``core.records.IdeaProposal``); records already in
+    an archive (seeds, The AI Scientist's ideas, hand edits) may lack a Hypothesis."""
+    model = IdeaProposal if proposal else IdeaRecord
+    return idea_of(validate(model, data, where=where))
+
+
+def idea_of(record: IdeaRecord | IdeaProposal) -> Idea:
+    archived = record if isinstance(record, IdeaRecord) else None
     return Idea(
-        name=name,
-        title=_text(data, "Title", where),
-        experiment=_text(data, "Experiment", where),
-        interestingness=_score(data, "Interestingness", where),
-        feasibility=_score(data, "Feasibility", where),
-        novelty=_score(data, "Novelty", where),
-        status=status,
-        novelty_evidence=dict(data.get("novelty_evidence") or {}),
-        score=score,
-        hypothesis=hypothesis or "",
+        name=record.name,
+        title=record.title,
+        experiment=record.experiment,
+        interestingness=record.interestingness,
+        feasibility=record.feasibility,
+        novelty=record.novelty,
+        status=archived.status if archived else "proposed",
+        novelty_evidence=dict(archived.novelty_evidence) if archived else {},
+        score=archived.score if archived else None,
+        hypothesis=record.hypothesis or "",
     )
 
 
@@ -119,7 +96,10 @@ def parse_idea_list(
     items = data.get("ideas") if isinstance(data, dict) else data
     if not isinstance(items, list) or not items:
         raise ValueError('the reply must be {"ideas": [ ... ]} with at least one idea')
-    ideas = [parse_idea(item, f"ideas[{i}]", proposal=proposal) for i, item in enumerate(items)]
+    if proposal:
+        ideas = [idea_of(i) for i in validate(IdeaProposals, {"ideas": items}).ideas]
+    else:
+        ideas = [parse_idea(item, f"ideas[{i}]") for i, item in enumerate(items)]
     names = [idea.name for idea in ideas]
     if len(set(names)) != len(names):
         raise ValueError(f"idea names must be unique, got {names}")

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError, StageFailed
 from .ideas import Idea, parse_idea_list
+from .records import IdeaProposals
 
 if TYPE_CHECKING:
     from .llm import LLM
@@ -289,6 +290,7 @@ def propose_ideas(
     return leader.ask_json(
         [{"role": "user", "content": prompt}],
         lambda data: parse_idea_list(data, expected=count, proposal=True),
+        schema=IdeaProposals,
     )
 
 

@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from .config import ReviewSection
-from .errors import ConfigError, LabtuiError
-from .events import Event
-from .review import SCORE_RANGES, Review, parse_review
+from .errors import ConfigError, LabtuiError, LLMError, UnusableAnswer
+from .events import Event, Notice
+from .records import ReviewForm, ReviewReflection, example_strings, validate
+from .review import SCORE_RANGES, Review, parse_review, review_of
 
 MAX_PAPER_CHARS = 40_000  # ~10k tokens: a conference paper without its appendix
 MAX_EXAMPLE_CHARS = 12_000  # an example paper in the prompt: enough to show what was judged
@@ -107,15 +108,22 @@ def parse_reflection(previous: Review) -> Callable[[Any], tuple[bool, Review]]:
     ``{"done": false, "review": {...}}`` replaces it and asks again."""
 
     def parse(data: Any) -> tuple[bool, Review]:
-        if not isinstance(data, dict) or not isinstance(data.get("done"), bool):
-            raise ValueError('answer {"done": true} or {"done": false, "review": {...}}')
-        if data.get("review") is None:
-            if not data["done"]:
-                raise ValueError('"done": false needs the revised "review" on the whole form')
+        answer = validate(ReviewReflection, data)
+        if answer.review is None:
             return True, previous
-        return data["done"], parse_review(data["review"])
+        return answer.done, review_of(answer.review)
 
     return parse
+
+
+def no_usable_review(exc: UnusableAnswer, who: str = "reviewer") -> LLMError:
+    """The error that replaces a review without content: it is never shown as a review."""
+    return LLMError(
+        f"the {who} model {exc.model} gave no usable review after {exc.attempts} attempt"
+        f"{'s' if exc.attempts > 1 else ''} ({exc.problem})",
+        "use a stronger reviewer model (`labtui review --model`, or [models] review in "
+        "labtui.toml); a review without real content is never shown",
+    )
 
 
 def review_text(
@@ -139,7 +147,12 @@ def review_text(
             ),
         },
     ]
-    review = llm.ask_json(messages, parse_review, json_mode=True, temperature=temperature)
+    try:
+        review = llm.ask_json(
+            messages, parse_review, schema=ReviewForm, json_mode=True, temperature=temperature
+        )
+    except UnusableAnswer as exc:
+        raise no_usable_review(exc) from None
     for round_no in range(1, reflections + 1):
         messages += [
             {"role": "assistant", "content": json.dumps(review.fields)},
@@ -148,9 +161,24 @@ def review_text(
                 "content": prompt("review_reflect", round=round_no, rounds=reflections),
             },
         ]
-        done, review = llm.ask_json(
-            messages, parse_reflection(review), json_mode=True, temperature=temperature
-        )
+        try:
+            done, review = llm.ask_json(
+                messages,
+                parse_reflection(review),
+                schema=ReviewReflection,
+                json_mode=True,
+                temperature=temperature,
+            )
+        except UnusableAnswer as exc:
+            # The review before this round passed every check: it stands, and is said to.
+            llm.emit(
+                Notice(
+                    stage=llm.stage,
+                    text=f"reflection round {round_no} gave no usable answer ({exc.problem}); "
+                    "the review stands as written before it",
+                )
+            )
+            break
         if done:
             break
     return review
@@ -278,7 +306,18 @@ def meta_review(llm: Any, prompt: Prompt, reviews: list[Review]) -> Review:
         {"role": "system", "content": prompt("review_system")},
         {"role": "user", "content": prompt("review_meta", count=len(reviews), reviews=listing)},
     ]
-    return llm.ask_json(messages, parse_review, json_mode=True)
+    # The reviews are the Area Chair's material, not an example: quoting a reviewer's point is
+    # allowed; copying the form's example is not.
+    try:
+        return llm.ask_json(
+            messages,
+            parse_review,
+            schema=ReviewForm,
+            examples=example_strings(messages, besides=[r.fields for r in reviews]),
+            json_mode=True,
+        )
+    except UnusableAnswer as exc:
+        raise no_usable_review(exc, "Area Chair") from None
 
 
 def reviewer_facts(model: str, settings: ReviewSection) -> dict[str, Any]:

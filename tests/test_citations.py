@@ -21,21 +21,23 @@ TEX = "latex/template.tex"
 
 def test_proposals_and_selections_say_what_to_fix():
     assert parse_proposal({"done": True}).done
-    found = parse_proposal({"done": False, "where": "Intro", "query": " dropout "})
-    assert (found.where, found.query) == ("Intro", "dropout")
+    found = parse_proposal({"done": False, "where": "Intro, first sentence", "query": " dropout "})
+    assert (found.where, found.query) == ("Intro, first sentence", "dropout")
     for bad, says in [
         ({"done": "no"}, '{"done": true|false'),
         ({"done": False, "query": "q"}, '"where" must name'),
-        ({"done": False, "where": "w"}, '"query" must be'),
+        ({"done": False, "where": "Intro, first sentence"}, '"query" must be'),
     ]:
         with pytest.raises(ValueError, match=says.replace("|", r"\|")):
             parse_proposal(bad)
-    assert parse_selection({"chosen": [2, 0, 2], "how": "h"}, 3).chosen == [0, 2]
+    assert parse_selection({"chosen": [2, 0, 2], "how": "after the claim"}, 3).chosen == [0, 2]
     assert parse_selection({"chosen": []}, 3).chosen == []
     with pytest.raises(ValueError, match=r"indexes \[5\] are not among the 3 results"):
-        parse_selection({"chosen": [5], "how": "h"}, 3)
+        parse_selection({"chosen": [5], "how": "after the claim"}, 3)
     with pytest.raises(ValueError, match='"how" must say'):
         parse_selection({"chosen": [0]}, 3)
+    with pytest.raises(ValueError, match=r"field 'query' is a placeholder \('\.\.\.'\)"):
+        parse_proposal({"done": False, "where": "Intro, first sentence", "query": "..."})
 
 
 def test_cited_keys_ignore_comments_and_unknown_ones_are_found(tmp_path):

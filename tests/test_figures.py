@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from labtui.core.stages.plots import parse_descriptions
@@ -9,10 +11,11 @@ from labtui.core.stages.plots import parse_descriptions
 
 def test_every_existing_figure_gets_exactly_one_description():
     figures = ["train_loss.png", "test_accuracy.png"]
-    good = {"figures": {"train_loss.png": "loss per epoch", "test_accuracy.png": " accuracy "}}
+    loss, accuracy = "Training loss per epoch, one curve per run.", "Test accuracy of each run."
+    good = {"figures": {"test_accuracy.png": f" {accuracy} ", "train_loss.png": loss}}
     assert parse_descriptions(good, figures) == {
-        "train_loss.png": "loss per epoch",
-        "test_accuracy.png": "accuracy",
+        "train_loss.png": loss,
+        "test_accuracy.png": accuracy,
     }
     for bad, says in [
         ([], '{"figures"'),
@@ -22,3 +25,9 @@ def test_every_existing_figure_gets_exactly_one_description():
     ]:
         with pytest.raises(ValueError, match=says.replace("{", r"\{")):
             parse_descriptions(bad, figures)
+    for bad, says in [
+        ({"train_loss.png": "...", "test_accuracy.png": accuracy}, "is a placeholder ('...')"),
+        ({"train_loss.png": "loss", "test_accuracy.png": accuracy}, "has 1 word ('loss')"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(f"figures: field 'train_loss.png' {says}")):
+            parse_descriptions({"figures": bad}, figures)

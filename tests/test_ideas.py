@@ -35,7 +35,7 @@ SECOND = {
 def test_a_proposal_must_state_its_hypothesis_but_archived_records_may_lack_one():
     without = {k: v for k, v in IDEA.items() if k != "Hypothesis"}
     assert parse_idea(without).hypothesis == ""
-    with pytest.raises(ValueError, match="'Hypothesis' must be a non-empty string"):
+    with pytest.raises(ValueError, match="ideas\\[0\\]: field 'Hypothesis' is missing"):
         parse_idea(without, "ideas[0]", proposal=True)
     assert parse_idea(IDEA, proposal=True).hypothesis.startswith("More hidden units")
     assert parse_idea(IDEA).to_dict()["Hypothesis"] == IDEA["Hypothesis"]
@@ -121,12 +121,17 @@ def test_a_reflection_without_a_boolean_done_is_asked_again_with_the_problem(pro
     llm_server.default("scripted-ideas", lambda request: next(answers))
     Session.open(project.root).run(ScriptedPort(Decision("abort")))
     last = llm_server.requests_for("scripted-ideas")[-1]
-    assert 'with a boolean \\"done\\"' in json.dumps(last["messages"][-1])
+    assert "field 'done' must be true or false, got 'yes'" in last["messages"][-1]["content"]
 
 
 def test_repeats_of_the_archive_and_of_the_batch_are_dropped_and_said(project, llm_server):
     seed = json.loads((project.root / "seed_ideas.json").read_text())[0]
-    near_seed = {**IDEA, "Name": "seed_again", "Title": seed["Title"], "Experiment": "x"}
+    near_seed = {
+        **IDEA,
+        "Name": "seed_again",
+        "Title": seed["Title"],
+        "Experiment": "Run the seed idea's experiment once more, unchanged.",
+    }
     near_first = {**IDEA, "Name": "wider_again", "Title": IDEA["Title"].replace("?", "")}
     _ideas_config(project, count=4)
     proposals = [IDEA, near_seed, near_first, SECOND]
@@ -176,7 +181,12 @@ def _two_ideas(project, llm_server) -> None:
 
 def test_the_researchers_pick_leads_and_rejected_ideas_are_never_checked(project, llm_server):
     _two_ideas(project, llm_server)
-    third = {**SECOND, "Name": "dropout_study", "Title": "Dropout on Moons", "Experiment": "y"}
+    third = {
+        **SECOND,
+        "Name": "dropout_study",
+        "Title": "Dropout on Moons",
+        "Experiment": "Add dropout 0.2 after the hidden layer and compare test accuracy.",
+    }
     llm_server.default(
         "scripted-ideas", lambda r: MoonsResearch.answer_ideas(r, [IDEA, SECOND, third])
     )

@@ -12,9 +12,11 @@ from research_script import MoonsResearch
 from test_pipeline import ScriptedPort, _journal
 
 from labtui.core.checkpoints import CheckpointRequest, Decision
+from labtui.core.config import load_config, save_config
 from labtui.core.events import Notice
 from labtui.core.literature import Paper
 from labtui.core.pipeline import Session
+from labtui.core.records import answer_examples
 from labtui.core.stages.literature import Found, Review, load_review, parse_action
 
 ADAM = Paper("1412.6980v9", "Adam", ["D. Kingma"], 2014, "An optimiser.", "u", "cs.LG")
@@ -37,7 +39,7 @@ def test_each_action_is_checked_against_what_the_agent_was_shown():
     )
     assert added.summary == summary.strip()
     for bad, says in [
-        ({"action": "browse"}, "action one of ['search', 'read', 'add', 'done']"),
+        ({"action": "browse"}, "field 'action' must be 'search', 'read', 'add' or 'done'"),
         ({"action": "search"}, '"search" needs a "query"'),
         ({"action": "read", "arxiv_id": "2101.00001"}, "not among the papers you were shown"),
         ({"action": "add", "arxiv_id": "1412.6980", "summary": "Adam."}, "one paragraph"),
@@ -53,7 +55,15 @@ def test_each_action_is_checked_against_what_the_agent_was_shown():
         )
     with pytest.raises(ValueError, match="this is the last step"):
         parse_action({"action": "search", "query": "x"}, review, final=True)
-    assert parse_action({"action": "done", "summary": "s"}, review, final=True).summary == "s"
+    done = "Adaptive optimisers are well studied; their effect on small MLPs is open."
+    assert parse_action({"action": "done", "summary": done}, review, final=True).summary == done
+    with pytest.raises(ValueError, match=r"field 'summary' is a placeholder \('\.\.\.'\)"):
+        parse_action({"action": "done", "summary": "..."}, review, final=True)
+    with pytest.raises(ValueError, match="field 'query' copies the prompt's example"):
+        with answer_examples(["a few precise keywords"]):
+            parse_action(
+                {"action": "search", "query": "A few precise keywords."}, review, final=False
+            )
 
 
 class LiteraturePort(ScriptedPort):
@@ -192,3 +202,39 @@ def test_with_an_s2_key_semantic_scholar_adds_citation_counts_and_its_own_papers
     assert by_id["1412.6980"]["citations"] == 150000
     s2_only = [paper for paper in review["papers"] if paper["id"].startswith("S2:")]
     assert s2_only and s2_only[0]["bibtex"].startswith("@") and not s2_only[0]["arxiv_id"]
+
+
+def test_a_real_small_model_that_cannot_do_the_review_ends_it_and_the_ideas_go_on(
+    project, llm_server
+):
+    """Replays SmolLM2-135M's real answers (tests/recorded/real_model/
+    smollm2_moons_literature.jsonl): prose as a query, then the prompt's own example copied
+    three times. The review once failed the stage and stopped the whole pipeline there."""
+    from recorded_replies import replies
+
+    from labtui.core.events import Refused
+
+    recorded = replies("smollm2_moons_literature", "literature")
+    research = MoonsResearch(project.root)
+
+    def librarian(request):
+        if "research librarian" in json.dumps(request["messages"][0]):
+            return recorded.pop(0) if len(recorded) > 1 else recorded[0]
+        return research.novelty(request)
+
+    llm_server.default("scripted-novelty", librarian)
+    config = load_config(project.root)
+    config.literature.review_steps = 3
+    save_config(config, project.root)
+    session = Session.open(project.root)
+    refused = []
+    session.bus.subscribe(lambda e: refused.append(e) if isinstance(e, Refused) else None)
+    port = LiteraturePort(Decision("approve"))
+    session.run(port)
+
+    literature = session.state.result("literature")
+    assert session.state.finished["literature"].status == "done"
+    assert json.loads((project.root / "literature.json").read_text())["papers"] == []
+    assert any(e.what == "answer" for e in refused), "the unusable steps were refused"
+    assert any(r.stage == "ideas" for r in port.asked), "the ideas went on"
+    assert literature is not None

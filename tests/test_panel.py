@@ -235,9 +235,9 @@ def test_a_panel_that_cannot_discuss_is_refused_before_any_call(project, llm_ser
     assert llm_server.requests_for(MODEL) == []
 
 
-def test_the_prompts_render_and_their_json_examples_pass_validation():
-    # Each prompt uses exactly the values core/panel.py gives it, and the shape it shows the
-    # model is one the parser accepts (so a model that copies the example is not re-asked).
+def test_the_prompts_render_and_their_json_examples_are_checked():
+    # Each prompt uses exactly the values core/panel.py gives it; the personas' example is a
+    # shape the parser accepts, the ideas' example only describes its fields.
     from labtui.core.ideas import parse_idea_list
     from labtui.core.prompts import load_prompt
 
@@ -263,8 +263,10 @@ def test_the_prompts_render_and_their_json_examples_pass_validation():
         assert all(f"<{key}>" in rendered[name] for key in keys), name
     personas = _example(rendered["panel_personas"], '{"personas"')
     assert parse_personas(personas, 1)[0].name == "Dr. Ada (optimisation)"
-    ideas = parse_idea_list(_example(rendered["panel_ideas"], '{"ideas"'), proposal=True)
-    assert ideas[0].hypothesis
+    # The ideas' example describes each field in <angle brackets>: a model that copies it is
+    # refused and asked again (a small model's copied example must never become an idea).
+    with pytest.raises(ValueError, match="placeholder"):
+        parse_idea_list(_example(rendered["panel_ideas"], '{"ideas"'), proposal=True)
 
 
 def _example(prompt: str, opening: str) -> Any:

@@ -4,6 +4,7 @@ followed by the experiments stage."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from research_script import fenced_json
@@ -21,11 +22,13 @@ def test_a_plan_is_validated_with_a_message_that_says_what_to_fix():
     for bad, says in [
         ({}, '{"runs"'),
         ({"runs": []}, '{"runs"'),
-        ({"runs": [{"change": "x"}]}, "run 1 of the plan needs a non-empty measure"),
-        ({"runs": [{"change": " ", "measure": "m"}]}, "needs a non-empty change"),
+        ({"runs": [{"change": "width 64"}]}, "runs[0]: field 'measure' is missing"),
+        ({"runs": [{"change": " ", "measure": "accuracy vs run_0"}]}, "field 'change' is empty"),
+        ({"runs": [{"change": "...", "measure": "accuracy vs run_0"}]}, "is a placeholder"),
+        ({"runs": [{"change": "dropout", "measure": "accuracy vs run_0"}]}, "has 1 word"),
         ({"runs": [good["runs"][0]] * 3}, "the plan has 3 runs; at most 2"),
     ]:
-        with pytest.raises(ValueError, match=says.replace("{", r"\{")):
+        with pytest.raises(ValueError, match=re.escape(says)):
             parse_plan(bad, 2)
 
 
@@ -138,13 +141,19 @@ def test_between_runs_skip_stops_the_runs_and_the_stage_is_judged(project):
 def test_after_each_run_the_agent_analyses_it_and_may_finish_early(project, llm_server):
     from research_script import MoonsResearch, fenced_json
 
-    from labtui.core.stages.experiments import parse_run_review
+    from labtui.core.run_analysis import parse_run_review
 
-    with pytest.raises(ValueError, match='"next" must be "continue" or "finish"'):
+    with pytest.raises(ValueError, match="field 'next' must be 'continue' or 'finish'"):
         parse_run_review({"analysis": "a", "next": "maybe", "why": "w"})
+    with pytest.raises(ValueError, match=r"field 'analysis' is a placeholder \('\.\.\.'\)"):
+        parse_run_review({"analysis": "...", "next": "finish", "why": "the question is answered"})
     two_run_project(project)
     research = MoonsResearch(project.root)
-    finish = {"analysis": "Test accuracy moved within the errors.", "next": "finish", "why": "done"}
+    finish = {
+        "analysis": "Test accuracy moved within the errors.",
+        "next": "finish",
+        "why": "the question is answered",
+    }
 
     def experiments(request):
         if "has finished. What it changed" in json.dumps(request["messages"]):
@@ -156,6 +165,6 @@ def test_after_each_run_the_agent_analyses_it_and_may_finish_early(project, llm_
     Session.open(project.root).run(port)
     notebook = (project.root / "notes.md").read_text()
     assert "Analysis of run_1 (the agent's words):\n\nTest accuracy moved" in notebook
-    assert "Decision: finish: done" in notebook
+    assert "Decision: finish: the question is answered" in notebook
     assert not (project.root / "run_2").exists(), "the agent finished before the second run"
     assert not [r for r in port.asked if "continue with the next run" in r.title]

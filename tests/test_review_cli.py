@@ -121,7 +121,8 @@ def test_an_ensemble_of_three_and_an_area_chair_give_mean_scores_with_spread(
         text = json.dumps(request["messages"])
         if "You are the Area Chair" in text:
             assert text.count("Review ") >= 3, "the Area Chair reads every review"
-            return fenced_json({**REVIEW, "Overall": 4, "Summary": "The reviewers agree: toy."})
+            summary = "The reviewers agree: a clear study, but on a toy data set only."
+            return fenced_json({**REVIEW, "Overall": 4, "Summary": summary})
         return fenced_json({**REVIEW, "Overall": next(overall)})
 
     llm_server.default("scripted-review", reviewer)
@@ -132,13 +133,37 @@ def test_an_ensemble_of_three_and_an_area_chair_give_mean_scores_with_spread(
     assert sorted(r["Overall"] for r in result["reviews"]) == [3, 4, 5]
     assert result["scores"]["Overall"] == {"mean": 4.0, "spread": 0.82}
     assert result["scores"]["Clarity"] == {"mean": 3.0, "spread": 0.0}
-    assert result["meta_review"]["Summary"] == "The reviewers agree: toy."
+    assert result["meta_review"]["Summary"].startswith("The reviewers agree: a clear study")
     temperatures = [r.get("temperature") for r in llm_server.requests_for("scripted-review")[:3]]
     assert temperatures == [0.75] * 3, "the ensemble samples at a temperature"
 
     readable = run_labtui("review", str(tex_pdf), *three, env=_env(llm_server))
     assert readable.returncode == 0, readable.stderr
     assert "reviewers: mean ± spread" in readable.stdout and "4.00 ± 0.82" in readable.stdout
+
+
+def test_a_review_of_placeholders_is_refused_and_never_printed(tex_pdf, llm_server, tmp_path):
+    """Issue 13: a small model's review whose every text field was "..." with in-range scores
+    was printed as "Reject, Overall 4". Now it is asked again, and when it stays so the command
+    fails with the reason and prints no review. (The reply is reconstructed from the issue's
+    report; see DOTS_REVIEW in test_review.py.)"""
+    from test_review import DOTS_REVIEW
+
+    llm_server.default("scripted-review", json.dumps(DOTS_REVIEW))
+    one = ("--ensemble", "1", "--reflections", "0", "--few-shot", "0")
+    for as_json in ((), ("--json",)):
+        done = run_labtui("review", str(tex_pdf), *one, *as_json, env=_env(llm_server))
+        assert done.returncode != 0
+        assert "gave no usable review after 3 attempts" in done.stderr
+        assert (
+            "every text field (Summary, Strengths, Weaknesses, Questions, Limitations) is a "
+            "placeholder ('...')" in done.stderr
+        )
+        assert "fix: use a stronger reviewer model" in done.stderr
+        assert "refused review" in done.stderr, "each refusal is said while it happens"
+        assert done.stdout.strip() == "", "no review is printed"
+        assert "Overall" not in done.stdout and "Reject" not in done.stdout
+        assert "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ..errors import StageFailed
 from ..events import CompileResult, LatexUpdated
 from ..stage_context import StageContext, StageOutput
-from .writeup import TEX
+from .writeup import PAPER_ONLY, TEX
 
 PDF = "paper.pdf"
 
@@ -91,6 +91,7 @@ def compile_paper(ctx: StageContext, commit_message: str) -> Compiled:
             [TEX],
             ctx.prompt("latex_fix", problems=report),
             commit_message=f"{ctx.stage}: fix LaTeX",
+            policy=PAPER_ONLY,
         )
         fixed = tex_path.read_text(encoding="utf-8")
         figures = referenced_figures(fixed, tex_path.parent)

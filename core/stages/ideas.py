@@ -18,15 +18,16 @@ from typing import Any
 from ..errors import StageFailed
 from ..ideas import (
     Idea,
+    idea_of,
     ideas_table,
     load_archive,
     near_duplicate,
-    parse_idea,
     parse_idea_list,
     ranked,
     save_archive,
     similarity,
 )
+from ..records import IdeaProposals, IdeaReflection, example_strings, validate
 from ..stage_context import StageContext, StageOutput
 
 
@@ -37,11 +38,8 @@ class Reflection:
 
 
 def _parse_reflection(data: Any) -> Reflection:
-    if not isinstance(data, dict) or not isinstance(data.get("done"), bool):
-        raise ValueError(
-            'the reply must be {"done": true|false, "idea": {...}} with a boolean "done"'
-        )
-    return Reflection(done=data["done"], idea=parse_idea(data.get("idea"), "idea", proposal=True))
+    answer = validate(IdeaReflection, data)
+    return Reflection(done=answer.done, idea=idea_of(answer.idea))
 
 
 def _template_prompt(ctx: StageContext) -> dict[str, str]:
@@ -78,10 +76,15 @@ def run(ctx: StageContext) -> StageOutput:
         {"role": "user", "content": ctx.prompt("ideas", material=material, count=count)},
     ]
     llm = ctx.llm(role="ideator")
-    proposals = drop_repeats(ctx, archive, _propose(ctx, llm, messages, template, material))
+    examples = _format_examples(messages, archive)
+    proposals = drop_repeats(
+        ctx, archive, _propose(ctx, llm, messages, template, material, examples)
+    )
     answered = [*messages, {"role": "assistant", "content": _as_json(proposals)}]
     # Checked again after reflection: refining can turn an idea into a repeat.
-    fresh = drop_repeats(ctx, archive, [_reflect(ctx, llm, answered, i) for i in proposals])
+    fresh = drop_repeats(
+        ctx, archive, [_reflect(ctx, llm, answered, i, examples) for i in proposals]
+    )
     if not fresh:
         raise StageFailed(
             "the model proposed no new ideas: all repeated the archive (see the notices above)",
@@ -116,7 +119,12 @@ def _literature_block(ctx: StageContext) -> str:
 
 
 def _propose(
-    ctx: StageContext, llm, messages: list[dict], template: dict[str, str], material: str
+    ctx: StageContext,
+    llm,
+    messages: list[dict],
+    template: dict[str, str],
+    material: str,
+    examples: frozenset[str],
 ) -> list[Idea]:
     """New ideas from one model call, or from a persona panel's discussion ([ideas] panel)."""
     count = ctx.config.ideas.count
@@ -134,8 +142,18 @@ def _propose(
         )
         return result.ideas
     return llm.ask_json(
-        messages, lambda d: parse_idea_list(d, expected=count, proposal=True), json_mode=True
+        messages,
+        lambda d: parse_idea_list(d, expected=count, proposal=True),
+        schema=IdeaProposals,
+        examples=examples,
+        json_mode=True,
     )
+
+
+def _format_examples(messages: list[dict], archive: list[Idea]) -> frozenset[str]:
+    """The prompt's example strings without the archive's: an idea of an earlier, unchecked
+    attempt may be proposed again word for word (the revision replaces it)."""
+    return example_strings(messages, besides=[i.to_dict() for i in archive])
 
 
 def _as_json(ideas: list[Idea]) -> str:
@@ -189,7 +207,9 @@ def merge_into_archive(archive: list[Idea], fresh: list[Idea]) -> list[Idea]:
     return archive
 
 
-def _reflect(ctx: StageContext, llm, answered: list[dict], idea: Idea) -> Idea:
+def _reflect(
+    ctx: StageContext, llm, answered: list[dict], idea: Idea, examples: frozenset[str]
+) -> Idea:
     """Up to [ideas] reflections rounds on one idea, until the model sets "done" (a structured
     flag, not a phrase in the text)."""
     rounds = ctx.config.ideas.reflections
@@ -206,7 +226,13 @@ def _reflect(ctx: StageContext, llm, answered: list[dict], idea: Idea) -> Idea:
                 ),
             }
         )
-        reflection = llm.ask_json(conversation, _parse_reflection, json_mode=True)
+        reflection = llm.ask_json(
+            conversation,
+            _parse_reflection,
+            schema=IdeaReflection,
+            examples=examples,
+            json_mode=True,
+        )
         conversation.append(
             {
                 "role": "assistant",

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import StageFailed
+from ..errors import StageFailed, UnusableAnswer
 from ..literature import LiteratureUnavailable, base_id
 from ..papers import Found, search_all
+from ..records import LiteratureStep, check_text, validate
 from ..stage_context import StageContext, StageOutput
 
 REVIEW = "literature.json"
@@ -65,52 +66,58 @@ class Review:
 
 
 def parse_action(data: Any, review: Review, *, final: bool) -> Action:
-    """One step of the agent, checked against what it has seen; ValueError says what to fix."""
-    if not isinstance(data, dict) or data.get("action") not in ACTIONS:
-        raise ValueError(f'the reply must be {{"action": ...}} with action one of {list(ACTIONS)}')
-    kind = data["action"]
+    """One step of the agent, checked against what it has seen; ValueError says what to fix.
+    The shape is ``core.records.LiteratureStep``; what an action needs depends on the action
+    and on the papers shown, so it is checked here."""
+    step = validate(LiteratureStep, data)
+    kind = step.action
     if final and kind != "done":
-        raise ValueError('this is the last step: answer {"action": "done", "summary": "..."}')
+        raise ValueError(
+            'this is the last step: answer {"action": "done", "summary": <what the literature '
+            "says about the task>}"
+        )
     if kind == "search":
-        query = data.get("query")
-        if not isinstance(query, str) or not query.strip():
+        if not step.query.strip():
             raise ValueError('"search" needs a "query" string')
-        return Action("search", query=query.strip())
+        return Action("search", query=check_text(step.query, "query", about=SEARCH_ABOUT))
     if kind == "done":
-        return Action("done", summary=_done_summary(data, review, final))
-    paper = review.lookup(data.get("arxiv_id", ""))
+        return Action("done", summary=_done_summary(step, review, final))
+    paper = review.lookup(step.arxiv_id)
     if paper is None:
         raise ValueError(
-            f'"arxiv_id" {data.get("arxiv_id")!r} is not among the papers you were shown; '
+            f'"arxiv_id" {step.arxiv_id!r} is not among the papers you were shown; '
             "use an id from a search result (an arXiv id or an S2: id), or search first"
         )
     if kind == "read":
-        return Action("read", arxiv_id=paper.key, full_text=data.get("full_text") is True)
-    return Action("add", arxiv_id=paper.key, summary=_paper_summary(data, review, paper))
+        return Action("read", arxiv_id=paper.key, full_text=step.full_text)
+    return Action("add", arxiv_id=paper.key, summary=_paper_summary(step, review, paper))
 
 
-def _paper_summary(data: dict[str, Any], review: Review, paper: Any) -> str:
+SEARCH_ABOUT = "a few precise search keywords"
+PAPER_ABOUT = "one paragraph on what the paper did, found, and why it matters for this task"
+DONE_ABOUT = "what the literature says about the task: what is known, what is open"
+
+
+def _paper_summary(step: LiteratureStep, review: Review, paper: Any) -> str:
     if paper.key in review.curated:
         raise ValueError(f"{paper.key} is already on the list; add another paper")
-    summary = data.get("summary")
-    if not isinstance(summary, str) or len(summary.strip()) < MIN_SUMMARY_CHARS:
+    if len(step.summary.strip()) < MIN_SUMMARY_CHARS:
         raise ValueError(
             f'"add" needs a "summary": one paragraph (at least {MIN_SUMMARY_CHARS} characters) '
             "on what the paper did, found, and why it matters for this task"
         )
-    return summary.strip()
+    return check_text(step.summary, "summary", about=PAPER_ABOUT, min_words=12)
 
 
-def _done_summary(data: dict[str, Any], review: Review, final: bool) -> str:
+def _done_summary(step: LiteratureStep, review: Review, final: bool) -> str:
     if not final and not review.enough:
         raise ValueError(
             f"the list has {len(review.curated)} of {review.wanted} papers: add more "
             "(search for other aspects if needed) before you are done"
         )
-    summary = data.get("summary")
-    if not isinstance(summary, str) or not summary.strip():
+    if not step.summary.strip():
         raise ValueError('"done" needs a "summary" of what the literature says about the task')
-    return summary.strip()
+    return check_text(step.summary, "summary", about=DONE_ABOUT, min_words=6)
 
 
 # -- the stage ----------------------------------------------------------------------------------
@@ -127,16 +134,16 @@ def run(ctx: StageContext) -> StageOutput:
     summary = ""
     for step in range(1, steps + 1):
         final = step == steps or review.full
-        action = llm.ask_json(
-            [
-                {"role": "system", "content": ctx.prompt("literature_system")},
-                {
-                    "role": "user",
-                    "content": _step_prompt(ctx, topic, review, observation, step, steps, final),
-                },
-            ],
-            lambda data, f=final: parse_action(data, review, final=f),
-        )
+        try:
+            action = _next_action(ctx, llm, topic, review, observation, step, steps, final)
+        except UnusableAnswer as exc:
+            # The review is a preparation, not a result: a model that cannot go on ends it
+            # with the papers kept so far, and the project goes on to the ideas.
+            ctx.say(
+                f"the literature review ends early with {len(review.curated)} paper(s): "
+                f"{exc.message}"
+            )
+            break
         if action.kind == "done":
             summary = action.summary
             break
@@ -148,6 +155,29 @@ def run(ctx: StageContext) -> StageOutput:
     write_review(ctx.project.root, topic, summary, review)
     ctx.commit(f"literature: {len(review.curated)} paper(s) reviewed", [REVIEW])
     return _review_output(load_review(ctx.project.root))
+
+
+def _next_action(
+    ctx: StageContext,
+    llm: Any,
+    topic: str,
+    review: Review,
+    observation: str,
+    step: int,
+    steps: int,
+    final: bool,
+) -> Action:
+    return llm.ask_json(
+        [
+            {"role": "system", "content": ctx.prompt("literature_system")},
+            {
+                "role": "user",
+                "content": _step_prompt(ctx, topic, review, observation, step, steps, final),
+            },
+        ],
+        lambda data, f=final: parse_action(data, review, final=f),
+        schema=LiteratureStep,
+    )
 
 
 def reload(ctx: StageContext, output: StageOutput) -> StageOutput:
@@ -228,7 +258,8 @@ def _step_prompt(
         observation=observation,
         step=step,
         steps=steps,
-        final='This is your last step: answer {"action": "done", "summary": "..."}.'
+        final='This is your last step: answer {"action": "done", "summary": <what the '
+        "literature says about the task>}."
         if final
         else "",
         notes=ctx.notes_block(),

@@ -11,9 +11,10 @@ from typing import Any
 from ..errors import StageFailed
 from ..ideas import Idea, load_archive, save_archive
 from ..literature import base_id
+from ..records import NOVELTY_DECISIONS, NoveltyStep, example_strings, validate
 from ..stage_context import StageContext, StageOutput
 
-DECISIONS = ("search", "novel", "not_novel", "unsure")
+DECISIONS = NOVELTY_DECISIONS
 
 
 @dataclass
@@ -25,24 +26,15 @@ class NoveltyTurn:
 
 
 def _parse_turn(data: Any, final: bool) -> NoveltyTurn:
-    if not isinstance(data, dict):
-        raise ValueError('the reply must be a JSON object with "decision" and "reason"')
+    step = validate(NoveltyStep, data)
     allowed = DECISIONS[1:] if final else DECISIONS
-    decision = data.get("decision")
-    if decision not in allowed:
-        raise ValueError(f"field 'decision' must be one of {list(allowed)}, got {decision!r}")
-    reason = data.get("reason")
-    if not isinstance(reason, str) or not reason.strip():
-        raise ValueError("field 'reason' must explain the decision in a sentence or two")
-    query = data.get("query", "")
-    if decision == "search" and (not isinstance(query, str) or not query.strip()):
-        raise ValueError('with "decision": "search", field "query" must be a search string')
-    closest = data.get("closest") or []
-    if not isinstance(closest, list) or not all(
-        isinstance(c, dict) and isinstance(c.get("arxiv_id"), str) for c in closest
-    ):
-        raise ValueError('field "closest" must be a list of {"arxiv_id": ..., "overlap": ...}')
-    return NoveltyTurn(decision, reason.strip(), str(query).strip(), closest)
+    if step.decision not in allowed:
+        raise ValueError(
+            f"field 'decision' must be one of {list(allowed)}, got {step.decision!r}: "
+            "this is the last round, decide now"
+        )
+    closest = [{"arxiv_id": c.arxiv_id, "overlap": c.overlap} for c in step.closest]
+    return NoveltyTurn(step.decision, step.reason, step.query.strip(), closest)
 
 
 def _search(ctx: StageContext, literature, query: str) -> tuple[list, str]:
@@ -71,7 +63,15 @@ def check_idea(ctx: StageContext, llm, literature, idea: Idea) -> dict[str, Any]
     queries: list[str] = []
     for round_no in range(1, rounds + 1):
         final = round_no == rounds
-        turn = llm.ask_json(messages, lambda d, f=final: _parse_turn(d, f), json_mode=True)
+        turn = llm.ask_json(
+            messages,
+            lambda d, f=final: _parse_turn(d, f),
+            schema=NoveltyStep,
+            # The format is the system prompt's; the idea in the user message is material (a
+            # search for its very title is a fair query).
+            examples=example_strings(messages[:1]),
+            json_mode=True,
+        )
         if turn.decision != "search":
             break
         queries.append(turn.query)

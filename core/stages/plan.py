@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import StageFailed
 from ..ideas import Idea, load_archive
+from ..records import Plan, example_strings, validate
 from ..stage_context import StageContext, StageOutput
 
 PLAN = "plan.json"
@@ -26,18 +27,10 @@ class PlannedRun:
 def parse_plan(data: Any, max_runs: int) -> list[PlannedRun]:
     """Validated runs from the model's (or the researcher's) JSON; ValueError says what is wrong."""
     runs = data.get("runs") if isinstance(data, dict) else None
-    if not isinstance(runs, list) or not runs:
-        raise ValueError('the plan must be {"runs": [{"change": "...", "measure": "..."}, ...]}')
-    if len(runs) > max_runs:
+    if isinstance(runs, list) and len(runs) > max_runs:  # said first: it changes the whole plan
         raise ValueError(f"the plan has {len(runs)} runs; at most {max_runs} are allowed")
-    planned = []
-    for number, run in enumerate(runs, 1):
-        fields = {k: run.get(k) if isinstance(run, dict) else None for k in ("change", "measure")}
-        missing = [k for k, v in fields.items() if not isinstance(v, str) or not v.strip()]
-        if missing:
-            raise ValueError(f"run {number} of the plan needs a non-empty {' and '.join(missing)}")
-        planned.append(PlannedRun(fields["change"].strip(), fields["measure"].strip()))
-    return planned
+    plan = validate(Plan, data)
+    return [PlannedRun(run.change, run.measure) for run in plan.runs]
 
 
 def load_plan(root: Path, max_runs: int) -> list[PlannedRun]:
@@ -50,8 +43,8 @@ def load_plan(root: Path, max_runs: int) -> list[PlannedRun]:
     except (ValueError, json.JSONDecodeError) as error:
         raise StageFailed(
             f"{PLAN} is not a valid plan: {error}",
-            f'fix {PLAN} ({{"runs": [{{"change": ..., "measure": ...}}]}}, at most {max_runs}'
-            " runs) or delete it to plan again",
+            f'fix {PLAN} ({{"runs": [{{"change": <what>, "measure": <what>}}]}}, at most '
+            f"{max_runs} runs) or delete it to plan again",
         ) from None
 
 
@@ -92,7 +85,11 @@ def propose_plan(ctx: StageContext, idea: Idea, baseline: dict[str, Any]) -> lis
         notes=ctx.notes_block(),
     )
     runs = ctx.llm(role="planner").ask_json(
-        [{"role": "user", "content": prompt}], lambda data: parse_plan(data, max_runs)
+        [{"role": "user", "content": prompt}],
+        lambda data: parse_plan(data, max_runs),
+        schema=Plan,
+        # The baseline's numbers and the code are material; the format example is the plan's.
+        examples=example_strings([{"role": "user", "content": prompt}], besides=baseline),
     )
     ctx.tell("planner", plan_markdown(runs))
     (root / PLAN).write_text(

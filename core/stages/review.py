@@ -20,7 +20,7 @@ from ..review import SCORE_RANGES, Review
 from ..reviewer import Panel, panel_markdown, read_paper, review_panel, reviewer_facts
 from ..stage_context import StageContext, StageOutput
 from .compile import PDF, compile_paper
-from .writeup import PROVENANCE, TEX, trace_numbers
+from .writeup import PAPER_ONLY, PROVENANCE, TEX, trace_numbers
 
 REVIEW = "review.json"
 
@@ -118,6 +118,7 @@ def _improvement_round(ctx: StageContext, record: dict, note: str) -> dict:
         ctx.prompt("review_improve", round=number, review=meta, note=asks),
         commit_message=f"review: improvement round {number}",
         read_only=["notes.md"],
+        policy=PAPER_ONLY,
     )
     if not edit.changed:
         ctx.say(f"improvement round {number} changed nothing ({edit.error}); review unchanged")
