@@ -8,6 +8,11 @@ constants (so "200 epochs" traces to ``EPOCHS = 200`` of the commit that ran). A
 matches nothing is *untraced*: the write-up checkpoint shows it with its line, and the
 researcher fixes it or waives it. ``provenance.json`` maps each traced number to its run,
 metric and commit.
+
+Claims are checked too: a sentence of the abstract or the Results section that states a direction
+(an improvement, a decline, a significant effect) which every run's effect against the baseline
+contradicts is listed like an untraced number (``core/effects.py`` computes the effects and reads
+the sentences) and waived the same way, keyed by the sentence.
 """
 
 from __future__ import annotations
@@ -49,10 +54,32 @@ class Written:
     context: str  # the line, trimmed, for the checkpoint
 
 
+@dataclass(frozen=True)
+class Contradiction:
+    """A sentence whose claim about the results the computed effects contradict."""
+
+    sentence: str  # as written (LaTeX markup removed), whitespace collapsed
+    claims: str  # what it claims: "test accuracy improved", "the change is significant"
+    says: str  # what the runs say: "run_1's test_accuracy_mean is 0.8047 against 0.9367 …"
+    line: int = 0  # in the paper; 0 for text without lines (an analysis)
+
+    @property
+    def text(self) -> str:
+        """How a listing names it (beside the numbers' texts)."""
+        short = self.sentence if len(self.sentence) <= 80 else self.sentence[:77] + "…"
+        return f'"{short}"'
+
+    @property
+    def problem(self) -> str:
+        """One sentence a model can act on."""
+        return f"You wrote that {self.claims}, but {self.says}."
+
+
 @dataclass
 class Report:
     traced: list[tuple[Written, Source]] = field(default_factory=list)
     untraced: list[Written] = field(default_factory=list)
+    contradicted: list[Contradiction] = field(default_factory=list)
 
     def to_json(self, waived: dict[str, str] | None = None) -> dict[str, Any]:
         waived = waived or {}
@@ -70,17 +97,36 @@ class Report:
                 }
                 for w in self.untraced
             ],
+            "contradicted": [
+                {
+                    "sentence": c.sentence,
+                    "line": c.line,
+                    "claims": c.claims,
+                    "runs_say": c.says,
+                    "waived": waived.get(claim_key(c), ""),
+                }
+                for c in self.contradicted
+            ],
         }
 
     def open_issues(self, waived: dict[str, str]) -> list[Written]:
         """Untraced numbers the researcher has not waived."""
         return [w for w in self.untraced if key(w) not in waived]
 
+    def open_claims(self, waived: dict[str, str]) -> list[Contradiction]:
+        """Contradicted sentences the researcher has not waived."""
+        return [c for c in self.contradicted if claim_key(c) not in waived]
+
 
 def key(written: Written) -> str:
     """How a waiver names a number: its text and the line it stands in (not the line number,
     which moves whenever text above it changes)."""
     return f"{written.text} | {written.context}"
+
+
+def claim_key(claim: Contradiction) -> str:
+    """How a waiver names a contradicted sentence: the sentence itself."""
+    return f"claim | {claim.sentence}"
 
 
 # -- what the runs recorded ---------------------------------------------------------------------
@@ -181,7 +227,7 @@ def _is_number(value: Any) -> bool:
 # A number: not part of a word, a command or a reference; thousands may be grouped with {,}.
 _NUMBER = re.compile(
     r"(?<![\w\\.])(?P<sign>[-−](?=\d))?(?P<num>\d{1,3}(?:\{,\}\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
-    r"(?P<tail>\s*(?:\\%|\\,\\%|\s?percent\b))?"
+    r"(?P<tail>\s*(?:\\%|\\,\\%|%|\s?percent\b))?"
 )
 # Powers of ten and exponent notation ("$10^{-3}$", "1e-3", "2\times 10^{4}") are settings,
 # not measured results: blanked before the numbers are read.
@@ -209,14 +255,31 @@ def numbers_to_check(tex_text: str) -> list[Written]:
     return written
 
 
-def _checked_spans(lines: list[str]) -> list[tuple[int, int]]:
-    """Line ranges [start, end) of the abstract, the Results section and tables."""
+def numbers_in_text(text: str) -> list[Written]:
+    """The numbers of a plain (not LaTeX) text, such as a model's analysis of a run: read like
+    the paper's, but a bare % is a percent sign rather than a comment."""
+    written: list[Written] = []
+    for index, line in enumerate(text.splitlines()):
+        written += _numbers_in_line(line, index + 1, latex=False)
+    return written
+
+
+def claim_spans(tex_text: str) -> list[tuple[int, int]]:
+    """Line ranges [start, end) of the abstract and the Results section, where the paper states
+    its results in sentences (tables are read for numbers only)."""
+    return _checked_spans(tex_text.splitlines(), tables=False)
+
+
+def _checked_spans(lines: list[str], tables: bool = True) -> list[tuple[int, int]]:
+    """Line ranges [start, end) of the abstract, the Results section and (unless ``tables`` is
+    false) tables."""
+    envs = "abstract|table\\*?|tabular\\*?" if tables else "abstract"
     spans: list[tuple[int, int]] = []
     section_start: int | None = None
     env_start: int | None = None
     for i, raw in enumerate(lines):
         line = strip_comments(raw)
-        if re.search(r"\\begin\{(abstract|table\*?|tabular\*?)\}", line) and env_start is None:
+        if re.search(rf"\\begin\{{({envs})\}}", line) and env_start is None:
             env_start = i
         if re.search(r"\\end\{(abstract|table\*?)\}", line) and env_start is not None:
             spans.append((env_start, i + 1))
@@ -243,8 +306,8 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
-def _numbers_in_line(raw: str, line_no: int) -> list[Written]:
-    text = strip_comments(raw)
+def _numbers_in_line(raw: str, line_no: int, latex: bool = True) -> list[Written]:
+    text = strip_comments(raw) if latex else raw
     if not text.strip() or re.match(r"\s*\\(?:label|caption\{\}|includegraphics)", text):
         return []
     blank = lambda m: " " * len(m.group(0))  # noqa: E731 - keeps columns for the context
@@ -288,11 +351,16 @@ def matches(written: Written, value: float) -> bool:
 
 
 def trace(tex_text: str, sources: list[Source]) -> Report:
-    """Each checked number with the first source it matches (results first, then derived
-    values, then configuration), or untraced."""
+    """Each checked number of the paper with the first source it matches, or untraced."""
+    return trace_written(numbers_to_check(tex_text), sources)
+
+
+def trace_written(written_numbers: list[Written], sources: list[Source]) -> Report:
+    """Each number with the first source it matches (results first, then derived values, then
+    configuration), or untraced."""
     ordered = sorted(sources, key=lambda s: ("result", "derived", "config").index(s.kind))
     report = Report()
-    for written in numbers_to_check(tex_text):
+    for written in written_numbers:
         source = next(
             (s for s in ordered if _plausible(written, s) and matches(written, s.value)), None
         )
@@ -315,9 +383,15 @@ def _plausible(written: Written, source: Source) -> bool:
 
 
 def check_paper(root: Path, tex: Path, waived: dict[str, str] | None = None) -> Report:
-    """Trace the paper's numbers and write provenance.json beside the project's runs."""
+    """Trace the paper's numbers, check its claims against every run's effects, and write
+    provenance.json beside the project's runs."""
+    # effects builds on this module's number reading, so it is imported here, where it is used
+    from .effects import paper_contradictions
+
     root = Path(root)
-    report = trace(Path(tex).read_text(encoding="utf-8"), run_sources(root))
+    tex_text = Path(tex).read_text(encoding="utf-8")
+    report = trace(tex_text, run_sources(root))
+    report.contradicted = paper_contradictions(root, tex_text)
     (root / PROVENANCE).write_text(
         json.dumps(report.to_json(waived), indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
     )
@@ -325,15 +399,21 @@ def check_paper(root: Path, tex: Path, waived: dict[str, str] | None = None) -> 
 
 
 def load_waivers(root: Path) -> dict[str, str]:
-    """The researcher's waivers recorded in provenance.json: {key: reason}."""
+    """The researcher's waivers recorded in provenance.json: {key: reason}, for numbers and
+    for contradicted sentences."""
     try:
         data = json.loads((Path(root) / PROVENANCE).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
         return {}
+    if not isinstance(data, dict):
+        return {}
     waivers = {}
-    for entry in data.get("untraced", []) if isinstance(data, dict) else []:
+    for entry in data.get("untraced", []):
         if isinstance(entry, dict) and entry.get("waived"):
             waivers[f"{entry.get('number')} | {entry.get('context')}"] = str(entry["waived"])
+    for entry in data.get("contradicted", []):
+        if isinstance(entry, dict) and entry.get("waived"):
+            waivers[f"claim | {entry.get('sentence')}"] = str(entry["waived"])
     return waivers
 
 
@@ -346,8 +426,17 @@ def report_markdown(report: Report, waived: dict[str, str]) -> str:
             f"\n**{len(open_issues)} number(s) match no run** (fix them, or waive each):\n"
         )
         lines += [f"- `{w.text}` on line {w.line}: {w.context}" for w in open_issues]
+    open_claims = report.open_claims(waived)
+    if open_claims:
+        lines.append(
+            f"\n**{len(open_claims)} sentence(s) claim what the runs contradict** "
+            "(fix them, or waive each):\n"
+        )
+        lines += [f"- line {c.line}: {c.text}: {c.problem}" for c in open_claims]
     waived_here = [w for w in report.untraced if key(w) in waived]
-    if waived_here:
+    waived_claims = [c for c in report.contradicted if claim_key(c) in waived]
+    if waived_here or waived_claims:
         lines.append("\nWaived by you:\n")
         lines += [f"- `{w.text}` on line {w.line}: {waived[key(w)]}" for w in waived_here]
+        lines += [f"- {c.text} on line {c.line}: {waived[claim_key(c)]}" for c in waived_claims]
     return "\n".join(lines)

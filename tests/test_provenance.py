@@ -12,8 +12,11 @@ import pytest
 from labtui.core.provenance import (
     PROVENANCE,
     check_paper,
+    claim_key,
     key,
+    load_waivers,
     matches,
+    numbers_in_text,
     numbers_to_check,
     report_markdown,
     run_sources,
@@ -145,6 +148,109 @@ def test_a_waived_number_is_no_longer_open_and_the_reason_is_kept(project: Path)
     ].startswith("quoted")
 
 
+def test_plain_text_numbers_read_a_bare_percent_sign_and_skip_run_names():
+    found = [(w.text, w.value, w.percent) for w in numbers_in_text("run_1: 93.4% (0.02)\n-0.5")]
+    assert found == [("93.4%", 93.4, True), ("0.02", 0.02, False), ("-0.5", -0.5, False)]
+
+
+# -- claims: a sentence the runs' effects contradict -------------------------------------------
+
+CLAIMING = r"""\documentclass{article}
+\begin{document}
+\begin{abstract}
+Doubling the hidden layer keeps test accuracy at 0.9367.
+\end{abstract}
+\section{Method}
+Wider layers improve everything, we hoped.
+\section{Results}
+The wider network (run\_1) reaches a mean test accuracy of 0.9367,
+a significant improvement over the baseline run\_0.
+There is no improvement in the training loss.
+\begin{table}[t]
+\begin{tabular}{lc}
+run & improvement \\
+run\_1 & 0.9367 \\
+\end{tabular}
+\end{table}
+\end{document}
+"""
+CORRECT = CLAIMING.replace("a significant improvement over", "the same as for")
+IDENTICAL_RUNS = {
+    "moons": {
+        "means": {"test_accuracy_mean": 0.9367, "train_loss_mean": 0.1930},
+        "stderrs": {"test_accuracy_stderr": 0.0019, "train_loss_stderr": 0.0010},
+    }
+}
+
+
+@pytest.fixture
+def identical_project(tmp_path: Path) -> Path:
+    """run_1 identical to run_0 to the last digit, as in issue 13."""
+    root = tmp_path / "same"
+    for run in ("run_0", "run_1"):
+        (root / run).mkdir(parents=True)
+        (root / run / "final_info.json").write_text(json.dumps(IDENTICAL_RUNS))
+    (root / "latex").mkdir()
+    (root / "latex" / "template.tex").write_text(CLAIMING)
+    return root
+
+
+def test_a_paper_claiming_an_improvement_on_identical_runs_is_blocked(identical_project: Path):
+    report = check_paper(identical_project, identical_project / "latex" / "template.tex")
+    assert report.untraced == []
+    [claim] = report.contradicted
+    assert claim.line == 9, "where the sentence starts"
+    assert claim.sentence.startswith("The wider network (run_1) reaches a mean test accuracy")
+    assert claim.claims == "the change in test accuracy is significant and test accuracy improved"
+    assert "run_1's test_accuracy_mean is 0.9367 against 0.9367 for run_0: identical" in claim.says
+    assert report.open_claims({}) == [claim]
+    listing = report_markdown(report, {})
+    assert "1 sentence(s) claim what the runs contradict" in listing and "line 9" in listing
+    saved = json.loads((identical_project / PROVENANCE).read_text())["contradicted"]
+    assert saved == [
+        {
+            "sentence": claim.sentence,
+            "line": 9,
+            "claims": claim.claims,
+            "runs_say": claim.says,
+            "waived": "",
+        }
+    ]
+
+
+def test_a_waiver_unblocks_the_sentence_and_is_kept_in_provenance_json(identical_project):
+    tex = identical_project / "latex" / "template.tex"
+    [claim] = check_paper(identical_project, tex).contradicted
+    waived = {claim_key(claim): "the improvement is over prior work, not over run_0"}
+    report = check_paper(identical_project, tex, waived)
+    assert report.contradicted and report.open_claims(waived) == []
+    assert load_waivers(identical_project) == waived, "the waiver survives a reload"
+    listing = report_markdown(report, waived)
+    assert "claim what the runs contradict" not in listing and "prior work" in listing
+    moved = CLAIMING.replace("\\section{Results}", "\\section{Results}\nA new first line.")
+    tex.write_text(moved)
+    assert check_paper(identical_project, tex, waived).open_claims(waived) == [], (
+        "keyed by the sentence, not its line"
+    )
+
+
+def test_a_correct_paper_is_not_blocked(identical_project: Path):
+    tex = identical_project / "latex" / "template.tex"
+    tex.write_text(CORRECT)
+    report = check_paper(identical_project, tex)
+    assert report.untraced == [] and report.contradicted == []
+    assert json.loads((identical_project / PROVENANCE).read_text())["contradicted"] == []
+
+
+def test_a_claim_is_flagged_only_when_every_run_contradicts_it(identical_project: Path):
+    better = json.loads(json.dumps(IDENTICAL_RUNS))
+    better["moons"]["means"]["test_accuracy_mean"] = 0.9712
+    (identical_project / "run_2").mkdir()
+    (identical_project / "run_2" / "final_info.json").write_text(json.dumps(better))
+    report = check_paper(identical_project, identical_project / "latex" / "template.tex")
+    assert report.contradicted == [], "run_2 did improve test accuracy: the paper may mean it"
+
+
 # -- the write-up checkpoint waits for every number --------------------------------------------
 
 
@@ -241,3 +347,56 @@ def project_with_runs(tmp_path, llm_server, arxiv_server, monkeypatch):
     research.moons.install(llm_server)
     llm_server.default(model_name("writeup").removeprefix("openai/"), research.writeup)
     return project.root, llm_server
+
+
+class ClaimingResearch(InventingResearch):
+    """TEST-ONLY: the moons research, but the Results claim an improvement the runs do not show
+    (doubling the width changes test accuracy only within noise), and the fix round keeps it."""
+
+    CLAIM = "Doubling the hidden layer significantly improves test accuracy."
+
+    def writeup(self, request) -> str:
+        from research_script import whole_file_edit
+
+        reply = self.moons.writeup(request)
+        tex = (self.moons.root / "latex" / "template.tex").read_text()
+        if "RESULTS HERE" in tex:
+            return reply.replace(
+                "shows the training loss.", "shows the training loss. " + self.CLAIM
+            )
+        if "claim about the results every run contradicts" in json.dumps(request):
+            return whole_file_edit("latex/template.tex", tex, "Kept as it was.")
+        return reply
+
+
+def test_a_contradicted_claim_blocks_approval_until_the_researcher_waives_it(
+    tmp_path, llm_server, arxiv_server, monkeypatch
+):
+    from conftest import TEST_API_KEY, wire_project
+    from research_script import model_name
+
+    from labtui.core.pipeline import Session
+    from labtui.core.project import Project
+
+    monkeypatch.setenv("LABTUI_API_KEY", TEST_API_KEY)
+    project = Project.create(tmp_path / "claim", "moons")
+    wire_project(project.root, llm_server.url, arxiv_server.url)
+    research = ClaimingResearch(project.root)
+    research.moons.install(llm_server)
+    llm_server.default(model_name("writeup").removeprefix("openai/"), research.writeup)
+    port = WaivingPort()
+    assert Session.open(project.root).run(port) == "stopped"
+    first, again = [r for r in port.asked if "paper drafted" in r.title][:2]
+    assert "approve" not in first.options and "waive" in first.options
+    assert "1 sentence(s) claim what the runs contradict" in first.title
+    assert "match no run" not in first.title, "its numbers are all traced"
+    assert ClaimingResearch.CLAIM in first.body and "within noise" in first.body
+    assert "approve" in again.options
+    fix_prompts = [
+        r
+        for r in llm_server.requests_for("scripted-writeup")
+        if ClaimingResearch.CLAIM in json.dumps(r) and "You wrote that" in json.dumps(r)
+    ]
+    assert fix_prompts, "the contradicted sentence went back to the model first"
+    [saved] = json.loads((project.root / PROVENANCE).read_text())["contradicted"]
+    assert saved["sentence"] == ClaimingResearch.CLAIM and saved["waived"].startswith("quoted")

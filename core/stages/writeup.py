@@ -7,12 +7,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..edit_guard import EditPolicy
 from ..errors import Aborted, StageFailed
 from ..events import LatexUpdated
 from ..stage_context import StageContext, StageOutput
 
 TEX = "latex/template.tex"
 PROVENANCE = "provenance.json"
+# Every write-up edit (sections, refinement, provenance, LaTeX fixes, review rounds) changes
+# the LaTeX file only, creates no file, and keeps the paper's skeleton and bibliography.
+PAPER_ONLY = EditPolicy()
 _PLACEHOLDER = re.compile(r"\b[A-Z][A-Z ]{2,40} HERE\b")
 
 
@@ -102,6 +106,7 @@ def run(ctx: StageContext) -> StageOutput:
             ctx.prompt("writeup_placeholders", placeholders=", ".join(left)),
             commit_message="writeup: replace leftover placeholders",
             read_only=["notes.md"],
+            policy=PAPER_ONLY,
         )
         left = placeholders_left(tex_path.read_text(encoding="utf-8"))
         if left:
@@ -130,12 +135,18 @@ def _write_section(
         **facts,
     )
     edit = coder.edit(
-        [TEX], prompt, commit_message=f"writeup: {section.name}", read_only=["notes.md"]
+        [TEX],
+        prompt,
+        commit_message=f"writeup: {section.name}",
+        read_only=["notes.md"],
+        policy=PAPER_ONLY,
     )
     if not edit.changed:
-        raise StageFailed(
-            f"the {section.name} edit changed nothing: {edit.error}", "labtui run to retry"
-        )
+        # A failed section does not end the paper: it keeps its last text (the placeholder),
+        # which the leftover round asks for again and the draft checkpoint shows.
+        why = (edit.error or "no change").strip().splitlines()[0]
+        ctx.say(f"the {section.name} was not written ({why}); it keeps its previous text")
+        return
     reflect = ctx.prompt("writeup_reflect", section=section.name, tips=tips)
     _edit_optional(coder, reflect, f"writeup: {section.name}, reflected")
     while True:
@@ -155,7 +166,9 @@ def _write_section(
 
 def _edit_optional(coder, prompt: str, message: str) -> None:
     """An edit the model may decline (a reflection with nothing to fix): no retry, no error."""
-    coder.edit([TEX], prompt, commit_message=message, read_only=["notes.md"], retries=0)
+    coder.edit(
+        [TEX], prompt, commit_message=message, read_only=["notes.md"], retries=0, policy=PAPER_ONLY
+    )
 
 
 def _section_body(ctx: StageContext, section: Section) -> str:
@@ -178,31 +191,55 @@ def _section_body(ctx: StageContext, section: Section) -> str:
 
 def trace_numbers(ctx: StageContext, coder) -> list:
     """One round in which the model replaces the numbers that match no run with the recorded
-    ones (or removes them); provenance.json is committed. Returns the numbers still untraced
-    and not waived. The review's improvement rounds use it too."""
+    ones (or removes them) and rewrites the sentences whose claims the runs' effects contradict;
+    provenance.json is committed. Returns what is still open and not waived: untraced numbers,
+    then contradicted sentences (each has a ``text`` to list). The review's improvement rounds
+    use it too."""
     from ..provenance import check_paper, load_waivers
 
     root = ctx.project.root
     waivers = load_waivers(root)
     report = check_paper(root, root / TEX, waivers)
-    open_issues = report.open_issues(waivers)
+    open_issues = [*report.open_issues(waivers), *report.open_claims(waivers)]
     if open_issues:
-        listing = "\n".join(f"- {w.text} on line {w.line}: {w.context}" for w in open_issues)
         coder.edit(
             [TEX],
-            ctx.prompt("writeup_provenance", numbers=listing),
-            commit_message=f"{ctx.stage}: numbers traced to the runs",
+            ctx.prompt(
+                "writeup_provenance",
+                numbers=_listed_numbers(report.open_issues(waivers)),
+                claims=_listed_claims(report.open_claims(waivers)),
+            ),
+            commit_message=f"{ctx.stage}: numbers and claims traced to the runs",
             read_only=["notes.md"],
+            policy=PAPER_ONLY,
         )
         report = check_paper(root, root / TEX, waivers)
-        open_issues = report.open_issues(waivers)
+        open_issues = [*report.open_issues(waivers), *report.open_claims(waivers)]
     ctx.commit(f"{ctx.stage}: provenance of the paper's numbers", [PROVENANCE])
     return open_issues
 
 
+def _listed_numbers(numbers: list) -> str:
+    return "\n".join(f"- {w.text} on line {w.line}: {w.context}" for w in numbers) or "- none"
+
+
+def _listed_claims(claims: list) -> str:
+    return "\n".join(f'- line {c.line}: "{c.sentence}"\n  {c.problem}' for c in claims) or "- none"
+
+
+def _blocked(numbers: list, claims: list) -> str:
+    """Why approval waits, or '' when nothing is open."""
+    reasons = []
+    if numbers:
+        reasons.append(f"{len(numbers)} number(s) in the paper match no run")
+    if claims:
+        reasons.append(f"{len(claims)} sentence(s) claim what the runs contradict")
+    return "; ".join(reasons)
+
+
 def _draft_output(ctx: StageContext, left: list[str]) -> StageOutput:
     """The checkpoint about the draft: placeholders, the provenance report, and approval
-    blocked while numbers match no run."""
+    blocked while numbers match no run or sentences claim what the runs contradict."""
     from ..latex import referenced_figures
     from ..provenance import check_paper, load_waivers, report_markdown
 
@@ -214,7 +251,8 @@ def _draft_output(ctx: StageContext, left: list[str]) -> StageOutput:
     waivers = load_waivers(root)
     report = check_paper(root, tex_path, waivers)
     open_issues = report.open_issues(waivers)
-    blocked = f"{len(open_issues)} number(s) in the paper match no run" if open_issues else ""
+    open_claims = report.open_claims(waivers)
+    blocked = _blocked(open_issues, open_claims)
     return StageOutput(
         summary=f"paper drafted ({len(text.splitlines())} lines)"
         + (f"; {blocked}" if blocked else ""),
@@ -224,6 +262,8 @@ def _draft_output(ctx: StageContext, left: list[str]) -> StageOutput:
             "traced": len(report.traced),
             "untraced": len(open_issues),
             "waived": len(report.untraced) - len(open_issues),
+            "contradicted": len(open_claims),
+            "claims_waived": len(report.contradicted) - len(open_claims),
         },
         checkpoint_body=f"The draft `{TEX}` ({len(text.splitlines())} lines). "
         + (f"Placeholders left: {', '.join(left)}" if left else "No placeholders left.")
@@ -248,16 +288,22 @@ def reload(ctx: StageContext, output: StageOutput) -> StageOutput:
 
 
 def waive(ctx: StageContext, output: StageOutput, reason: str) -> StageOutput:
-    """The researcher accepts the numbers that match no run, for ``reason``: recorded in
-    provenance.json (and the journal), committed, and the draft asked about again."""
-    from ..provenance import check_paper, key, load_waivers
+    """The researcher accepts the numbers that match no run and the sentences the runs
+    contradict, for ``reason``: recorded in provenance.json (and the journal), committed, and
+    the draft asked about again."""
+    from ..provenance import check_paper, claim_key, key, load_waivers
 
     root = ctx.project.root
     waivers = load_waivers(root)
     report = check_paper(root, root / TEX, waivers)
     open_issues = report.open_issues(waivers)
-    waivers |= {key(w): reason.strip() or "waived by the researcher" for w in open_issues}
+    open_claims = report.open_claims(waivers)
+    why = reason.strip() or "waived by the researcher"
+    waivers |= {key(w): why for w in open_issues}
+    waivers |= {claim_key(c): why for c in open_claims}
     check_paper(root, root / TEX, waivers)
-    ctx.commit(f"writeup: researcher waived {len(open_issues)} untraced number(s)", [PROVENANCE])
-    ctx.say(f"waived {', '.join(w.text for w in open_issues)}: {reason}")
+    waived = [f"{len(open_issues)} untraced number(s)"] if open_issues else []
+    waived += [f"{len(open_claims)} contradicted sentence(s)"] if open_claims else []
+    ctx.commit(f"writeup: researcher waived {' and '.join(waived) or 'nothing'}", [PROVENANCE])
+    ctx.say(f"waived {', '.join(x.text for x in [*open_issues, *open_claims])}: {reason}")
     return _draft_output(ctx, output.result.get("placeholders_left", []))
