@@ -59,13 +59,16 @@ class CheckpointPort(Protocol):
 
 
 class AutoApprove:
-    """``--auto``: every checkpoint is approved at once (and still journaled). Where approval
-    is blocked (numbers that match no run, say), it stops safely instead: only a researcher may
+    """``--auto``: every checkpoint is approved at once (and still journaled). Where there is
+    nothing to approve but a skip (a run that failed every attempt) it skips; where approval is
+    blocked (numbers that match no run, say), it stops safely instead: only a researcher may
     waive."""
 
     def ask(self, request: CheckpointRequest) -> Decision:
         if "approve" in request.options:
             return Decision("approve")
+        if "skip" in request.options:  # a run that failed every attempt: on to the next
+            return Decision("skip")
         return Decision(
             "abort", f"--auto cannot approve this: {request.title}; resume without --auto"
         )

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import difflib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,46 @@ def metrics_table(means: dict[str, dict[str, Any]], baseline: dict[str, dict[str
     return "\n".join(rows)
 
 
+# A module-level constant: the settings The AI Scientist's templates keep at the top of the file.
+_CONSTANT = re.compile(r"^([A-Z][A-Z0-9_]*)\s*=\s*(.+?)\s*(?:#.*)?$", re.MULTILINE)
+MAX_EXPLANATION_CHARS = 800
+
+
+def code_change(old: str, new: str, name: str = "experiment.py") -> str:
+    """What changed in the code, computed: the constants whose value changed and the lines
+    added and removed. The notebook states this as fact, beside the coder's own words."""
+    before, after = dict(_CONSTANT.findall(old)), dict(_CONSTANT.findall(new))
+    settings = [
+        f"{key} {before.get(key, '(new)')} → {after.get(key, '(removed)')}"
+        for key in dict.fromkeys([*before, *after])
+        if before.get(key) != after.get(key)
+    ]
+    diff = list(difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0))
+    added = sum(1 for line in diff if line.startswith("+") and not line.startswith("+++"))
+    removed = sum(1 for line in diff if line.startswith("-") and not line.startswith("---"))
+    lines = f"{name}: {added} line(s) added, {removed} removed"
+    return lines + (f"; settings: {', '.join(settings)}" if settings else "")
+
+
+def own_words(explanation: str, sent: list[str]) -> str:
+    """The coder's explanation without what it copied from the prompts it was sent (labtui's
+    re-asks, aider's format instructions): a line that occurs in a prompt is not its words."""
+    haystack = _squash("\n".join(sent))
+    kept = [
+        line
+        for line in explanation.splitlines()
+        if not (len(_squash(line)) > 12 and _squash(line) in haystack)
+    ]
+    text = "\n".join(kept).strip()
+    if len(text) > MAX_EXPLANATION_CHARS:
+        text = text[:MAX_EXPLANATION_CHARS].rsplit(" ", 1)[0] + " …"
+    return text
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
 def start_notebook(root: Path, title: str, description: str, baseline: dict[str, Any]) -> Path:
     path = Path(root) / NOTEBOOK_NAME
     if not path.exists():
@@ -41,8 +83,8 @@ def append_run(
     run_id: str,
     *,
     what_changed: str,
-    means: dict[str, Any],
-    baseline: dict[str, Any],
+    computed: str,
+    results: str,
     commit: str,
     wall_s: float,
 ) -> Path:
@@ -50,11 +92,30 @@ def append_run(
     entry = (
         f"\n## {run_id}\n\n"
         f"Code: commit `{commit[:12]}` · wall time {wall_s:.1f} s\n\n"
-        f"What changed (the coder's words):\n\n{what_changed.strip() or '(no description)'}\n\n"
-        f"Results (copied from `{run_id}/final_info.json`):\n\n{metrics_table(means, baseline)}\n"
+        f"What changed (computed from the commit): {computed}\n\n"
+        f"The coder's explanation:\n\n{what_changed.strip() or '(none given)'}\n\n"
+        f"Results (computed from `{run_id}/final_info.json` and `run_0/final_info.json`):\n\n"
+        f"{results}\n"
     )
     with path.open("a", encoding="utf-8") as handle:
         handle.write(entry)
+    return path
+
+
+def append_failure(
+    root: Path, run_id: str, *, tried: list[str], last_error: str, reverted_to: str
+) -> Path:
+    """A run given up after its attempts: what was tried, the last error, and which run's code
+    experiment.py went back to, so the notebook still tells what happened."""
+    path = Path(root) / NOTEBOOK_NAME
+    attempts = "\n".join(f"- {line}" for line in tried) or "- (none)"
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(
+            f"\n## {run_id}: failed, abandoned\n\n"
+            f"{run_id} did not succeed in {len(tried)} attempt(s); experiment.py was reverted to "
+            f"the code of {reverted_to}. No results.\n\nWhat was tried:\n\n{attempts}\n\n"
+            f"Last error: {last_error.strip() or '(none recorded)'}\n"
+        )
     return path
 
 

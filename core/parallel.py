@@ -61,6 +61,8 @@ class IdeaRuns:
 
     means: dict[str, dict[str, Any]] = field(default_factory=dict)  # run id -> its means
     last_edit: Any = None
+    last_review: Any = None  # run_analysis.RunReview of the last run
+    abandoned: dict[str, str] = field(default_factory=dict)  # run id -> why it was given up
 
 
 @dataclass

@@ -140,6 +140,13 @@ class Project:
         diff = repo.git.show("--format=", "--patch", sha) if has_head else ""
         return CommitInfo(sha=sha, message=message, files=staged, diff=diff)
 
+    def file_at(self, sha: str, path: str) -> str | None:
+        """The text of ``path`` as commit ``sha`` had it; None when it had no such file."""
+        try:
+            return self.repo.git.show(f"{sha}:{path}", strip_newline_in_stdout=False)
+        except Exception:  # git.GitCommandError; git is imported lazily
+            return None
+
     def diff_of(self, sha: str) -> str:
         return self.repo.git.show("--format=", "--patch", sha)
 

@@ -177,19 +177,22 @@ class StageContext:
         kind: str,
         product: str = "",
         options: tuple[str, ...] = ACTIONS,
+        return_edit: bool = False,
     ) -> Decision:
         """A checkpoint inside the stage (after each run, say). An edit of the product is kept
-        and the question asked again; a revision note joins this stage's notes, so the next
-        prompt of the stage carries it. Without a front end (no checkpoints) it approves."""
+        and the question asked again (``return_edit``: the edit decision is returned and the
+        caller keeps it); a revision note joins this stage's notes, so the next prompt of the
+        stage carries it. Without a front end (no checkpoints) it approves, or skips where
+        approval is not offered (a run that failed every attempt)."""
         if self._checkpoints is None:
-            return Decision("approve")
+            return Decision("approve" if "approve" in options else "skip")
         while True:
             if self.session.ledger.exhausted:
                 self.session.ledger.check()  # the hard cap: stop here, everything committed
             decision = self._checkpoints.ask(
                 self.stage, title, body, options, kind=kind, product=product
             )
-            if decision.action == "edit":
+            if decision.action == "edit" and not return_edit:
                 self.keep_edit(product)
                 continue
             if decision.action == "revise":

@@ -300,5 +300,6 @@ def test_a_lane_that_fails_is_reported_and_the_chosen_idea_is_unharmed(project, 
     assert (project.root / "run_1" / "final_info.json").exists()
     lane = session.state.result("experiments")["parallel"][SECOND["Name"]]
     assert lane["status"] == "failed" and lane["runs"] == {}
-    assert "did not succeed in 1 attempt(s)" in lane["problem"]
-    assert "failed: run_1 did not succeed" in port.experiments.body
+    assert "no planned run of longer_training succeeded" in lane["problem"]
+    assert "did not change experiment.py" in lane["problem"]
+    assert "failed: no planned run of longer_training succeeded" in port.experiments.body

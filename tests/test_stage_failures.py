@@ -112,14 +112,18 @@ def test_an_experiment_that_keeps_failing_gets_its_error_back_then_fails_the_sta
         )
 
     llm_server.default("scripted-experiments", crash)
-    with pytest.raises(StageFailed, match="did not succeed in 2 attempt"):
+    with pytest.raises(StageFailed, match="no planned run of wider_hidden_layer succeeded"):
         experiments_stage.run(context(session, "experiments"))
     prompts = [last_user_text(r) for r in llm_server.requests_for("scripted-experiments")]
     assert any("exploding gradients" in p for p in prompts), (
         "the error tail must go back to the coder"
     )
-    record = json.loads((root / "run_1" / "labtui_run.json").read_text())
+    # the failed run is kept for the record, out of the project root, and its code reverted
+    record = json.loads(
+        (root / ".labtui" / "failed_runs" / "run_1" / "labtui_run.json").read_text()
+    )
     assert record["returncode"] != 0
+    assert "exploding gradients" not in (root / "experiment.py").read_text()
 
 
 def test_malformed_idea_json_is_re_asked_then_fails_clearly(session, llm_server):

@@ -13,9 +13,17 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from ..effects import effects_markdown
 from ..errors import Aborted, StageFailed
 from ..events import Event
-from ..notebook import append_analysis, append_run, metrics_table, start_notebook
+from ..experiment_runs import Attempted, HandEdit, abandon_run, attempt_run, failed_run_body
+from ..notebook import (
+    append_analysis,
+    append_run,
+    code_change,
+    own_words,
+    start_notebook,
+)
 from ..parallel import (
     IdeaRuns,
     LaneOutcome,
@@ -28,6 +36,7 @@ from ..parallel import (
     run_alongside,
 )
 from ..project import Project
+from ..run_analysis import RunReview, review_run
 from ..stage_context import StageContext, StageOutput
 
 
@@ -81,52 +90,6 @@ def ensure_baseline(ctx: StageContext) -> dict[str, Any]:
     return _baseline_means(root)
 
 
-def _attempt_run(ctx: StageContext, coder, run_id: str, prompt: str, index: int = 0):
-    """Edit, run, feed errors back: up to [limits] fix_attempts tries. Returns (result, edit)."""
-    from ..runner import run_experiment
-
-    attempts = max(1, ctx.config.limits.fix_attempts)
-    for attempt in range(1, attempts + 1):
-        ctx.check_stop()
-        edit = coder.edit(
-            ["experiment.py"],
-            prompt,
-            commit_message=f"experiments: {run_id} code (attempt {attempt})",
-            read_only=["notes.md"],
-        )
-        if not edit.changed:
-            ctx.say(f"{run_id} attempt {attempt}: the edit changed nothing ({edit.error})")
-            prompt = ctx.prompt("experiment_noop", error=edit.error or "no file changed")
-            continue
-        result = run_experiment(
-            ctx.project.root,
-            run_id,
-            python=ctx.config.python,
-            timeout_s=ctx.config.limits.run_timeout_s,
-            emit=ctx.emit,
-            stage=ctx.stage,
-            commit=edit.commit.sha if edit.commit else ctx.project.head(),
-            index=index,
-            total=max(1, ctx.config.limits.max_runs),
-            sandbox=ctx.config.sandbox,
-            stop=ctx.stop,
-        )
-        if result.ok:
-            return result, edit
-        ctx.check_stop()
-        ctx.say(f"{run_id} attempt {attempt} failed: {result.problem}")
-        prompt = ctx.prompt(
-            "experiment_fix",
-            run_id=run_id,
-            problem=result.problem,
-            stderr=result.stderr_tail[-1500:],
-        )
-    raise StageFailed(
-        f"{run_id} did not succeed in {attempts} attempt(s)",
-        "read the log pane, then `labtui run` to retry, or raise [limits] fix_attempts",
-    )
-
-
 def run(ctx: StageContext) -> StageOutput:
     from .plan import chosen_idea, load_plan
 
@@ -155,18 +118,22 @@ def run(ctx: StageContext) -> StageOutput:
         "means": runs.means,
         "baseline": baseline,
     }
+    if runs.abandoned:
+        result["abandoned"] = dict(runs.abandoned)
     if outcomes:
         result["parallel"] = {name: o.to_dict() for name, o in outcomes.items()}
     return StageOutput(
         summary=f"{len(runs.means)} run(s) for {idea.name}; last {last}"
+        + (f"; {len(runs.abandoned)} abandoned" if runs.abandoned else "")
         + (f"; {len(outcomes)} idea(s) beside it" if outcomes else ""),
         result=result,
         checkpoint_body=_run_body(
+            ctx.project.root,
             last,
-            runs.means[last],
-            baseline,
             runs.last_edit,
-            beside=_parallel_body(idea.name, runs, outcomes, baseline),
+            review=runs.last_review,
+            beside=_abandoned_body(runs.abandoned)
+            + _parallel_body(idea.name, runs, outcomes, baseline),
         ),
         kind="run",
         product="experiment.py",
@@ -181,13 +148,17 @@ def run_idea(
     runs: IdeaRuns,
 ) -> IdeaRuns:
     """The runs of one idea in ``ctx.project``: edit, run, fix, record, review, and (with a
-    front end) a checkpoint between runs. ``runs`` fills as they finish."""
+    front end) a checkpoint between runs. ``runs`` fills as they finish. A run that fails every
+    attempt is abandoned (its code reverted, the failure in notes.md) and the next planned run
+    follows; only when no planned run succeeds does the stage fail."""
     root = ctx.project.root
     start_notebook(root, idea.title, idea.experiment, baseline)
     ctx.commit("notebook: start notes.md", ["notes.md"])
     coder = ctx.coder()
     first = _next_run_number(root)
+    good = GoodCode(ctx.project.head(), "run_0")
     previous = f"The baseline (run_0) results are:\n{json.dumps(baseline, indent=1)}"
+    abandoned: dict[str, str] = {}
     for index, step in enumerate(planned, 1):
         ctx.check_stop()
         run_id = f"run_{first + index - 1}"
@@ -200,19 +171,103 @@ def run_idea(
             previous=previous,
             notes=ctx.notes_block(),
         )
-        result, edit = _attempt_run(ctx, coder, run_id, prompt, index=index)
+        outcome = _run_until_decided(ctx, coder, run_id, prompt, index, good)
+        if not outcome.ok:
+            abandoned[run_id] = outcome.problem
+            continue
+        result, edit = outcome.result, outcome.edit
         runs.last_edit = edit
         runs.means[run_id] = result.means
         review = _record_run(
-            ctx, idea, result, edit, baseline, list(runs.means), len(planned) - index
+            ctx, idea, outcome, good, baseline, list(runs.means), len(planned) - index
         )
+        good = GoodCode(edit.commit.sha if edit.commit else ctx.project.head(), run_id)
+        runs.last_review = review
         previous = f"{run_id} completed. Its results are:\n{json.dumps(result.means, indent=1)}"
         if index < len(planned) and review.next == "finish":
             ctx.say(f"the agent finished the experiments after {run_id}: {review.why}")
             break
-        if index < len(planned) and not _continue_after(ctx, run_id, result.means, baseline, edit):
+        if index < len(planned) and not _continue_after(ctx, run_id, edit, review):
             break
+    runs.abandoned.update(abandoned)
+    if not runs.means:
+        failed = "; ".join(f"{run_id}: {problem}" for run_id, problem in abandoned.items())
+        raise StageFailed(
+            f"no planned run of {idea.name} succeeded ({failed or 'none was run'})",
+            "notes.md says what was tried; fix experiment.py or revise the plan, then "
+            "`labtui run` again, or raise [limits] fix_attempts",
+        )
     return runs
+
+
+@dataclass(frozen=True)
+class GoodCode:
+    """The last code that ran to the end, and the run that ran it: where a failed run goes back."""
+
+    commit: str
+    run_id: str
+
+
+def _run_until_decided(
+    ctx: StageContext, coder: Any, run_id: str, prompt: str, index: int, good: GoodCode
+) -> Attempted:
+    """One planned run's attempts; when they all fail, the run is abandoned and (in co-pilot
+    mode) the researcher decides: retry with a note, edit experiment.py and run that, skip to
+    the next planned run, or abort. ``--auto`` and parallel ideas skip."""
+    while True:
+        outcome = attempt_run(ctx, coder, run_id, prompt, index=index)
+        if outcome.ok:
+            return outcome
+        abandon_run(ctx, run_id, outcome, good.commit, good.run_id)
+        decision = ctx.ask(
+            f"experiments: {run_id} failed {len(outcome.tried)} attempt(s)",
+            failed_run_body(run_id, outcome, good.run_id),
+            kind="run",
+            product="experiment.py",
+            options=("revise", "edit", "skip", "abort"),
+            return_edit=True,
+        )
+        if decision.action == "abort":
+            raise Aborted(decision.note or f"stopped after {run_id} failed; resumable")
+        if decision.action == "edit":
+            commit = ctx.keep_edit("experiment.py")
+            if commit is None:
+                continue  # nothing was edited: the question stands
+            return _run_researchers_code(ctx, run_id, index, good, commit)
+        if decision.action != "revise":
+            ctx.say(f"{run_id} skipped after {len(outcome.tried)} failed attempt(s)")
+            return outcome
+        prompt = (
+            ctx.prompt("experiment_fix", run_id=run_id, problem=outcome.problem, stderr="")
+            + ctx.notes_block()
+        )
+
+
+def _run_researchers_code(
+    ctx: StageContext, run_id: str, index: int, good: GoodCode, commit: Any
+) -> Attempted:
+    """The researcher edited experiment.py at the failed run's checkpoint: run it as this run."""
+    from ..runner import run_experiment
+
+    result = run_experiment(
+        ctx.project.root,
+        run_id,
+        python=ctx.config.python,
+        timeout_s=ctx.config.limits.run_timeout_s,
+        emit=ctx.emit,
+        stage=ctx.stage,
+        commit=commit.sha,
+        index=index,
+        total=max(1, ctx.config.limits.max_runs),
+        sandbox=ctx.config.sandbox,
+        stop=ctx.stop,
+    )
+    edit = HandEdit(commit)
+    if result.ok:
+        return Attempted(result=result, edit=edit)
+    outcome = Attempted(edit=edit, problem=result.problem, tried=[f"your code: {result.problem}"])
+    abandon_run(ctx, run_id, outcome, good.commit, good.run_id)
+    return outcome
 
 
 def _open_lanes(
@@ -265,6 +320,13 @@ def _planned_for(lane: StageContext, idea: Any) -> bool:
     return isinstance(data, dict) and data.get("idea") == idea.name
 
 
+def _abandoned_body(abandoned: dict[str, str]) -> str:
+    if not abandoned:
+        return ""
+    lines = "\n".join(f"- `{run_id}`: {problem}" for run_id, problem in abandoned.items())
+    return f"\n\nAbandoned after every fix attempt (see notes.md):\n\n{lines}"
+
+
 def _parallel_body(
     chosen: str, runs: IdeaRuns, outcomes: dict[str, LaneOutcome], baseline: dict[str, Any]
 ) -> str:
@@ -285,108 +347,72 @@ def _parallel_body(
     )
 
 
+def run_effects(root: Path, run_id: str) -> list[Any]:
+    """The run's effects against the baseline, computed (core.effects)."""
+    from ..effects import effects_of_runs, metric_directions
+
+    return effects_of_runs(root / run_id, root / "run_0", metric_directions(root))
+
+
 def _record_run(
     ctx: StageContext,
     idea: Any,
-    result: Any,
-    edit: Any,
+    outcome: Attempted,
+    before: GoodCode,
     baseline: dict[str, Any],
     done: list[str],
     remaining: int,
 ) -> RunReview:
-    """A finished run into the notebook (numbers by code, analysis by the model), a commit and
-    a tag; the model's review of it, which may end the runs."""
-    root, run_id = ctx.project.root, result.run_id
+    """A finished run into the notebook (numbers and the code change computed, the coder's own
+    words beside them, the analysis checked against the numbers), a commit and a tag; the
+    model's review of it, which may end the runs."""
+    root, result, edit = ctx.project.root, outcome.result, outcome.edit
+    run_id = result.run_id
+    found = run_effects(root, run_id)
+    old_code = ctx.project.file_at(before.commit, "experiment.py") or ""
+    explanation = own_words(edit.explanation, outcome.sent)
     append_run(
         root,
         run_id,
-        what_changed=edit.explanation,
-        means=result.means,
-        baseline=baseline,
+        what_changed=explanation,
+        computed=code_change(old_code, (root / "experiment.py").read_text(encoding="utf-8"))
+        + f" (against {before.run_id}'s code)",
+        results=effects_markdown(found),
         commit=edit.commit.sha,
         wall_s=result.wall_s,
     )
-    review = review_run(
-        ctx, idea.title, run_id, edit.explanation, result.means, baseline,
-        done=done, remaining=remaining,
-    )  # fmt: skip
-    append_analysis(root, run_id, review.analysis, f"{review.next}: {review.why}")
+    review = review_run(ctx, idea.title, run_id, explanation, found, done=done, remaining=remaining)
+    append_analysis(root, run_id, review.notebook_text(), f"{review.next}: {review.why}")
     ctx.commit(f"experiments: {run_id} results for {idea.name}", [run_id, "notes.md"])
     ctx.project.tag(f"labtui/{idea.name}/{run_id}", f"{run_id} of {idea.name}")
     return review
 
 
-@dataclass(frozen=True)
-class RunReview:
-    analysis: str  # for the notebook: what the numbers show
-    next: str  # continue | finish
-    why: str
-
-
-def parse_run_review(data: Any) -> RunReview:
-    if not isinstance(data, dict):
-        raise ValueError('answer {"analysis": "...", "next": "continue" or "finish", "why": "..."}')
-    analysis, nxt, why = data.get("analysis"), data.get("next"), data.get("why")
-    if not isinstance(analysis, str) or not analysis.strip():
-        raise ValueError('"analysis" must be a non-empty string')
-    if nxt not in ("continue", "finish"):
-        raise ValueError(f'"next" must be "continue" or "finish", not {nxt!r}')
-    if not isinstance(why, str) or not why.strip():
-        raise ValueError('"why" must be a non-empty string')
-    return RunReview(analysis.strip(), nxt, why.strip())
-
-
-def review_run(
-    ctx: StageContext,
-    title: str,
-    run_id: str,
-    what_changed: str,
-    means: dict[str, Any],
-    baseline: dict[str, Any],
-    *,
-    done: list[str],
-    remaining: int,
-) -> RunReview:
-    """The results go back to the model: an analysis for the notebook, and go on or finish."""
-    prompt = ctx.prompt(
-        "experiment_review",
-        run_id=run_id,
-        title=title,
-        what_changed=what_changed.strip() or "(no description)",
-        results=metrics_table(means, baseline),
-        done=", ".join(done) or "none",
-        remaining=remaining,
+def _run_body(root: Path, run_id: str, edit: Any, beside: str = "", review: Any = None) -> str:
+    """What the researcher judges about a run: its effects against the baseline, computed,
+    what the checks kept out of its analysis (and the ideas run ``beside`` it), then its code."""
+    withheld = (
+        "\n\n**Withheld from the notebook:**\n\n" + "\n".join(f"- {w}" for w in review.withheld)
+        if review is not None and review.withheld
+        else ""
     )
-    review = ctx.llm(role="experimenter").ask_json(
-        [{"role": "user", "content": prompt}], parse_run_review
-    )
-    ctx.tell("experimenter", f"{review.analysis}\n\n**{review.next}**: {review.why}")
-    return review
-
-
-def _run_body(
-    run_id: str, means: dict[str, Any], baseline: dict[str, Any], edit: Any, beside: str = ""
-) -> str:
-    """What the researcher judges about a run: its numbers against the baseline (and against
-    the ideas run ``beside`` it), then its code."""
     return (
         f"Results of {run_id} against the baseline:\n\n"
-        + metrics_table(means, baseline)
+        + effects_markdown(run_effects(root, run_id))
+        + withheld
         + beside
         + _diff_block(f"The code of {run_id}", edit.commit)
     )
 
 
-def _continue_after(
-    ctx: StageContext, run_id: str, means: dict[str, Any], baseline: dict[str, Any], edit: Any
-) -> bool:
+def _continue_after(ctx: StageContext, run_id: str, edit: Any, review: Any) -> bool:
     """The checkpoint between runs: approve goes on, a revision note reaches the next run's
     prompt, an edit of experiment.py is kept for the next run, skip stops the runs here (the
     stage's own checkpoint follows), abort stops safely. The last run is judged by the stage's
     checkpoint, so it is not asked twice."""
     decision = ctx.ask(
         f"experiments: {run_id} done — continue with the next run?",
-        _run_body(run_id, means, baseline, edit)
+        _run_body(ctx.project.root, run_id, edit, review=review)
         + "\n\n*s stops the runs here; r gives the next run a note; e edits experiment.py.*",
         kind="run",
         product="experiment.py",

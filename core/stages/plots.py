@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..edit_guard import EditPolicy
+from ..records import FigureDescriptions, validate
 from ..stage_context import StageContext, StageOutput
 
 FIGURES = "figures.json"  # every figure's description, for captions and the write-up
@@ -21,12 +23,16 @@ def run(ctx: StageContext) -> StageOutput:
     from ..runner import run_plot
 
     runs = ctx.result_of("experiments").get("runs", [])
+    start = ctx.project.head()  # the last plot.py and figures that worked (or the template's)
     coder = ctx.coder()
     prompt = ctx.prompt("plot", runs=", ".join(runs) or "none", notes=ctx.notes_block())
     problem = ""
     for attempt in range(1, max(1, ctx.config.limits.fix_attempts) + 1):
         edit = coder.edit(
-            ["plot.py"], prompt, commit_message=f"plots: update plot.py (attempt {attempt})"
+            ["plot.py"],
+            prompt,
+            commit_message=f"plots: update plot.py (attempt {attempt})",
+            policy=EditPolicy(),  # plot.py only; the figures are plot.py's to write, not aider's
         )
         if not edit.changed:
             ctx.say(f"plot.py was not changed ({edit.error}); running it as it is")
@@ -43,10 +49,13 @@ def run(ctx: StageContext) -> StageOutput:
             break
         problem = "timed out" if result.timed_out else f"exit status {result.returncode}"
         prompt = ctx.prompt("plot_fix", problem=problem, stderr=result.stderr_tail[-1500:])
+    if problem:
+        _keep_last_good_plots(ctx, start, problem)
     figures = _existing_figures(ctx.project.root)
     if problem:
         ctx.say(
-            f"plotting failed ({problem}); the paper will use the figures that exist: {figures}"
+            f"plotting failed ({problem}); plot.py and the figures are as they last worked, "
+            f"and the paper will use those: {', '.join(figures) or 'none'}"
         )
     descriptions = describe_figures(ctx, figures, runs) if figures else {}
     (ctx.project.root / FIGURES).write_text(json.dumps(descriptions, indent=1) + "\n")
@@ -60,6 +69,26 @@ def run(ctx: StageContext) -> StageOutput:
         + "\n".join(f"- `{f}` — {descriptions.get(f, 'no description')}" for f in figures),
         kind="plots",
         product="plot.py",
+    )
+
+
+def _keep_last_good_plots(ctx: StageContext, start: str, problem: str) -> None:
+    """plot.py failed every attempt: it goes back to the commit the stage started from, and
+    so do the figures (the PNGs the failed attempts wrote are removed), in one commit."""
+    root = ctx.project.root
+    good = ctx.project.file_at(start, "plot.py")
+    if good is not None:
+        (root / "plot.py").write_text(good, encoding="utf-8")
+    kept = set(ctx.project.repo.git.ls_tree("--name-only", start).splitlines())
+    for png in _existing_figures(root):
+        if png not in kept:
+            (root / png).unlink()
+    pngs = [name for name in kept if name.endswith(".png")]
+    if pngs:
+        ctx.project.repo.git.checkout(start, "--", *pngs)
+    ctx.commit(
+        f"plots: plot.py failed ({problem}); plot.py and figures as of {start[:8]}",
+        ["plot.py", *pngs],
     )
 
 
@@ -77,7 +106,9 @@ def parse_descriptions(data: Any, figures: list[str]) -> dict[str, str]:
             + (f"; missing: {', '.join(missing)}" if missing else "")
             + (f"; not figures: {', '.join(unknown)}" if unknown else "")
         )
-    return {f: str(described[f]).strip() for f in figures}
+    # Every one present: now whether each says something (not "...", not the example's words).
+    checked = validate(FigureDescriptions, data).figures
+    return {f: checked[f] for f in figures}
 
 
 def describe_figures(ctx: StageContext, figures: list[str], runs: list[str]) -> dict[str, str]:
@@ -90,7 +121,9 @@ def describe_figures(ctx: StageContext, figures: list[str], runs: list[str]) -> 
         code=(root / "plot.py").read_text(encoding="utf-8"),
     )
     descriptions = ctx.llm(role="plotter").ask_json(
-        [{"role": "user", "content": prompt}], lambda data: parse_descriptions(data, figures)
+        [{"role": "user", "content": prompt}],
+        lambda data: parse_descriptions(data, figures),
+        schema=FigureDescriptions,
     )
     ctx.tell("plotter", "\n".join(f"- `{f}`: {d}" for f, d in descriptions.items()))
     return descriptions

@@ -1,0 +1,205 @@
+"""One planned run: aider edits experiment.py, labtui checks the edit, runs it and feeds failures
+back, up to ``[limits] fix_attempts`` times. A run that keeps failing is abandoned: its code is
+reverted to the last commit that ran, the failure goes into notes.md, and the stage goes on.
+
+Two facts are computed here rather than trusted: whether experiment.py really changed (a reply
+can change some other file, or nothing), and whether the code is the very code an earlier run
+already ran (its results would be a copy, not a new measurement).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .events import Refused, RunAbandoned
+from .notebook import append_failure
+
+EXPERIMENT = "experiment.py"
+FAILED_RUNS = "failed_runs"  # under .labtui/: the folders of abandoned runs, kept for the record
+
+
+@dataclass
+class Attempted:
+    """How a planned run went: the successful run and its edit, or the last problem."""
+
+    result: Any = None  # runner.RunResult of the run that succeeded, or None
+    edit: Any = None  # coder.EditResult of the code that ran (or was last tried)
+    problem: str = ""  # why the last attempt failed ('' on success)
+    tried: list[str] = field(default_factory=list)  # one line per attempt, for notes.md
+    sent: list[str] = field(default_factory=list)  # the prompts the coder was given
+
+    @property
+    def ok(self) -> bool:
+        return self.result is not None
+
+
+@dataclass(frozen=True)
+class HandEdit:
+    """The researcher's own edit of experiment.py, run as a planned run: shaped like the
+    coder's EditResult where the notebook and the checkpoints read it."""
+
+    commit: Any  # project.CommitInfo
+    reply: str = ""
+    target_changed: bool = True
+    explanation: str = "(the researcher's own edit at the failed run's checkpoint)"
+
+
+def code_digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def code_of_runs(project: Any) -> dict[str, str]:
+    """{digest of experiment.py: the first run that ran it} for every finished run, from the
+    commit each run's record names (labtui_run.json)."""
+    known: dict[str, str] = {}
+    for run_id, commit in _run_commits(project.root).items():
+        code = project.file_at(commit, EXPERIMENT) if commit else None
+        if code is not None:
+            known.setdefault(code_digest(code), run_id)
+    return known
+
+
+def _run_commits(root: Path) -> dict[str, str]:
+    """{run id: the commit its code came from} for the finished runs, oldest first."""
+    from .runner import RUN_RECORD_NAME
+
+    commits: dict[str, str] = {}
+    for folder in sorted(root.glob("run_*"), key=_run_number):
+        if not (folder / "final_info.json").is_file():
+            continue
+        try:
+            record = json.loads((folder / RUN_RECORD_NAME).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue
+        if isinstance(record, dict) and record.get("commit"):
+            commits[folder.name] = str(record["commit"])
+    return commits
+
+
+def _run_number(folder: Path) -> int:
+    suffix = folder.name.removeprefix("run_")
+    return int(suffix) if suffix.isdigit() else -1
+
+
+def attempt_run(ctx: Any, coder: Any, run_id: str, prompt: str, *, index: int) -> Attempted:
+    """Edit, check, run, feed errors back: up to [limits] fix_attempts tries."""
+    from .edit_guard import EditPolicy
+    from .runner import run_experiment
+
+    attempts = max(1, ctx.config.limits.fix_attempts)
+    known = code_of_runs(ctx.project)
+    outcome = Attempted()
+    for attempt in range(1, attempts + 1):
+        ctx.check_stop()
+        outcome.sent.append(prompt)
+        edit = coder.edit(
+            [EXPERIMENT],
+            prompt,
+            commit_message=f"experiments: {run_id} code (attempt {attempt})",
+            read_only=["notes.md"],
+            policy=EditPolicy(),
+        )
+        outcome.edit = edit
+        if not edit.target_changed:
+            why = (edit.error or "no file changed").strip().splitlines()[0]
+            outcome.problem = f"the edit did not change {EXPERIMENT}: {why}"
+            outcome.tried.append(f"attempt {attempt}: {outcome.problem}")
+            ctx.say(f"{run_id} attempt {attempt}: {outcome.problem}")
+            prompt = ctx.prompt("experiment_noop", error=edit.error or "no file changed")
+            continue
+        code = (ctx.project.root / EXPERIMENT).read_text(encoding="utf-8")
+        same = known.get(code_digest(code))
+        if same is not None:
+            outcome.problem = f"{EXPERIMENT} is the very code {same} already ran"
+            outcome.tried.append(f"attempt {attempt}: {outcome.problem}; not run again")
+            ctx.emit(Refused(stage=ctx.stage, what="run", subject=run_id, reason=outcome.problem))
+            prompt = ctx.prompt("experiment_same", run_id=run_id, same=same)
+            continue
+        result = run_experiment(
+            ctx.project.root,
+            run_id,
+            python=ctx.config.python,
+            timeout_s=ctx.config.limits.run_timeout_s,
+            emit=ctx.emit,
+            stage=ctx.stage,
+            commit=edit.commit.sha if edit.commit else ctx.project.head(),
+            index=index,
+            total=max(1, ctx.config.limits.max_runs),
+            sandbox=ctx.config.sandbox,
+            stop=ctx.stop,
+        )
+        if result.ok:
+            outcome.result, outcome.problem = result, ""
+            return outcome
+        ctx.check_stop()
+        known[code_digest(code)] = f"{run_id} (attempt {attempt}, failed)"
+        outcome.problem = result.problem
+        outcome.tried.append(f"attempt {attempt}: {result.problem}")
+        ctx.say(f"{run_id} attempt {attempt} failed: {result.problem}")
+        prompt = ctx.prompt(
+            "experiment_fix",
+            run_id=run_id,
+            problem=result.problem,
+            stderr=result.stderr_tail[-1500:],
+        )
+    return outcome
+
+
+def abandon_run(ctx: Any, run_id: str, outcome: Attempted, last_good: str, good_run: str) -> str:
+    """Give a run up after its attempts: experiment.py back to ``last_good`` (the commit of
+    ``good_run``'s code), the failed run's folder out of the project root (plot.py reads every
+    run_*/), and the failure in notes.md, in one commit that says so. Returns that commit."""
+    root = ctx.project.root
+    restored = ctx.project.file_at(last_good, EXPERIMENT)
+    if restored is not None:
+        (root / EXPERIMENT).write_text(restored, encoding="utf-8")
+    _keep_failed_folder(ctx.project, run_id)
+    append_failure(
+        root, run_id, tried=outcome.tried, last_error=outcome.problem, reverted_to=good_run
+    )
+    commit = ctx.commit(
+        f"experiments: {run_id} abandoned after {len(outcome.tried)} attempt(s); "
+        f"{EXPERIMENT} reverted to the code of {good_run} ({last_good[:8]})",
+        [EXPERIMENT, "notes.md"],
+    )
+    ctx.emit(
+        RunAbandoned(
+            stage=ctx.stage,
+            run_id=run_id,
+            attempts=len(outcome.tried),
+            problem=outcome.problem,
+            reverted_to=last_good,
+        )
+    )
+    return commit.sha if commit is not None else ctx.project.head()
+
+
+def _keep_failed_folder(project: Any, run_id: str) -> None:
+    folder = project.root / run_id
+    if not folder.is_dir():
+        return
+    kept = project.state_dir / FAILED_RUNS / run_id
+    if kept.exists():
+        shutil.rmtree(kept)
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(folder), str(kept))
+
+
+def failed_run_body(run_id: str, outcome: Attempted, good_run: str) -> str:
+    """What the researcher reads at the checkpoint after a run was abandoned."""
+    tried = "\n".join(f"- {line}" for line in outcome.tried) or "- (no attempt was made)"
+    return (
+        f"**{run_id} failed every attempt** and was abandoned; experiment.py is back to the code "
+        f"of {good_run}, and notes.md says what was tried:\n\n{tried}\n\n"
+        "*r retries this run with your note · e lets you edit experiment.py, then runs your "
+        "code as this run · s skips to the next planned run · q stops here.*"
+    )
+
+
+def failed_folder(project: Any, run_id: str) -> Path:
+    return project.state_dir / FAILED_RUNS / run_id

@@ -1,0 +1,226 @@
+"""A run that fails every fix attempt does not end the project: its code is reverted to the last
+commit that ran, the failure is in notes.md, and the next planned run goes on. Code identical to
+a run already made is not run again. In co-pilot mode the researcher decides about the failure."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from conftest import TEST_API_KEY, wire_project
+from research_script import MoonsResearch, fenced_json, last_user_text, whole_file_edit
+
+from labtui.core.checkpoints import Checkpoints, Decision
+from labtui.core.errors import StageFailed
+from labtui.core.events import Refused, RunAbandoned, StageFinished
+from labtui.core.pipeline import Session
+from labtui.core.project import Project
+from labtui.core.stage_context import StageContext
+from labtui.core.stages import experiments as experiments_stage
+
+TWO_RUNS = {
+    "runs": [
+        {"change": "Double HIDDEN_UNITS", "measure": "test accuracy vs run_0"},
+        {"change": "Triple HIDDEN_UNITS", "measure": "test accuracy vs run_0"},
+    ]
+}
+
+
+@pytest.fixture
+def session(tmp_path, llm_server, arxiv_server, monkeypatch):
+    """A moons project with its baseline, an idea chosen and a plan of two runs."""
+    monkeypatch.setenv("LABTUI_API_KEY", TEST_API_KEY)
+    project = Project.create(tmp_path / "p", "moons")
+    wire_project(project.root, llm_server.url, arxiv_server.url)
+    session = Session.open(project.root)
+    session.config.limits.fix_attempts = 2
+    session.config.limits.max_runs = 2
+    root = project.root
+    experiments_stage.run_baseline(session.project, session.emit)
+    MoonsResearch(root).install(llm_server)
+    idea = {
+        "Name": "wider_hidden_layer",
+        "Title": "Wider",
+        "Experiment": "Widen the hidden layer.",
+        "Interestingness": 3,
+        "Feasibility": 3,
+        "Novelty": 3,
+    }
+    (root / "ideas.json").write_text(json.dumps([idea]))
+    (root / "plan.json").write_text(json.dumps({"idea": idea["Name"], **TWO_RUNS}))
+    project.commit("test: idea and plan")
+    session.state.finished["novelty"] = StageFinished(
+        stage="novelty", result={"idea": "wider_hidden_layer"}
+    )
+    session.events = []
+    session.bus.subscribe(session.events.append)
+    return session
+
+
+def width_edit(root, factor: int, why: str = "Widen.") -> str:
+    code = (root / "experiment.py").read_text()
+    width = int(re.search(r"^HIDDEN_UNITS = (\d+)", code, re.MULTILINE).group(1))
+    code = re.sub(r"^HIDDEN_UNITS = \d+", f"HIDDEN_UNITS = {width * factor}", code, flags=re.M)
+    return whole_file_edit("experiment.py", code, why)
+
+
+def crash_edit(root) -> str:
+    code = (root / "experiment.py").read_text()
+    return whole_file_edit("experiment.py", code + "\nraise RuntimeError('exploding')\n", "Try.")
+
+
+def analysis(request) -> str | None:
+    if "has finished. What it changed" in last_user_text(request):
+        return fenced_json(
+            {
+                "analysis": "The wider layer's accuracy is in the table.",
+                "next": "continue",
+                "why": "the plan goes on",
+            }
+        )
+    return None
+
+
+def script(llm_server, root, *edits):
+    """The experimenter: each code request takes the next of ``edits`` (a function of the
+    project root); analyses of finished runs are answered on the side."""
+    queue = list(edits)
+
+    def reply(request):
+        return analysis(request) or queue.pop(0)(root)
+
+    llm_server.default("scripted-experiments", reply)
+    return queue
+
+
+def context(session, port=None) -> StageContext:
+    checkpoints = Checkpoints(port, session.emit) if port else None
+    return StageContext(session, "experiments", notes=[], checkpoints=checkpoints)
+
+
+def test_a_failed_run_is_reverted_recorded_and_the_next_planned_run_goes_on(session, llm_server):
+    root = session.project.root
+    baseline_code = (root / "experiment.py").read_text()
+    script(llm_server, root, crash_edit, crash_edit, lambda r: width_edit(r, 3))
+    output = experiments_stage.run(context(session))
+
+    assert output.result["runs"] == ["run_2"]
+    abandoned = [e for e in session.events if isinstance(e, RunAbandoned)]
+    assert [(e.run_id, e.attempts) for e in abandoned] == [("run_1", 2)]
+    assert "exploding" in abandoned[0].problem
+    log = session.project.repo.git.log("--format=%s")
+    assert "experiments: run_1 abandoned after 2 attempt(s); experiment.py reverted to " in log
+    # run_2 started from the reverted code: only its own change is in it
+    code = (root / "experiment.py").read_text()
+    assert "exploding" not in code and "HIDDEN_UNITS = 96" in code
+    assert code.replace("HIDDEN_UNITS = 96", "HIDDEN_UNITS = 32") == baseline_code
+    notes = (root / "notes.md").read_text()
+    assert "## run_1: failed, abandoned" in notes and "reverted to the code of run_0" in notes
+    assert notes.count("attempt ") >= 2 and "exploding" in notes
+    assert "## run_2" in notes
+    # the failed run's folder is kept out of the root (plot.py reads every run_*/)
+    assert not (root / "run_1").exists()
+    assert (root / ".labtui" / "failed_runs" / "run_1" / "labtui_run.json").is_file()
+    assert output.result["abandoned"] == {"run_1": abandoned[0].problem}
+
+
+def test_when_no_planned_run_succeeds_the_stage_fails_with_the_notebook_telling_why(
+    session, llm_server
+):
+    root = session.project.root
+    script(llm_server, root, *[crash_edit] * 4)
+    with pytest.raises(StageFailed, match="no planned run of wider_hidden_layer succeeded"):
+        experiments_stage.run(context(session))
+    notes = (root / "notes.md").read_text()
+    assert "## run_1: failed, abandoned" in notes and "## run_2: failed, abandoned" in notes
+    assert "exploding" not in (root / "experiment.py").read_text()
+    assert session.project.repo.is_dirty() is False
+
+
+def test_code_identical_to_an_earlier_run_is_not_run_again_and_the_model_is_told(
+    session, llm_server
+):
+    root = session.project.root
+    baseline_code = (root / "experiment.py").read_text()
+
+    def back_to_baseline(root):
+        return whole_file_edit("experiment.py", baseline_code, "Use the baseline settings.")
+
+    script(
+        llm_server, root, lambda r: width_edit(r, 2), back_to_baseline, lambda r: width_edit(r, 3)
+    )
+    output = experiments_stage.run(context(session))
+
+    assert output.result["runs"] == ["run_1", "run_2"]
+    refused = [e for e in session.events if isinstance(e, Refused) and e.what == "run"]
+    assert [(e.subject, e.reason) for e in refused] == [
+        ("run_2", "experiment.py is the very code run_0 already ran")
+    ]
+    told = [last_user_text(r) for r in llm_server.requests_for("scripted-experiments")]
+    assert any("exactly as it was when run_0 ran" in text for text in told)
+    started = [e.run_id for e in session.events if type(e).__name__ == "RunStarted"]
+    assert started == ["run_1", "run_2"]
+
+
+class FailedRunPort:
+    """TEST-ONLY: answers the failed-run checkpoint from a list; approves the others."""
+
+    def __init__(self, *decisions):
+        self.decisions = list(decisions)
+        self.asked = []
+
+    def ask(self, request):
+        self.asked.append(request)
+        if "failed" in request.title:
+            return self.decisions.pop(0)
+        return Decision("approve")
+
+
+def test_copilot_retry_with_a_note_reaches_the_coder_and_the_run_is_made(session, llm_server):
+    root = session.project.root
+    session.config.limits.max_runs = 1
+    (root / "plan.json").write_text(
+        json.dumps({"idea": "wider_hidden_layer", "runs": TWO_RUNS["runs"][:1]})
+    )
+    script(llm_server, root, crash_edit, crash_edit, lambda r: width_edit(r, 2))
+    port = FailedRunPort(Decision("revise", "keep the network small, just widen it"))
+    output = experiments_stage.run(context(session, port))
+
+    failed = [r for r in port.asked if "failed" in r.title]
+    assert len(failed) == 1 and set(failed[0].options) == {"revise", "edit", "skip", "abort"}
+    assert "exploding" in failed[0].body
+    assert output.result["runs"] == ["run_1"]
+    last_code_prompt = [
+        last_user_text(r)
+        for r in llm_server.requests_for("scripted-experiments")
+        if "has finished" not in last_user_text(r)
+    ][-1]
+    assert "keep the network small, just widen it" in last_code_prompt
+
+
+def test_copilot_edit_runs_the_researchers_code_as_the_run(session, llm_server):
+    root = session.project.root
+    script(llm_server, root, crash_edit, crash_edit, lambda r: width_edit(r, 3))
+
+    class EditingPort(FailedRunPort):
+        def ask(self, request):
+            if "failed" in request.title:
+                code = (root / "experiment.py").read_text()
+                (root / "experiment.py").write_text(
+                    code.replace("HIDDEN_UNITS = 32", "HIDDEN_UNITS = 40")
+                )
+            return super().ask(request)
+
+    output = experiments_stage.run(context(session, EditingPort(Decision("edit", "experiment.py"))))
+    assert output.result["runs"] == ["run_1", "run_2"]
+    record = json.loads((root / "run_1" / "labtui_run.json").read_text())
+    assert "HIDDEN_UNITS = 40" in session.project.file_at(record["commit"], "experiment.py")
+    assert "researcher edited experiment.py" in session.project.repo.git.log("--format=%s")
+
+
+def test_copilot_skip_goes_on_with_the_next_planned_run(session, llm_server):
+    root = session.project.root
+    script(llm_server, root, crash_edit, crash_edit, lambda r: width_edit(r, 3))
+    output = experiments_stage.run(context(session, FailedRunPort(Decision("skip"))))
+    assert output.result["runs"] == ["run_2"]
