@@ -33,6 +33,7 @@ from .events import (
     StageStarted,
 )
 from .journal import Journal, PipelineState, read_events, replay
+from .profiles import apply_profile, profile_notice
 from .project import Project
 from .stage_context import StageContext, StageOutput
 
@@ -46,6 +47,8 @@ class Session:
     def __init__(self, project: Project) -> None:
         self.project = project
         self.config = project.config
+        # Settings that fit a small local model, where it is one (said when the run starts).
+        self.profile_changes = apply_profile(self.config)
         self.bus = Bus()
         self._history = read_events(project.state_dir / "journal.jsonl")
         self.state: PipelineState = replay(self._history)
@@ -141,6 +144,8 @@ class Session:
             self.journal.close()
             raise
         self._recover_uncommitted_work()
+        if notice := profile_notice(self.config, self.profile_changes):
+            self.emit(Notice(text=notice))
         try:
             self._pass_over_new_stages()
             for stage in STAGES:
