@@ -70,3 +70,23 @@ def test_sections_are_written_in_order_reflected_on_and_judged(project, llm_serv
     intro = next(r for r in port.asked if r.title == "writeup: introduction written")
     assert "Capacity and generalisation" in intro.body, "the checkpoint shows the section"
     assert json.loads((project.root / "provenance.json").read_text())["untraced"] == []
+
+
+def test_a_section_the_model_cannot_write_keeps_its_text_and_the_paper_goes_on(project, llm_server):
+    """A weak model's failed section does not end the write-up: it keeps its previous text
+    (the placeholder), the leftover round asks for it again, and the draft is still judged."""
+    research = MoonsResearch(project.root)
+
+    def writeup(request):
+        text = last_user_text(request)
+        if "Write the background" in text or "BACKGROUND HERE" in text.split("\n")[0]:
+            return "I am not sure what to write here."
+        return research.writeup(request)
+
+    llm_server.default("scripted-writeup", writeup)
+    port = SectionPort()
+    Session.open(project.root).run(port)
+    titles = [r.title for r in port.asked]
+    assert "writeup: background written" not in titles
+    assert "writeup: results written" in titles, "the sections after it were written"
+    assert any(r.stage == "compile" for r in port.asked), "the draft went on to compile"

@@ -40,11 +40,14 @@ from labtui.core.events import (
     LatexUpdated,
     LogLine,
     Notice,
+    Refused,
+    RunAbandoned,
     RunFinished,
     RunStarted,
     StageFinished,
     StageStarted,
 )
+from labtui.core.experiment_runs import Attempted, failed_run_body
 from labtui.core.ideas import Idea, ideas_table
 from labtui.core.notebook import metrics_table
 from labtui.core.review import SCORE_RANGES, parse_review
@@ -300,6 +303,67 @@ IDEAS = [
 ]
 
 
+def guarded_experiments() -> list[Event]:
+    """What labtui refused of a small local model's work in the experiments, and a run it gave
+    up (the real failures of issue 13), with the model's measured speed in the status bar."""
+    return [
+        *up_to_experiments(),
+        ev(
+            Refused,
+            stage="experiments",
+            what="edit",
+            subject="path/to/filename.js",
+            reason="path/to/filename.js is a placeholder name, copied from a format example: "
+            "it is never created",
+        ),
+        ev(
+            Refused,
+            stage="experiments",
+            what="edit",
+            subject="experiment.py",
+            reason="would delete 58 of 60 lines of experiment.py, leaving 8 lines",
+        ),
+        ev(
+            Refused,
+            stage="experiments",
+            what="run",
+            subject="run_2",
+            reason="experiment.py is the very code run_0 already ran",
+        ),
+        ev(
+            Refused,
+            stage="experiments",
+            what="claim",
+            subject="run_1",
+            reason="You wrote that test accuracy improved, but run_1's test_accuracy_mean is "
+            "0.8047 against 0.9367 for run_0: worse by 0.132 (beyond noise ±0.0203).",
+        ),
+        ev(
+            RunAbandoned,
+            stage="experiments",
+            run_id="run_2",
+            attempts=4,
+            problem="run_2 failed with exit code 1: NameError: name 'hidden' is not defined",
+            reverted_to="3f2a9c1e0b7d",
+        ),
+        ev(
+            CostUpdate,
+            stage="experiments",
+            model="openai/qwen2.5-coder-1.5b",
+            tokens_in=2300,
+            tokens_out=610,
+            cost_usd=0.0,
+            stage_tokens_in=9200,
+            stage_tokens_out=2440,
+            stage_cost_usd=0.0,
+            total_cost_usd=0.16,
+            budget_usd=10.0,
+            first_token_s=76.7,
+            seconds=139.0,
+        ),
+    ]
+
+
 def novelty_idea() -> Idea:
     idea = IDEAS[0]
     return Idea(
@@ -494,6 +558,29 @@ ASKS: dict[str, Ask] = {
         + metrics_table({"moons": RUN_1["moons"]["means"]}, {"moons": BASELINE["moons"]["means"]})
         + _diff_block("The code of run_1", FakeCommit()),
         "experiment.py",
+    ),
+    "failed_run": Ask(
+        "experiments",
+        "run",
+        "experiments: run_2 failed 4 attempt(s)",
+        failed_run_body(
+            "run_2",
+            Attempted(
+                problem="run_2 failed with exit code 1: NameError: name 'hidden' is not defined",
+                tried=[
+                    "attempt 1: the edit did not change experiment.py: aider refused "
+                    "path/to/filename.js",
+                    "attempt 2: run_2 failed with exit code 1: NameError: name 'hidden' is not "
+                    "defined",
+                    "attempt 3: experiment.py is the very code run_0 already ran; not run again",
+                    "attempt 4: run_2 failed with exit code 1: NameError: name 'hidden' is not "
+                    "defined",
+                ],
+            ),
+            "run_1",
+        ),
+        "experiment.py",
+        options=("revise", "edit", "skip", "abort"),
     ),
     "plots": Ask(
         "plots",
@@ -732,6 +819,7 @@ SCENES: dict[str, Scene] = {
         Scene("main_80x24", (80, 24), running(up_to_experiments), moment=all_shown),
         Scene("main_160x48", (160, 48), running(up_to_experiments), moment=all_shown),
         Scene("writeup_160x48", (160, 48), running(writeup_in_progress), moment=all_shown),
+        Scene("guards_100x30", (100, 30), running(guarded_experiments), moment=all_shown),
         *(Scene(f"checkpoint_{kind}", (100, 30), asking(kind)) for kind in ASKS),
         # The review card must stay legible on the smallest terminal and use room on a big one.
         Scene("checkpoint_review_80x24", (80, 24), asking("review")),
