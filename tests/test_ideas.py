@@ -284,3 +284,24 @@ def test_marks_from_the_picker_are_checked_before_ideas_json_is_written(tmp_path
         "wider_hidden_layer": "rejected",
         "label_smoothing": "chosen",
     }
+
+
+def test_a_model_that_gives_no_usable_idea_leaves_the_template_seeds_to_go_on(project, llm_server):
+    """Replays SmolLM2-135M's real answers to the ideas prompt (tests/recorded/real_model/
+    smollm2_moons_ideas.jsonl): an idea that is only a name, three times. The stage once failed
+    and stopped the project; now the template's seed ideas are the ideas, and it says so."""
+    from recorded_replies import replies
+
+    recorded = replies("smollm2_moons_ideas", "ideas")
+    assert recorded[0].strip().startswith('{\n  "Name"') or '"Name"' in recorded[0]
+    llm_server.script("scripted-ideas", *recorded)
+    session = Session.open(project.root)
+    said = []
+    session.bus.subscribe(lambda e: said.append(e.text) if isinstance(e, Notice) else None)
+    port = ScriptedPort(Decision("abort", "enough"))
+    session.run(port)
+    assert port.asked[0].stage == "ideas"
+    assert "weight_decay_label_noise" in port.asked[0].subjects
+    assert any("going on with the template's 2 seed idea(s)" in text for text in said)
+    assert {i.status for i in load_archive(project.root)} == {"seed"}
+    assert llm_server.remaining("scripted-ideas") == 0

@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import StageFailed
+from ..errors import StageFailed, UnusableAnswer
 from ..ideas import (
     Idea,
     idea_of,
@@ -77,9 +77,11 @@ def run(ctx: StageContext) -> StageOutput:
     ]
     llm = ctx.llm(role="ideator")
     examples = _format_examples(messages, archive)
-    proposals = drop_repeats(
-        ctx, archive, _propose(ctx, llm, messages, template, material, examples)
-    )
+    try:
+        proposed = _propose(ctx, llm, messages, template, material, examples)
+    except UnusableAnswer as exc:
+        return _from_the_seeds(ctx, archive, exc)
+    proposals = drop_repeats(ctx, archive, proposed)
     answered = [*messages, {"role": "assistant", "content": _as_json(proposals)}]
     # Checked again after reflection: refining can turn an idea into a repeat.
     fresh = drop_repeats(
@@ -158,6 +160,21 @@ def _format_examples(messages: list[dict], archive: list[Idea]) -> frozenset[str
 
 def _as_json(ideas: list[Idea]) -> str:
     return json.dumps({"ideas": [i.to_dict() for i in ideas]}, indent=1)
+
+
+def _from_the_seeds(ctx: StageContext, archive: list[Idea], error: UnusableAnswer) -> StageOutput:
+    """The model gave no usable idea: the template's seed ideas not yet run are the ideas, so a
+    weak model's project goes on (the researcher sees it at the checkpoint and can revise)."""
+    seeds = [idea for idea in archive if idea.status == "seed"]
+    if not seeds:
+        raise error
+    ctx.say(
+        f"the model gave no usable idea ({error.problem}); going on with the template's "
+        f"{len(seeds)} seed idea(s)"
+    )
+    save_archive(ctx.project.root, archive)
+    ctx.commit("ideas: the template's seed ideas (the model gave no usable idea)", ["ideas.json"])
+    return _ideas_output(ranked(seeds))
 
 
 def _ideas_output(order: list[Idea]) -> StageOutput:
