@@ -1160,3 +1160,32 @@ class Coder:
 
     def _rel(self, path: Path) -> str:
         return path.resolve().relative_to(self.project.root).as_posix()
+
+
+def aider_prompt_texts() -> list[str]:
+    """Every instruction and example aider itself sends (all edit formats): a small model copies
+    them back as its explanation, and the notebook must keep only the model's own words."""
+    import importlib
+    import pkgutil
+
+    import aider.coders
+
+    texts: list[str] = []
+    for module_info in pkgutil.iter_modules(aider.coders.__path__):
+        if not module_info.name.endswith("_prompts"):
+            continue
+        module = importlib.import_module(f"aider.coders.{module_info.name}")
+        for value in vars(module).values():
+            if isinstance(value, type) and value.__name__.endswith("Prompts"):
+                texts += _strings_of(vars(value))
+    return texts
+
+
+def _strings_of(namespace: dict[str, Any]) -> list[str]:
+    found: list[str] = []
+    for value in namespace.values():
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, list):
+            found += [m["content"] for m in value if isinstance(m, dict) and "content" in m]
+    return found

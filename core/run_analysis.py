@@ -26,13 +26,15 @@ class RunReview:
     withheld: list[str] = field(default_factory=list)  # what the checks kept out, and why
 
     def notebook_text(self) -> str:
+        """The analysis as notes.md keeps it: the write-up reads the notebook, so what was
+        withheld is counted there, never quoted (the checkpoint and the journal quote it)."""
         if not self.withheld:
             return self.analysis
-        kept = "\n".join(f"- {line}" for line in self.withheld)
         return (
             f"{self.analysis or '(nothing of the analysis passed the checks)'}\n\n"
-            f"Withheld by labtui (contradicted by the computed effects, or numbers no run "
-            f"produced):\n\n{kept}"
+            f"*labtui withheld {len(self.withheld)} sentence(s) of this analysis: they claimed "
+            "what the computed effects contradict, or cited numbers no run produced (see the "
+            "run's checkpoint and the journal).*"
         )
 
 
@@ -88,7 +90,8 @@ def review_run(
             ]
     else:
         review = _withhold(review, check)
-    ctx.tell("experimenter", f"{review.notebook_text()}\n\n**{review.next}**: {review.why}")
+    withheld = "".join(f"\n- withheld: {line}" for line in review.withheld)
+    ctx.tell("experimenter", f"{review.analysis}{withheld}\n\n**{review.next}**: {review.why}")
     return review
 
 

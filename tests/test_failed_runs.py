@@ -224,3 +224,48 @@ def test_copilot_skip_goes_on_with_the_next_planned_run(session, llm_server):
     script(llm_server, root, crash_edit, crash_edit, lambda r: width_edit(r, 3))
     output = experiments_stage.run(context(session, FailedRunPort(Decision("skip"))))
     assert output.result["runs"] == ["run_2"]
+
+
+# The analysis a real model gave of a run identical to run_0 (issue 13, failure 2), as quoted
+# there: it was kept in notes.md, and the write-up reads notes.md.
+FALSE_CLAIM = (
+    "The change gave an improvement in accuracy compared to the baseline, a significant change."
+)
+
+
+def comment_edit(root) -> str:
+    """A change that does not change what the run computes: its results equal run_0's."""
+    code = (root / "experiment.py").read_text()
+    return whole_file_edit("experiment.py", "# tidied\n" + code, "Tidy the header.")
+
+
+def test_an_analysis_the_effects_contradict_is_asked_again_then_kept_out_of_the_notebook(
+    session, llm_server
+):
+    root = session.project.root
+    session.config.limits.max_runs = 1
+    (root / "plan.json").write_text(
+        json.dumps({"idea": "wider_hidden_layer", "runs": TWO_RUNS["runs"][:1]})
+    )
+    analyses = []
+
+    def reply(request):
+        if "has finished. What it changed" in last_user_text(request) or analyses:
+            analyses.append(last_user_text(request))
+            return fenced_json({"analysis": FALSE_CLAIM, "next": "finish", "why": "It is done."})
+        return comment_edit(root)
+
+    llm_server.default("scripted-experiments", reply)
+    output = experiments_stage.run(context(session))
+
+    assert output.result["runs"] == ["run_1"]
+    assert "identical" in analyses[0], "the computed verdicts are in the prompt as fact"
+    assert len(analyses) == 1 + session.config.llm.reasks
+    assert "does not agree with the computed effects" in analyses[1]
+    claims = [e for e in session.events if isinstance(e, Refused) and e.what == "claim"]
+    assert claims and all(e.subject == "run_1" for e in claims)
+    notes = (root / "notes.md").read_text()
+    assert "improvement" not in notes and "significant change" not in notes
+    assert "labtui withheld 1 sentence(s)" in notes
+    assert "identical" in notes, "the effects table is in the notebook"
+    assert FALSE_CLAIM in output.checkpoint_body, "the checkpoint shows what was withheld"

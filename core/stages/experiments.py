@@ -13,6 +13,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from ..coder import aider_prompt_texts
 from ..effects import effects_markdown
 from ..errors import Aborted, StageFailed
 from ..events import Event
@@ -370,7 +371,7 @@ def _record_run(
     run_id = result.run_id
     found = run_effects(root, run_id)
     old_code = ctx.project.file_at(before.commit, "experiment.py") or ""
-    explanation = own_words(edit.explanation, outcome.sent)
+    explanation = own_words(edit.explanation, [*outcome.sent, *aider_prompt_texts()])
     append_run(
         root,
         run_id,
