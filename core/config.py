@@ -155,6 +155,9 @@ class ReviewSection:
     examples: str = ""  # folder of your own <name>.md + <name>.json examples ("": labtui's)
     threshold: float = 6.0  # Accept when the mean Overall reaches it (6: weak accept); 0: the AC's
     improvements: int = 0  # improvement rounds run before the checkpoint (in --auto too)
+    # of the paper's text a reviewer reads (40,000: ~10k tokens, a paper without its appendix;
+    # 0: all of it). A local model's context and speed want less.
+    paper_chars: int = 40000
 
 
 @dataclass

@@ -417,7 +417,9 @@ class _ResponseFormatRejected(Exception):
 # vLLM, OpenAI, ...), any JSON object, or no response_format (extraction + re-ask). What a model
 # rejected is remembered for the rest of the process, per model and server, so each rejection
 # costs one quick HTTP 400 and not one per call.
-STRUCTURED_MODES = ("json_schema", "json_object", "none")
+# json_object_schema is llama.cpp's own form ({"type": "json_object", "schema": ...}): servers
+# built on it (llama-cpp-python) refuse OpenAI's json_schema but constrain their grammar to this.
+STRUCTURED_MODES = ("json_schema", "json_object_schema", "json_object", "none")
 _structured_lock = threading.Lock()
 _structured_mode: dict[tuple[str, str], str] = {}
 
@@ -450,6 +452,8 @@ def _response_format(mode: str, schema: Any) -> dict[str, Any]:
         from .records import response_format
 
         return response_format(schema)
+    if mode == "json_object_schema":
+        return {"type": "json_object", "schema": schema.model_json_schema(by_alias=True)}
     return {"type": "json_object"}
 
 
@@ -498,7 +502,8 @@ class LLM:
 
         ``json_mode`` asks for JSON through ``response_format``; with ``schema`` (a pydantic
         model, ``core.records``) for that record's JSON schema first. A server that rejects one
-        gets the next (json_object, then none), and the model keeps that for later calls.
+        gets the next (json_object with the schema, plain json_object, then none), and the model
+        keeps that for later calls.
         """
         self.ledger.check()
         self._prepare()
@@ -516,9 +521,9 @@ class LLM:
                 self._notice(
                     f"{self.spec.name} rejected response_format {mode} ({rejected}); "
                     + (
-                        "asking with json_object instead"
-                        if fallback == "json_object"
-                        else "asking without it (set [llm] json_mode = false to skip this)"
+                        "asking without it (set [llm] json_mode = false to skip this)"
+                        if fallback == "none"
+                        else f"asking with {fallback} instead"
                     )
                 )
         return self._call_with_retries(messages, kwargs, stream)
@@ -527,7 +532,11 @@ class LLM:
         """The response_format modes to try for this call, best first."""
         if not (json_mode and self.settings.json_mode):
             return []
-        wanted = ["json_schema", "json_object"] if schema is not None else ["json_object"]
+        wanted = (
+            ["json_schema", "json_object_schema", "json_object"]
+            if schema is not None
+            else ["json_object"]
+        )
         best = STRUCTURED_MODES.index(structured_mode(self.spec))
         return [mode for mode in wanted if STRUCTURED_MODES.index(mode) >= best]
 

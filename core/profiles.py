@@ -36,6 +36,7 @@ LOCAL: dict[tuple[str, str], Any] = {
     ("review", "ensemble"): 1,
     ("review", "reflections"): 1,
     ("review", "few_shot"): 0,  # an example paper with its review is ~4k tokens per reviewer
+    ("review", "paper_chars"): 16000,  # ~4k tokens: fits an 8k context with the form and reply
 }
 
 

@@ -135,15 +135,17 @@ def review_text(
     examples: str = "",
     reflections: int = 0,
     temperature: float | None = None,
+    paper_chars: int = MAX_PAPER_CHARS,
 ) -> Review:
-    """One reviewer's review of ``paper`` (invalid fields are asked again), reconsidered for up
-    to ``reflections`` rounds or until the reviewer says it is done."""
+    """One reviewer's review of ``paper`` (its first ``paper_chars`` characters; invalid fields
+    are asked again), reconsidered for up to ``reflections`` rounds or until the reviewer says
+    it is done."""
     messages = [
         {"role": "system", "content": prompt("review_system")},
         {
             "role": "user",
             "content": prompt(
-                "review", paper=paper[:MAX_PAPER_CHARS], notes=notes, examples=examples
+                "review", paper=paper[: paper_chars or None], notes=notes, examples=examples
             ),
         },
     ]
@@ -280,6 +282,7 @@ def review_panel(
             examples=shots,
             reflections=settings.reflections,
             temperature=settings.temperature if several else None,
+            paper_chars=settings.paper_chars,
         )
         if several:
             progress(f"reviewer {number} of {settings.ensemble}: Overall {written.overall}")

@@ -346,9 +346,13 @@ def test_a_rejected_json_schema_falls_back_to_json_object_and_is_remembered(
     # Another LLM of the same model and server (another stage) knows it already.
     make_llm(llm_server, Recorder()).ask_json(ANALYSIS_PROMPT, parse_analysis, schema=RunAnalysis)
     assert _format_types(llm_server) == ["json_schema", "json_object", "json_object"]
-    assert llm_module.structured_mode(model.spec) == "json_object"
+    # llama.cpp's form: json_object carrying the record's schema
+    assert llm_server.requests[1]["response_format"]["schema"] == RunAnalysis.model_json_schema(
+        by_alias=True
+    )
+    assert llm_module.structured_mode(model.spec) == "json_object_schema"
     assert any("rejected response_format json_schema" in n.text for n in events.of(Notice))
-    assert any("asking with json_object instead" in n.text for n in events.of(Notice))
+    assert any("asking with json_object_schema instead" in n.text for n in events.of(Notice))
     assert llm_server.errors == []
 
 
@@ -363,13 +367,21 @@ def test_a_server_without_json_modes_gets_extraction_and_reasks(
         # Not 422: litellm itself resends a 422 once whenever aider (imported by an earlier test
         # in the process) has set litellm.drop_params, which would make the count vary.
         Fault(status=400, message="response_format is not supported by this server"),
+        Fault(status=400, message="response_format is not supported by this server"),
         "Sure! Here it is:\n" + json.dumps(ANALYSIS),
         json.dumps(ANALYSIS),
     )
     model = make_llm(llm_server, Recorder())
     assert model.ask_json(ANALYSIS_PROMPT, parse_analysis, schema=RunAnalysis).next == "continue"
     model.ask_json(ANALYSIS_PROMPT, parse_analysis, schema=RunAnalysis)
-    assert _format_types(llm_server) == ["json_schema", "json_object", "none", "none"]
+    sent = [(r.get("response_format") or {}) for r in llm_server.requests]
+    assert [(f.get("type", "none"), "schema" in f) for f in sent] == [
+        ("json_schema", False),
+        ("json_object", True),
+        ("json_object", False),
+        ("none", False),
+        ("none", False),
+    ]
 
 
 def test_each_refused_answer_is_a_refused_event_naming_the_record(
