@@ -14,6 +14,7 @@ from pathlib import Path
 from .config import Config, LLMSection, ModelSpec, load_config
 from .errors import ConfigError, LabtuiError
 from .events import CostUpdate, Event
+from .streaming import speed_words
 
 PING_PROMPT = "Reply with the word ok."
 PING_MAX_TOKENS = 16  # enough for "ok" and a little politeness, not for a looping model
@@ -131,17 +132,9 @@ def ping_model(spec: ModelSpec, settings: LLMSection) -> Check:
 
 def _timing(cost: CostUpdate) -> str:
     """'in 2.1 s (first token 1.6 s; in 31 tok/s, out 9.8 tok/s)'."""
-    speeds = []
-    if cost.prompt_tps > 0:
-        speeds.append(f"in {_rate(cost.prompt_tps)} tok/s")
-    if cost.output_tps > 0:
-        speeds.append(f"out {_rate(cost.output_tps)} tok/s")
-    speed = f"; {', '.join(speeds)}" if speeds else ""
+    speeds = speed_words(cost.prompt_tps, cost.output_tps, ", ")
+    speed = f"; {speeds}" if speeds else ""
     return f"in {cost.seconds:.1f} s (first token {cost.first_token_s:.1f} s{speed})"
-
-
-def _rate(per_second: float) -> str:
-    return f"{per_second:.0f}" if per_second >= 10 else f"{per_second:.1f}"
 
 
 def run_checks(project_dir: Path | None) -> list[Check]:

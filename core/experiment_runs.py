@@ -89,7 +89,6 @@ def _run_number(folder: Path) -> int:
 def attempt_run(ctx: Any, coder: Any, run_id: str, prompt: str, *, index: int) -> Attempted:
     """Edit, check, run, feed errors back: up to [limits] fix_attempts tries."""
     from .edit_guard import EditPolicy
-    from .runner import run_experiment
 
     attempts = max(1, ctx.config.limits.fix_attempts)
     known = code_of_runs(ctx.project)
@@ -120,18 +119,8 @@ def attempt_run(ctx: Any, coder: Any, run_id: str, prompt: str, *, index: int) -
             ctx.emit(Refused(stage=ctx.stage, what="run", subject=run_id, reason=outcome.problem))
             prompt = ctx.prompt("experiment_same", run_id=run_id, same=same)
             continue
-        result = run_experiment(
-            ctx.project.root,
-            run_id,
-            python=ctx.config.python,
-            timeout_s=ctx.config.limits.run_timeout_s,
-            emit=ctx.emit,
-            stage=ctx.stage,
-            commit=edit.commit.sha if edit.commit else ctx.project.head(),
-            index=index,
-            total=max(1, ctx.config.limits.max_runs),
-            sandbox=ctx.config.sandbox,
-            stop=ctx.stop,
+        result = run_in_project(
+            ctx, run_id, edit.commit.sha if edit.commit else ctx.project.head(), index
         )
         if result.ok:
             outcome.result, outcome.problem = result, ""
@@ -148,6 +137,25 @@ def attempt_run(ctx: Any, coder: Any, run_id: str, prompt: str, *, index: int) -
             stderr=result.stderr_tail[-1500:],
         )
     return outcome
+
+
+def run_in_project(ctx: Any, run_id: str, commit: str, index: int) -> Any:
+    """``python experiment.py --out_dir=<run_id>`` as the project's settings say: a RunResult."""
+    from .runner import run_experiment
+
+    return run_experiment(
+        ctx.project.root,
+        run_id,
+        python=ctx.config.python,
+        timeout_s=ctx.config.limits.run_timeout_s,
+        emit=ctx.emit,
+        stage=ctx.stage,
+        commit=commit,
+        index=index,
+        total=max(1, ctx.config.limits.max_runs),
+        sandbox=ctx.config.sandbox,
+        stop=ctx.stop,
+    )
 
 
 def abandon_run(ctx: Any, run_id: str, outcome: Attempted, last_good: str, good_run: str) -> str:

@@ -24,6 +24,7 @@ from labtui.core.events import (
     StageFinished,
     StageStarted,
 )
+from labtui.core.streaming import speed_words
 
 Clock = Callable[[], float]
 
@@ -89,19 +90,9 @@ def format_elapsed(seconds: float) -> str:
     return f"{hours:d}:{minutes:02d}:{secs:02d}"
 
 
-def format_rate(per_second: float) -> str:
-    """Tokens per second: '31', '9.8', '0.4'."""
-    return f"{per_second:.0f}" if per_second >= 10 else f"{per_second:.1f}"
-
-
 def speed_text(progress: Progress) -> str:
     """'in 31 tok/s · out 9.8 tok/s' for the last measured call, '' before any."""
-    parts = []
-    if progress.prompt_tps > 0:
-        parts.append(f"in {format_rate(progress.prompt_tps)} tok/s")
-    if progress.output_tps > 0:
-        parts.append(f"out {format_rate(progress.output_tps)} tok/s")
-    return " · ".join(parts)
+    return speed_words(progress.prompt_tps, progress.output_tps)
 
 
 def format_tokens(tokens: int) -> str:

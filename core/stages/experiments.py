@@ -17,7 +17,14 @@ from ..coder import aider_prompt_texts
 from ..effects import effects_markdown
 from ..errors import Aborted, StageFailed
 from ..events import Event
-from ..experiment_runs import Attempted, HandEdit, abandon_run, attempt_run, failed_run_body
+from ..experiment_runs import (
+    Attempted,
+    HandEdit,
+    abandon_run,
+    attempt_run,
+    failed_run_body,
+    run_in_project,
+)
 from ..notebook import (
     append_analysis,
     append_run,
@@ -248,21 +255,7 @@ def _run_researchers_code(
     ctx: StageContext, run_id: str, index: int, good: GoodCode, commit: Any
 ) -> Attempted:
     """The researcher edited experiment.py at the failed run's checkpoint: run it as this run."""
-    from ..runner import run_experiment
-
-    result = run_experiment(
-        ctx.project.root,
-        run_id,
-        python=ctx.config.python,
-        timeout_s=ctx.config.limits.run_timeout_s,
-        emit=ctx.emit,
-        stage=ctx.stage,
-        commit=commit.sha,
-        index=index,
-        total=max(1, ctx.config.limits.max_runs),
-        sandbox=ctx.config.sandbox,
-        stop=ctx.stop,
-    )
+    result = run_in_project(ctx, run_id, commit.sha, index)
     edit = HandEdit(commit)
     if result.ok:
         return Attempted(result=result, edit=edit)
