@@ -56,6 +56,9 @@ if TYPE_CHECKING:  # pragma: no cover - typing only; litellm is imported lazily
 T = TypeVar("T")
 Emit = Callable[[Event], None]
 
+# The most tokens a structured answer (an idea, a plan, a review) may take.
+ANSWER_MAX_TOKENS = 2048
+
 # Backoff before retry n (0-based) is BACKOFF_BASE_S * 2**n, plus up to 50 % jitter, at most
 # BACKOFF_MAX_S. Tests shrink the base so that retry paths run in milliseconds.
 BACKOFF_BASE_S = 1.0
@@ -563,6 +566,9 @@ class LLM:
         from .records import answer_examples, example_strings, record_name
 
         chat_kwargs.setdefault("json_mode", True)
+        # A record is a few hundred tokens; a small model that loops would otherwise write to
+        # [llm] max_tokens, which is sized for whole files (minutes at 10 tokens/s).
+        chat_kwargs.setdefault("max_tokens", ANSWER_MAX_TOKENS)
         chat_kwargs["schema"] = schema
         allowed_reasks = self.settings.reasks if reasks is None else reasks
         shown = example_strings(messages) if examples is None else frozenset(examples)
