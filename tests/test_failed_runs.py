@@ -269,3 +269,36 @@ def test_an_analysis_the_effects_contradict_is_asked_again_then_kept_out_of_the_
     assert "labtui withheld 1 sentence(s)" in notes
     assert "identical" in notes, "the effects table is in the notebook"
     assert FALSE_CLAIM in output.checkpoint_body, "the checkpoint shows what was withheld"
+
+
+def test_a_real_small_models_replies_that_never_edit_end_in_an_abandoned_run_and_a_clear_failure(
+    session, llm_server
+):
+    """Replays SmolLM2-135M's real aider replies (tests/recorded/real_model/
+    smollm2_moons_experiments.jsonl): chat instead of an edit, eight times. Nothing is run,
+    nothing of the model's is committed, and the notebook says what was tried."""
+    from recorded_replies import replies
+
+    root = session.project.root
+    session.config.limits.max_runs = 1
+    (root / "plan.json").write_text(
+        json.dumps({"idea": "wider_hidden_layer", "runs": TWO_RUNS["runs"][:1]})
+    )
+    recorded = replies("smollm2_moons_experiments", "experiments")
+    assert len(recorded) == 8 and not any("```" in reply for reply in recorded)
+    session.config.limits.fix_attempts = 4  # as the bench ran it: 4 attempts of 2 tries each
+    llm_server.script("scripted-experiments", *recorded)
+    before = (root / "experiment.py").read_text()
+
+    with pytest.raises(StageFailed, match="no planned run of wider_hidden_layer succeeded"):
+        experiments_stage.run(context(session))
+
+    assert llm_server.remaining("scripted-experiments") == 0
+    assert not [e for e in session.events if type(e).__name__ == "RunStarted"]
+    assert [(e.run_id, e.attempts) for e in session.events if isinstance(e, RunAbandoned)] == [
+        ("run_1", 4)
+    ]
+    assert (root / "experiment.py").read_text() == before
+    notes = (root / "notes.md").read_text()
+    assert "## run_1: failed, abandoned" in notes and "did not change experiment.py" in notes
+    assert "You're welcome" not in notes, "a model's chat is not the notebook's"
