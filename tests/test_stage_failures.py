@@ -127,6 +127,8 @@ def test_an_experiment_that_keeps_failing_gets_its_error_back_then_fails_the_sta
 
 
 def test_malformed_idea_json_is_re_asked_then_fails_clearly(session, llm_server):
+    # Without seed ideas to fall back on (tests/test_ideas.py covers the fallback).
+    (session.project.root / "seed_ideas.json").write_text("[]")
     llm_server.default("scripted-ideas", "Sure! Here are some great ideas: {Name: oops")
     with pytest.raises(LLMError, match="scripted-ideas") as info:
         ideas_stage.run(context(session, "ideas"))
