@@ -181,3 +181,20 @@ def test_bad_review_settings_are_named_before_any_model_call(
     done = run_labtui("review", str(tex_pdf), *flags, env=_env(llm_server))
     assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr
     assert llm_server.requests_for("scripted-review") == []
+
+
+def test_a_real_small_models_review_is_refused_and_never_printed(tex_pdf, llm_server):
+    """Replays SmolLM2-135M's real reviews of a paper (tests/recorded/real_model/
+    smollm2_review.jsonl): prose with '<1-4>' where points belong, not JSON. The command fails
+    with the reason after the re-asks and prints no review."""
+    from recorded_replies import exchanges
+
+    recorded = [e["reply"] for e in exchanges("smollm2_review") if e["status"] == 200]
+    assert len(recorded) == 3
+    llm_server.script("scripted-review", *recorded)
+    one = ("--ensemble", "1", "--reflections", "1", "--few-shot", "0")
+    done = run_labtui("review", str(tex_pdf), *one, env=_env(llm_server))
+    assert done.returncode != 0
+    assert "gave no usable review after 3 attempts" in done.stderr
+    assert done.stdout.strip() == "" and "Traceback" not in done.stderr
+    assert llm_server.remaining("scripted-review") == 0
