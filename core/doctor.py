@@ -159,7 +159,27 @@ def run_checks(project_dir: Path | None) -> list[Check]:
     checks.append(_sandbox(config))
     checks.append(_interpreter(config))
     checks.append(_semantic_scholar())
+    checks.append(_profile(config))
     return checks + _models(config) + _model_answers(config)
+
+
+def _profile(config: Config) -> Check:
+    """Which settings the small-model profile changes for this model (core/profiles.py)."""
+    import copy
+
+    from .profiles import apply_profile
+
+    changed = apply_profile(copy.deepcopy(config))
+    if not changed:
+        return Check(
+            "settings", True, f"labtui's defaults ([llm] profile = {config.llm.profile!r})"
+        )
+    return Check(
+        "settings",
+        True,
+        f"small-model profile for a local model: {', '.join(changed)} "
+        '([llm] profile = "hosted" keeps the defaults)',
+    )
 
 
 def _semantic_scholar() -> Check:

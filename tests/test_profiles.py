@@ -62,3 +62,13 @@ def test_an_unknown_profile_is_named_with_the_fix(tmp_path):
     with pytest.raises(ConfigError, match=r"\[llm\] profile is 'tiny'") as info:
         config_from_dict({"llm": {"profile": "tiny"}}, tmp_path / "labtui.toml")
     assert "auto, hosted, local" in info.value.hint
+
+
+def test_doctor_says_which_settings_the_profile_changes(monkeypatch):
+    from labtui.core.doctor import run_checks
+
+    monkeypatch.setenv("LABTUI_API_BASE", "http://127.0.0.1:9/v1")  # nothing listens there
+    settings = next(c for c in run_checks(None) if c.name == "settings")
+    assert "small-model profile" in settings.detail and "review.few_shot = 0" in settings.detail
+    monkeypatch.delenv("LABTUI_API_BASE")
+    assert "labtui's defaults" in next(c for c in run_checks(None) if c.name == "settings").detail
