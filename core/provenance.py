@@ -11,8 +11,8 @@ metric and commit.
 
 Claims are checked too: a sentence of the abstract or the Results section that states a direction
 (an improvement, a decline, a significant effect) which every run's effect against the baseline
-contradicts is listed like an untraced number (``core/effects.py`` computes the effects and reads
-the sentences) and waived the same way, keyed by the sentence.
+contradicts is listed like an untraced number (``core/effects.py`` computes the effects,
+``core/claims.py`` reads the sentences) and waived the same way, keyed by the sentence.
 """
 
 from __future__ import annotations
@@ -385,8 +385,8 @@ def _plausible(written: Written, source: Source) -> bool:
 def check_paper(root: Path, tex: Path, waived: dict[str, str] | None = None) -> Report:
     """Trace the paper's numbers, check its claims against every run's effects, and write
     provenance.json beside the project's runs."""
-    # effects builds on this module's number reading, so it is imported here, where it is used
-    from .effects import paper_contradictions
+    # claims builds on this module's number reading, so it is imported here, where it is used
+    from .claims import paper_contradictions
 
     root = Path(root)
     tex_text = Path(tex).read_text(encoding="utf-8")

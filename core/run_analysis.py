@@ -2,8 +2,8 @@
 
 labtui computes the effects (``core.effects``: each metric against the baseline, identical,
 within noise, better or worse) and gives them to the model as fact. Its analysis is then checked
-like the paper is: a number that no run produced, or a claim of improvement, decline or
-significance that the effects contradict, goes back to the model with the numbers, up to
+like the paper is (``core.claims``): a number that no run produced, or a claim of improvement,
+decline or significance that the effects contradict, goes back to the model with the numbers, up to
 ``[llm] reasks`` times. What is still wrong after that never reaches notes.md as the model wrote
 it: sentences with untraced numbers are withheld, contradicted claims are withheld and listed,
 and the checkpoint shows both. The write-up reads notes.md, so this is where a false "a
@@ -59,7 +59,8 @@ def review_run(
 ) -> RunReview:
     """The computed effects go to the model: an analysis for the notebook (checked against the
     effects and the runs), and go on or finish."""
-    from .effects import check_analysis, effects_markdown
+    from .claims import check_analysis
+    from .effects import effects_markdown
     from .provenance import run_sources
     from .records import RunAnalysis
 
@@ -107,7 +108,7 @@ def _recheck_prompt(problems: list[str]) -> str:
 
 def _withhold(review: RunReview, check: Any) -> RunReview:
     """The analysis without the sentences that failed the checks; they are listed instead."""
-    from .effects import sentences
+    from .claims import sentences
 
     untraced = {w.text for w in check.untraced}
     contradicted = {c.sentence.strip(): c.problem for c in check.contradicted}

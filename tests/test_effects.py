@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from labtui.core.claims import check_analysis
 from labtui.core.effects import (
     BETTER,
     CHANGED,
     IDENTICAL,
     WITHIN_NOISE,
     WORSE,
-    check_analysis,
     direction_of,
     effects,
     effects_markdown,
