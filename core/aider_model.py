@@ -1,0 +1,319 @@
+"""aider's model, set up by labtui: offline metadata, limits, streaming, billing, failures.
+
+This room holds everything about the model aider calls:
+
+- registering it with litellm and aider without the network (:func:`prepare_offline_litellm`,
+  :func:`register_with_aider`) and building aider's ``Model`` with labtui's limits
+  (:func:`make_model`), in the edit format configured or aider's choice
+  (:func:`choose_edit_format`);
+- every completion streamed under labtui's inactivity limits (:func:`stream_completions`), its
+  failures recorded and aider's retries cut short (:func:`record_failures`), a failed call
+  explained (:func:`infrastructure_error`) and a turn priced (:func:`token_price`);
+- aider's code fence chosen from the edited files only (:func:`fence_from_editable_files`) and
+  the texts aider itself sends (:func:`aider_prompt_texts`).
+
+aider and litellm are imported inside the functions: importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .config import ModelSpec
+from .errors import ConfigError, LLMError
+from .events import AgentChunk, Event, Notice
+from .streaming import (
+    InactivityTimeout,
+    Limits,
+    abandons_request,
+    consume_stream,
+    note_abandoned,
+    wait_for_abandoned,
+)
+
+NO_KEY_PLACEHOLDER = "sk-no-key"  # the OpenAI client insists on a key even for local servers
+
+
+def prepare_offline_litellm(spec: ModelSpec) -> None:
+    """Offline-safe litellm: local price map, our model registered (core/llm.py does the work)."""
+    # Belt and braces: litellm fetches its price map over the network unless told not to.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    from . import llm
+
+    llm.prepare_litellm()
+    llm.register_model(spec)
+
+
+def _model_metadata(spec: ModelSpec) -> dict[str, Any]:
+    """aider's metadata for ``spec``: litellm's entry (core/llm.py registers unknown models with
+    labtui.toml's prices first), else a minimal chat entry.
+
+    aider looks every model up in its own metadata first and otherwise downloads litellm's price
+    list (5 s timeout) on each Model(...); registering the entry keeps it offline and quiet.
+    """
+    import litellm
+
+    try:
+        info = {k: v for k, v in dict(litellm.get_model_info(spec.name)).items() if v is not None}
+    except Exception:
+        info = {}
+    provider = spec.name.split("/", 1)[0] if "/" in spec.name else "openai"
+    info.setdefault("litellm_provider", provider)
+    info.setdefault("mode", "chat")
+    return info
+
+
+def register_with_aider(spec: ModelSpec, state_dir: Path) -> None:
+    from aider.models import register_litellm_models
+
+    path = state_dir / "model-metadata.json"
+    path.write_text(json.dumps({spec.name: _model_metadata(spec)}, default=str), encoding="utf-8")
+    register_litellm_models([str(path)])
+
+
+def valid_edit_formats() -> list[str]:
+    from aider import coders
+
+    return sorted({str(c.edit_format) for c in coders.__all__ if getattr(c, "edit_format", None)})
+
+
+def choose_edit_format(explicit: str, aider_choice: str | None) -> str:
+    """The configured format; else aider's choice for the model (``whole`` for models it does
+    not know: small local models fail ``diff`` but manage ``whole``)."""
+    if explicit:
+        formats = valid_edit_formats()
+        if explicit not in formats:
+            raise ConfigError(
+                f"unknown aider edit format {explicit!r}",
+                f"set [models] edit_format to one of: {', '.join(formats)} (or leave it empty)",
+            )
+        return explicit
+    return aider_choice or "whole"
+
+
+def make_model(spec: ModelSpec, max_tokens: int, limits: Limits) -> Any:
+    from aider.models import Model
+
+    # The same name for weak and editor models: aider would otherwise build (and look up over
+    # the network) a second model for commit messages we never let it write.
+    model = Model(spec.name, weak_model=spec.name, editor_model=spec.name)
+    params: dict[str, Any] = dict(model.extra_params or {})
+    params["max_tokens"] = max_tokens  # a looping small model otherwise runs to its context end
+    # Every call streams (stream_completions); the HTTP timeout is only the watchdog's backstop.
+    params["timeout"] = limits.http_timeout_s
+    params["stream_options"] = {"include_usage": True}  # the usage aider bills, in the last chunk
+    params["num_retries"] = 0  # aider retries (and labtui stops it): no third layer in litellm
+    if spec.api_base:
+        params["api_base"] = spec.api_base
+        params["api_key"] = spec.api_key or NO_KEY_PLACEHOLDER
+    elif spec.api_key:
+        params["api_key"] = spec.api_key
+    model.extra_params = params  # aider passes these straight to litellm.completion
+    return model
+
+
+def fence_from_editable_files(aider_coder: Any) -> None:
+    """Pick aider's code fence from the files being edited, ignoring read-only context.
+
+    aider avoids any fence that occurs in *any* file of the chat, so one ``` in read-only notes
+    switches every reply to ```` — and models, small ones above all, answer with ``` anyway
+    (aider's own note on its fences: issue #2879), which aider then cannot parse. A read-only file
+    shown in a ``` fence it contains only blurs its display; the edit format stays parseable.
+    """
+
+    def choose_fence() -> None:
+        lines = [
+            line
+            for _name, content in aider_coder.get_abs_fnames_content()
+            for line in content.splitlines()
+        ]
+        for fence in aider_coder.fences:
+            if not any(line.startswith(fence) for line in lines):
+                aider_coder.fence = fence
+                return
+        aider_coder.fence = aider_coder.fences[0]
+
+    aider_coder.choose_fence = choose_fence  # aider calls it before every message
+
+
+def token_price(spec: ModelSpec, tokens_in: int, tokens_out: int) -> float:
+    import litellm
+
+    try:
+        cost_in, cost_out = litellm.cost_per_token(
+            model=spec.name, prompt_tokens=tokens_in, completion_tokens=tokens_out
+        )
+        return float(cost_in) + float(cost_out)
+    except Exception:
+        return (tokens_in * spec.input_usd_per_mtok + tokens_out * spec.output_usd_per_mtok) / 1e6
+
+
+def stream_completions(
+    model: Any, spec: ModelSpec, limits: Limits, emit: Callable[[Event], None], stage: str
+) -> list[tuple[float, float]]:
+    """Make every completion aider asks for a streamed one, read under labtui's inactivity limits.
+
+    aider itself runs unstreamed (its streaming writes raw chunks to stdout, which would tear
+    the TUI), and an unstreamed call can only have a total timeout, which cuts off a slow local
+    model that is still writing. So the model's ``send_completion`` asks litellm for a stream,
+    reads it with core/streaming.py, shows each piece as an AgentChunk (role "aider") and hands
+    aider a non-streamed response rebuilt from the chunks: aider's own code path, and the usage
+    it bills, stay the non-streaming ones.
+
+    A call that goes quiet too long is given up: the Notice says which limit, and aider gets a
+    litellm Timeout, which it retries; that retry (like any next call) first waits until a local
+    server has finished the abandoned request. Returns the list that the timing
+    ``(first_token_s, seconds)`` of each completed call is appended to.
+    """
+    import litellm
+
+    timings: list[tuple[float, float]] = []
+    send_completion = model.send_completion
+
+    def notice(text: str) -> None:
+        emit(Notice(stage=stage, text=text))
+
+    def show(piece: str) -> None:
+        emit(AgentChunk(stage=stage, role="aider", text=piece))
+
+    def streamed(
+        messages: list[dict[str, Any]], functions: Any, stream: bool, temperature: Any = None
+    ) -> tuple[Any, Any]:
+        wait_for_abandoned(spec.api_base, limits, notice, spec.api_key)
+        sent: list[Any] = []
+
+        def open_stream() -> Any:
+            hash_object, response = send_completion(messages, functions, True, temperature)
+            sent.append(hash_object)
+            return response
+
+        try:
+            result = consume_stream(open_stream, limits, show, what=spec.name)
+        except Exception as exc:
+            if spec.api_base and abandons_request(exc):
+                note_abandoned(spec.api_base)
+            if not isinstance(exc, InactivityTimeout):
+                raise
+            notice(str(exc))
+            # Exactly litellm.Timeout: aider looks its retry rule up by the exception's class.
+            raise litellm.Timeout(
+                message=exc.reason, model=spec.name, llm_provider=_provider_name(spec)
+            ) from exc
+        timings.append((result.first_token_s, result.seconds))
+        response = litellm.stream_chunk_builder(result.chunks, messages=messages)
+        return sent[0], response if response is not None else _empty_response(spec)
+
+    model.send_completion = streamed
+    return timings
+
+
+def _provider_name(spec: ModelSpec) -> str:
+    return spec.name.split("/", 1)[0] if "/" in spec.name else "openai"
+
+
+def _empty_response(spec: ModelSpec) -> Any:
+    """What a stream without a single chunk amounts to: an empty reply, which aider reports."""
+    import litellm
+
+    return litellm.ModelResponse(
+        model=spec.name,
+        choices=[
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": ""}}
+        ],
+    )
+
+
+class _GaveUp(Exception):
+    """Ends aider's retry loop: a plain exception, which aider reports and does not retry."""
+
+
+def record_failures(model: Any, retries: int) -> list[BaseException]:
+    """Wrap the model's completion call so the exceptions aider swallows reach us.
+
+    aider retries transient errors itself for about a minute (a dead local server included);
+    after labtui's own ``[llm] retries`` failures in one turn it is stopped instead.
+    """
+    failures: list[BaseException] = []
+    send_completion = model.send_completion
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return send_completion(*args, **kwargs)
+        except Exception as exc:
+            failures.append(exc)
+            if len(failures) > retries:
+                raise _GaveUp(f"gave up after {len(failures)} failed calls: {exc}") from exc
+            raise
+
+    model.send_completion = watched
+    return failures
+
+
+def infrastructure_error(exc: BaseException, spec: ModelSpec) -> LLMError:
+    """An LLMError saying what a failed model call means and what to change (key masked)."""
+    name = type(exc).__name__
+    where = f" at {spec.api_base}" if spec.api_base else ""
+    if isinstance(exc.__cause__, InactivityTimeout):  # given up by stream_completions
+        quiet = exc.__cause__
+        return LLMError(f"{quiet.reason}{where}", f"{quiet.hint}, or check that it is up")
+    text = str(exc).strip()
+    detail = (text.splitlines()[0] if text else name)[:400]
+    if spec.api_key:
+        detail = detail.replace(spec.api_key, "***")
+    if name in ("AuthenticationError", "PermissionDeniedError"):
+        return LLMError(
+            f"{spec.name}{where} rejected the API key: {detail}",
+            f"put a valid key in ${spec.api_key_env} (the variable named by [models] api_key_env)",
+        )
+    if name == "NotFoundError":
+        return LLMError(
+            f"{spec.name}{where} does not serve this model: {detail}",
+            "check the model name in labtui.toml [models] (local servers: openai/<served name>)",
+        )
+    if name == "ContextWindowExceededError":
+        return LLMError(
+            f"the files and prompt do not fit the context of {spec.name}: {detail}",
+            "edit fewer or smaller files, or use a model with a larger context window",
+        )
+    if name == "APIConnectionError":
+        return LLMError(
+            f"could not reach {spec.name}{where}: {detail}",
+            "check that the server is running and that [models] api_base is right",
+        )
+    return LLMError(
+        f"{spec.name}{where} failed ({name}): {detail}",
+        "check labtui.toml [models] and the provider's status, then resume the run",
+    )
+
+
+def aider_prompt_texts() -> list[str]:
+    """Every instruction and example aider itself sends (all edit formats): a small model copies
+    them back as its explanation, and the notebook must keep only the model's own words."""
+    import importlib
+    import pkgutil
+
+    import aider.coders
+
+    texts: list[str] = []
+    for module_info in pkgutil.iter_modules(aider.coders.__path__):
+        if not module_info.name.endswith("_prompts"):
+            continue
+        module = importlib.import_module(f"aider.coders.{module_info.name}")
+        for value in vars(module).values():
+            if isinstance(value, type) and value.__name__.endswith("Prompts"):
+                texts += _strings_of(vars(value))
+    return texts
+
+
+def _strings_of(namespace: dict[str, Any]) -> list[str]:
+    found: list[str] = []
+    for value in namespace.values():
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, list):
+            found += [m["content"] for m in value if isinstance(m, dict) and "content" in m]
+    return found
