@@ -4,8 +4,9 @@ A small model answering in aider's ``whole`` format copies the format's example 
 (``path/to/filename.js``, aider's ``show_greeting.py``), returns one function as "the whole file"
 (an 8-line experiment.py that deleted 58 of 60 lines), or leaves code out with "# ... rest of the
 code". aider applies all of that as asked. :class:`EditPolicy` says what one step's edit may touch
-and :func:`check_edit` judges one file's new text against its old text; the aider bridge
-(core/coder.py) stages aider's writes, runs these checks, and writes all of a reply or none of it.
+and :func:`check_edit` judges one file's new text against its old text; aider's IO bridge
+(core/aider_io.py) stages its writes, and the coder (core/coder.py) runs these checks and
+writes all of a reply or none of it.
 
 Everything here is a pure function of names and texts, so it is cheap to import and to test.
 """
