@@ -302,3 +302,22 @@ def test_a_real_small_models_replies_that_never_edit_end_in_an_abandoned_run_and
     notes = (root / "notes.md").read_text()
     assert "## run_1: failed, abandoned" in notes and "did not change experiment.py" in notes
     assert "You're welcome" not in notes, "a model's chat is not the notebook's"
+
+
+def test_copilot_edit_that_changes_nothing_asks_again_without_running_the_agent_again(
+    session, llm_server
+):
+    root = session.project.root
+    script(llm_server, root, crash_edit, crash_edit, lambda r: width_edit(r, 3))
+    port = FailedRunPort(Decision("edit", "experiment.py"), Decision("skip"))
+    output = experiments_stage.run(context(session, port))
+    assert [r.title for r in port.asked if "failed" in r.title] == [
+        "experiments: run_1 failed 2 attempt(s)"
+    ] * 2
+    assert output.result["runs"] == ["run_2"]
+    code_requests = [
+        r
+        for r in llm_server.requests_for("scripted-experiments")
+        if "has finished" not in last_user_text(r)
+    ]
+    assert len(code_requests) == 3, "two attempts for run_1, one for run_2: nothing redone"

@@ -227,6 +227,26 @@ def _run_until_decided(
         if outcome.ok:
             return outcome
         abandon_run(ctx, run_id, outcome, good.commit, good.run_id)
+        decision, edited = _decide_after_failure(ctx, run_id, outcome, good)
+        if decision.action == "abort":
+            raise Aborted(decision.note or f"stopped after {run_id} failed; resumable")
+        if edited is not None:
+            return _run_researchers_code(ctx, run_id, index, good, edited)
+        if decision.action != "revise":
+            ctx.say(f"{run_id} skipped after {len(outcome.tried)} failed attempt(s)")
+            return outcome
+        prompt = (
+            ctx.prompt("experiment_fix", run_id=run_id, problem=outcome.problem, stderr="")
+            + ctx.notes_block()
+        )
+
+
+def _decide_after_failure(
+    ctx: StageContext, run_id: str, outcome: Attempted, good: GoodCode
+) -> tuple[Any, Any]:
+    """The researcher's decision about a failed run, and the commit of their edit of
+    experiment.py when they made one (an edit that changed nothing asks again)."""
+    while True:
         decision = ctx.ask(
             f"experiments: {run_id} failed {len(outcome.tried)} attempt(s)",
             failed_run_body(run_id, outcome, good.run_id),
@@ -235,20 +255,11 @@ def _run_until_decided(
             options=("revise", "edit", "skip", "abort"),
             return_edit=True,
         )
-        if decision.action == "abort":
-            raise Aborted(decision.note or f"stopped after {run_id} failed; resumable")
-        if decision.action == "edit":
-            commit = ctx.keep_edit("experiment.py")
-            if commit is None:
-                continue  # nothing was edited: the question stands
-            return _run_researchers_code(ctx, run_id, index, good, commit)
-        if decision.action != "revise":
-            ctx.say(f"{run_id} skipped after {len(outcome.tried)} failed attempt(s)")
-            return outcome
-        prompt = (
-            ctx.prompt("experiment_fix", run_id=run_id, problem=outcome.problem, stderr="")
-            + ctx.notes_block()
-        )
+        if decision.action != "edit":
+            return decision, None
+        edited = ctx.keep_edit("experiment.py")
+        if edited is not None:
+            return decision, edited
 
 
 def _run_researchers_code(
