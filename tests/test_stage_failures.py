@@ -24,6 +24,7 @@ from labtui.core.reviewer import review_text
 from labtui.core.stage_context import StageContext
 from labtui.core.stages import compile as compile_stage
 from labtui.core.stages import experiments as experiments_stage
+from labtui.core.stages import plots as plots_stage
 from labtui.core.stages import ideas as ideas_stage
 
 BROKEN_TEX = r"""\documentclass{article}
@@ -179,3 +180,34 @@ def test_a_paper_over_the_page_limit_goes_back_to_be_shortened(session, llm_serv
     results = [e for e in session.events if isinstance(e, CompileResult)]
     assert [r.pages for r in results] == [3, 1]
     assert output.result["pages"] == 1 and output.result["problems"] == []
+
+
+def test_plots_that_keep_failing_leave_plot_py_and_the_figures_as_they_last_worked(
+    session, llm_server
+):
+    root = session.project.root
+    session.config.limits.fix_attempts = 2
+    experiments_stage.run_baseline(session.project, session.emit)
+    good_plot = (root / "plot.py").read_text()
+    (root / "old_figure.png").write_bytes(b"\x89PNG last good figure")
+    session.project.commit("test: a figure that worked")
+
+    def broken(request):
+        if "Describe each figure" in json.dumps(request["messages"]):
+            described = "training loss of the baseline, from the plot that last worked"
+            return fenced_json({"figures": {"old_figure.png": described}})
+        broken_code = (root / "plot.py").read_text() + (
+            "\nimport pathlib\npathlib.Path('half.png').write_bytes(b'x')\nraise SystemExit(3)\n"
+        )
+        return whole_file_edit("plot.py", broken_code, "Try this.")
+
+    llm_server.default("scripted-plots", broken)
+    output = plots_stage.run(context(session, "plots"))
+    assert output.result["plot_failed"] is True
+    assert (root / "plot.py").read_text() == good_plot
+    assert not (root / "half.png").exists(), "a failed attempt's figure is not kept"
+    assert (root / "old_figure.png").read_bytes() == b"\x89PNG last good figure"
+    assert output.result["figures"] == ["old_figure.png"]
+    assert "plots: plot.py failed (exit status 3); plot.py and figures as of" in (
+        session.project.repo.git.log("--format=%s")
+    )
