@@ -24,8 +24,8 @@ from labtui.core.reviewer import review_text
 from labtui.core.stage_context import StageContext
 from labtui.core.stages import compile as compile_stage
 from labtui.core.stages import experiments as experiments_stage
-from labtui.core.stages import plots as plots_stage
 from labtui.core.stages import ideas as ideas_stage
+from labtui.core.stages import plots as plots_stage
 
 BROKEN_TEX = r"""\documentclass{article}
 \begin{document}
