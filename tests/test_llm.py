@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from scripted_llm import Fault, ScriptedLLMServer, count_tokens, prompt_tokens_of
 
+from labtui.core import litellm_setup, streaming
 from labtui.core import llm as llm_module
-from labtui.core import streaming
 from labtui.core.config import LLMSection, ModelSpec
 from labtui.core.errors import BudgetExceeded, LLMError
 from labtui.core.events import AgentChunk, AgentMessage, CostUpdate, Event, Notice
@@ -522,7 +522,7 @@ def test_extract_json_does_not_repair_trailing_commas() -> None:
 
 def test_prepare_litellm_sets_offline_price_map(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LITELLM_LOCAL_MODEL_COST_MAP", raising=False)
-    monkeypatch.setattr(llm_module, "_prepared", False)
+    monkeypatch.setattr(litellm_setup, "_prepared", False)  # where prepare_litellm keeps it
     prepare_litellm()
     prepare_litellm()  # idempotent
     assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"

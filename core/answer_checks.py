@@ -1,0 +1,456 @@
+"""What a structured answer's fields must hold, and how a failure is said back to the model.
+
+Shape is not content. A small model fills a valid shape with "..." copied from the prompt's
+example and in-range scores. This module holds the checks the records in ``core.records`` are
+built from:
+
+- what is not content: placeholders (:func:`is_placeholder`), empty and too-short text, copies of
+  the prompt's example (``core.prompt_examples``); :func:`text_problem` says which, as a
+  :class:`TextProblem`, and :func:`check_text` for a field a parse function checks itself;
+- the field types: free text (:func:`Prose`, :func:`Items`) with those checks, and the rest
+  (:func:`Score`, ``Flag``, ``Slug``, ``Text``) refused rather than cast; only free text is compared
+  with the example, since a choice such as "Accept" or "continue" is never a copy;
+- :func:`validate`, which hands the example strings in force to the checks in pydantic's
+  validation context, and :func:`describe`, which turns the errors into one short sentence that
+  names the field and says why, because a model reads it in the re-ask.
+"""
+
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any, TypeVar
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    Field,
+    ValidationError,
+    ValidationInfo,
+)
+from pydantic_core import PydanticCustomError
+
+from .prompt_examples import current_examples, normalized
+
+M = TypeVar("M", bound=BaseModel)
+
+# ---------------------------------------------------------------------------------------------
+# What is not content
+# ---------------------------------------------------------------------------------------------
+
+_PLACEHOLDER_WORDS = frozenset(
+    "string str text txt todo tbd tba fixme n/a na none null nil undefined placeholder example "
+    "sample xxx etc description summary answer value".split()
+)
+_PLACEHOLDER_PATTERNS = tuple(
+    re.compile(pattern)
+    for pattern in (
+        r"^<[^<>]*>$",  # <a description in angle brackets>
+        r"^\[[^\[\]]*\]$",  # [summary]
+        r"^\{[^{}]*\}$",  # {summary}
+        r"lorem ipsum",
+        r"^(?:todo|tbd|fixme)\b",
+        r"^(?:insert|write|enter|put|type|fill in)\b.{0,40}\bhere$",
+        r"\byour\b.{0,40}\bhere$",  # "your summary here"
+        # "summary here", "text goes here", "the description here"
+        r"^(?:\w+ )?(?:summary|text|description|title|answer|content|reason|analysis|query|"
+        r"point|question|limitation|strength|weakness)s? (?:goes )?here$",
+    )
+)
+_ALNUM = re.compile(r"[^\W_]")
+_WORD = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*")
+SHOWN_CHARS = 60
+
+
+def show(value: Any) -> str:
+    """A value as a message quotes it: repr, clipped."""
+    text = repr(value)
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 4] + "…" + text[-3:]
+
+
+def is_placeholder(text: str) -> bool:
+    """Text that stands for content without being any: "...", "TODO", "<summary>", "N/A"."""
+    stripped = text.strip()
+    if not _ALNUM.search(stripped):
+        return True  # "...", "…", "-", "?"
+    bare = " ".join(stripped.casefold().split()).strip(" .!?;:,'\"`*_")
+    return bare in _PLACEHOLDER_WORDS or any(p.search(bare) for p in _PLACEHOLDER_PATTERNS)
+
+
+def word_count(text: str) -> int:
+    return len(_WORD.findall(text))
+
+
+@dataclass(frozen=True)
+class TextProblem:
+    kind: str  # empty | placeholder | example_copy | too_short
+    message: str  # what is wrong and what to write, after "field 'X' "
+    value: str  # the offending text as quoted (groups the same fault across fields)
+
+
+def text_problem(
+    text: str,
+    *,
+    about: str,
+    min_words: int = 1,
+    min_chars: int = 0,
+    examples: frozenset[str] = frozenset(),
+    otherwise: str = "",
+) -> TextProblem | None:
+    """Why ``text`` is not a real answer about ``about``, or None when it is. ``otherwise``:
+    the alternative to offer (", or give an empty list")."""
+    shown = show(text.strip())
+    write = f"write {about} in your own words{otherwise}"
+    if not text.strip():
+        return TextProblem("empty", f"is empty: write {about}{otherwise}", "''")
+    if is_placeholder(text):
+        return TextProblem("placeholder", f"is a placeholder ({shown}): {write}", shown)
+    if normalized(text) in examples:
+        return TextProblem("example_copy", f"copies the prompt's example ({shown}): {write}", shown)
+    words = word_count(text)
+    if words < min_words:
+        return TextProblem(
+            "too_short",
+            f"has {words} word{'s' if words != 1 else ''} ({shown}); write at least "
+            f"{min_words}: {about}",
+            shown,
+        )
+    if len(text.strip()) < min_chars:
+        return TextProblem(
+            "too_short",
+            f"is {len(text.strip())} characters long; write at least {min_chars}: {about}",
+            shown,
+        )
+    return None
+
+
+def check_text(
+    value: Any, field: str, *, about: str, min_words: int = 1, min_chars: int = 0
+) -> str:
+    """``value`` stripped, or ValueError "field 'x' ..." (for fields whose need depends on
+    another field, checked by a parse function rather than the model)."""
+    if not isinstance(value, str):
+        raise ValueError(f"field {field!r} must be a string: {about}, got {show(value)}")
+    problem = text_problem(
+        value, about=about, min_words=min_words, min_chars=min_chars, examples=current_examples()
+    )
+    if problem is not None:
+        raise ValueError(f"field {field!r} {problem.message}")
+    return value.strip()
+
+
+# ---------------------------------------------------------------------------------------------
+# Field types
+# ---------------------------------------------------------------------------------------------
+
+
+def answer_error(kind: str, message: str, value: str = "") -> PydanticCustomError:
+    """A validation error :func:`describe` says as ``message`` ("must be ..."); ``value``: the
+    offending text as quoted, which groups the same fault across fields."""
+    # The message is passed as context, not as the template: it may hold JSON braces.
+    return PydanticCustomError(kind, "{message}", {"message": message, "value": value})
+
+
+class _FreeText:
+    """Marks a free-text field (Prose or Items): what "every text field" counts."""
+
+
+FREE_TEXT = _FreeText()
+
+
+def _must_be_string(value: Any) -> Any:
+    if not isinstance(value, str):
+        raise answer_error("not_string", f"must be a string, got {show(value)}")
+    return value
+
+
+def _checks_content(about: str, min_words: int, min_chars: int, otherwise: str) -> Any:
+    def check(value: str, info: ValidationInfo) -> str:
+        examples = (info.context or {}).get("examples") or frozenset()
+        problem = text_problem(
+            value,
+            about=about,
+            min_words=min_words,
+            min_chars=min_chars,
+            examples=examples,
+            otherwise=otherwise,
+        )
+        if problem is not None:
+            raise answer_error(problem.kind, problem.message, problem.value)
+        return value.strip()
+
+    return check
+
+
+def Prose(min_words: int, about: str, *, min_chars: int = 0, otherwise: str = "") -> Any:
+    """Free text about ``about`` (also its schema description): no placeholder, no copy of the
+    prompt's example, at least ``min_words`` words (and ``min_chars`` characters)."""
+    # minLength only in the schema: it steers constrained decoding away from "..." while the
+    # validator gives the precise message.
+    return Annotated[
+        str,
+        BeforeValidator(_must_be_string),
+        AfterValidator(_checks_content(about, min_words, min_chars, otherwise)),
+        Field(
+            description=about,
+            json_schema_extra={"minLength": max(2, 3 * min_words, min_chars)},
+        ),
+        FREE_TEXT,
+    ]
+
+
+def must_be_list_of(what: str) -> Any:
+    def check(value: Any) -> Any:
+        if not isinstance(value, list):
+            raise answer_error("not_list", f"must be a list of {what}, got {show(value)}")
+        return value
+
+    return check
+
+
+def needs_items(min_items: int, about: str) -> Any:
+    def check(items: list[str]) -> list[str]:
+        if len(items) < min_items:
+            raise answer_error(
+                "too_few_items",
+                f"has {len(items)} item{'s' if len(items) != 1 else ''}; give at least "
+                f"{min_items}: {about}",
+            )
+        return items
+
+    return check
+
+
+def Items(about: str, *, min_items: int, item_words: int = 2) -> Any:
+    """A list of points, each ``about`` and at least ``item_words`` words long (a one-word
+    point says nothing), at least ``min_items`` of them."""
+    otherwise = "" if min_items else ", or give an empty list when there is none"
+    extra: dict[str, Any] = {"minItems": min_items} if min_items else {}
+    return Annotated[
+        list[Prose(item_words, about, otherwise=otherwise)],
+        BeforeValidator(must_be_list_of("strings")),
+        AfterValidator(needs_items(min_items, about)),
+        Field(description=f"a list: each item {about}", json_schema_extra=extra or None),
+        FREE_TEXT,
+    ]
+
+
+def Score(low: int, high: int, about: str = "") -> Any:
+    """An integer from ``low`` to ``high``: a string "4", 4.0 or true is refused, never cast."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise answer_error(
+                "not_integer", f"must be an integer from {low} to {high}, got {value!r}"
+            )
+        if not low <= value <= high:
+            raise answer_error("out_of_range", f"must be from {low} to {high}, got {value}")
+        return value
+
+    # The range goes into the schema as such; the validator above enforces it with its message.
+    schema = {"minimum": low, "maximum": high}
+    return Annotated[
+        int, BeforeValidator(check), Field(description=about or None, json_schema_extra=schema)
+    ]
+
+
+def _must_be_bool(value: Any) -> Any:
+    if not isinstance(value, bool):
+        raise answer_error("not_bool", f"must be true or false, got {value!r}")
+    return value
+
+
+Flag = Annotated[bool, BeforeValidator(_must_be_bool)]
+
+SLUG = r"^[a-z0-9][a-z0-9_]{0,63}$"
+_SLUG = re.compile(SLUG)
+
+
+def _checks_slug(value: str, info: ValidationInfo) -> str:
+    name = value.strip()
+    if not name:
+        raise answer_error("empty", "must be a non-empty string, got ''")
+    if not _SLUG.match(name):
+        raise answer_error(
+            "not_slug",
+            f"must be a lowercase slug (letters, digits, underscores), got {name!r}",
+        )
+    if normalized(name) in ((info.context or {}).get("examples") or ()):
+        raise answer_error(
+            "example_copy",
+            f"copies the prompt's example ({name!r}): name the idea with a slug of its own",
+            repr(name),
+        )
+    return name
+
+
+Slug = Annotated[
+    str,
+    BeforeValidator(_must_be_string),
+    AfterValidator(_checks_slug),
+    Field(json_schema_extra={"pattern": SLUG}),
+]
+
+
+def non_empty(value: Any) -> Any:
+    if not isinstance(value, str) or not value.strip():
+        raise answer_error("empty", f"must be a non-empty string, got {value!r}")
+    return value.strip()
+
+
+# Text a person may write in a file labtui keeps (an archived idea): present, no content rules.
+Text = Annotated[str, BeforeValidator(non_empty)]
+
+
+def conditional_text(
+    value: Any, field: str, about: str, info: ValidationInfo, *, missing: str, min_words: int = 1
+) -> str:
+    """A field another field makes necessary, checked like Prose; ``missing``: the message when
+    it is absent or empty."""
+    if not isinstance(value, str) or not value.strip():
+        raise answer_error("missing_text", missing)
+    examples = (info.context or {}).get("examples") or frozenset()
+    problem = text_problem(value, about=about, min_words=min_words, examples=examples)
+    if problem is not None:
+        raise answer_error(problem.kind + "_conditional", f"field {field!r} {problem.message}")
+    return value.strip()
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation and its one-sentence errors
+# ---------------------------------------------------------------------------------------------
+
+
+def validate(model: type[M], data: Any, *, where: str = "") -> M:
+    """``data`` as a ``model``; ValueError with one readable sentence (prefixed ``where: ``)."""
+    try:
+        return model.model_validate(data, context={"examples": current_examples()})
+    except ValidationError as exc:
+        message = describe(exc, model)
+        raise ValueError(f"{where}: {message}" if where else message) from None
+
+
+_CONTENT_KINDS = ("empty", "placeholder", "example_copy", "too_short", "too_few_items")
+_GROUPED_KINDS = {
+    "placeholder": ("is a placeholder", "are each a placeholder"),
+    "example_copy": ("copies the prompt's example", "each copy the prompt's example"),
+    "empty": ("is empty", "are each empty"),
+}
+MAX_SENTENCES = 3
+
+
+def describe(exc: ValidationError, model: type[BaseModel]) -> str:
+    """The errors as one short sentence a model can act on: shape problems first (a reply
+    must have the fields before their content matters), the same fault in several fields said
+    once, at most three problems named."""
+    errors = sorted(exc.errors(include_url=False), key=_is_content_error)
+    sentences = _grouped(errors, model) + [
+        _sentence(e, model)
+        for e in errors
+        if not (e["type"] in _GROUPED_KINDS and _group_size(e, errors) > 1)
+    ]
+    sentences = list(dict.fromkeys(sentences))
+    shown = "; ".join(sentences[:MAX_SENTENCES])
+    more = len(sentences) - MAX_SENTENCES
+    if more > 0:
+        shown += f" (and {more} more problem{'s' if more > 1 else ''})"
+    if any(_is_field_shape_error(e) for e in errors):
+        shown += f"; answer {model.shape}"  # type: ignore[attr-defined]
+    return shown
+
+
+def _is_content_error(error: dict[str, Any]) -> bool:
+    return error["type"].removesuffix("_conditional") in _CONTENT_KINDS
+
+
+def _is_field_shape_error(error: dict[str, Any]) -> bool:
+    """A top-level field missing or of the wrong type: worth restating the whole shape."""
+    kind = error["type"].removesuffix("_conditional")
+    return len(error["loc"]) == 1 and kind not in _GROUPED_KINDS and kind != "too_short"
+
+
+def _group_key(error: dict[str, Any]) -> tuple[str, str]:
+    return error["type"], str((error.get("ctx") or {}).get("value", ""))
+
+
+def _group_size(error: dict[str, Any], errors: list[dict[str, Any]]) -> int:
+    return sum(1 for e in errors if _group_key(e) == _group_key(error))
+
+
+def _grouped(errors: list[dict[str, Any]], model: type[BaseModel]) -> list[str]:
+    """One sentence per fault shared by several fields ("..." everywhere)."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for error in errors:
+        if error["type"] in _GROUPED_KINDS:
+            groups.setdefault(_group_key(error), []).append(error)
+    sentences = []
+    for (kind, value), members in groups.items():
+        if len(members) < 2:
+            continue
+        single, plural = _GROUPED_KINDS[kind]
+        quoted = f" ({value})" if kind != "empty" else ""
+        top = {m["loc"][0] for m in members if m["loc"] and isinstance(m["loc"][0], str)}
+        text_fields = _free_text_fields(model)
+        if len(text_fields) > 1 and set(text_fields) <= top:
+            sentences.append(
+                f"every text field ({', '.join(text_fields)}) {single}{quoted}: "
+                "write the real content in your own words"
+            )
+            continue
+        places = ", ".join(_place(m["loc"]) for m in members)
+        sentences.append(f"fields {places} {plural}{quoted}: write real content in your own words")
+    return sentences
+
+
+def _free_text_fields(model: type[BaseModel]) -> list[str]:
+    return [
+        info.alias or name
+        for name, info in model.model_fields.items()
+        if any(isinstance(meta, _FreeText) for meta in info.metadata)
+    ]
+
+
+def _place(loc: tuple[Any, ...]) -> str:
+    """('ideas', 0, 'Title') -> "ideas[0]: 'Title'"; ('Strengths', 1) -> "'Strengths' item 2"."""
+    names = [i for i, part in enumerate(loc) if isinstance(part, str)]
+    if not names:
+        return f"item {loc[-1] + 1}" if loc else "the reply"
+    last = names[-1]
+    prefix = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc[:last]).lstrip(".")
+    items = "".join(f" item {p + 1}" for p in loc[last + 1 :] if isinstance(p, int))
+    return f"{prefix + ': ' if prefix else ''}{loc[last]!r}{items}"
+
+
+def _sentence(error: dict[str, Any], model: type[BaseModel]) -> str:
+    loc = tuple(error["loc"])
+    message = _message(error)
+    if not loc:
+        if error["type"] in ("model_type", "model_attributes_type", "dict_type"):
+            return f"the reply must be {model.shape}"  # type: ignore[attr-defined]
+        return message
+    place = _place(loc)
+    head, _, field = place.rpartition(": ")
+    return f"{head + ': ' if head else ''}field {field} {message}"
+
+
+def _message(error: dict[str, Any]) -> str:
+    kind, ctx, value = error["type"], error.get("ctx") or {}, error.get("input")
+    if "message" in ctx:
+        return str(ctx["message"])
+    match kind:
+        case "missing":
+            return "is missing"
+        case "string_type":
+            return f"must be a string, got {show(value)}"
+        case "list_type":
+            return f"must be a list, got {show(value)}"
+        case "model_type" | "model_attributes_type" | "dict_type":
+            return f"must be a JSON object, got {show(value)}"
+        case "literal_error" | "enum":
+            return f"must be {ctx.get('expected', 'one of the allowed values')}, got {show(value)}"
+        case "bool_type" | "bool_parsing":
+            return f"must be true or false, got {show(value)}"
+        case "int_type" | "int_parsing" | "int_from_float":
+            return f"must be an integer, got {show(value)}"
+        case "too_short":
+            return f"needs at least {ctx.get('min_length', 1)} item(s)"
+    return str(error.get("msg", kind)).removeprefix("Value error, ")

@@ -1,0 +1,136 @@
+"""Reading JSON out of a model's reply, and what to say when it could not be used.
+
+Small local models wrap JSON in prose, code fences or ``<think>`` blocks; :func:`extract_json`
+finds the value without repairing it, so that a broken answer's ValueError names the problem and
+:func:`reask_prompt` can hand that problem back to the model (``LLM.ask_json`` in core/llm.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)```", re.DOTALL)
+_CLOSERS = {"{": "}", "[": "]"}
+
+
+def extract_json(text: str) -> Any:
+    """The JSON value in a model's reply.
+
+    Order: the last ```json block that parses, then the last fenced block that parses, then the
+    first balanced {...} or [...] in the text. Broken JSON (e.g. trailing commas) is not repaired:
+    the ValueError names the problem so the model can be asked to fix it itself.
+    """
+    text = _strip_reasoning(text or "")
+    fenced = _FENCE.findall(text)
+    for wanted in ("json", None):
+        for language, body in reversed(fenced):
+            if wanted is not None and language.lower() != wanted:
+                continue
+            try:
+                return json.loads(body)
+            except json.JSONDecodeError:
+                continue
+    stripped = text.strip()
+    if stripped:
+        try:
+            return json.loads(stripped)
+        except json.JSONDecodeError:
+            pass
+    return _scan_balanced(text)
+
+
+def reask_prompt(problem: str) -> str:
+    """The re-ask after an unusable answer: the exact problem, and JSON only this time."""
+    return (
+        f"Your previous reply could not be used: {problem}\n"
+        "Reply again with the corrected JSON only: no prose, no explanation, no code fence."
+    )
+
+
+def _strip_reasoning(text: str) -> str:
+    """Drop <think>…</think> blocks, and everything before a lone </think> (its opening tag was
+    part of the prompt template of some reasoning models)."""
+    text = _THINK_BLOCK.sub("", text)
+    close = text.lower().rfind("</think>")
+    if close != -1:
+        text = text[close + len("</think>") :]
+    open_ = text.lower().find("<think>")
+    if open_ != -1:  # unclosed: the model ran out of tokens while thinking
+        text = text[:open_]
+    return text
+
+
+def _balanced_end(text: str, start: int) -> int | None:
+    """Index just past the bracket that closes text[start], respecting JSON strings."""
+    stack: list[str] = []
+    in_string = escaped = False
+    for index in range(start, len(text)):
+        char = text[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in _CLOSERS:
+            stack.append(_CLOSERS[char])
+        elif char in "]}":
+            if not stack or stack.pop() != char:
+                return None
+            if not stack:
+                return index + 1
+    return None
+
+
+def _is_structured(value: Any) -> bool:
+    """An object, or a list of objects/lists: what callers ask for (not a citation like [1])."""
+    if isinstance(value, dict):
+        return True
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(item, dict | list) for item in value)
+    )
+
+
+def _scan_balanced(text: str) -> Any:
+    """First balanced {...}/[...] that parses, preferring structured values over e.g. [1].
+
+    Raises ValueError naming the parse problem of the first broken object, if there was one.
+    """
+    first: tuple[Any] | None = None
+    problem = ""
+    index = 0
+    while index < len(text):
+        starts = [pos for pos in (text.find("{", index), text.find("[", index)) if pos != -1]
+        if not starts:
+            break
+        start = min(starts)
+        end = _balanced_end(text, start)
+        if end is None:
+            index = start + 1
+            continue
+        try:
+            value = json.loads(text[start:end])
+        except json.JSONDecodeError as exc:
+            if not problem and text[start] == "{":
+                problem = (
+                    f"the JSON does not parse ({exc.msg} at line {exc.lineno} col {exc.colno})"
+                )
+            # Skip the broken candidate whole: an inner object of broken JSON (one idea out of
+            # a list with a trailing comma) would be a silently wrong answer.
+            index = end
+            continue
+        if _is_structured(value):
+            return value
+        first = first or (value,)
+        index = end
+    if first is not None:
+        return first[0]
+    raise ValueError("no JSON object found in the reply" + (f"; {problem}" if problem else ""))
