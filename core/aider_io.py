@@ -5,7 +5,7 @@ This room holds everything between aider and the outside world, like aider's own
 - :class:`EventIO`, aider's ``InputOutput`` subclass that turns its output into events, answers
   every question itself (so aider never reads the terminal) and stages aider's writes until the
   caller has checked the reply (:meth:`EventIO.flush` writes all, :meth:`EventIO.discard` none);
-- the answers to aider's questions (:func:`confirm_policy`, :func:`file_question_verdict`) and
+- the answers to aider's questions (:func:`file_question_verdict`) and
   where aider may write at all (:func:`may_write`, :func:`inside`, :func:`plausible_new_file`);
 - the stand-ins that keep aider quiet and local (:class:`NoAnalytics`, a console that prints
   nowhere, :func:`text_streams`).
@@ -86,23 +86,6 @@ def plausible_new_file(name: str) -> bool:
     reply saying "Then run:" above a shell block would otherwise create a file called "Then run".
     """
     return bool(NEW_FILE_NAME.fullmatch(name)) and "." in PurePosixPath(name).name.strip(".")
-
-
-def confirm_policy(
-    question: str,
-    subject: str | None,
-    root: Path,
-    allowed: Callable[[Path], bool],
-    policy: EditPolicy | None = None,
-    editing: list[str] | None = None,
-) -> bool:
-    """labtui's answer to one of aider's yes/no questions.
-
-    ``subject`` is the path aider asks about, relative to ``root``; ``allowed`` says whether
-    labtui lets aider write a path at all; ``policy`` what the step may create or also edit
-    (default: nothing) besides the files it edits (``editing``).
-    """
-    return file_question_verdict(question, subject, root, allowed, policy, editing)[0]
 
 
 def file_question_verdict(

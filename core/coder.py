@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 
 from .aider_io import (
     NoAnalytics,
-    confirm_policy,
     event_io_class,
     file_question_verdict,
     file_sha,
@@ -70,7 +69,6 @@ __all__ = [
     "EditResult",
     "aider_prompt_texts",
     "choose_edit_format",
-    "confirm_policy",
     "explanation_of",
     "file_question_verdict",
     "inside",

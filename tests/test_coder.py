@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from scripted_llm import Fault, ScriptedLLMServer
 
+from labtui.core.aider_io import file_question_verdict
 from labtui.core.coder import (
     Coder,
     EditResult,
     EventIO,
     choose_edit_format,
-    confirm_policy,
     may_write,
 )
 from labtui.core.config import ModelSpec
@@ -636,7 +636,12 @@ def test_spent_budget_stops_before_any_call(project: Project, server) -> None:
 # -- policy and setup ---------------------------------------------------------------------------
 
 
-def test_confirm_policy(tmp_path: Path) -> None:
+def answer(*question) -> bool:
+    """labtui's yes or no to one of aider's questions (the verdict without its problem)."""
+    return file_question_verdict(*question)[0]
+
+
+def test_file_questions_are_answered_by_the_policy(tmp_path: Path) -> None:
     root = tmp_path.resolve()
     ro = frozenset({root / "notes.txt"})
 
@@ -645,30 +650,30 @@ def test_confirm_policy(tmp_path: Path) -> None:
 
     allow_edit = "Allow edits to file that has not been added to the chat?"
     # By default a step edits its own files only: no new files, no other files.
-    assert not confirm_policy("Create new file?", "src/new.py", root, allowed)
-    assert not confirm_policy(allow_edit, "plot.py", root, allowed)
+    assert not answer("Create new file?", "src/new.py", root, allowed)
+    assert not answer(allow_edit, "plot.py", root, allowed)
     policy = EditPolicy(create=("src/*.py",), also_edit=("plot.py", "notes.txt"))
-    assert confirm_policy("Create new file?", "src/new.py", root, allowed, policy)
-    assert confirm_policy(allow_edit, "plot.py", root, allowed, policy)
-    assert not confirm_policy("Create new file?", "other/new.py", root, allowed, policy)
+    assert answer("Create new file?", "src/new.py", root, allowed, policy)
+    assert answer(allow_edit, "plot.py", root, allowed, policy)
+    assert not answer("Create new file?", "other/new.py", root, allowed, policy)
     # Placeholders and aider's example names are never created, whatever the policy.
     anything = EditPolicy(create=("*",))
-    assert not confirm_policy("Create new file?", "path/to/filename.js", root, allowed, anything)
-    assert not confirm_policy("Create new file?", "show_greeting.py", root, allowed, anything)
-    assert confirm_policy("Edit the files?", None, root, allowed)  # architect -> editor
-    assert not confirm_policy("Create new file?", "../x.py", root, allowed)
-    assert not confirm_policy("Create new file?", "/etc/passwd", root, allowed)
-    assert not confirm_policy("Create new file?", ".git/hooks/pre-commit", root, allowed)
-    assert not confirm_policy("Create new file?", ".labtui/journal.jsonl", root, allowed)
-    assert not confirm_policy(allow_edit, "notes.txt", root, allowed, policy)  # read-only
+    assert not answer("Create new file?", "path/to/filename.js", root, allowed, anything)
+    assert not answer("Create new file?", "show_greeting.py", root, allowed, anything)
+    assert answer("Edit the files?", None, root, allowed)  # architect -> editor
+    assert not answer("Create new file?", "../x.py", root, allowed)
+    assert not answer("Create new file?", "/etc/passwd", root, allowed)
+    assert not answer("Create new file?", ".git/hooks/pre-commit", root, allowed)
+    assert not answer("Create new file?", ".labtui/journal.jsonl", root, allowed)
+    assert not answer(allow_edit, "notes.txt", root, allowed, policy)  # read-only
     # Prose above a fenced block is not a file name (aider's `whole` format would take it).
-    assert not confirm_policy("Create new file?", "Then run:", root, allowed)
-    assert not confirm_policy("Create new file?", "bash", root, allowed)
-    assert not confirm_policy("Run shell command?", "rm -rf /", root, allowed)
-    assert not confirm_policy("Add URL to the chat?", "https://example.com", root, allowed)
-    assert not confirm_policy("Add file to the chat?", "plot.py", root, allowed)
-    assert not confirm_policy("Add command output to the chat?", None, root, allowed)
-    assert not confirm_policy("Attempt to fix lint errors?", None, root, allowed)
+    assert not answer("Create new file?", "Then run:", root, allowed)
+    assert not answer("Create new file?", "bash", root, allowed)
+    assert not answer("Run shell command?", "rm -rf /", root, allowed)
+    assert not answer("Add URL to the chat?", "https://example.com", root, allowed)
+    assert not answer("Add file to the chat?", "plot.py", root, allowed)
+    assert not answer("Add command output to the chat?", None, root, allowed)
+    assert not answer("Attempt to fix lint errors?", None, root, allowed)
 
 
 def test_event_io_never_reads_the_terminal(project: Project) -> None:
