@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import LabtuiError
-from .events import STAGES
 from .project import CommitInfo
+from .stage_list import STAGES
 
 # One diff is shown, not archived: beyond this the text is cut (the commit itself is intact).
 MAX_DIFF_BYTES = 2_000_000

@@ -72,7 +72,7 @@ def _sandbox(config: Config) -> Check:
 
 def _models(config: Config) -> list[Check]:
     from .llm import check_model
-    from .pipeline import STAGE_MODEL_NEEDS
+    from .stage_list import STAGE_MODEL_NEEDS
 
     checks = []
     for stage in STAGE_MODEL_NEEDS:
@@ -93,7 +93,7 @@ def _model_answers(config: Config) -> list[Check]:
     """One tiny request to each distinct model the stages use (none when none is configured;
     a model whose setup check failed is not called: that check already says why)."""
     from .llm import check_model
-    from .pipeline import STAGE_MODEL_NEEDS
+    from .stage_list import STAGE_MODEL_NEEDS
 
     specs: list[ModelSpec] = []
     for stage in STAGE_MODEL_NEEDS:

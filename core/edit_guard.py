@@ -366,3 +366,8 @@ def check_edit(name: str, old: str | None, new: str, contract: Contract) -> list
         problems.append(elision)
     problems += contract_problems(name, new, contract)
     return problems
+
+
+# Every write-up edit (sections, refinement, provenance, LaTeX fixes, review rounds) changes the
+# LaTeX file only, creates no file, and keeps the paper's skeleton and bibliography.
+PAPER_ONLY = EditPolicy()

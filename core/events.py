@@ -14,19 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-STAGES: tuple[str, ...] = (
-    "literature",
-    "ideas",
-    "novelty",
-    "plan",
-    "experiments",
-    "plots",
-    "writeup",
-    "compile",
-    "review",
-)
-
-
 # Every event class by name, for rebuilding events from the journal.
 EVENT_TYPES: dict[str, type[Event]] = {}
 

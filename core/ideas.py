@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .artifacts import IDEAS
 from .records import STATUSES as STATUSES
 from .records import IdeaProposal, IdeaProposals, IdeaRecord, validate
 
-ARCHIVE_NAME = "ideas.json"
 SCORES = ("Interestingness", "Feasibility", "Novelty")
 # STATUSES (core.records): seed: from the template · proposed: new, unchecked · novel / not_novel
 # / unsure: the novelty check's decision · chosen: picked (by the novelty stage or the researcher)
@@ -112,10 +112,10 @@ def load_archive(root: Path) -> list[Idea]:
     """The archive on disk, validated; a broken file (often a hand edit) is a clear error."""
     from .errors import StageFailed
 
-    path = Path(root) / ARCHIVE_NAME
+    path = Path(root) / IDEAS
     if not path.exists():
         return []
-    fix = f"fix {path} (or restore it with `git checkout -- {ARCHIVE_NAME}`)"
+    fix = f"fix {path} (or restore it with `git checkout -- {IDEAS}`)"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
@@ -129,7 +129,7 @@ def load_archive(root: Path) -> list[Idea]:
 
 
 def save_archive(root: Path, ideas: list[Idea]) -> Path:
-    path = Path(root) / ARCHIVE_NAME
+    path = Path(root) / IDEAS
     path.write_text(json.dumps([i.to_dict() for i in ideas], indent=2) + "\n", encoding="utf-8")
     return path
 
@@ -194,7 +194,7 @@ def mark_ideas(root: Path, marks: dict[str, str]) -> Path:
     by_name = {idea.name: idea for idea in archive}
     for name, status in marks.items():
         if name not in by_name:
-            raise ValueError(f"no idea named {name!r} in {ARCHIVE_NAME}")
+            raise ValueError(f"no idea named {name!r} in {IDEAS}")
         if status not in (*MARKS, "proposed"):
             raise ValueError(f"an idea can be marked {' or '.join(MARKS)}, not {status!r}")
         by_name[name].status = status

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .events import STAGES, CheckpointDecided, Event, StageFinished, event_from_dict
+from .events import CheckpointDecided, Event, StageFinished, event_from_dict
+from .stage_list import STAGES
 
 JOURNAL_NAME = "journal.jsonl"
 REDACTED = "[REDACTED]"

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-NOTEBOOK_NAME = "notes.md"
+from .artifacts import NOTES
 
 
 def _fmt(value: Any) -> str:
@@ -68,7 +68,7 @@ def _squash(text: str) -> str:
 
 
 def start_notebook(root: Path, title: str, description: str, baseline: dict[str, Any]) -> Path:
-    path = Path(root) / NOTEBOOK_NAME
+    path = Path(root) / NOTES
     if not path.exists():
         path.write_text(
             f"# {title}\n\n{description}\n\n## run_0: baseline\n\n"
@@ -88,7 +88,7 @@ def append_run(
     commit: str,
     wall_s: float,
 ) -> Path:
-    path = Path(root) / NOTEBOOK_NAME
+    path = Path(root) / NOTES
     entry = (
         f"\n## {run_id}\n\n"
         f"Code: commit `{commit[:12]}` · wall time {wall_s:.1f} s\n\n"
@@ -107,7 +107,7 @@ def append_failure(
 ) -> Path:
     """A run given up after its attempts: what was tried, the last error, and which run's code
     experiment.py went back to, so the notebook still tells what happened."""
-    path = Path(root) / NOTEBOOK_NAME
+    path = Path(root) / NOTES
     attempts = "\n".join(f"- {line}" for line in tried) or "- (none)"
     with path.open("a", encoding="utf-8") as handle:
         handle.write(
@@ -121,7 +121,7 @@ def append_failure(
 
 def append_analysis(root: Path, run_id: str, analysis: str, decision: str) -> Path:
     """The agent's reading of a run, under the run's entry (its numbers are already there)."""
-    path = Path(root) / NOTEBOOK_NAME
+    path = Path(root) / NOTES
     with path.open("a", encoding="utf-8") as handle:
         handle.write(f"\nAnalysis of {run_id} (the agent's words):\n\n{analysis.strip()}\n\n")
         handle.write(f"Decision: {decision}\n")

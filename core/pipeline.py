@@ -8,7 +8,6 @@ checkpoints through a ``CheckpointPort``.
 
 from __future__ import annotations
 
-import importlib
 import threading
 from pathlib import Path
 
@@ -23,7 +22,6 @@ from .checkpoints import (
 )
 from .errors import Aborted, BudgetExceeded, LabtuiError
 from .events import (
-    STAGES,
     Bus,
     CheckpointDecided,
     ErrorEvent,
@@ -35,10 +33,9 @@ from .events import (
 from .journal import Journal, PipelineState, read_events, replay
 from .profiles import apply_profile, profile_notice
 from .project import Project
-from .stage_context import StageContext, StageOutput
-
-# One module per stage in core/stages/, each with one entry: run(ctx) -> StageOutput.
-STAGE_MODULES = {stage: f"labtui.core.stages.{stage}" for stage in STAGES}
+from .stage_context import StageContext, StageOutput, StageServices
+from .stage_list import STAGE_MODEL_NEEDS, STAGES
+from .stage_protocol import Stage, load_stage
 
 
 class Session:
@@ -58,6 +55,9 @@ class Session:
         self._stop = threading.Event()
         self._ledger = None
         self._current = ""  # the stage running now, for errors raised out of it
+        self.services = StageServices(
+            project, self.emit, lambda: self.ledger, self.notes, self.state.result
+        )
 
     @classmethod
     def open(cls, directory: Path) -> Session:
@@ -93,6 +93,12 @@ class Session:
             spec = self.config.model_for(stage)
             names[stage] = spec.name if spec is not None else ""
         return names
+
+    def context_for(
+        self, stage: str, notes: list[str] | None = None, checkpoints: Checkpoints | None = None
+    ) -> StageContext:
+        """What ``stage`` works with in this session (no checkpoints: it never pauses)."""
+        return StageContext(self.services, stage, list(notes or []), checkpoints)
 
     def leave_note(self, text: str) -> None:
         """A note from the researcher, at any time: journaled now, read by the next LLM call."""
@@ -172,11 +178,11 @@ class Session:
 
     def _run_stage_until_decided(self, stage: str, checkpoints: Checkpoints) -> None:
         self._current = stage
-        module = importlib.import_module(STAGE_MODULES[stage])
+        declared = load_stage(stage)
         while True:
             self.emit(StageStarted(stage=stage))
-            ctx = StageContext(self, stage, self.state.notes_for(stage), checkpoints)
-            decision, output = self._checkpoint(ctx, module, module.run(ctx), checkpoints)
+            ctx = StageContext(self.services, stage, self.state.notes_for(stage), checkpoints)
+            decision, output = self._checkpoint(ctx, declared, declared.run(ctx), checkpoints)
             if decision.action == "revise":
                 # The note reaches the next attempt's prompts (and is journaled by Checkpoints).
                 self.state.decisions.append(
@@ -196,7 +202,7 @@ class Session:
             return
 
     def _checkpoint(
-        self, ctx: StageContext, module, output: StageOutput, checkpoints: Checkpoints
+        self, ctx: StageContext, stage: Stage, output: StageOutput, checkpoints: Checkpoints
     ) -> tuple[Decision, StageOutput]:
         """Ask until the researcher decides; an `edit` is committed and the question asked again
         about the edited product, a `waive` is recorded and asked again. Returns the decision
@@ -216,19 +222,18 @@ class Session:
                 details=output.details,
             )
             if decision.action == "edit":
-                output = self._keep_edit(ctx, module, output)
+                output = self._keep_edit(ctx, stage, output)
             elif decision.action in (WAIVE, *output.extra_actions):
-                # The stage answers these itself: e.g. ``waive(ctx, output, reason)``.
-                output = getattr(module, decision.action)(ctx, output, decision.note)
+                # The stage answers these itself: e.g. the write-up's waiver, the review's round.
+                output = stage.act(decision.action, ctx, output, decision.note)
             else:
                 return decision, output
 
-    def _keep_edit(self, ctx: StageContext, module, output: StageOutput) -> StageOutput:
+    def _keep_edit(self, ctx: StageContext, stage: Stage, output: StageOutput) -> StageOutput:
         """Commit the researcher's edit of the product and re-derive the stage's output from it."""
         if ctx.keep_edit(output.product) is None:
             return output
-        reload = getattr(module, "reload", None)
-        return reload(ctx, output) if reload is not None else output
+        return stage.after_edit(ctx, output)
 
     def _pass_over_new_stages(self) -> None:
         """A project begun before labtui had some stage goes on from where it stood: the new
@@ -272,8 +277,3 @@ def hold_project_lock(state_dir: Path):
     handle.write(f"pid {os.getpid()}")
     handle.flush()
     return handle
-
-
-# Stages that call an LLM and so need a model configured before the pipeline starts (compile
-# calls one only to fix LaTeX errors, with the write-up's model).
-STAGE_MODEL_NEEDS = tuple(stage for stage in STAGES if stage != "compile")

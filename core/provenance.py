@@ -24,9 +24,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .artifacts import PROVENANCE
 from .latex import strip_comments
 
-PROVENANCE = "provenance.json"
 RUN_RECORD = "labtui_run.json"
 _RUN_DIR = re.compile(r"^run_(\d+)$")
 

@@ -1,27 +1,30 @@
 """What a stage gets to do its work: the project, its models, the bus, and the researcher's notes.
 
-Stages never see a front end: they emit events and return a ``StageOutput`` whose
-``checkpoint_body`` the pipeline shows at the checkpoint that follows.
+Stages never see a front end, nor the session: a ``StageContext`` is built on ``StageServices``,
+the narrow part of the session a stage may use. Stages emit events and return a ``StageOutput``
+whose ``checkpoint_body`` the pipeline shows at the checkpoint that follows.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .checkpoints import ACTIONS, Checkpoints, Decision
-from .config import MODEL_BORROWED_FROM
+from .checkpoints import ACTIONS, Checkpoints, Decision, ResearcherNotes
+from .config import Config
 from .errors import Aborted, ConfigError
 from .events import AgentChunk, AgentMessage, CodeDiff, Event, Notice
 from .project import CommitInfo, Project
 from .prompts import load_prompt
+from .stage_list import model_key
 
 if TYPE_CHECKING:
     from .coder import Coder
+    from .ledger import Ledger
     from .llm import LLM
-    from .pipeline import Session
 
 
 @dataclass
@@ -41,22 +44,47 @@ class StageOutput:
     blocked: str = ""
 
 
+class StageServices:
+    """The part of a session a stage may use: the project, its settings, the bus, the budget,
+    the researcher's notes and the results of earlier stages. Nothing else of the session."""
+
+    def __init__(
+        self,
+        project: Project,
+        emit: Callable[[Event], None],
+        ledger: Callable[[], Ledger],
+        notes: ResearcherNotes,
+        results: Callable[[str], dict[str, Any]],
+    ) -> None:
+        self.project = project
+        self.config: Config = project.config
+        self.emit = emit
+        self._ledger = ledger  # made on first use: importing the LLM layer must not slow startup
+        self.notes = notes
+        self.result_of = results
+
+    @property
+    def ledger(self) -> Ledger:
+        return self._ledger()
+
+
 class StageContext:
     def __init__(
         self,
-        session: Session,
+        services: StageServices,
         stage: str,
         notes: list[str],
         checkpoints: Checkpoints | None = None,
     ) -> None:
-        self.session = session
+        self.services = services
         self._checkpoints = checkpoints
-        self.project = session.project
-        self.config = session.config
+        self.project = services.project
+        self.config = services.config
         self.stage = stage
         self.notes = notes  # revision notes from the researcher, oldest first
-        self._emit = session.emit
-        self._researcher_notes = session.notes  # notes left at any time, for the next LLM call
+        self._emit = services.emit
+        # notes left at any time, for the next LLM call (None in a parallel idea's lane)
+        self._researcher_notes: ResearcherNotes | None = services.notes
         self.stop: threading.Event | None = None  # set: end this context's work early
         self.label = ""  # which parallel idea this context works on; '' for the project itself
 
@@ -64,12 +92,12 @@ class StageContext:
         """A context for one idea run in parallel, in its own worktree ``project``: its events
         are labelled with the idea, it never pauses at a checkpoint (the researcher judges the
         idea in the project itself), and the researcher's notes go to that idea, not here."""
-        lane = StageContext(self.session, self.stage, [], checkpoints=None)
+        lane = StageContext(self.services, self.stage, [], checkpoints=None)
         lane.project = project
         lane.label = label
         lane.stop = stop
         lane._researcher_notes = None
-        lane._emit = lambda event: self.session.emit(labelled(event, label))
+        lane._emit = lambda event: self.services.emit(labelled(event, label))
         return lane
 
     def check_stop(self) -> None:
@@ -90,7 +118,7 @@ class StageContext:
     # -- results of earlier stages ------------------------------------------------------------
 
     def result_of(self, stage: str) -> dict[str, Any]:
-        return self.session.state.result(stage)
+        return self.services.result_of(stage)
 
     # -- models ------------------------------------------------------------------------------
 
@@ -100,7 +128,7 @@ class StageContext:
             raise ConfigError(
                 f"no model configured for stage {stage!r}",
                 f"set LABTUI_MODEL, or [models] default or [models] "
-                f"{MODEL_BORROWED_FROM.get(stage, stage)} in labtui.toml",
+                f"{model_key(stage)} in labtui.toml",
             )
         return spec
 
@@ -110,7 +138,7 @@ class StageContext:
         return LLM(
             self._model(self.stage),
             self.config.llm,
-            self.session.ledger,
+            self.services.ledger,
             self.emit,
             self.stage,
             role=role or self.stage,
@@ -127,7 +155,7 @@ class StageContext:
             self._model(model_of or self.stage),
             emit=self.emit,
             stage=self.stage,
-            ledger=self.session.ledger,
+            ledger=self.services.ledger,
             edit_format=self.config.models.edit_format,
             max_tokens=self.config.llm.max_tokens,
             notes=self._researcher_notes,
@@ -187,8 +215,8 @@ class StageContext:
         if self._checkpoints is None:
             return Decision("approve" if "approve" in options else "skip")
         while True:
-            if self.session.ledger.exhausted:
-                self.session.ledger.check()  # the hard cap: stop here, everything committed
+            if self.services.ledger.exhausted:
+                self.services.ledger.check()  # the hard cap: stop here, everything committed
             decision = self._checkpoints.ask(
                 self.stage, title, body, options, kind=kind, product=product
             )

@@ -14,7 +14,6 @@ from labtui.core.citations import (
     unknown_citations,
 )
 from labtui.core.pipeline import Session
-from labtui.core.stage_context import StageContext
 
 TEX = "latex/template.tex"
 
@@ -65,7 +64,7 @@ def _writeup_context(project, llm_server, integrate):
     sentence = "Capacity and generalisation interact in small networks."
     draft.write_text(draft.read_text().replace("INTRO HERE", sentence))
     project.commit("writeup: the draft", [TEX])
-    return StageContext(Session.open(project.root), "writeup", [])
+    return Session.open(project.root).context_for("writeup")
 
 
 def test_a_round_adds_a_real_bibtex_entry_and_the_cite(project, llm_server, arxiv_server):

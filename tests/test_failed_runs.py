@@ -11,6 +11,7 @@ import pytest
 from conftest import TEST_API_KEY, wire_project
 from research_script import MoonsResearch, fenced_json, last_user_text, whole_file_edit
 
+from labtui.core.baseline import run_baseline
 from labtui.core.checkpoints import Checkpoints, Decision
 from labtui.core.errors import StageFailed
 from labtui.core.events import Refused, RunAbandoned, StageFinished
@@ -37,7 +38,7 @@ def session(tmp_path, llm_server, arxiv_server, monkeypatch):
     session.config.limits.fix_attempts = 2
     session.config.limits.max_runs = 2
     root = project.root
-    experiments_stage.run_baseline(session.project, session.emit)
+    run_baseline(session.project, session.emit)
     MoonsResearch(root).install(llm_server)
     idea = {
         "Name": "wider_hidden_layer",
@@ -96,7 +97,7 @@ def script(llm_server, root, *edits):
 
 def context(session, port=None) -> StageContext:
     checkpoints = Checkpoints(port, session.emit) if port else None
-    return StageContext(session, "experiments", notes=[], checkpoints=checkpoints)
+    return session.context_for("experiments", checkpoints=checkpoints)
 
 
 def test_a_failed_run_is_reverted_recorded_and_the_next_planned_run_goes_on(session, llm_server):

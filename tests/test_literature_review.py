@@ -11,19 +11,20 @@ import pytest
 from research_script import MoonsResearch
 from test_pipeline import ScriptedPort, _journal
 
+from labtui.core.artifacts import load_literature
 from labtui.core.checkpoints import CheckpointRequest, Decision
 from labtui.core.config import load_config, save_config
 from labtui.core.events import Notice
 from labtui.core.literature import Paper
 from labtui.core.pipeline import Session
 from labtui.core.records import answer_examples
-from labtui.core.stages.literature import Found, Review, load_review, parse_action
+from labtui.core.stages.literature import Found, ReadingList, parse_action
 
 ADAM = Paper("1412.6980v9", "Adam", ["D. Kingma"], 2014, "An optimiser.", "u", "cs.LG")
 
 
-def _review(**curated: str) -> Review:
-    return Review(wanted=2, seen={"1412.6980": Found.from_arxiv(ADAM)}, curated=dict(curated))
+def _review(**curated: str) -> ReadingList:
+    return ReadingList(wanted=2, seen={"1412.6980": Found.from_arxiv(ADAM)}, curated=dict(curated))
 
 
 def test_each_action_is_checked_against_what_the_agent_was_shown():
@@ -166,7 +167,7 @@ def test_the_researchers_edit_of_the_list_is_what_the_ideas_see(project, llm_ser
     Session.open(project.root).run(port)
     again = [r for r in port.asked if r.stage == "literature"]
     assert len(again) == 2 and again[1].title == "literature: 1 paper(s) reviewed"
-    assert len(load_review(project.root)["papers"]) == 1
+    assert len(load_literature(project.root)["papers"]) == 1
     ideas_prompt = json.dumps(llm_server.requests_for("scripted-ideas")[0]["messages"])
     assert port.dropped["bibtex_key"] not in ideas_prompt
 

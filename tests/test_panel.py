@@ -15,7 +15,6 @@ from labtui.core.events import AgentMessage, Notice
 from labtui.core.ideas import Idea
 from labtui.core.panel import PanelResult, Persona, parse_personas, run_panel
 from labtui.core.pipeline import Session
-from labtui.core.stage_context import StageContext
 
 MODEL = "scripted-ideas"
 ADA = {"name": "Ada (optimisation)", "expertise": "Optimisers.", "stance": "A sceptic."}
@@ -78,7 +77,7 @@ def _run(project, llm_server, model: PanelModel, **settings: int) -> tuple[Panel
     session = Session.open(project.root)
     events: list = []
     session.bus.subscribe(events.append)
-    ctx = StageContext(session, "ideas", [])
+    ctx = session.context_for("ideas")
     arguments = {"members": 2, "turns": 2, "count": 1, **settings}
     result = run_panel(ctx, topic="Classify two moons.", context="CODE<experiment.py>", **arguments)
     assert llm_server.errors == []
@@ -222,7 +221,7 @@ def test_a_silent_member_is_noted_and_a_silent_turn_stops_the_panel(project, llm
 
 
 def test_a_panel_that_cannot_discuss_is_refused_before_any_call(project, llm_server):
-    ctx = StageContext(Session.open(project.root), "ideas", [])
+    ctx = Session.open(project.root).context_for("ideas")
     for settings, says in [
         ({"members": 1}, "[ideas] panel = 1"),
         ({"members": 0}, "[ideas] panel = 0"),

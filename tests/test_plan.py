@@ -10,10 +10,10 @@ import pytest
 from research_script import fenced_json
 from test_pipeline import ScriptedPort, _journal
 
+from labtui.core.artifacts import PlannedRun, parse_plan
 from labtui.core.checkpoints import CheckpointRequest, Decision
 from labtui.core.events import StageFinished
 from labtui.core.pipeline import Session
-from labtui.core.stages.plan import PlannedRun, parse_plan
 
 
 def test_a_plan_is_validated_with_a_message_that_says_what_to_fix():

@@ -16,6 +16,7 @@ from research_script import (
     whole_file_edit,
 )
 
+from labtui.core.baseline import run_baseline
 from labtui.core.errors import LLMError, StageFailed
 from labtui.core.events import CompileResult, StageFinished
 from labtui.core.pipeline import Session
@@ -46,7 +47,7 @@ def session(tmp_path, llm_server, arxiv_server, monkeypatch):
 
 
 def context(session, stage: str) -> StageContext:
-    return StageContext(session, stage, notes=[])
+    return session.context_for(stage)
 
 
 def test_broken_latex_is_repaired_from_the_parsed_error(session, llm_server):
@@ -86,7 +87,7 @@ def test_an_experiment_that_keeps_failing_gets_its_error_back_then_fails_the_sta
 ):
     root = session.project.root
     session.config.limits.fix_attempts = 2
-    experiments_stage.run_baseline(session.project, session.emit)
+    run_baseline(session.project, session.emit)
     MoonsResearch(root).install(llm_server)
     (root / "ideas.json").write_text(
         json.dumps(
@@ -187,7 +188,7 @@ def test_plots_that_keep_failing_leave_plot_py_and_the_figures_as_they_last_work
 ):
     root = session.project.root
     session.config.limits.fix_attempts = 2
-    experiments_stage.run_baseline(session.project, session.emit)
+    run_baseline(session.project, session.emit)
     good_plot = (root / "plot.py").read_text()
     (root / "old_figure.png").write_bytes(b"\x89PNG last good figure")
     session.project.commit("test: a figure that worked")

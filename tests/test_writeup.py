@@ -7,9 +7,10 @@ import json
 
 from research_script import MoonsResearch, last_user_text, whole_file_edit
 
+from labtui.core.artifacts import TEX
 from labtui.core.checkpoints import CheckpointRequest, Decision
 from labtui.core.pipeline import Session
-from labtui.core.stages.writeup import SECTIONS, TEX
+from labtui.core.stages.writeup import SECTIONS
 
 
 class SectionPort:

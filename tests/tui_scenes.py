@@ -18,6 +18,7 @@ from typing import Any
 from textual.pilot import Pilot
 from textual.widgets import Input
 
+from labtui.core.artifacts import PlannedRun
 from labtui.core.checkpoints import (
     ACTIONS,
     BLOCKED_ACTIONS,
@@ -28,7 +29,6 @@ from labtui.core.checkpoints import (
 )
 from labtui.core.errors import Aborted
 from labtui.core.events import (
-    STAGES,
     AgentChunk,
     AgentMessage,
     Bus,
@@ -50,11 +50,12 @@ from labtui.core.events import (
 from labtui.core.experiment_runs import Attempted, failed_run_body
 from labtui.core.ideas import Idea, ideas_table
 from labtui.core.notebook import metrics_table
+from labtui.core.planning import plan_markdown
 from labtui.core.review import SCORE_RANGES, parse_review
 from labtui.core.reviewer import Panel, panel_markdown
+from labtui.core.stage_list import STAGES
 from labtui.core.stages.experiments import _diff_block
 from labtui.core.stages.novelty import _evidence_markdown
-from labtui.core.stages.plan import PlannedRun, plan_markdown
 from labtui.tui.app import LabtuiApp
 
 TS = 1_700_000_000.0  # every event carries this: nothing displayed may depend on the clock

@@ -251,7 +251,7 @@ def cmd_new(args: argparse.Namespace) -> int:
     print(f"created {project.root} from template {args.template}")
     if args.no_baseline:
         return EXIT_OK
-    from labtui.core.stages.experiments import run_baseline
+    from labtui.core.baseline import run_baseline
 
     bus = Bus()
     journal = Journal(project.state_dir)

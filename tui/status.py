@@ -17,13 +17,13 @@ from textual.content import Content
 from textual.widgets import Static
 
 from labtui.core.events import (
-    STAGES,
     CostUpdate,
     Event,
     RunStarted,
     StageFinished,
     StageStarted,
 )
+from labtui.core.stage_list import STAGES
 from labtui.core.streaming import speed_words
 
 Clock = Callable[[], float]

@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+from ..artifacts import NOTES, load_plan, planned_idea
+from ..baseline import ensure_baseline
 from ..coder import aider_prompt_texts
 from ..effects import effects_markdown
 from ..errors import Aborted, StageFailed
-from ..events import Event
 from ..experiment_runs import (
     Attempted,
     HandEdit,
@@ -43,40 +43,10 @@ from ..parallel import (
     outcome,
     run_alongside,
 )
-from ..project import Project
+from ..planning import chosen_idea, propose_plan
 from ..run_analysis import RunReview, review_run
 from ..stage_context import StageContext, StageOutput
-
-
-def run_baseline(project: Project, emit: Callable[[Event], None]) -> Any:
-    """run_0 with the template's code as it is: the reference every later run is compared to."""
-    from ..runner import run_experiment
-
-    result = run_experiment(
-        project.root,
-        "run_0",
-        python=project.config.python,
-        timeout_s=project.config.limits.run_timeout_s,
-        emit=emit,
-        stage="experiments",
-        commit=project.head(),
-        sandbox=project.config.sandbox,
-    )
-    if result.ok:
-        project.commit("baseline: run_0 results", ["run_0"])
-    return result
-
-
-def _baseline_means(root: Path) -> dict[str, Any]:
-    from ..runner import read_final_info
-
-    _, means, problem = read_final_info(root / "run_0")
-    if problem:
-        raise StageFailed(
-            f"the baseline is unusable: {problem}",
-            "delete run_0/ and run `labtui run` again to redo the baseline",
-        )
-    return means
+from ..stage_protocol import DeclaredStage
 
 
 def _next_run_number(root: Path) -> int:
@@ -85,22 +55,7 @@ def _next_run_number(root: Path) -> int:
     return max(done, default=0) + 1
 
 
-def ensure_baseline(ctx: StageContext) -> dict[str, Any]:
-    root = ctx.project.root
-    if not (root / "run_0" / "final_info.json").exists():
-        ctx.say("no baseline yet: running run_0 with the template's code")
-        result = run_baseline(ctx.project, ctx.emit)
-        if not result.ok:
-            raise StageFailed(
-                f"the baseline run_0 failed: {result.problem}",
-                "fix experiment.py so that `python experiment.py --out_dir=run_0` works",
-            )
-    return _baseline_means(root)
-
-
 def run(ctx: StageContext) -> StageOutput:
-    from .plan import chosen_idea, load_plan
-
     idea = chosen_idea(ctx)
     baseline = ensure_baseline(ctx)
     max_runs = max(1, ctx.config.limits.max_runs)
@@ -161,7 +116,7 @@ def run_idea(
     follows; only when no planned run succeeds does the stage fail."""
     root = ctx.project.root
     start_notebook(root, idea.title, idea.experiment, baseline)
-    ctx.commit("notebook: start notes.md", ["notes.md"])
+    ctx.commit("notebook: start notes.md", [NOTES])
     coder = ctx.coder()
     first = _next_run_number(root)
     good = GoodCode(ctx.project.head(), "run_0")
@@ -305,8 +260,6 @@ def _open_lanes(
 def _run_lane(lane: StageContext, idea: Any, runs: IdeaRuns, baseline: dict[str, Any]) -> None:
     """One parallel idea from plan to last run, without pausing: the researcher judges it at
     the stage's checkpoint, from the comparison table and its branch."""
-    from .plan import load_plan, propose_plan
-
     max_runs = max(1, lane.config.limits.max_runs)
     planned = load_plan(lane.project.root, max_runs) if _planned_for(lane, idea) else []
     if not planned:
@@ -316,13 +269,7 @@ def _run_lane(lane: StageContext, idea: Any, runs: IdeaRuns, baseline: dict[str,
 
 def _planned_for(lane: StageContext, idea: Any) -> bool:
     """Whether the lane's plan.json is this idea's own (and not the chosen idea's, inherited)."""
-    from .plan import PLAN
-
-    try:
-        data = json.loads((lane.project.root / PLAN).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return False
-    return isinstance(data, dict) and data.get("idea") == idea.name
+    return planned_idea(lane.project.root) == idea.name
 
 
 def _abandoned_body(abandoned: dict[str, str]) -> str:
@@ -388,7 +335,7 @@ def _record_run(
     )
     review = review_run(ctx, idea.title, run_id, explanation, found, done=done, remaining=remaining)
     append_analysis(root, run_id, review.notebook_text(), f"{review.next}: {review.why}")
-    ctx.commit(f"experiments: {run_id} results for {idea.name}", [run_id, "notes.md"])
+    ctx.commit(f"experiments: {run_id} results for {idea.name}", [run_id, NOTES])
     ctx.project.tag(f"labtui/{idea.name}/{run_id}", f"{run_id} of {idea.name}")
     return review
 
@@ -450,3 +397,6 @@ def _diff_block(heading: str, commit: Any) -> str:
     more = len(lines) - SHOWN_DIFF_LINES
     shown = "\n".join(lines[:SHOWN_DIFF_LINES]) + (f"\n… {more} more lines" if more > 0 else "")
     return f"\n\n{heading} (commit `{commit.sha[:8]}`):\n\n```diff\n{shown}\n```\n"
+
+
+STAGE = DeclaredStage("experiments", run)

@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..artifacts import IDEAS
 from ..errors import StageFailed, UnusableAnswer
 from ..ideas import (
     Idea,
@@ -29,6 +30,7 @@ from ..ideas import (
 )
 from ..records import IdeaProposals, IdeaReflection, example_strings, validate
 from ..stage_context import StageContext, StageOutput
+from ..stage_protocol import DeclaredStage
 
 
 @dataclass
@@ -94,9 +96,7 @@ def run(ctx: StageContext) -> StageOutput:
         )
     archive = merge_into_archive(archive, fresh)
     save_archive(ctx.project.root, archive)
-    ctx.commit(
-        f"ideas: {len(fresh)} new idea(s): {', '.join(i.name for i in fresh)}", ["ideas.json"]
-    )
+    ctx.commit(f"ideas: {len(fresh)} new idea(s): {', '.join(i.name for i in fresh)}", [IDEAS])
     return _ideas_output(ranked(fresh))
 
 
@@ -173,7 +173,7 @@ def _from_the_seeds(ctx: StageContext, archive: list[Idea], error: UnusableAnswe
         f"{len(seeds)} seed idea(s)"
     )
     save_archive(ctx.project.root, archive)
-    ctx.commit("ideas: the template's seed ideas (the model gave no usable idea)", ["ideas.json"])
+    ctx.commit("ideas: the template's seed ideas (the model gave no usable idea)", [IDEAS])
     return _ideas_output(ranked(seeds))
 
 
@@ -188,7 +188,7 @@ def _ideas_output(order: list[Idea]) -> StageOutput:
         + '\n\n*e edits ideas.json: set "status": "chosen" to pick an idea, "rejected" '
         "to drop one, change scores to re-rank. r asks for more ideas.*",
         kind="ideas",
-        product="ideas.json",
+        product=IDEAS,
         subjects=[i.name for i in order],
     )
 
@@ -286,3 +286,6 @@ def picked_first(ideas: list[Idea]) -> list[Idea]:
     """The researcher's picks (status "chosen") lead, each group in rank order."""
     order = ranked(ideas)
     return [i for i in order if i.status == "chosen"] + [i for i in order if i.status != "chosen"]
+
+
+STAGE = DeclaredStage("ideas", run, reload=reload)

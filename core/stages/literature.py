@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import StageFailed, UnusableAnswer
+from ..artifacts import LITERATURE, literature_digest, load_literature, save_literature
+from ..errors import UnusableAnswer
 from ..literature import LiteratureUnavailable, base_id
 from ..papers import Found, search_all
 from ..records import LiteratureStep, check_text, validate
 from ..stage_context import StageContext, StageOutput
+from ..stage_protocol import DeclaredStage
 
-REVIEW = "literature.json"
 ACTIONS = ("search", "read", "add", "done")
 MIN_SUMMARY_CHARS = 80  # "one paragraph": a title restated is not a summary
 
@@ -38,7 +39,7 @@ class Action:
 
 
 @dataclass
-class Review:
+class ReadingList:
     """What the agent has done so far: the papers it was shown and the ones it kept."""
 
     wanted: int
@@ -65,7 +66,7 @@ class Review:
         return len(self.curated) >= min(self.wanted, len(self.seen))
 
 
-def parse_action(data: Any, review: Review, *, final: bool) -> Action:
+def parse_action(data: Any, review: ReadingList, *, final: bool) -> Action:
     """One step of the agent, checked against what it has seen; ValueError says what to fix.
     The shape is ``core.records.LiteratureStep``; what an action needs depends on the action
     and on the papers shown, so it is checked here."""
@@ -98,7 +99,7 @@ PAPER_ABOUT = "one paragraph on what the paper did, found, and why it matters fo
 DONE_ABOUT = "what the literature says about the task: what is known, what is open"
 
 
-def _paper_summary(step: LiteratureStep, review: Review, paper: Any) -> str:
+def _paper_summary(step: LiteratureStep, review: ReadingList, paper: Any) -> str:
     if paper.key in review.curated:
         raise ValueError(f"{paper.key} is already on the list; add another paper")
     if len(step.summary.strip()) < MIN_SUMMARY_CHARS:
@@ -109,7 +110,7 @@ def _paper_summary(step: LiteratureStep, review: Review, paper: Any) -> str:
     return check_text(step.summary, "summary", about=PAPER_ABOUT, min_words=12)
 
 
-def _done_summary(step: LiteratureStep, review: Review, final: bool) -> str:
+def _done_summary(step: LiteratureStep, review: ReadingList, final: bool) -> str:
     if not final and not review.enough:
         raise ValueError(
             f"the list has {len(review.curated)} of {review.wanted} papers: add more "
@@ -125,7 +126,7 @@ def _done_summary(step: LiteratureStep, review: Review, final: bool) -> str:
 
 def run(ctx: StageContext) -> StageOutput:
     settings = ctx.config.literature
-    review = Review(wanted=max(1, settings.papers), seen={}, curated={})
+    review = ReadingList(wanted=max(1, settings.papers), seen={}, curated={})
     tools = _Tools(ctx)
     topic = _topic(ctx)
     llm = ctx.llm(role="librarian")
@@ -152,16 +153,16 @@ def run(ctx: StageContext) -> StageOutput:
         ctx.say(
             "⚠ the literature review found nothing: arXiv was unavailable. Ideas go on without it."
         )
-    write_review(ctx.project.root, topic, summary, review)
-    ctx.commit(f"literature: {len(review.curated)} paper(s) reviewed", [REVIEW])
-    return _review_output(load_review(ctx.project.root))
+    write_reading_list(ctx.project.root, topic, summary, review)
+    ctx.commit(f"literature: {len(review.curated)} paper(s) reviewed", [LITERATURE])
+    return _review_output(load_literature(ctx.project.root))
 
 
 def _next_action(
     ctx: StageContext,
     llm: Any,
     topic: str,
-    review: Review,
+    review: ReadingList,
     observation: str,
     step: int,
     steps: int,
@@ -182,7 +183,7 @@ def _next_action(
 
 def reload(ctx: StageContext, output: StageOutput) -> StageOutput:
     """After the researcher edited literature.json: the file is the review."""
-    return _review_output(load_review(ctx.project.root))
+    return _review_output(load_literature(ctx.project.root))
 
 
 class _Tools:
@@ -193,7 +194,7 @@ class _Tools:
         self.literature = ctx.literature()
         self.unavailable = False
 
-    def carry_out(self, action: Action, review: Review) -> str:
+    def carry_out(self, action: Action, review: ReadingList) -> str:
         if action.kind == "search":
             return self.search(action.query, review)
         paper = review.seen[action.arxiv_id]
@@ -203,7 +204,7 @@ class _Tools:
         self.ctx.tell("librarian", f"added **{paper.title}** ({paper.year}): {action.summary}")
         return f"Added {paper.key} to the list ({len(review.curated)} of {review.wanted})."
 
-    def search(self, query: str, review: Review) -> str:
+    def search(self, query: str, review: ReadingList) -> str:
         """arXiv's results, and Semantic Scholar's (with citation counts) when there is a key;
         one service down is said, and the other still answers."""
         found, down = search_all(self.ctx, query)
@@ -243,7 +244,7 @@ def _topic(ctx: StageContext) -> str:
 def _step_prompt(
     ctx: StageContext,
     topic: str,
-    review: Review,
+    review: ReadingList,
     observation: str,
     step: int,
     steps: int,
@@ -266,7 +267,7 @@ def _step_prompt(
     )
 
 
-def _curated_block(review: Review) -> str:
+def _curated_block(review: ReadingList) -> str:
     if not review.curated:
         return "(empty)"
     return "\n".join(
@@ -277,7 +278,7 @@ def _curated_block(review: Review) -> str:
 # -- literature.json ----------------------------------------------------------------------------
 
 
-def write_review(root: Path, topic: str, summary: str, review: Review) -> Path:
+def write_reading_list(root: Path, topic: str, summary: str, review: ReadingList) -> Path:
     papers = []
     for key, paper_summary in review.curated.items():
         paper = review.seen[key]
@@ -295,45 +296,7 @@ def write_review(root: Path, topic: str, summary: str, review: Review) -> Path:
                 "bibtex": paper.bibtex,
             }
         )
-    path = Path(root) / REVIEW
-    data = {"topic": topic, "summary": summary, "papers": papers}
-    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
-
-
-def load_review(root: Path) -> dict[str, Any]:
-    """literature.json as written (or edited): a clear error names what is wrong."""
-    path = Path(root) / REVIEW
-    fix = f"fix {path} or delete it and revise at the checkpoint to review again"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise StageFailed(f"{path} is missing", fix) from None
-    except json.JSONDecodeError as exc:
-        raise StageFailed(f"{path} is not valid JSON: line {exc.lineno}: {exc.msg}", fix) from None
-    papers = data.get("papers") if isinstance(data, dict) else None
-    if not isinstance(papers, list) or not all(
-        isinstance(p, dict)
-        and isinstance(p.get("title"), str)
-        and isinstance(p.get("summary"), str)
-        for p in papers
-    ):
-        raise StageFailed(f'{path}: "papers" must be a list of {{"title", "summary", ...}}', fix)
-    if not isinstance(data.get("summary", ""), str):
-        raise StageFailed(f'{path}: "summary" must be text', fix)
-    return data
-
-
-def digest(review: dict[str, Any], summary_chars: int = 500) -> str:
-    """The review as a prompt block: the overall summary, then each paper in a line or two."""
-    lines = [review.get("summary", "").strip()] if review.get("summary") else []
-    for paper in review.get("papers", []):
-        key = f" [{paper['bibtex_key']}]" if paper.get("bibtex_key") else ""
-        text = " ".join(paper["summary"].split())
-        if len(text) > summary_chars:
-            text = text[:summary_chars].rsplit(" ", 1)[0] + " ..."
-        lines.append(f"- {paper['title']} ({paper.get('year', '')}){key}: {text}")
-    return "\n".join(lines)
+    return save_literature(root, topic, summary, papers)
 
 
 def _review_output(review: dict[str, Any]) -> StageOutput:
@@ -349,8 +312,11 @@ def _review_output(review: dict[str, Any]) -> StageOutput:
     body += "\n\n*e edits literature.json (remove a paper, fix a summary); r asks for more.*"
     return StageOutput(
         summary=f"{len(papers)} paper(s) reviewed",
-        result={"summary": digest(review), "papers": [p.get("id") for p in papers]},
+        result={"summary": literature_digest(review), "papers": [p.get("id") for p in papers]},
         checkpoint_body=body,
         kind="literature",
-        product=REVIEW,
+        product=LITERATURE,
     )
+
+
+STAGE = DeclaredStage("literature", run, reload=reload)

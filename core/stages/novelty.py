@@ -8,11 +8,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..artifacts import IDEAS
 from ..errors import StageFailed
 from ..ideas import Idea, load_archive, save_archive
 from ..literature import base_id
 from ..records import NOVELTY_DECISIONS, NoveltyStep, example_strings, validate
 from ..stage_context import StageContext, StageOutput
+from ..stage_protocol import DeclaredStage
 
 DECISIONS = NOVELTY_DECISIONS
 
@@ -132,7 +134,7 @@ def run(ctx: StageContext) -> StageOutput:
     chosen.status = "chosen"
     save_archive(ctx.project.root, archive)
     ctx.commit(
-        f"novelty: {chosen.name} chosen ({chosen.novelty_evidence.get('decision')})", ["ideas.json"]
+        f"novelty: {chosen.name} chosen ({chosen.novelty_evidence.get('decision')})", [IDEAS]
     )
     return _novelty_output(chosen, [i for i in candidates if i.novelty_evidence])
 
@@ -190,7 +192,7 @@ def _novelty_output(chosen: Idea, checked: list[Idea]) -> StageOutput:
         result={"idea": chosen.name, "evidence": chosen.novelty_evidence},
         checkpoint_body=body,
         kind="novelty",
-        product="ideas.json",
+        product=IDEAS,
     )
 
 
@@ -224,3 +226,6 @@ def _evidence_markdown(idea: Idea) -> str:
         lines.append("- none among the papers the searches returned")
     lines.append(f"\nPapers seen: {len(evidence.get('papers_seen', []))}")
     return "\n".join(lines)
+
+
+STAGE = DeclaredStage("novelty", run, reload=reload)

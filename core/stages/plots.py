@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..artifacts import FIGURES
 from ..edit_guard import EditPolicy
 from ..records import FigureDescriptions, validate
 from ..stage_context import StageContext, StageOutput
-
-FIGURES = "figures.json"  # every figure's description, for captions and the write-up
+from ..stage_protocol import DeclaredStage
 
 
 def _existing_figures(root: Path) -> list[str]:
@@ -127,3 +127,6 @@ def describe_figures(ctx: StageContext, figures: list[str], runs: list[str]) -> 
     )
     ctx.tell("plotter", "\n".join(f"- `{f}`: {d}" for f, d in descriptions.items()))
     return descriptions
+
+
+STAGE = DeclaredStage("plots", run)

@@ -10,39 +10,37 @@ run produced, is undone: the paper stays as it was.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from ..artifacts import (
+    IDEAS,
+    NOTES,
+    PAPER_REVIEW,
+    PDF,
+    PROVENANCE,
+    TEX,
+    earlier_improvements,
+    save_paper_review,
+)
 from ..checkpoints import IMPROVE
+from ..edit_guard import PAPER_ONLY
 from ..errors import StageFailed
 from ..ideas import load_archive, save_archive
+from ..number_trace import trace_numbers
+from ..paper_compile import compile_paper
 from ..review import SCORE_RANGES, Review
 from ..reviewer import Panel, panel_markdown, read_paper, review_panel, reviewer_facts
 from ..stage_context import StageContext, StageOutput
-from .compile import PDF, compile_paper
-from .writeup import PAPER_ONLY, PROVENANCE, TEX, trace_numbers
-
-REVIEW = "review.json"
+from ..stage_protocol import DeclaredStage
 
 
 def run(ctx: StageContext) -> StageOutput:
-    earlier = _earlier_rounds(ctx)
+    earlier = earlier_improvements(ctx.project.root)
     record = _record(ctx, _review(ctx), earlier["improvements"], earlier["undone"])
     owed = ctx.config.review.improvements - len(record["improvements"]) - len(record["undone"])
     for _ in range(owed):
         record = _improvement_round(ctx, record, note="")
     return _output(record)
-
-
-def _earlier_rounds(ctx: StageContext) -> dict[str, list]:
-    """The improvement rounds of an earlier attempt at this stage (the reviewers asked again
-    with a note, or a review cut short): they stay on record and are not run again."""
-    path = ctx.project.root / REVIEW
-    try:
-        earlier = json.loads(path.read_text(encoding="utf-8"))
-        return {key: list(earlier[key]) for key in ("improvements", "undone")}
-    except (OSError, ValueError, KeyError, TypeError):
-        return {"improvements": [], "undone": []}
 
 
 def improve(ctx: StageContext, output: StageOutput, note: str) -> StageOutput:
@@ -95,7 +93,7 @@ def _record(
         "improvements": improvements,
         "undone": undone,
     }
-    (root / REVIEW).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    save_paper_review(root, record)
     idea_name = ctx.result_of("experiments").get("idea")
     archive = load_archive(root)
     for idea in archive:
@@ -103,7 +101,7 @@ def _record(
             idea.score = panel.overall
             idea.status = "done"
     save_archive(root, archive)
-    ctx.commit(f"review: {panel.decision}, overall {panel.overall:.2f}/10", [REVIEW, "ideas.json"])
+    ctx.commit(f"review: {panel.decision}, overall {panel.overall:.2f}/10", [PAPER_REVIEW, IDEAS])
     return record
 
 
@@ -117,7 +115,7 @@ def _improvement_round(ctx: StageContext, record: dict, note: str) -> dict:
         [TEX],
         ctx.prompt("review_improve", round=number, review=meta, note=asks),
         commit_message=f"review: improvement round {number}",
-        read_only=["notes.md"],
+        read_only=[NOTES],
         policy=PAPER_ONLY,
     )
     if not edit.changed:
@@ -157,8 +155,10 @@ def _undo(ctx: StageContext, record: dict, before: str, number: int, why: str) -
         if git.ls_tree("--name-only", before, path):  # (older projects lack provenance.json)
             git.checkout(before, "--", path)
     record = {**record, "undone": [*record["undone"], {"round": number, "why": why}]}
-    (ctx.project.root / REVIEW).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    ctx.commit(f"review: undo improvement round {number}: {why}"[:200], [TEX, PROVENANCE, REVIEW])
+    save_paper_review(ctx.project.root, record)
+    ctx.commit(
+        f"review: undo improvement round {number}: {why}"[:200], [TEX, PROVENANCE, PAPER_REVIEW]
+    )
     ctx.say(f"undid improvement round {number}: {why}")
     return record
 
@@ -173,7 +173,7 @@ def _output(record: dict) -> StageOutput:
         result={
             "overall": record["overall"],
             "decision": record["decision"],
-            "review": REVIEW,
+            "review": PAPER_REVIEW,
             "improvements": len(rounds),
         },
         checkpoint_body=panel_markdown(record)
@@ -183,3 +183,6 @@ def _output(record: dict) -> StageOutput:
         details=record,
         extra_actions=(IMPROVE,),
     )
+
+
+STAGE = DeclaredStage("review", run, actions={IMPROVE: improve})

@@ -7,16 +7,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..edit_guard import EditPolicy
+from ..artifacts import NOTES, PROVENANCE, TEX, has_literature, literature_digest, load_literature
+from ..checkpoints import WAIVE
+from ..edit_guard import PAPER_ONLY
 from ..errors import Aborted, StageFailed
 from ..events import LatexUpdated
+from ..number_trace import trace_numbers
 from ..stage_context import StageContext, StageOutput
+from ..stage_protocol import DeclaredStage
 
-TEX = "latex/template.tex"
-PROVENANCE = "provenance.json"
-# Every write-up edit (sections, refinement, provenance, LaTeX fixes, review rounds) changes
-# the LaTeX file only, creates no file, and keeps the paper's skeleton and bibliography.
-PAPER_ONLY = EditPolicy()
 _PLACEHOLDER = re.compile(r"\b[A-Z][A-Z ]{2,40} HERE\b")
 
 
@@ -34,11 +33,10 @@ def _cite_the_literature(ctx: StageContext, tex_path) -> str:
     """The literature review's papers join the bibliography (labtui writes their BibTeX, the
     model never does) and the prompt, for the related work; '' without a review."""
     from ..latex import add_bib_entries
-    from .literature import REVIEW, digest, load_review
 
-    if not (ctx.project.root / REVIEW).is_file():
+    if not has_literature(ctx.project.root):
         return ""
-    review = load_review(ctx.project.root)
+    review = load_literature(ctx.project.root)
     entries = {
         p["bibtex_key"]: p["bibtex"]
         for p in review["papers"]
@@ -49,7 +47,7 @@ def _cite_the_literature(ctx: StageContext, tex_path) -> str:
         ctx.commit(f"writeup: cite the literature review's papers ({', '.join(added)})", [TEX])
     return (
         "\nThe literature review found these papers (cite them by the key in brackets, in the "
-        f"introduction and related work):\n\n{digest(review)}\n"
+        f"introduction and related work):\n\n{literature_digest(review)}\n"
     )
 
 
@@ -105,7 +103,7 @@ def run(ctx: StageContext) -> StageOutput:
             [TEX],
             ctx.prompt("writeup_placeholders", placeholders=", ".join(left)),
             commit_message="writeup: replace leftover placeholders",
-            read_only=["notes.md"],
+            read_only=[NOTES],
             policy=PAPER_ONLY,
         )
         left = placeholders_left(tex_path.read_text(encoding="utf-8"))
@@ -138,7 +136,7 @@ def _write_section(
         [TEX],
         prompt,
         commit_message=f"writeup: {section.name}",
-        read_only=["notes.md"],
+        read_only=[NOTES],
         policy=PAPER_ONLY,
     )
     if not edit.changed:
@@ -167,7 +165,7 @@ def _write_section(
 def _edit_optional(coder, prompt: str, message: str) -> None:
     """An edit the model may decline (a reflection with nothing to fix): no retry, no error."""
     coder.edit(
-        [TEX], prompt, commit_message=message, read_only=["notes.md"], retries=0, policy=PAPER_ONLY
+        [TEX], prompt, commit_message=message, read_only=[NOTES], retries=0, policy=PAPER_ONLY
     )
 
 
@@ -187,44 +185,6 @@ def _section_body(ctx: StageContext, section: Section) -> str:
         )
         shown = found.group(1).strip() if found else "(section not found)"
     return f"The {section.name} as written:\n\n```latex\n{shown[:3000]}\n```"
-
-
-def trace_numbers(ctx: StageContext, coder) -> list:
-    """One round in which the model replaces the numbers that match no run with the recorded
-    ones (or removes them) and rewrites the sentences whose claims the runs' effects contradict;
-    provenance.json is committed. Returns what is still open and not waived: untraced numbers,
-    then contradicted sentences (each has a ``text`` to list). The review's improvement rounds
-    use it too."""
-    from ..provenance import check_paper, load_waivers
-
-    root = ctx.project.root
-    waivers = load_waivers(root)
-    report = check_paper(root, root / TEX, waivers)
-    open_issues = [*report.open_issues(waivers), *report.open_claims(waivers)]
-    if open_issues:
-        coder.edit(
-            [TEX],
-            ctx.prompt(
-                "writeup_provenance",
-                numbers=_listed_numbers(report.open_issues(waivers)),
-                claims=_listed_claims(report.open_claims(waivers)),
-            ),
-            commit_message=f"{ctx.stage}: numbers and claims traced to the runs",
-            read_only=["notes.md"],
-            policy=PAPER_ONLY,
-        )
-        report = check_paper(root, root / TEX, waivers)
-        open_issues = [*report.open_issues(waivers), *report.open_claims(waivers)]
-    ctx.commit(f"{ctx.stage}: provenance of the paper's numbers", [PROVENANCE])
-    return open_issues
-
-
-def _listed_numbers(numbers: list) -> str:
-    return "\n".join(f"- {w.text} on line {w.line}: {w.context}" for w in numbers) or "- none"
-
-
-def _listed_claims(claims: list) -> str:
-    return "\n".join(f'- line {c.line}: "{c.sentence}"\n  {c.problem}' for c in claims) or "- none"
 
 
 def _blocked(numbers: list, claims: list) -> str:
@@ -307,3 +267,6 @@ def waive(ctx: StageContext, output: StageOutput, reason: str) -> StageOutput:
     ctx.commit(f"writeup: researcher waived {' and '.join(waived) or 'nothing'}", [PROVENANCE])
     ctx.say(f"waived {', '.join(x.text for x in [*open_issues, *open_claims])}: {reason}")
     return _draft_output(ctx, output.result.get("placeholders_left", []))
+
+
+STAGE = DeclaredStage("writeup", run, reload=reload, actions={WAIVE: waive})

@@ -128,7 +128,7 @@ def pipeline_rows(*, reviewers: bool) -> list[Row]:
     from scripted_llm import ScriptedLLMServer
 
     from labtui.core.config import ReviewSection, load_config, save_config
-    from labtui.core.events import STAGES
+    from labtui.core.stage_list import STAGES
 
     os.environ["LABTUI_API_KEY"] = TEST_API_KEY
     with tempfile.TemporaryDirectory() as tmp, ScriptedLLMServer() as llm, FakeArxiv() as arxiv:

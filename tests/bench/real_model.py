@@ -511,7 +511,7 @@ def short_reason(reason: str, limit: int = 70) -> str:
 
 
 def stage_order(stage: str) -> tuple[int, str]:
-    from labtui.core.events import STAGES
+    from labtui.core.stage_list import STAGES
 
     return (STAGES.index(stage) if stage in STAGES else len(STAGES), stage)
 

@@ -1,0 +1,152 @@
+"""The files a project's stages hand to each other, by name, with typed load and save.
+
+Stages never import each other: what one stage leaves for the next is a file in the project's
+repository, named here, and read and written through the functions here (or, for the idea
+archive and the lab notebook, through ``core.ideas`` and ``core.notebook``, which own those
+formats and take their names from here). A hand-edited file that no longer parses is a
+``StageFailed`` that names the file and the fix.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import StageFailed
+from .records import Plan, validate
+
+IDEAS = "ideas.json"  # the idea archive (core/ideas.py)
+LITERATURE = "literature.json"  # the literature review's papers and summary
+PLAN = "plan.json"  # the approved plan of runs
+EXPERIMENT = "experiment.py"  # the code every run executes
+NOTES = "notes.md"  # the lab notebook (core/notebook.py)
+FIGURES = "figures.json"  # every figure's description, for captions and the write-up
+TEX = "latex/template.tex"  # the paper
+PROVENANCE = "provenance.json"  # where each number of the paper comes from (core/provenance.py)
+PDF = "paper.pdf"  # the paper as it last compiled
+PAPER_REVIEW = "review.json"  # the reviewers' verdict and the improvement rounds
+
+
+def _write_json(
+    root: Path, name: str, data: Any, *, indent: int = 1, ascii_only: bool = True
+) -> Path:
+    path = Path(root) / name
+    text = json.dumps(data, indent=indent, ensure_ascii=ascii_only)
+    path.write_text(text + "\n", encoding="utf-8")
+    return path
+
+
+# -- plan.json ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    change: str  # what the run changes in experiment.py
+    measure: str  # what it measures, against the baseline
+
+
+def parse_plan(data: Any, max_runs: int) -> list[PlannedRun]:
+    """Validated runs from the model's (or the researcher's) JSON; ValueError says what is wrong."""
+    runs = data.get("runs") if isinstance(data, dict) else None
+    if isinstance(runs, list) and len(runs) > max_runs:  # said first: it changes the whole plan
+        raise ValueError(f"the plan has {len(runs)} runs; at most {max_runs} are allowed")
+    plan = validate(Plan, data)
+    return [PlannedRun(run.change, run.measure) for run in plan.runs]
+
+
+def load_plan(root: Path, max_runs: int) -> list[PlannedRun]:
+    """The plan on disk (as approved or edited); [] when there is none."""
+    path = Path(root) / PLAN
+    if not path.exists():
+        return []
+    try:
+        return parse_plan(json.loads(path.read_text(encoding="utf-8")), max_runs)
+    except (ValueError, json.JSONDecodeError) as error:
+        raise StageFailed(
+            f"{PLAN} is not a valid plan: {error}",
+            f'fix {PLAN} ({{"runs": [{{"change": <what>, "measure": <what>}}]}}, at most '
+            f"{max_runs} runs) or delete it to plan again",
+        ) from None
+
+
+def save_plan(root: Path, idea: str, runs: list[PlannedRun]) -> Path:
+    return _write_json(root, PLAN, {"idea": idea, "runs": plan_record(runs)})
+
+
+def planned_idea(root: Path) -> str:
+    """The idea plan.json was made for ('' without a readable plan)."""
+    try:
+        data = json.loads((Path(root) / PLAN).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return ""
+    idea = data.get("idea") if isinstance(data, dict) else None
+    return idea if isinstance(idea, str) else ""
+
+
+def plan_record(runs: list[PlannedRun]) -> list[dict[str, str]]:
+    return [asdict(run) for run in runs]
+
+
+# -- literature.json ------------------------------------------------------------------------
+
+
+def save_literature(root: Path, topic: str, summary: str, papers: list[dict[str, Any]]) -> Path:
+    data = {"topic": topic, "summary": summary, "papers": papers}
+    return _write_json(root, LITERATURE, data, ascii_only=False)
+
+
+def has_literature(root: Path) -> bool:
+    return (Path(root) / LITERATURE).is_file()
+
+
+def load_literature(root: Path) -> dict[str, Any]:
+    """literature.json as written (or edited): a clear error names what is wrong."""
+    path = Path(root) / LITERATURE
+    fix = f"fix {path} or delete it and revise at the checkpoint to review again"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise StageFailed(f"{path} is missing", fix) from None
+    except json.JSONDecodeError as exc:
+        raise StageFailed(f"{path} is not valid JSON: line {exc.lineno}: {exc.msg}", fix) from None
+    papers = data.get("papers") if isinstance(data, dict) else None
+    if not isinstance(papers, list) or not all(
+        isinstance(p, dict)
+        and isinstance(p.get("title"), str)
+        and isinstance(p.get("summary"), str)
+        for p in papers
+    ):
+        raise StageFailed(f'{path}: "papers" must be a list of {{"title", "summary", ...}}', fix)
+    if not isinstance(data.get("summary", ""), str):
+        raise StageFailed(f'{path}: "summary" must be text', fix)
+    return data
+
+
+def literature_digest(review: dict[str, Any], summary_chars: int = 500) -> str:
+    """The review as a prompt block: the overall summary, then each paper in a line or two."""
+    lines = [review.get("summary", "").strip()] if review.get("summary") else []
+    for paper in review.get("papers", []):
+        key = f" [{paper['bibtex_key']}]" if paper.get("bibtex_key") else ""
+        text = " ".join(paper["summary"].split())
+        if len(text) > summary_chars:
+            text = text[:summary_chars].rsplit(" ", 1)[0] + " ..."
+        lines.append(f"- {paper['title']} ({paper.get('year', '')}){key}: {text}")
+    return "\n".join(lines)
+
+
+# -- review.json ----------------------------------------------------------------------------
+
+
+def save_paper_review(root: Path, record: dict[str, Any]) -> Path:
+    return _write_json(root, PAPER_REVIEW, record, indent=2)
+
+
+def earlier_improvements(root: Path) -> dict[str, list[Any]]:
+    """The improvement rounds review.json holds (done and undone); none when it holds none."""
+    try:
+        earlier = json.loads((Path(root) / PAPER_REVIEW).read_text(encoding="utf-8"))
+        return {key: list(earlier[key]) for key in ("improvements", "undone")}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {"improvements": [], "undone": []}

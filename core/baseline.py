@@ -1,0 +1,61 @@
+"""The baseline: run_0 with the template's code as it is, the reference every later run is
+compared with. The plan needs its numbers and the experiments need it run, so it is made once,
+by whichever comes first, and read from ``run_0/final_info.json`` after.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .errors import StageFailed
+from .events import Event
+from .project import Project
+from .stage_context import StageContext
+
+BASELINE = "run_0"
+
+
+def run_baseline(project: Project, emit: Callable[[Event], None]) -> Any:
+    """run_0 with the template's code as it is; committed when it succeeds."""
+    from .runner import run_experiment
+
+    result = run_experiment(
+        project.root,
+        BASELINE,
+        python=project.config.python,
+        timeout_s=project.config.limits.run_timeout_s,
+        emit=emit,
+        stage="experiments",
+        commit=project.head(),
+        sandbox=project.config.sandbox,
+    )
+    if result.ok:
+        project.commit(f"baseline: {BASELINE} results", [BASELINE])
+    return result
+
+
+def ensure_baseline(ctx: StageContext) -> dict[str, Any]:
+    """The baseline's means, running it first when it has not run yet."""
+    root = ctx.project.root
+    if not (root / BASELINE / "final_info.json").exists():
+        ctx.say(f"no baseline yet: running {BASELINE} with the template's code")
+        result = run_baseline(ctx.project, ctx.emit)
+        if not result.ok:
+            raise StageFailed(
+                f"the baseline {BASELINE} failed: {result.problem}",
+                "fix experiment.py so that `python experiment.py --out_dir=run_0` works",
+            )
+    return baseline_means(ctx.project)
+
+
+def baseline_means(project: Project) -> dict[str, Any]:
+    from .runner import read_final_info
+
+    _, means, problem = read_final_info(project.root / BASELINE)
+    if problem:
+        raise StageFailed(
+            f"the baseline is unusable: {problem}",
+            f"delete {BASELINE}/ and run `labtui run` again to redo the baseline",
+        )
+    return means

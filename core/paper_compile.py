@@ -1,0 +1,108 @@
+"""Compiling the paper: code checks (citations, figures, duplicates), chktex and latexmk, with
+parsed errors sent back to aider for a bounded number of fix rounds. The last PDF that compiled is
+never lost. The compile stage runs it, and so does each of the review's improvement rounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .artifacts import PDF, TEX
+from .edit_guard import PAPER_ONLY
+from .errors import StageFailed
+from .events import CompileResult, LatexUpdated
+from .stage_context import StageContext
+
+
+def _problems(ctx: StageContext, text: str) -> list[str]:
+    from .latex import bib_text_of, check_references
+
+    root = ctx.project.root
+    bib = bib_text_of(text, root / "latex")
+    return check_references(text, bib, root, [root, root / "latex"])
+
+
+def _emit_outcome(ctx: StageContext, outcome) -> None:
+    ctx.emit(
+        CompileResult(
+            stage=ctx.stage,
+            ok=outcome.ok,
+            pdf=PDF if outcome.ok else "",
+            pages=outcome.pages,
+            errors=[m.__dict__ for m in outcome.errors],
+            warnings=[m.__dict__ for m in outcome.warnings],
+        )
+    )
+
+
+def _describe(outcome, problems: list[str], lint: list) -> str:
+    lines = [f"- line {m.line}: {m.message}" for m in outcome.errors]
+    lines += [f"- {p}" for p in problems]
+    lines += [f"- chktex line {m.line}: {m.message}" for m in lint[:10]]
+    if outcome.timed_out:
+        lines.append("- the compile timed out (an infinite loop in a macro?)")
+    if not lines and not outcome.ok:
+        lines.append("- compile failed; log tail:\n" + outcome.log_tail[-1500:])
+    return "\n".join(lines)
+
+
+def _over_the_page_limit(ctx: StageContext, outcome) -> list[str]:
+    limit = ctx.config.limits.page_limit
+    if not (limit and outcome.ok and outcome.pages > limit):
+        return []
+    return [
+        f"the paper has {outcome.pages} pages, more than [limits] page_limit = {limit}: "
+        "shorten it (tighter prose, fewer or smaller figures), keeping every result"
+    ]
+
+
+@dataclass(frozen=True)
+class Compiled:
+    pages: int
+    warnings: int
+    problems: list[str]  # what is still wrong although it compiles (over the page limit, say)
+
+
+def compile_paper(ctx: StageContext, commit_message: str) -> Compiled:
+    """Compile the paper, sending parsed errors and problems back to aider for up to
+    ``[limits] latex_fix_rounds``; commits the PDF. StageFailed when it never compiles (the
+    last PDF that did is kept). The review's improvement rounds use it too."""
+    from .latex import chktex, compile_latex, referenced_figures
+
+    root = ctx.project.root
+    tex_path = root / TEX
+    coder = None
+    rounds = max(0, ctx.config.limits.latex_fix_rounds)
+    for round_no in range(rounds + 1):
+        text = tex_path.read_text(encoding="utf-8")
+        problems = _problems(ctx, text)
+        lint = chktex(tex_path)
+        outcome = compile_latex(tex_path, root / PDF, timeout_s=ctx.config.limits.latex_timeout_s)
+        _emit_outcome(ctx, outcome)
+        problems += _over_the_page_limit(ctx, outcome)
+        if outcome.ok and not problems:
+            break
+        if round_no == rounds:
+            break
+        coder = coder or ctx.coder(model_of="compile")  # the writer's model
+        report = _describe(outcome, problems, lint)
+        ctx.say(f"LaTeX problems, asking for a fix (round {round_no + 1}/{rounds}):\n{report}")
+        coder.edit(
+            [TEX],
+            ctx.prompt("latex_fix", problems=report),
+            commit_message=f"{ctx.stage}: fix LaTeX",
+            policy=PAPER_ONLY,
+        )
+        fixed = tex_path.read_text(encoding="utf-8")
+        figures = referenced_figures(fixed, tex_path.parent)
+        ctx.emit(LatexUpdated(stage=ctx.stage, path=TEX, text=fixed, figures=figures))
+    if not outcome.ok:
+        first = outcome.errors[0].message if outcome.errors else "see the log"
+        raise StageFailed(
+            f"the paper does not compile after {rounds} fix round(s): {first}",
+            f"fix {TEX} by hand (the errors are in the LaTeX pane), then `labtui run`",
+        )
+    if problems:
+        ctx.say("the paper compiles but still has problems: " + "; ".join(problems))
+    ctx.commit(commit_message.format(pages=outcome.pages), [PDF, TEX])
+    return Compiled(outcome.pages, len(outcome.warnings), problems)
