@@ -147,7 +147,7 @@ class ReviewReflection(Record):
         return self
 
 
-# -- ideas (core.ideas, core.stages.ideas, core.panel) --------------------------------------------
+# -- ideas (core.ideas, core.stages.ideas, core.persona_panel) ----------------------------------
 
 IDEA_SCORE = (1, 10)
 STATUSES = ("seed", "proposed", "novel", "not_novel", "unsure", "chosen", "rejected", "done")

@@ -27,7 +27,7 @@ from .config import ReviewSection
 from .errors import ConfigError, LabtuiError, LLMError, UnusableAnswer
 from .events import Event, Notice
 from .records import ReviewForm, ReviewReflection, example_strings, validate
-from .review import SCORE_RANGES, Review, parse_review, review_of
+from .review_form import SCORE_RANGES, PaperReview, parse_review, review_of
 
 MAX_PAPER_CHARS = 40_000  # ~10k tokens: a conference paper without its appendix
 MAX_EXAMPLE_CHARS = 12_000  # an example paper in the prompt: enough to show what was judged
@@ -51,7 +51,7 @@ def builtin_examples() -> Path:
     return Path(str(resources.files("labtui.prompts"))) / "review_examples"
 
 
-def load_examples(folder: Path, count: int) -> list[tuple[str, Review]]:
+def load_examples(folder: Path, count: int) -> list[tuple[str, PaperReview]]:
     """The first ``count`` example papers in ``folder`` (by name) with their reviews: each a
     ``<name>.md`` paper text beside a ``<name>.json`` review that passes the form's checks."""
     if count == 0:
@@ -71,7 +71,7 @@ def load_examples(folder: Path, count: int) -> list[tuple[str, Review]]:
     return [_example(paper) for paper in papers[:count]]
 
 
-def _example(paper: Path) -> tuple[str, Review]:
+def _example(paper: Path) -> tuple[str, PaperReview]:
     review_path = paper.with_suffix(".json")
     fix = f"write its review on the NeurIPS form to {review_path.name}, or remove {paper.name}"
     if not review_path.is_file():
@@ -83,7 +83,7 @@ def _example(paper: Path) -> tuple[str, Review]:
     return paper.read_text(encoding="utf-8")[:MAX_EXAMPLE_CHARS], review
 
 
-def examples_block(examples: list[tuple[str, Review]]) -> str:
+def examples_block(examples: list[tuple[str, PaperReview]]) -> str:
     """The examples as the prompt shows them: each paper, then the review it was given."""
     if not examples:
         return ""
@@ -103,11 +103,11 @@ def _are(count: int) -> str:
 # -- one reviewer ---------------------------------------------------------------------------------
 
 
-def parse_reflection(previous: Review) -> Callable[[Any], tuple[bool, Review]]:
+def parse_reflection(previous: PaperReview) -> Callable[[Any], tuple[bool, PaperReview]]:
     """A reflection's answer: ``{"done": true}`` keeps the review (or takes the one given);
     ``{"done": false, "review": {...}}`` replaces it and asks again."""
 
-    def parse(data: Any) -> tuple[bool, Review]:
+    def parse(data: Any) -> tuple[bool, PaperReview]:
         answer = validate(ReviewReflection, data)
         if answer.review is None:
             return True, previous
@@ -136,7 +136,7 @@ def review_text(
     reflections: int = 0,
     temperature: float | None = None,
     paper_chars: int = MAX_PAPER_CHARS,
-) -> Review:
+) -> PaperReview:
     """One reviewer's review of ``paper`` (its first ``paper_chars`` characters; invalid fields
     are asked again), reconsidered for up to ``reflections`` rounds or until the reviewer says
     it is done."""
@@ -209,12 +209,12 @@ def standalone_llm(model: str, budget_usd: float, emit: Callable[[Event], None])
 
 
 @dataclass(frozen=True)
-class Panel:
+class ReviewPanel:
     """Reviews of one paper: each reviewer's, the Area Chair's meta-review of them, and the
     decision: the reviewers' mean Overall against the threshold (the AC's when it is 0)."""
 
-    reviews: list[Review]
-    meta: Review
+    reviews: list[PaperReview]
+    meta: PaperReview
     threshold: float = 0.0
 
     def scores(self) -> dict[str, tuple[float, float]]:
@@ -259,7 +259,7 @@ def review_panel(
     notes: str = "",
     examples_root: Path | None = None,
     progress: Callable[[str], None] = lambda text: None,
-) -> Panel:
+) -> ReviewPanel:
     """``settings.ensemble`` independent reviews (sampled at ``settings.temperature`` when there
     are several) and the Area Chair's meta-review of them (the review itself when there is one).
     ``examples_root``: where a relative ``[review] examples`` folder is found (the project)."""
@@ -273,7 +273,7 @@ def review_panel(
     shots = examples_block(load_examples(folder, settings.few_shot))
     several = settings.ensemble > 1
 
-    def review(number: int) -> Review:
+    def review(number: int) -> PaperReview:
         written = review_text(
             llm.speaking_as(f"reviewer {number}") if several else llm,
             prompt,
@@ -295,13 +295,13 @@ def review_panel(
     with ThreadPoolExecutor(max_workers=settings.ensemble) as pool:
         reviews = list(pool.map(review, numbers))
     if not several:
-        return Panel(reviews, reviews[0], settings.threshold)
+        return ReviewPanel(reviews, reviews[0], settings.threshold)
     progress(f"the Area Chair reads the {settings.ensemble} reviews")
     chair = llm.speaking_as("area chair")
-    return Panel(reviews, meta_review(chair, prompt, reviews), settings.threshold)
+    return ReviewPanel(reviews, meta_review(chair, prompt, reviews), settings.threshold)
 
 
-def meta_review(llm: Any, prompt: Prompt, reviews: list[Review]) -> Review:
+def meta_review(llm: Any, prompt: Prompt, reviews: list[PaperReview]) -> PaperReview:
     listing = "\n\n".join(
         f"Review {i}:\n{json.dumps(r.fields, indent=1)}" for i, r in enumerate(reviews, 1)
     )
@@ -332,7 +332,7 @@ def reviewer_facts(model: str, settings: ReviewSection) -> dict[str, Any]:
 
 
 def panel_markdown(record: dict[str, Any]) -> str:
-    """A review record (``Panel.to_json`` plus the improvement rounds) as Markdown: decision,
+    """A review record (``ReviewPanel.to_json`` plus the improvement rounds) as Markdown: decision,
     scores with their spread, the meta-review's summary, strengths and weaknesses."""
     meta = record["meta_review"]
     count = len(record["reviews"])

@@ -238,8 +238,8 @@ def test_novelty_evidence_keeps_only_papers_the_model_was_shown():
 
 
 def test_with_a_panel_the_personas_discuss_turn_by_turn_then_ideas_are_refined(project, llm_server):
-    from test_panel import ADA, BO, PanelModel
-    from test_panel import IDEA as PANEL_IDEA
+    from test_persona_panel import ADA, BO, PanelModel
+    from test_persona_panel import IDEA as PANEL_IDEA
 
     _ideas_config(project, panel=2, panel_turns=2, count=1)
     panel = PanelModel()

@@ -18,7 +18,7 @@ from labtui.core.checkpoints import IMPROVE, Decision
 from labtui.core.config import ReviewSection
 from labtui.core.errors import ConfigError, LLMError
 from labtui.core.prompts import load_prompt
-from labtui.core.review import parse_review
+from labtui.core.review_form import parse_review
 from labtui.core.reviewer import (
     builtin_examples,
     examples_block,

@@ -30,7 +30,7 @@ from tui_scenes import (
 from labtui.core.checkpoints import Decision
 from labtui.core.errors import Aborted
 from labtui.core.events import ErrorEvent, LogLine, RunFinished
-from labtui.core.review import SCORE_RANGES
+from labtui.core.review_form import SCORE_RANGES
 from labtui.tui.app import EventInbox, LabtuiApp
 from labtui.tui.keybar import KeyBar
 from labtui.tui.panes import LatexPane, flatten_means

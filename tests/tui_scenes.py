@@ -51,8 +51,8 @@ from labtui.core.experiment_runs import Attempted, failed_run_body
 from labtui.core.ideas import Idea, ideas_table
 from labtui.core.notebook import metrics_table
 from labtui.core.planning import plan_markdown
-from labtui.core.review import SCORE_RANGES, parse_review
-from labtui.core.reviewer import Panel, panel_markdown
+from labtui.core.review_form import SCORE_RANGES, parse_review
+from labtui.core.reviewer import ReviewPanel, panel_markdown
 from labtui.core.stage_list import STAGES
 from labtui.core.stages.experiments import _diff_block
 from labtui.core.stages.novelty import _evidence_markdown
@@ -502,7 +502,7 @@ META_REVIEW = review_form(
 def review_details() -> dict[str, Any]:
     """The review record (review.json) after two improvement rounds, the second undone: three
     reviewers (Overall 3, 5 and 4), the Area Chair's meta-review, the scores before and after."""
-    panel = Panel([parse_review(r) for r in REVIEWERS], parse_review(META_REVIEW), 6.0)
+    panel = ReviewPanel([parse_review(r) for r in REVIEWERS], parse_review(META_REVIEW), 6.0)
     after = {name: mean for name, (mean, _) in panel.scores().items()}
     before = dict(zip(SCORE_RANGES, (2.0, 2.33, 2.67, 1.67, 2.0, 3.0, 2.0, 3.0, 4.0), strict=True))
     return {

@@ -17,7 +17,7 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Static
 
-from labtui.core.review import SCORE_RANGES
+from labtui.core.review_form import SCORE_RANGES
 
 # The lists of the meta-review the card shows, in order; Questions are shown last and muted.
 LISTS = ("Strengths", "Weaknesses", "Questions")
@@ -36,7 +36,7 @@ class Score:
 
 @dataclass(frozen=True)
 class ReviewDetails:
-    """What the card shows of a review record (``Panel.to_json`` plus the improvement rounds)."""
+    """What the card shows of a review record (``ReviewPanel.to_json`` plus the improvement rounds)."""
 
     decision: str
     overall: float | None

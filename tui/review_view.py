@@ -8,11 +8,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from labtui.core.review import SCORE_RANGES
-from labtui.core.reviewer import Panel
+from labtui.core.review_form import SCORE_RANGES
+from labtui.core.reviewer import ReviewPanel
 
 
-def print_review(panel: Panel, title: str, console: Console | None = None) -> None:
+def print_review(panel: ReviewPanel, title: str, console: Console | None = None) -> None:
     console = console or Console()
     style = "bold green" if panel.decision == "Accept" else "bold red"
     rule = f" (Accept from {panel.threshold:g})" if panel.threshold else ""
@@ -31,7 +31,7 @@ def print_review(panel: Panel, title: str, console: Console | None = None) -> No
     console.print(f"\n[bold]Ethical concerns[/]: {concerns}")
 
 
-def _score_table(panel: Panel) -> Table:
+def _score_table(panel: ReviewPanel) -> Table:
     several = len(panel.reviews) > 1
     table = Table(box=None, pad_edge=False)
     table.add_column("score", style="bold")

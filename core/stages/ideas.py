@@ -132,7 +132,7 @@ def _propose(
     count = ctx.config.ideas.count
     panel = ctx.config.ideas.panel
     if panel:
-        from ..panel import run_panel
+        from ..persona_panel import run_panel
 
         result = run_panel(
             ctx,

@@ -28,8 +28,8 @@ from ..errors import StageFailed
 from ..ideas import load_archive, save_archive
 from ..number_trace import trace_numbers
 from ..paper_compile import compile_paper
-from ..review import SCORE_RANGES, Review
-from ..reviewer import Panel, panel_markdown, read_paper, review_panel, reviewer_facts
+from ..review_form import SCORE_RANGES, PaperReview
+from ..reviewer import ReviewPanel, panel_markdown, read_paper, review_panel, reviewer_facts
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
 
@@ -48,7 +48,7 @@ def improve(ctx: StageContext, output: StageOutput, note: str) -> StageOutput:
     return _output(_improvement_round(ctx, output.details, note))
 
 
-def _review(ctx: StageContext) -> Panel:
+def _review(ctx: StageContext) -> ReviewPanel:
     root = ctx.project.root
     if _compiled_before_the_last_edit(ctx):
         ctx.say(f"{TEX} changed after {PDF} was compiled: compiling it again first")
@@ -80,7 +80,7 @@ def _compiled_before_the_last_edit(ctx: StageContext) -> bool:
 
 def _record(
     ctx: StageContext,
-    panel: Panel,
+    panel: ReviewPanel,
     improvements: list[dict[str, Any]],
     undone: list[dict[str, Any]],
 ) -> dict:
@@ -109,7 +109,7 @@ def _improvement_round(ctx: StageContext, record: dict, note: str) -> dict:
     number = len(record["improvements"]) + len(record["undone"]) + 1
     before = ctx.project.head()
     coder = ctx.coder(model_of="writeup")
-    meta = Review(record["meta_review"]).markdown()
+    meta = PaperReview(record["meta_review"]).markdown()
     asks = f"\nThe researcher adds: {note}\n" if note.strip() else ""
     edit = coder.edit(
         [TEX],

@@ -13,7 +13,7 @@ from research_script import fenced_json
 from labtui.core.errors import ConfigError, StageFailed
 from labtui.core.events import AgentMessage, Notice
 from labtui.core.ideas import Idea
-from labtui.core.panel import PanelResult, Persona, parse_personas, run_panel
+from labtui.core.persona_panel import PanelResult, Persona, parse_personas, run_panel
 from labtui.core.pipeline import Session
 
 MODEL = "scripted-ideas"
@@ -235,7 +235,7 @@ def test_a_panel_that_cannot_discuss_is_refused_before_any_call(project, llm_ser
 
 
 def test_the_prompts_render_and_their_json_examples_are_checked():
-    # Each prompt uses exactly the values core/panel.py gives it; the personas' example is a
+    # Each prompt uses exactly the values core/persona_panel.py gives it; the personas' example is a
     # shape the parser accepts, the ideas' example only describes its fields.
     from labtui.core.ideas import parse_idea_list
     from labtui.core.prompts import load_prompt

@@ -16,7 +16,7 @@ DECISIONS = ("Accept", "Reject")
 
 
 @dataclass(frozen=True)
-class Review:
+class PaperReview:
     fields: dict[str, Any]
 
     @property
@@ -37,12 +37,12 @@ class Review:
         return "\n".join(parts)
 
 
-def parse_review(data: Any) -> Review:
+def parse_review(data: Any) -> PaperReview:
     """The form's fields, in the form's order; ValueError names the field and what to write."""
     return review_of(validate(ReviewForm, data))
 
 
-def review_of(form: ReviewForm) -> Review:
+def review_of(form: ReviewForm) -> PaperReview:
     fields = form.model_dump(by_alias=True)
     keep = ("Summary", *LIST_FIELDS, *SCORE_RANGES, "Ethical Concerns", "Decision")
-    return Review({k: fields[k] for k in keep})
+    return PaperReview({k: fields[k] for k in keep})
