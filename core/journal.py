@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .events import CheckpointDecided, Event, StageFinished, event_from_dict
+from .events import CheckpointDecided, CostUpdate, Event, StageFinished, event_from_dict
 from .stage_list import STAGES
 
 JOURNAL_NAME = "journal.jsonl"
@@ -157,6 +157,6 @@ def replay(events: list[Event]) -> PipelineState:
                 state.finished.pop(event.stage, None)
         elif isinstance(event, CheckpointDecided):
             state.decisions.append(event)
-        elif event.type == "CostUpdate":
+        elif isinstance(event, CostUpdate):
             state.total_cost_usd = max(state.total_cost_usd, event.total_cost_usd)
     return state

@@ -131,7 +131,7 @@ class Session:
 
         problems: list[str] = []
         for spec in {self.config.model_for(s) for s in STAGE_MODEL_NEEDS}:
-            problems += check_model(spec)
+            problems += check_model(spec) if spec is not None else []
         return problems
 
     # -- running ----------------------------------------------------------------------------

@@ -9,10 +9,14 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .config import Config, load_config, save_config
 from .errors import LabtuiError
 from .templates import find_template, validate_template
+
+if TYPE_CHECKING:
+    import git
 
 STATE_DIR = ".labtui"
 PROJECT_GITIGNORE = """\
@@ -37,7 +41,7 @@ class Project:
     def __init__(self, root: Path, config: Config) -> None:
         self.root = Path(root).resolve()
         self.config = config
-        self._repo = None
+        self._repo: git.Repo | None = None
 
     # -- creation ---------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .checkpoints import ACTIONS, Checkpoints, Decision, ResearcherNotes
-from .config import Config
+from .config import Config, ModelSpec
 from .errors import Aborted, ConfigError
 from .events import AgentChunk, AgentMessage, CodeDiff, Event, Notice
 from .project import CommitInfo, Project
@@ -122,7 +122,8 @@ class StageContext:
 
     # -- models ------------------------------------------------------------------------------
 
-    def _model(self, stage: str):
+    def model(self, stage: str) -> ModelSpec:
+        """The model ``stage`` uses; a ConfigError says how to configure one."""
         spec = self.config.model_for(stage)
         if spec is None:
             raise ConfigError(
@@ -136,7 +137,7 @@ class StageContext:
         from .llm import LLM
 
         return LLM(
-            self._model(self.stage),
+            self.model(self.stage),
             self.config.llm,
             self.services.ledger,
             self.emit,
@@ -152,7 +153,7 @@ class StageContext:
 
         return Coder(
             self.project,
-            self._model(model_of or self.stage),
+            self.model(model_of or self.stage),
             emit=self.emit,
             stage=self.stage,
             ledger=self.services.ledger,
@@ -248,8 +249,9 @@ def labelled(event: Event, label: str) -> Event:
     the logs and results keep ideas apart), agents speak as ``role · label`` (so two streams
     never mix) and notices and commits name the idea."""
     changes: dict[str, Any] = {}
-    if isinstance(getattr(event, "run_id", None), str):
-        changes["run_id"] = f"{label}/{event.run_id}"
+    run_id = getattr(event, "run_id", None)
+    if isinstance(run_id, str):
+        changes["run_id"] = f"{label}/{run_id}"
     if isinstance(event, AgentMessage | AgentChunk):
         changes["role"] = f"{event.role} · {label}"
     elif isinstance(event, Notice):

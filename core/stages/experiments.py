@@ -12,7 +12,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..artifacts import NOTES, load_plan, planned_idea
+from ..artifacts import NOTES, PlannedRun, load_plan, planned_idea
 from ..baseline import ensure_baseline
 from ..coder import aider_prompt_texts
 from ..effects import effects_markdown
@@ -61,7 +61,8 @@ def run(ctx: StageContext) -> StageOutput:
     max_runs = max(1, ctx.config.limits.max_runs)
     # The approved (or edited) plan decides the runs; a project planned before plans existed
     # gets max_runs runs chosen one at a time.
-    planned = load_plan(ctx.project.root, max_runs) or [None] * max_runs
+    planned: list[PlannedRun | None] = list(load_plan(ctx.project.root, max_runs))
+    planned = planned or [None] * max_runs
     mark_fork_point(ctx.project)
     runs, stop = IdeaRuns(), threading.Event()
     lanes = _open_lanes(ctx, idea, stop)

@@ -89,7 +89,7 @@ def _record(
     root = ctx.project.root
     record = {
         **panel.to_json(),
-        "reviewer": reviewer_facts(ctx.config.model_for("review").name, ctx.config.review),
+        "reviewer": reviewer_facts(ctx.model("review").name, ctx.config.review),
         "improvements": improvements,
         "undone": undone,
     }

@@ -265,7 +265,8 @@ def waive(ctx: StageContext, output: StageOutput, reason: str) -> StageOutput:
     waived = [f"{len(open_issues)} untraced number(s)"] if open_issues else []
     waived += [f"{len(open_claims)} contradicted sentence(s)"] if open_claims else []
     ctx.commit(f"writeup: researcher waived {' and '.join(waived) or 'nothing'}", [PROVENANCE])
-    ctx.say(f"waived {', '.join(x.text for x in [*open_issues, *open_claims])}: {reason}")
+    texts = [w.text for w in open_issues] + [c.text for c in open_claims]
+    ctx.say(f"waived {', '.join(texts)}: {reason}")
     return _draft_output(ctx, output.result.get("placeholders_left", []))
 
 
