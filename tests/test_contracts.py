@@ -1,0 +1,59 @@
+"""The static guards of .ci/check fail when the house rules are broken: import-linter's contracts
+(pyproject.toml) are run on a copy of core/ with one rule broken at a time."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def _lint(tmp_path: Path, break_rule: tuple[str, str] | None = None) -> subprocess.CompletedProcess:
+    """lint-imports over a labtui tree whose core/ is a copy, with ``break_rule`` (a module's
+    path and a line to append) applied to it."""
+    package = tmp_path / "labtui"
+    package.mkdir()
+    (package / "__init__.py").touch()
+    shutil.copytree(REPO / "core", package / "core", ignore=shutil.ignore_patterns("__pycache__"))
+    (package / "tui").symlink_to(REPO / "tui")
+    if break_rule is not None:
+        module, line = break_rule
+        with (package / "core" / module).open("a", encoding="utf-8") as handle:
+            handle.write(f"\n{line}\n")
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", str(REPO / "pyproject.toml")],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+    )
+
+
+pytestmark = pytest.mark.skipif(not LINT_IMPORTS.exists(), reason="import-linter not installed")
+
+
+def test_the_contracts_hold_for_labtui_as_it_is(tmp_path):
+    result = _lint(tmp_path)
+    assert result.returncode == 0, result.stdout[-2000:]
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "contract"),
+    [
+        ("events.py", "import textual", "the engine never imports the front end"),
+        ("pipeline.py", "from labtui.tui import app", "the engine never imports the front end"),
+        ("stages/plan.py", "from . import experiments", "stages never import each other"),
+        ("records.py", "from . import llm", "core's layers"),
+    ],
+)
+def test_a_broken_rule_fails_the_check_and_names_the_contract(tmp_path, module, line, contract):
+    result = _lint(tmp_path, (module, line))
+    assert result.returncode != 0
+    broken = result.stdout.split("Broken contracts", 1)[-1]
+    assert contract in broken.replace("\n", " ")
