@@ -55,7 +55,7 @@ def diff_highlight_theme() -> type:
     from textual.highlight import HighlightTheme
 
     class DiffHighlightTheme(HighlightTheme):
-        STYLES: ClassVar[dict[Any, str]] = {
+        STYLES = {  # noqa: RUF012 (textual declares it an instance attribute)
             **HighlightTheme.STYLES,
             Token.Generic.Inserted: "$text-success",
             Token.Generic.Deleted: "$text-error",

@@ -115,7 +115,7 @@ class RunLog(ScrollView, can_focus=True):
     def write_text(self, text: Text) -> None:
         """Append a styled, possibly multi-line, Text (a run's summary)."""
         lines = text.split("\n", allow_blank=True)
-        self.write_lines([line.plain for line in lines], lines)
+        self.write_lines([line.plain for line in lines], list(lines))
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
