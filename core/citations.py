@@ -51,7 +51,7 @@ def parse_selection(data: Any, shown: int) -> Selection:
 
 
 def cited_keys(tex_text: str) -> set[str]:
-    from .latex import strip_comments
+    from .latex_text import strip_comments
 
     uncommented = strip_comments(tex_text)
     return {
@@ -64,7 +64,7 @@ def cited_keys(tex_text: str) -> set[str]:
 
 def unknown_citations(tex: Path) -> list[str]:
     """Keys the document cites that its bibliography lacks."""
-    from .latex import bib_keys, bib_text_of
+    from .bibliography import bib_keys, bib_text_of
 
     text = Path(tex).read_text(encoding="utf-8")
     return sorted(cited_keys(text) - bib_keys(bib_text_of(text, Path(tex).parent)))
@@ -72,7 +72,7 @@ def unknown_citations(tex: Path) -> list[str]:
 
 def run_rounds(ctx: StageContext, coder: Any, tex_name: str, rounds: int) -> list[str]:
     """Up to ``rounds`` citation rounds on ``tex_name`` (project-relative); the keys cited."""
-    from .latex import add_bib_entries, bib_keys, bib_text_of
+    from .bibliography import add_bib_entries, bib_keys, bib_text_of
     from .papers import search_all
 
     tex = ctx.project.root / tex_name

@@ -32,7 +32,7 @@ from .effects import (
     overall,
     project_effects,
 )
-from .latex import strip_comments
+from .latex_text import strip_comments
 from .provenance import (
     Contradiction,
     Source,

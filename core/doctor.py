@@ -36,7 +36,7 @@ def _tool(name: str, purpose: str, required: bool = True, install: str = "") -> 
 
 
 def _interpreter(config: Config) -> Check:
-    from .runner import probe_interpreter
+    from .interpreter import probe_interpreter
 
     python = config.python
     try:

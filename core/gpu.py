@@ -15,13 +15,15 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from types import ModuleType, TracebackType
 from typing import Self
 
 from .errors import LabtuiError
-from .events import Event, GpuSample
+from .events import Event, GpuSample, Notice
+
+Emit = Callable[[Event], None]
 
 _MIB = 1024 * 1024
 
@@ -287,3 +289,54 @@ class GpuPool:
             yield held
         finally:
             self.release(held)
+
+
+# -- leases and sampling for runs ------------------------------------------------------------
+
+_shared_pool: GpuPool | None = None
+
+
+@contextlib.contextmanager
+def lease_gpus(pool: GpuPool, emit: Emit, stage: str, run_id: str) -> Iterator[Lease]:
+    """A lease from ``pool``; a run that has to queue says so, so a quiet log is explained."""
+    try:
+        lease = pool.acquire(timeout_s=0)
+    except TimeoutError:
+        emit(Notice(stage=stage, text=f"{run_id} waits for a free GPU (all are busy)"))
+        lease = pool.acquire()
+    try:
+        yield lease
+    finally:
+        pool.release(lease)
+
+
+_sampling_lock = threading.Lock()
+_sampling_users = 0
+_sampler: GpuSampler | None = None
+
+
+@contextlib.contextmanager
+def gpu_sampling(emit: Emit, stage: str) -> Iterator[None]:
+    """GPU samples while any run is going: one sampler for all concurrent runs (parallel ideas),
+    so each GPU is read once a second however many runs there are."""
+    global _sampling_users, _sampler
+    with _sampling_lock:
+        _sampling_users += 1
+        if _sampling_users == 1:
+            _sampler = GpuSampler(emit, stage).__enter__()
+    try:
+        yield
+    finally:
+        with _sampling_lock:
+            _sampling_users -= 1
+            if _sampling_users == 0 and _sampler is not None:
+                _sampler.__exit__(None, None, None)
+                _sampler = None
+
+
+def shared_gpu_pool() -> GpuPool:
+    """One pool per labtui process, so concurrent runs never get the same GPU."""
+    global _shared_pool
+    if _shared_pool is None:
+        _shared_pool = GpuPool()
+    return _shared_pool

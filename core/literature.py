@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .errors import LabtuiError
 from .events import Event, Notice
+from .pdf import UnreadablePdf, open_pdf, text_flags
 
 if TYPE_CHECKING:
     import arxiv
@@ -742,28 +743,28 @@ def _pdf_to_text(data: bytes, label: str = "the PDF") -> str:
     LiteratureUnavailable saying why when there is no text: damaged, encrypted, no pages, or
     only images (a scan). ``label`` names the PDF in those errors.
     """
-    import pymupdf  # the `fitz` alias is deprecated in PyMuPDF 1.24+ and warns on import
-
     hint = "the stage goes on without the paper's full text"
     try:
-        doc = pymupdf.open(stream=data, filetype="pdf")
-    except RuntimeError as err:  # pymupdf's FileDataError and friends
-        raise LiteratureUnavailable(f"{label} is damaged and cannot be read ({err})", hint) from err
-    with doc:
-        if doc.needs_pass:
-            raise LiteratureUnavailable(f"{label} is encrypted (it needs a password)", hint)
-        if doc.page_count == 0:
-            raise LiteratureUnavailable(f"{label} has no pages", hint)
-        flags = pymupdf.TEXTFLAGS_BLOCKS & ~pymupdf.TEXT_PRESERVE_LIGATURES  # "ﬁ" -> "fi"
-        try:
+        with open_pdf(data) as doc:
+            if doc.page_count == 0:
+                raise LiteratureUnavailable(f"{label} has no pages", hint)
+            flags = text_flags("blocks")
             pages = [
                 [block[4] for block in page.get_text("blocks", flags=flags) if block[6] == 0]
                 for page in doc
             ]
             text = _tidy_pages(pages)
             scanned = not text and any(page.get_images() for page in doc)
-        except RuntimeError as err:
-            raise LiteratureUnavailable(f"{label} is damaged ({err})", hint) from err
+    except UnreadablePdf as problem:
+        if problem.reason == "encrypted":
+            raise LiteratureUnavailable(
+                f"{label} is encrypted (it needs a password)", hint
+            ) from None
+        raise LiteratureUnavailable(
+            f"{label} is damaged and cannot be read ({problem.detail})", hint
+        ) from problem
+    except RuntimeError as err:
+        raise LiteratureUnavailable(f"{label} is damaged ({err})", hint) from err
     if scanned:
         raise LiteratureUnavailable(
             f"{label} has only images (a scan without a text layer): no text to read", hint

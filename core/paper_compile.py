@@ -15,7 +15,8 @@ from .stage_context import StageContext
 
 
 def _problems(ctx: StageContext, text: str) -> list[str]:
-    from .latex import bib_text_of, check_references
+    from .bibliography import bib_text_of
+    from .latex_checks import check_references
 
     root = ctx.project.root
     bib = bib_text_of(text, root / "latex")
@@ -67,7 +68,9 @@ def compile_paper(ctx: StageContext, commit_message: str) -> Compiled:
     """Compile the paper, sending parsed errors and problems back to aider for up to
     ``[limits] latex_fix_rounds``; commits the PDF. StageFailed when it never compiles (the
     last PDF that did is kept). The review's improvement rounds use it too."""
-    from .latex import chktex, compile_latex, referenced_figures
+    from .chktex import chktex
+    from .latex import compile_latex
+    from .latex_checks import referenced_figures
 
     root = ctx.project.root
     tex_path = root / TEX

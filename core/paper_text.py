@@ -9,7 +9,7 @@ lines count as heading styles: that keeps author names, figure labels and other 
 out of the outline. Page numbers and running heads or footers are dropped.
 
 Whatever cannot be structured (no headings found, or PyMuPDF fails on the layout) falls back to
-the plain text of ``core.latex.pdf_text``, which also raises the clear errors for PDFs without
+the plain text of ``core.pdf.pdf_text``, which also raises the clear errors for PDFs without
 a text layer.
 """
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .latex import _open_pdf, pdf_text
+from .pdf import open_paper, pdf_text, text_flags
 
 MAX_HEADING_WORDS = 12
 # a heading set one size step up from the body: \large over \normalsize is 2 pt, never below 0.5
@@ -141,9 +141,9 @@ class _Part:
 
 def paper_markdown(pdf: Path) -> str:
     """The paper as Markdown-ish text: '# ' for the title, '## ' for section headings, '### ' for
-    subsections, paragraphs separated by blank lines; plain text (core.latex.pdf_text) when no
+    subsections, paragraphs separated by blank lines; plain text (core.pdf.pdf_text) when no
     structure can be found."""
-    with _open_pdf(pdf) as doc:
+    with open_paper(pdf) as doc:
         try:
             pages = [_page_lines(page, number) for number, page in enumerate(doc)]
         except Exception:  # an odd layout must not cost the review: the plain text still serves
@@ -163,11 +163,7 @@ def paper_markdown(pdf: Path) -> str:
 
 
 def _page_lines(page: Any, page_number: int) -> list[_Line]:
-    import pymupdf
-
-    # ligatures spelled out ("ﬁ" → "fi") so words read and match; images are not needed
-    flags = pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_LIGATURES
-    flags &= ~pymupdf.TEXT_PRESERVE_IMAGES
+    flags = text_flags("dict")
     blocks = [b for b in page.get_text("dict", flags=flags)["blocks"] if b.get("type") == 0]
     fragment_blocks = [[f for f in map(_fragment, b["lines"]) if f] for b in blocks]
     lines: list[_Line] = []

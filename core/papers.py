@@ -5,10 +5,10 @@ citation rounds both show the model these records and cite from them.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from .bibliography import entry_key
 from .literature import LiteratureUnavailable
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ class Found:
             )  # fmt: skip
         key = f"S2:{paper.paper_id}" if arxiv is None else arxiv.base_id
         entry = paper.bibtex or (arxiv.bibtex() if arxiv else "")
-        cite_key = _entry_key(entry) or (arxiv.bibtex_key() if arxiv else "")
+        cite_key = entry_key(entry) or (arxiv.bibtex_key() if arxiv else "")
         return cls(
             key, paper.title, paper.authors, paper.year, paper.abstract, paper.url, cite_key,
             entry, citations=paper.citation_count, arxiv=arxiv,
@@ -69,11 +69,6 @@ class Found:
         abstract = " ".join(self.abstract.split())[:600] or "(no abstract)"
         head = f"{index}: {self.title}. {authors or 'Unknown authors'}. {self.year}.{cited}"
         return f"{head} id {self.key}\n   Abstract: {abstract}"
-
-
-def _entry_key(bibtex: str) -> str:
-    found = re.match(r"\s*@\w+\s*\{\s*([^,\s]+)\s*,", bibtex)
-    return found.group(1) if found else ""
 
 
 def search_all(ctx: StageContext, query: str) -> tuple[list[Found], list[str]]:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .artifacts import PROVENANCE
-from .latex import strip_comments
+from .latex_text import strip_comments
 
 RUN_RECORD = "labtui_run.json"
 _RUN_DIR = re.compile(r"^run_(\d+)$")

@@ -12,7 +12,7 @@ Two layers, chosen by ``[sandbox] mode`` in labtui.toml:
   the network namespace is empty (not even the host's loopback is reachable).
 * **limits**: resource limits set in the child right before it execs the experiment interpreter
   (CPU time, data memory, processes, file size, no core dumps), plus watchers in labtui
-  (``runner.run_process``) that kill the whole process group when the run folder outgrows its
+  (``core/run_watch.py``) that kill the whole process group when the run folder outgrows its
   disk cap or the group holds more processes than allowed. Limits apply under bubblewrap too.
 
 ``--new-session`` is deliberately not passed: the runner already starts bwrap in a session of
@@ -21,7 +21,7 @@ its own (``start_new_session``), which detaches it from any terminal (the TIOCST
 process group that labtui kills on timeout.
 
 Without a working bubblewrap, ``mode = "auto"`` runs with limits only and says so once per
-session, loudly, as a Notice event.
+session, loudly, as a Notice event (``core/sandbox_policy.py``).
 """
 
 from __future__ import annotations
@@ -32,19 +32,13 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import ConfigError
-from .events import Event, Notice
-
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from .config import SandboxSection
+    pass
 
 BWRAP = "bwrap"  # the program name or path; tests point it elsewhere to simulate its absence
 MODES = ("auto", "bwrap", "limits", "off")
@@ -89,19 +83,6 @@ except OSError as exc:
     print(f"labtui sandbox: cannot run {sys.argv[2]!r}: {exc}", file=sys.stderr)
     sys.exit(127)
 """
-
-_warned = False  # the "not isolated" Notice is said once per session (process)
-_warn_lock = threading.Lock()
-
-
-def forget_warning() -> None:
-    """Let the next unisolated run warn again (for tests, and a new session in one process)."""
-    global _warned
-    with _warn_lock:
-        _warned = False
-
-
-# -- detection -----------------------------------------------------------------------------
 
 
 def environments_under_tmp(programs: list[str]) -> list[str]:
@@ -397,74 +378,3 @@ def _user_tasks() -> int:
             except OSError:
                 continue
     return count
-
-
-# -- from labtui.toml ------------------------------------------------------------------------
-
-_NOT_ISOLATED = (
-    "⚠ EXPERIMENTS ARE NOT ISOLATED: {problem}. LLM-written code will run with your user's "
-    "full access to files and network, under resource limits only. Fix: install bubblewrap "
-    "(e.g. `apt install bubblewrap`) and allow unprivileged user namespaces "
-    "(sysctl kernel.unprivileged_userns_clone=1, or "
-    "kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu 24.04+), "
-    'or set [sandbox] mode = "limits" (or "off") in labtui.toml to accept this and '
-    "silence this warning."
-)
-
-
-def policy(
-    settings: SandboxSection | None,
-    root: Path,
-    *,
-    emit: Callable[[Event], None] | None = None,
-    stage: str = "",
-) -> SandboxSpec:
-    """The sandbox for runs in ``root`` as ``[sandbox]`` asks; None settings: the defaults.
-
-    ``mode = "auto"`` without a working bubblewrap emits the loud Notice (once per session)
-    and falls back to limits; ``mode = "bwrap"`` then raises ConfigError instead.
-    """
-    if settings is None:
-        from .config import SandboxSection
-
-        settings = SandboxSection()
-    mode = settings.mode
-    where = Path(root) / "labtui.toml"
-    if mode not in MODES:
-        raise ConfigError(f"{where}: [sandbox] mode is {mode!r}", f"use one of: {', '.join(MODES)}")
-    note = ""
-    if mode in ("auto", "bwrap"):
-        problem = bwrap_problem()
-        if not problem:
-            mode = "bwrap"
-        elif mode == "bwrap":
-            raise ConfigError(
-                f'{where}: [sandbox] mode = "bwrap" but {problem}',
-                "install bubblewrap and allow unprivileged user namespaces, "
-                'or set [sandbox] mode = "auto" to run with resource limits only',
-            )
-        else:
-            mode = "limits"
-            note = f"not isolated: {problem}"
-            _warn_once(emit, stage, problem)
-    return SandboxSpec(
-        mode=mode,
-        root=Path(root).resolve(),
-        network=settings.network,
-        cpu_time_s=int(settings.cpu_time_s),
-        memory_mb=int(settings.memory_mb),
-        max_processes=int(settings.max_processes),
-        max_file_mb=int(settings.max_file_mb),
-        run_dir_cap_mb=int(settings.run_dir_cap_mb),
-        tmp_mb=int(settings.tmp_mb),
-        note=note,
-    )
-
-
-def _warn_once(emit: Callable[[Event], None] | None, stage: str, problem: str) -> None:
-    global _warned
-    with _warn_lock:
-        if _warned or emit is None:
-            return
-        _warned = True
-    emit(Notice(stage=stage, text=_NOT_ISOLATED.format(problem=problem)))

@@ -19,7 +19,7 @@ from conftest import TEST_API_KEY, labtui_bin, processes_in, run_labtui
 from labtui.core.config import ReviewSection, load_config, save_config
 from labtui.core.events import StageFinished, StageStarted
 from labtui.core.journal import read_events
-from labtui.core.latex import pdf_text
+from labtui.core.pdf import pdf_text
 from labtui.core.review_form import parse_review
 from labtui.core.stage_list import STAGES
 

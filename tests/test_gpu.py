@@ -286,7 +286,7 @@ def test_a_run_is_pinned_to_its_leased_gpu(tmp_path, monkeypatch: pytest.MonkeyP
 
 
 def test_concurrent_runs_share_one_sampler(monkeypatch: pytest.MonkeyPatch) -> None:
-    from labtui.core.runner import gpu_sampling
+    from labtui.core.gpu import gpu_sampling
 
     monkeypatch.setitem(sys.modules, "pynvml", fake_nvml([H100]))
 

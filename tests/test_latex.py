@@ -8,23 +8,16 @@ from pathlib import Path
 import pytest
 from conftest import processes_in
 
+from labtui.core import chktex as chktex_module
 from labtui.core import latex
+from labtui.core.bibliography import bib_text_of
+from labtui.core.chktex import chktex
 from labtui.core.errors import LabtuiError
 from labtui.core.events import CompileResult
-from labtui.core.latex import (
-    CompileOutcome,
-    LatexMessage,
-    bib_text_of,
-    check_references,
-    chktex,
-    compile_latex,
-    page_count,
-    parse_blg,
-    parse_log,
-    pdf_text,
-    referenced_figures,
-    tool_available,
-)
+from labtui.core.latex import CompileOutcome, compile_latex, tool_available
+from labtui.core.latex_checks import check_references, referenced_figures
+from labtui.core.latex_log import LatexMessage, parse_blg, parse_log
+from labtui.core.pdf import page_count, pdf_text
 
 requires_tex = pytest.mark.skipif(
     not (tool_available("latexmk") or tool_available("pdflatex")), reason="TeX is not installed"
@@ -372,7 +365,7 @@ def test_chktex_reports_known_issues_with_line_numbers(paper_dir: Path) -> None:
 
 
 def test_chktex_missing_returns_nothing(paper_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(latex, "tool_available", lambda name: False)
+    monkeypatch.setattr(chktex_module, "tool_available", lambda name: False)
     tex = paper_dir / "template.tex"
     tex.write_text('"quotes"\n')
     assert chktex(tex) == []
@@ -554,7 +547,7 @@ def test_referenced_figures_agree_with_the_compile(paper_dir: Path, tmp_path: Pa
 
 
 def test_bibliography_entries_are_added_once_where_the_document_keeps_them(tmp_path):
-    from labtui.core.latex import add_bib_entries, bib_keys, bib_text_of
+    from labtui.core.bibliography import add_bib_entries, bib_keys, bib_text_of
 
     entry = "@misc{kingma2014adam,\n  title = {{Adam}},\n  year = {2014},\n}"
     inline = tmp_path / "inline.tex"
@@ -578,8 +571,8 @@ def test_bibliography_entries_are_added_once_where_the_document_keeps_them(tmp_p
 
 
 def test_adding_citations_to_a_document_without_a_bibliography_says_how_to_fix_it(tmp_path):
+    from labtui.core.bibliography import add_bib_entries
     from labtui.core.errors import LabtuiError
-    from labtui.core.latex import add_bib_entries
 
     bare = tmp_path / "sub" / "bare.tex"
     bare.parent.mkdir()

@@ -19,8 +19,9 @@ from fake_arxiv import FakeArxiv
 from labtui.core import literature
 from labtui.core.errors import LabtuiError
 from labtui.core.events import Event, Notice
-from labtui.core.latex import compile_latex, pdf_text, tool_available
+from labtui.core.latex import compile_latex, tool_available
 from labtui.core.literature import Literature, LiteratureUnavailable, Paper, format_papers
+from labtui.core.pdf import pdf_text
 
 
 @pytest.fixture

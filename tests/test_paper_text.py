@@ -10,8 +10,9 @@ from test_latex import document, requires_tex
 
 from labtui.core import paper_text
 from labtui.core.errors import LabtuiError
-from labtui.core.latex import compile_latex, pdf_text
+from labtui.core.latex import compile_latex
 from labtui.core.paper_text import paper_markdown
+from labtui.core.pdf import pdf_text
 
 # Long words make TeX hyphenate at the right margin; \clearpage makes a second page.
 PAPER_BODY = r"""

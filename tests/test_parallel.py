@@ -27,7 +27,8 @@ from labtui.core.parallel import (
     run_alongside,
 )
 from labtui.core.pipeline import Session
-from labtui.core.runner import run_experiment, run_process
+from labtui.core.processes import run_process
+from labtui.core.runner import run_experiment
 from labtui.core.stage_context import labelled
 
 SECOND = {

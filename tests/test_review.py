@@ -419,7 +419,7 @@ def test_an_improvement_round_revises_recompiles_and_reviews_again(project, llm_
         and ideas["wider_hidden_layer"]["status"] == "done"
     )
 
-    from labtui.core.latex import pdf_text
+    from labtui.core.pdf import pdf_text
 
     assert "one change of width" in " ".join(pdf_text(root / "paper.pdf").split())
     reviewed_again = [a for a in _asked(llm_server) if ANSWERED[1][-30:] in a]
@@ -520,7 +520,7 @@ class EditingAtCompile:
 
 @pytest.mark.usefixtures("network_guard")
 def test_an_edit_at_the_compile_checkpoint_is_compiled_and_that_paper_reviewed(project, llm_server):
-    from labtui.core.latex import pdf_text
+    from labtui.core.pdf import pdf_text
 
     port = EditingAtCompile(project.root)
     assert _pipeline_to_review(project, llm_server, port) == "stopped"

@@ -1,4 +1,4 @@
-"""core.runner: streaming, timeouts that kill whole process groups, run records, plot outputs."""
+"""core.runner, core.processes, core.plot_run: streaming, timeouts that kill whole process groups, run records, plot outputs."""
 
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from labtui.core import runner
+from labtui.core import process_group, processes
 from labtui.core.errors import LabtuiError
 from labtui.core.events import Event, LogLine, RunFinished
-from labtui.core.runner import run_experiment, run_plot, run_process
+from labtui.core.plot_run import run_plot
+from labtui.core.processes import run_process
+from labtui.core.runner import run_experiment
 
 PYTHON = sys.executable
 MOONS = Path(__file__).resolve().parents[1] / "templates" / "moons"
@@ -129,7 +131,7 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     )
     assert result.timed_out
     assert result.returncode != 0
-    assert time.monotonic() - start < 1.5 + runner.KILL_GRACE_S + 2
+    assert time.monotonic() - start < 1.5 + process_group.KILL_GRACE_S + 2
     grandchild = int(emit.lines("stdout")[0].split()[1])
     deadline = time.monotonic() + 2
     while process_running(grandchild) and time.monotonic() < deadline:
@@ -140,7 +142,7 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
 def test_a_child_ignoring_sigterm_is_killed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(runner, "KILL_GRACE_S", 0.3)
+    monkeypatch.setattr(process_group, "KILL_GRACE_S", 0.3)
     write(
         tmp_path / "stubborn.py",
         """
@@ -161,7 +163,7 @@ def test_a_child_ignoring_sigterm_is_killed(
 def test_leftover_grandchild_holding_the_pipes_is_stopped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(runner, "DRAIN_AFTER_EXIT_S", 0.3)
+    monkeypatch.setattr(processes, "DRAIN_AFTER_EXIT_S", 0.3)
     write(
         tmp_path / "leave.py",
         """

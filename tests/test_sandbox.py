@@ -18,11 +18,12 @@ from pathlib import Path
 import pytest
 from conftest import processes_in
 
-from labtui.core import runner, sandbox
+from labtui.core import run_watch, sandbox, sandbox_policy
 from labtui.core.config import Config, SandboxSection, load_config, render_config
 from labtui.core.errors import ConfigError
 from labtui.core.events import Event, Notice
-from labtui.core.runner import run_experiment, run_plot
+from labtui.core.plot_run import run_plot
+from labtui.core.runner import run_experiment
 from labtui.core.sandbox import SandboxSpec
 
 PYTHON = sys.executable
@@ -59,11 +60,11 @@ class Recorder:
 
 @pytest.fixture(autouse=True)
 def _fresh_sandbox_state(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(runner, "PROCESS_WATCH_S", 0.05)
-    monkeypatch.setattr(runner, "DISK_WATCH_S", 0.1)
-    sandbox.forget_warning()
+    monkeypatch.setattr(run_watch, "PROCESS_WATCH_S", 0.05)
+    monkeypatch.setattr(run_watch, "DISK_WATCH_S", 0.1)
+    sandbox_policy.forget_warning()
     yield
-    sandbox.forget_warning()
+    sandbox_policy.forget_warning()
     sandbox._bwrap_problem.cache_clear()
 
 

@@ -17,7 +17,7 @@ from textual.widgets import Footer, Static
 
 import labtui.tui
 from labtui.core.events import CompileResult, Event, LatexUpdated
-from labtui.core.latex import referenced_figures
+from labtui.core.latex_checks import referenced_figures
 from labtui.tui.panes import LatexPane
 from labtui.tui.panes.latex import compile_status, compile_summary, describe_compile_error
 

@@ -20,7 +20,7 @@ def _existing_figures(root: Path) -> list[str]:
 
 
 def run(ctx: StageContext) -> StageOutput:
-    from ..runner import run_plot
+    from ..plot_run import run_plot
 
     runs = ctx.result_of("experiments").get("runs", [])
     start = ctx.project.head()  # the last plot.py and figures that worked (or the template's)

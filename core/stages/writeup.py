@@ -24,7 +24,7 @@ def placeholders_left(text: str) -> list[str]:
 
 
 def _bib_keys(ctx: StageContext, text: str) -> list[str]:
-    from ..latex import bib_keys, bib_text_of
+    from ..bibliography import bib_keys, bib_text_of
 
     return sorted(bib_keys(bib_text_of(text, ctx.project.root / "latex")))
 
@@ -32,7 +32,7 @@ def _bib_keys(ctx: StageContext, text: str) -> list[str]:
 def _cite_the_literature(ctx: StageContext, tex_path) -> str:
     """The literature review's papers join the bibliography (labtui writes their BibTeX, the
     model never does) and the prompt, for the related work; '' without a review."""
-    from ..latex import add_bib_entries
+    from ..bibliography import add_bib_entries
 
     if not has_literature(ctx.project.root):
         return ""
@@ -200,7 +200,7 @@ def _blocked(numbers: list, claims: list) -> str:
 def _draft_output(ctx: StageContext, left: list[str]) -> StageOutput:
     """The checkpoint about the draft: placeholders, the provenance report, and approval
     blocked while numbers match no run or sentences claim what the runs contradict."""
-    from ..latex import referenced_figures
+    from ..latex_checks import referenced_figures
     from ..provenance import check_paper, load_waivers, report_markdown
 
     root = ctx.project.root

@@ -247,8 +247,8 @@ def ensemble_rows() -> list[Row]:
 
 
 def paper_reading_rows(repeat: int) -> list[Row]:
-    from labtui.core.latex import page_count, pdf_text
     from labtui.core.paper_text import paper_markdown
+    from labtui.core.pdf import page_count, pdf_text
 
     with tempfile.TemporaryDirectory() as tmp:
         pdf = long_paper(Path(tmp))

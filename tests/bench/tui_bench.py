@@ -18,7 +18,7 @@ What is measured, and how (the numbers are only as honest as these methods):
   exits at its first written frame (which also lists the heavy modules already loaded by then);
   and ``-X importtime`` of the imports ``labtui`` makes, charged to the labtui module that
   imports each one first (a module that textual would import anyway shows up as labtui's too).
-- streaming: a child prints N lines as fast as it can. (a) ``core.runner.run_process`` with a
+- streaming: a child prints N lines as fast as it can. (a) ``core.processes.run_process`` with a
   no-op emit; (b) the same call from a bench Session's ``run`` inside ``LabtuiApp.run_test``
   (headless: Textual composes every frame but writes nothing to a terminal), and the time until
   the first frame composed after the app recorded the outcome (it drains its inbox first, so that
@@ -509,7 +509,7 @@ def bare_child(lines: int, journal: bool = False) -> dict[str, Any]:
     """(a) run_process with an emit that only counts, no app; with ``journal``, the emit is
     what a real Session subscribes first: ``Journal.append`` (one JSON line per event)."""
     from labtui.core.journal import Journal
-    from labtui.core.runner import run_process
+    from labtui.core.processes import run_process
 
     count = 0
 
@@ -584,7 +584,7 @@ class BenchSession:
 
     def run(self, port: Any) -> str:
         from labtui.core.events import StageStarted
-        from labtui.core.runner import run_process
+        from labtui.core.processes import run_process
 
         self.started_at = time.monotonic()
         self.started.set()

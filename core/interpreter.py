@@ -1,0 +1,83 @@
+"""What the experiment interpreter is: its version and installed packages, as it reports them
+itself (recorded with every run, so that a result can be traced to its environment).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from .processes import check_program, child_env, last_line, missing_interpreter
+from .sandbox import SandboxSpec
+
+ENV_PROBE_TIMEOUT_S = 60.0
+
+# Runs inside the *experiment* interpreter, so it reports that environment, not labtui's.
+# Kept to the standard library, and tolerant of very old Pythons without importlib.metadata.
+# The project folder is dropped from sys.path first: a research file named json.py or
+# platform.py must not shadow the modules the probe itself needs.
+_ENV_PROBE = r"""
+import sys
+sys.path[:] = [p for p in sys.path if p not in ("", ".")]
+import json, platform
+info = {"executable": sys.executable, "python_version": platform.python_version(),
+        "implementation": platform.python_implementation(), "packages": {}}
+try:
+    from importlib import metadata
+    packages = {}
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"]
+        if name and name not in packages:
+            packages[name] = dist.version
+    info["packages"] = dict(sorted(packages.items(), key=lambda kv: kv[0].lower()))
+except Exception as exc:
+    info["packages_error"] = repr(exc)
+print(json.dumps(info))
+"""
+
+
+def probe_interpreter(
+    python: str,
+    cwd: Path,
+    timeout_s: float = ENV_PROBE_TIMEOUT_S,
+    sandbox: SandboxSpec | None = None,
+) -> dict[str, Any]:
+    """Version and installed packages as the experiment interpreter itself reports them.
+
+    Raises LabtuiError when the interpreter does not exist; any other failure is recorded in
+    the returned dict under "error", since a run is still worth running without its record.
+    Sandboxed like the run itself: an interpreter (or its site-packages) inside the project is
+    as writable by earlier runs as experiment.py is.
+    """
+    command = [python, "-c", _ENV_PROBE]
+    env = child_env(None)
+    if sandbox is not None and sandbox.limited:
+        check_program(python, Path(cwd))
+        command = sandbox.wrap(command, Path(cwd).resolve())
+        env = {**sandbox.env, **env} if sandbox.isolated else env
+    try:
+        done = subprocess.run(
+            command,
+            check=False,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            timeout=timeout_s,
+        )
+    except (FileNotFoundError, PermissionError, NotADirectoryError):
+        raise missing_interpreter(python) from None
+    except subprocess.TimeoutExpired:
+        return {"error": f"the environment probe took longer than {timeout_s:g} s"}
+    if done.returncode != 0:
+        return {"error": f"exit code {done.returncode}: {last_line(done.stderr)}"}
+    try:
+        info = json.loads(done.stdout.strip().splitlines()[-1])
+    except (json.JSONDecodeError, IndexError):
+        return {"error": f"unreadable probe output: {done.stdout[-300:]!r}"}
+    return info if isinstance(info, dict) else {"error": f"unexpected probe output: {info!r:.300}"}

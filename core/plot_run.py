@@ -1,0 +1,76 @@
+"""Plot runs: ``python plot.py`` sandboxed like an experiment (without a run folder to watch),
+and the PNGs it created or rewrote.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import sandbox_policy
+from .events import Event
+from .processes import ProcessResult, run_process
+from .sandbox import SandboxSpec
+
+if TYPE_CHECKING:
+    from .config import SandboxSection
+
+Emit = Callable[[Event], None]
+
+_SKIP_DIRS = {"__pycache__", "node_modules"}
+
+
+def _png_signatures(root: Path) -> dict[str, tuple[int, int]]:
+    """relative path -> (mtime_ns, size) of every PNG under root, hidden folders (.git) skipped."""
+    found: dict[str, tuple[int, int]] = {}
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS]
+        for name in files:
+            if name.lower().endswith(".png"):
+                path = Path(folder) / name
+                try:
+                    stat = path.stat()
+                except OSError:
+                    continue
+                found[path.relative_to(root).as_posix()] = (stat.st_mtime_ns, stat.st_size)
+    return found
+
+
+def run_plot(
+    root: Path,
+    *,
+    python: str,
+    timeout_s: float,
+    emit: Emit,
+    stage: str,
+    sandbox: SandboxSection | SandboxSpec | None = None,
+) -> tuple[ProcessResult, list[str]]:
+    """Run ``python plot.py`` in ``root`` (sandboxed like an experiment, without a run folder
+    to watch); also return the PNGs it created or rewrote."""
+    root = Path(root).resolve()
+    spec = sandbox_policy.resolve(sandbox, root, emit, stage)
+    before = _png_signatures(root)
+    # Filesystems with coarse timestamps (1–2 s) can keep a rewritten file's mtime: anything
+    # stamped in or after the second the run started counts as rewritten too.
+    started_ns = time.time_ns() // 1_000_000_000 * 1_000_000_000
+    # Agg: AI Scientist plot.py files often pick no backend, and a server has no display.
+    proc = run_process(
+        [python, "plot.py"],
+        cwd=root,
+        timeout_s=timeout_s,
+        run_id="plot",
+        emit=emit,
+        stage=stage,
+        env={"MPLBACKEND": "Agg"},
+        sandbox=spec,
+    )
+    after = _png_signatures(root)
+    changed = sorted(
+        path
+        for path, signature in after.items()
+        if before.get(path) != signature or signature[0] >= started_ns
+    )
+    return proc, changed
