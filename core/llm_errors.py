@@ -17,6 +17,7 @@ import re
 from .config import ModelSpec
 from .errors import LLMError
 from .litellm_setup import litellm_exceptions, provider_of
+from .retry import retry_after_from_headers
 from .streaming import InactivityTimeout, abandons_request
 
 
@@ -106,12 +107,9 @@ def retry_after_s(exc: BaseException) -> float | None:
     headers = getattr(getattr(exc, "response", None), "headers", None) or getattr(
         exc, "headers", None
     )
-    if not headers:
-        return None
     try:
-        value = headers.get("retry-after")
-        return float(value) if value is not None else None
-    except (TypeError, ValueError, AttributeError):
+        return retry_after_from_headers(headers)
+    except AttributeError:  # headers of an unexpected kind: no Retry-After to honour
         return None
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .bibliography import entry_key
-from .literature import LiteratureUnavailable
+from .http_service import LiteratureUnavailable
 
 if TYPE_CHECKING:
     from .stage_context import StageContext
@@ -29,7 +29,7 @@ class Found:
     bibtex_key: str
     bibtex: str
     citations: int | None = None  # from Semantic Scholar, when it was asked
-    arxiv: Any = None  # the core.literature.Paper, for the full text
+    arxiv: Any = None  # the core.paper_record.Paper, for the full text
 
     @classmethod
     def from_arxiv(cls, paper: Any) -> Found:
@@ -40,7 +40,7 @@ class Found:
 
     @classmethod
     def from_s2(cls, paper: Any) -> Found:
-        from .literature import Paper
+        from .paper_record import Paper
 
         arxiv = None
         if paper.arxiv_id:

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
@@ -44,7 +44,7 @@ class RetryPolicy:
     before_attempt: Callable[[], None] | None = None
     jitter: float = 0.5  # a wait is stretched by up to this share, at random
     max_wait_s: float = MAX_WAIT_S
-    sleep: Callable[[float], None] = time.sleep
+    sleep: Callable[[float], None] = lambda seconds: time.sleep(seconds)  # patchable in tests
 
     def call(self, attempt: Callable[[], T]) -> T:
         """``attempt()`` until it returns; its last error is raised when retrying is over."""
@@ -98,3 +98,17 @@ def _error_of(state: RetryCallState) -> BaseException | None:
     if outcome is None or not outcome.failed:
         return None
     return outcome.exception()
+
+
+def retry_after_from_headers(headers: Mapping[str, Any] | None) -> float | None:
+    """The seconds a server's Retry-After header asks for (capped at MAX_WAIT_S), or None when
+    it sent none. The HTTP-date form is rare for APIs: it falls back to our own backoff."""
+    if not headers:
+        return None
+    value = headers.get("retry-after")
+    if value is None:
+        value = headers.get("Retry-After")
+    try:
+        return min(MAX_WAIT_S, max(0.0, float(value))) if value is not None else None
+    except (TypeError, ValueError):
+        return None

@@ -4,7 +4,7 @@ Used only with an API key: ``SemanticScholar.from_env`` returns None when ``S2_A
 set, so callers skip Semantic Scholar instead of queueing in its crowded keyless pool. Every
 search is cached per project (``<cache_dir>/s2/<sha256>.json``), and requests go through the
 same rate gate (a turn of their own: one request a second per key) and the same retry policy
-as arXiv's (``core.literature.RetryPolicy``). Failures raise ``LiteratureUnavailable``.
+as arXiv's (``core.http_service.ServicePolicy``). Failures raise ``LiteratureUnavailable``.
 
 ``requests`` is imported inside the functions that need it, so importing this module is cheap.
 """
@@ -19,14 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
-from .literature import (
-    Emit,
-    LiteratureUnavailable,
-    RetryPolicy,
-    TryAgain,
-    cached_papers,
-    http_session,
-)
+from .http_service import Emit, LiteratureUnavailable, ServicePolicy, TryAgain, http_session
+from .paper_cache import cached_papers
 
 if TYPE_CHECKING:
     import requests
@@ -92,9 +86,9 @@ class SemanticScholar:
         self.cache_dir = Path(cache_dir) / "s2"
         self.api_key = api_key.strip()
         self.base_url = base_url.rstrip("/")
-        # Retries and backoff are RetryPolicy's defaults (change them with dataclasses.replace).
+        # Retries and backoff are ServicePolicy's defaults (change them with dataclasses.replace).
         url = f"{self.base_url}/paper/search"
-        self.policy = RetryPolicy(
+        self.policy = ServicePolicy(
             SERVICE,
             "search",
             url,

@@ -1,4 +1,4 @@
-"""core.literature through the real arxiv client against FakeArxiv (loopback, no network)."""
+"""core.literature with the arxiv package's feed parser against FakeArxiv (loopback, no network)."""
 
 from __future__ import annotations
 
@@ -16,12 +16,21 @@ import pymupdf
 import pytest
 from fake_arxiv import FakeArxiv
 
-from labtui.core import literature
+from labtui.core import http_service, paper_fulltext, retry
 from labtui.core.errors import LabtuiError
 from labtui.core.events import Event, Notice
+from labtui.core.http_service import LiteratureUnavailable
 from labtui.core.latex import compile_latex, tool_available
-from labtui.core.literature import Literature, LiteratureUnavailable, Paper, format_papers
+from labtui.core.literature import Literature
+from labtui.core.paper_record import Paper, format_papers
 from labtui.core.pdf import pdf_text
+
+
+def backed_off(sleeps: list[float], bases: list[float]) -> bool:
+    """Each wait is its base stretched by the retry policy's jitter (up to half again)."""
+    return len(sleeps) == len(bases) and all(
+        b <= s <= b * (1 + retry.RetryPolicy.jitter) for s, b in zip(sleeps, bases, strict=True)
+    )
 
 
 @pytest.fixture
@@ -33,7 +42,7 @@ def server() -> Iterator[FakeArxiv]:
 @pytest.fixture(autouse=True)
 def fresh_rate_gate(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test starts as if no request had been made in this process."""
-    monkeypatch.setattr(literature, "_last_request_at", {})
+    monkeypatch.setattr(http_service, "_last_request_at", {})
 
 
 @pytest.fixture
@@ -123,7 +132,7 @@ def test_503_twice_then_success_is_retried_with_backoff(
 
     assert [p.base_id for p in papers] == ["1710.09412", "1611.03530", "1711.05101"]
     assert server.hits == ["mixup regularization"] * 3
-    assert sleeps == [2.0, 4.0]  # exponential backoff
+    assert backed_off(sleeps, [2.0, 4.0])  # exponential backoff
     assert [type(n) for n in notices] == [Notice, Notice]
     assert all(isinstance(n, Notice) and "HTTP 503" in n.text for n in notices)
     assert notices[0].stage == "novelty"
@@ -291,20 +300,20 @@ def test_full_text_is_truncated_at_a_paragraph_with_a_marker(
 
 def test_truncation_falls_back_to_a_sentence_end() -> None:
     text = "One sentence here. " * 40 + "And a last one without an end"
-    cut = literature._truncate_text(text, 100)
+    cut = paper_fulltext.truncate_text(text, 100)
     assert cut.startswith("One sentence here. ") and cut.split("\n\n")[0].endswith("here.")
     assert cut.endswith(
         f"[… truncated: {len(cut.split(chr(10))[0]):,} of {len(text):,} characters]"
     )
-    assert literature._truncate_text("short", 100) == "short"
+    assert paper_fulltext.truncate_text("short", 100) == "short"
 
 
 def test_an_early_references_heading_is_a_contents_list_not_the_end() -> None:
     text = "\n\n".join(
         ["Contents", "1 Method", "References", " ".join(["x"] * 200), "References", "[1] A."]
     )
-    assert literature._cut_references(text) == text.rsplit("\n\nReferences", 1)[0]
-    assert literature._cut_references("Intro\n\nReferences\n\n[1] A.") == (
+    assert paper_fulltext._cut_references(text) == text.rsplit("\n\nReferences", 1)[0]
+    assert paper_fulltext._cut_references("Intro\n\nReferences\n\n[1] A.") == (
         "Intro\n\nReferences\n\n[1] A."  # within the first 30%: kept
     )
 
@@ -334,7 +343,7 @@ def test_pdf_429_honours_retry_after_up_to_a_cap(
 
     assert lit.full_text(paper_).startswith("Warm-up Matters")
 
-    assert sleeps == [7.0, literature.MAX_BACKOFF_S]
+    assert sleeps == [7.0, http_service.MAX_BACKOFF_S]
     assert server.hits[1:] == ["/pdf/1412.6980v9"] * 3
     assert all(isinstance(n, Notice) and "PDF download with HTTP 429" in n.text for n in notices)
     assert len(notices) == 2 and notices[0].stage == "novelty"
@@ -352,7 +361,7 @@ def test_pdf_outage_raises_literature_unavailable(
 
     assert "arXiv PDF download failed: HTTP 503 after 3 attempt(s)" in info.value.message
     assert "without the paper's full text" in info.value.hint
-    assert sleeps == [2.0, 4.0]
+    assert backed_off(sleeps, [2.0, 4.0])
     assert not (tmp_path / "arxiv_pdf").exists()  # a failure is never cached
 
 
@@ -479,7 +488,7 @@ def test_tidy_pages_mends_lines_and_drops_page_furniture() -> None:
         [f"{header}\n", "para-\n", "graph.\n", "Kullback-\nLeibler di\u00ad\nvergence.\n", "2\n"],
         [f"{header}\n", "Ref:\nReferences\n[1] A.\n", "3\n"],
     ]
-    assert literature._tidy_pages(pages) == (
+    assert paper_fulltext._tidy_pages(pages) == (
         "An optimizer and a paragraph.\n\nKullback-Leibler divergence.\n\nRef:\n\nReferences\n\n[1] A."
     )
 

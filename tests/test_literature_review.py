@@ -15,7 +15,7 @@ from labtui.core.artifacts import load_literature
 from labtui.core.checkpoints import CheckpointRequest, Decision
 from labtui.core.config import load_config, save_config
 from labtui.core.events import Notice
-from labtui.core.literature import Paper
+from labtui.core.paper_record import Paper
 from labtui.core.pipeline import Session
 from labtui.core.records import answer_examples
 from labtui.core.stages.literature import Found, ReadingList, parse_action

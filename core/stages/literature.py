@@ -19,7 +19,8 @@ from typing import Any
 
 from ..artifacts import LITERATURE, literature_digest, load_literature, save_literature
 from ..errors import UnusableAnswer
-from ..literature import LiteratureUnavailable, base_id
+from ..http_service import LiteratureUnavailable
+from ..paper_record import base_id
 from ..papers import Found, search_all
 from ..records import LiteratureStep, check_text, validate
 from ..stage_context import StageContext, StageOutput

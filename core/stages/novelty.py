@@ -11,7 +11,7 @@ from typing import Any
 from ..artifacts import IDEAS
 from ..errors import StageFailed
 from ..ideas import Idea, load_archive, save_archive
-from ..literature import base_id
+from ..paper_record import base_id
 from ..records import NOVELTY_DECISIONS, NoveltyStep, example_strings, validate
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
@@ -40,7 +40,8 @@ def _parse_turn(data: Any, final: bool) -> NoveltyTurn:
 
 
 def _search(ctx: StageContext, literature, query: str) -> tuple[list, str]:
-    from ..literature import LiteratureUnavailable, format_papers
+    from ..http_service import LiteratureUnavailable
+    from ..paper_record import format_papers
 
     try:
         papers = literature.search(query, max_results=ctx.config.literature.max_results)
