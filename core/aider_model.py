@@ -24,8 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from .config import ModelSpec
-from .errors import ConfigError, LLMError
+from .errors import ConfigError
 from .events import AgentChunk, Event, Notice
+from .litellm_setup import api_key_for, prepare_litellm, register_model
+from .llm_errors import model_retry_policy
 from .streaming import (
     InactivityTimeout,
     Limits,
@@ -35,17 +37,13 @@ from .streaming import (
     wait_for_abandoned,
 )
 
-NO_KEY_PLACEHOLDER = "sk-no-key"  # the OpenAI client insists on a key even for local servers
-
 
 def prepare_offline_litellm(spec: ModelSpec) -> None:
     """Offline-safe litellm: local price map, our model registered (core/llm.py does the work)."""
     # Belt and braces: litellm fetches its price map over the network unless told not to.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    from . import llm
-
-    llm.prepare_litellm()
-    llm.register_model(spec)
+    prepare_litellm()
+    register_model(spec)
 
 
 def _model_metadata(spec: ModelSpec) -> dict[str, Any]:
@@ -106,12 +104,11 @@ def make_model(spec: ModelSpec, max_tokens: int, limits: Limits) -> Any:
     # Every call streams (stream_completions); the HTTP timeout is only the watchdog's backstop.
     params["timeout"] = limits.http_timeout_s
     params["stream_options"] = {"include_usage": True}  # the usage aider bills, in the last chunk
-    params["num_retries"] = 0  # aider retries (and labtui stops it): no third layer in litellm
+    params["num_retries"] = 0  # labtui retries (retry_model_calls): no second layer in litellm
     if spec.api_base:
         params["api_base"] = spec.api_base
-        params["api_key"] = spec.api_key or NO_KEY_PLACEHOLDER
-    elif spec.api_key:
-        params["api_key"] = spec.api_key
+    if api_key := api_key_for(spec):
+        params["api_key"] = api_key
     model.extra_params = params  # aider passes these straight to litellm.completion
     return model
 
@@ -138,18 +135,6 @@ def fence_from_editable_files(aider_coder: Any) -> None:
         aider_coder.fence = aider_coder.fences[0]
 
     aider_coder.choose_fence = choose_fence  # aider calls it before every message
-
-
-def token_price(spec: ModelSpec, tokens_in: int, tokens_out: int) -> float:
-    import litellm
-
-    try:
-        cost_in, cost_out = litellm.cost_per_token(
-            model=spec.name, prompt_tokens=tokens_in, completion_tokens=tokens_out
-        )
-        return float(cost_in) + float(cost_out)
-    except Exception:
-        return (tokens_in * spec.input_usd_per_mtok + tokens_out * spec.output_usd_per_mtok) / 1e6
 
 
 def stream_completions(
@@ -228,66 +213,30 @@ def _empty_response(spec: ModelSpec) -> Any:
 
 
 class _GaveUp(Exception):
-    """Ends aider's retry loop: a plain exception, which aider reports and does not retry."""
+    """Ends aider's turn: a plain exception, which aider reports and does not retry."""
 
 
-def record_failures(model: Any, retries: int) -> list[BaseException]:
-    """Wrap the model's completion call so the exceptions aider swallows reach us.
-
-    aider retries transient errors itself for about a minute (a dead local server included);
-    after labtui's own ``[llm] retries`` failures in one turn it is stopped instead.
-    """
+def retry_model_calls(
+    model: Any, spec: ModelSpec, retries: int, notice: Callable[[str], None]
+) -> list[BaseException]:
+    """aider's model calls retried by labtui's policy, the one every model call has
+    (``model_retry_policy``: backoff, Retry-After, a notice per retry), instead of aider's own
+    loop; a call that fails for good ends aider's turn. Returns the list its final failures
+    go to, which the coder explains."""
     failures: list[BaseException] = []
     send_completion = model.send_completion
 
-    def watched(*args: Any, **kwargs: Any) -> Any:
+    def retried(*args: Any, **kwargs: Any) -> Any:
         try:
-            return send_completion(*args, **kwargs)
+            return model_retry_policy(spec, retries, notice).call(
+                lambda: send_completion(*args, **kwargs)
+            )
         except Exception as exc:
             failures.append(exc)
-            if len(failures) > retries:
-                raise _GaveUp(f"gave up after {len(failures)} failed calls: {exc}") from exc
-            raise
+            raise _GaveUp(f"gave up on the model call: {exc}") from exc
 
-    model.send_completion = watched
+    model.send_completion = retried
     return failures
-
-
-def infrastructure_error(exc: BaseException, spec: ModelSpec) -> LLMError:
-    """An LLMError saying what a failed model call means and what to change (key masked)."""
-    name = type(exc).__name__
-    where = f" at {spec.api_base}" if spec.api_base else ""
-    if isinstance(exc.__cause__, InactivityTimeout):  # given up by stream_completions
-        quiet = exc.__cause__
-        return LLMError(f"{quiet.reason}{where}", f"{quiet.hint}, or check that it is up")
-    text = str(exc).strip()
-    detail = (text.splitlines()[0] if text else name)[:400]
-    if spec.api_key:
-        detail = detail.replace(spec.api_key, "***")
-    if name in ("AuthenticationError", "PermissionDeniedError"):
-        return LLMError(
-            f"{spec.name}{where} rejected the API key: {detail}",
-            f"put a valid key in ${spec.api_key_env} (the variable named by [models] api_key_env)",
-        )
-    if name == "NotFoundError":
-        return LLMError(
-            f"{spec.name}{where} does not serve this model: {detail}",
-            "check the model name in labtui.toml [models] (local servers: openai/<served name>)",
-        )
-    if name == "ContextWindowExceededError":
-        return LLMError(
-            f"the files and prompt do not fit the context of {spec.name}: {detail}",
-            "edit fewer or smaller files, or use a model with a larger context window",
-        )
-    if name == "APIConnectionError":
-        return LLMError(
-            f"could not reach {spec.name}{where}: {detail}",
-            "check that the server is running and that [models] api_base is right",
-        )
-    return LLMError(
-        f"{spec.name}{where} failed ({name}): {detail}",
-        "check labtui.toml [models] and the provider's status, then resume the run",
-    )
 
 
 def aider_prompt_texts() -> list[str]:

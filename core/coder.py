@@ -43,13 +43,11 @@ from .aider_model import (
     aider_prompt_texts,
     choose_edit_format,
     fence_from_editable_files,
-    infrastructure_error,
     make_model,
     prepare_offline_litellm,
-    record_failures,
     register_with_aider,
+    retry_model_calls,
     stream_completions,
-    token_price,
     valid_edit_formats,
 )
 from .checkpoints import ResearcherNotes
@@ -58,11 +56,13 @@ from .edit_feedback import attempt_problem, retry_prompt
 from .edit_guard import EditPolicy, Problem, check_edit
 from .errors import LabtuiError
 from .events import CodeDiff, Event, Notice, Refused
+from .litellm_setup import token_price
+from .llm_errors import final_error
 from .project import CommitInfo, Project
 from .streaming import Limits
 
 if TYPE_CHECKING:
-    from .llm import Ledger
+    from .ledger import Ledger
 
 __all__ = [
     "Coder",
@@ -209,7 +209,9 @@ class Coder:
                 try:
                     reply = self._run(aider_coder, message)
                     if failures and not reply.strip():
-                        raise infrastructure_error(failures[-1], self.spec)
+                        raise final_error(
+                            self.spec, self.stage, failures[-1], self.project.config.llm.retries + 1
+                        )
                 except BaseException:
                     event_io.discard()  # nothing of an interrupted turn reaches the tree
                     raise
@@ -311,7 +313,14 @@ class Coder:
         # that costs minutes on a slow local model, for a chat that lives one edit.
         aider_coder.summarize_start = lambda: None
         fence_from_editable_files(aider_coder)
-        return event_io, aider_coder, record_failures(model, self.project.config.llm.retries)
+        return (
+            event_io,
+            aider_coder,
+            retry_model_calls(model, self.spec, self.project.config.llm.retries, self._notice),
+        )
+
+    def _notice(self, text: str) -> None:
+        self.emit(Notice(stage=self.stage, text=text))
 
     def _run(self, aider_coder: Any, message: str) -> str:
         """One aider turn; tokens and cost go to the ledger whatever happens."""

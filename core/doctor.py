@@ -71,7 +71,7 @@ def _sandbox(config: Config) -> Check:
 
 
 def _models(config: Config) -> list[Check]:
-    from .llm import check_model
+    from .litellm_setup import check_model
     from .stage_list import STAGE_MODEL_NEEDS
 
     checks = []
@@ -92,7 +92,7 @@ def _models(config: Config) -> list[Check]:
 def _model_answers(config: Config) -> list[Check]:
     """One tiny request to each distinct model the stages use (none when none is configured;
     a model whose setup check failed is not called: that check already says why)."""
-    from .llm import check_model
+    from .litellm_setup import check_model
     from .stage_list import STAGE_MODEL_NEEDS
 
     specs: list[ModelSpec] = []
@@ -107,7 +107,8 @@ def ping_model(spec: ModelSpec, settings: LLMSection) -> Check:
     """Ask ``spec`` for one word, streamed under the configured inactivity limits (so a server
     that hangs is given up like in a run, never waited on forever), without retries; report the
     answer time, the time to the first token and the speed, or the error and its fix."""
-    from .llm import LLM, Ledger
+    from .ledger import Ledger
+    from .llm import LLM
 
     timings: list[CostUpdate] = []
 

@@ -168,3 +168,24 @@ def check_model(spec: ModelSpec) -> list[str]:
             f"(or put the key in ${spec.api_key_env}, the variable named by [models] api_key_env)"
         )
     ]
+
+
+# The OpenAI client refuses to send a request without some key; local servers ignore it.
+NO_KEY_PLACEHOLDER = "sk-no-key"
+
+
+def api_key_for(spec: ModelSpec) -> str | None:
+    """The key a call to ``spec`` sends: its own, a placeholder for a local server, or none
+    (litellm then reads the provider's variable)."""
+    return spec.api_key or (NO_KEY_PLACEHOLDER if spec.api_base else None)
+
+
+def token_price(spec: ModelSpec, tokens_in: int, tokens_out: int) -> float:
+    """US dollars for a call: litellm's price for models it knows, labtui.toml's for the rest."""
+    try:
+        cost_in, cost_out = load_litellm().cost_per_token(
+            model=spec.name, prompt_tokens=tokens_in, completion_tokens=tokens_out
+        )
+        return float(cost_in) + float(cost_out)
+    except Exception:
+        return (tokens_in * spec.input_usd_per_mtok + tokens_out * spec.output_usd_per_mtok) / 1e6

@@ -20,8 +20,8 @@ A stage builds one :class:`LLM` per model role and calls :meth:`LLM.chat` (text)
 Its neighbours hold the parts that are not the call itself: core/litellm_setup.py (importing
 litellm quietly and offline, registering local models, :func:`check_model`), core/ledger.py
 (the :class:`Ledger`), core/llm_errors.py (which failures are transient, and the ``LLMError``
-for the rest) and core/json_reply.py (:func:`extract_json` and the re-ask). Their public names
-are importable from here too.
+for the rest, and the retry policy of every model call) and core/json_reply.py
+(:func:`extract_json` and the re-ask).
 
 litellm takes seconds to import, so it is imported lazily on the first call; importing this
 module stays cheap for the CLI and the TUI.
@@ -30,7 +30,6 @@ module stays cheap for the CLI and the TUI.
 from __future__ import annotations
 
 import copy
-import random
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -42,21 +41,16 @@ from .errors import UnusableAnswer
 from .events import AgentChunk, AgentMessage, Notice, Refused
 from .json_reply import extract_json, reask_prompt
 from .ledger import Emit, Ledger
-from .litellm_setup import check_model as check_model  # re-exported: core/ imports it from here
-from .litellm_setup import load_litellm, prepare_litellm, register_model
+from .litellm_setup import api_key_for, load_litellm, prepare_litellm, register_model, token_price
 from .llm_errors import (
     ResponseFormatRejected,
     describe_failure,
-    exhausted_error,
+    final_error,
     is_api_error,
-    is_retryable,
-    permanent_error,
+    model_retry_policy,
     rejects_response_format,
-    retry_after_s,
-    transient_reason,
 )
 from .streaming import (
-    InactivityTimeout,
     Limits,
     StreamResult,
     abandons_request,
@@ -69,22 +63,6 @@ T = TypeVar("T")
 
 # The most tokens a structured answer (an idea, a plan, a review) may take.
 ANSWER_MAX_TOKENS = 2048
-
-# Backoff before retry n (0-based) is BACKOFF_BASE_S * 2**n, plus up to 50 % jitter, at most
-# BACKOFF_MAX_S. Tests shrink the base so that retry paths run in milliseconds.
-BACKOFF_BASE_S = 1.0
-BACKOFF_MAX_S = 60.0
-
-# The OpenAI client refuses to send a request without some key; local servers ignore it.
-NO_KEY_PLACEHOLDER = "sk-no-key"
-
-
-def backoff_s(attempt: int, retry_after: float | None = None) -> float:
-    """Seconds to wait before retry ``attempt`` (0-based): exponential with jitter, capped."""
-    delay = BACKOFF_BASE_S * (2**attempt) * (1.0 + 0.5 * random.random())
-    if retry_after is not None:
-        delay = max(delay, retry_after)
-    return min(delay, BACKOFF_MAX_S)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -314,7 +292,7 @@ class LLM:
             kwargs["stream_options"] = {"include_usage": True}
         if self.spec.api_base:
             kwargs["api_base"] = self.spec.api_base
-        api_key = self.spec.api_key or (NO_KEY_PLACEHOLDER if self.spec.api_base else None)
+        api_key = api_key_for(self.spec)
         if api_key:
             kwargs["api_key"] = api_key
         return kwargs
@@ -328,30 +306,25 @@ class LLM:
         emitted, so a front end sees the retry notice and then the reply from the start.
         """
         retries = max(0, self.settings.retries)
-        for attempt in range(retries + 1):
+
+        def once() -> str:
             try:
                 return self._call_once(messages, kwargs, stream)
             except Exception as exc:
-                if not is_api_error(exc):
-                    raise
-                if "response_format" in kwargs and rejects_response_format(exc):
+                if (
+                    is_api_error(exc)
+                    and "response_format" in kwargs
+                    and rejects_response_format(exc)
+                ):
                     raise ResponseFormatRejected(describe_failure(exc, self.spec.api_key)) from exc
-                if not is_retryable(exc):
-                    raise permanent_error(self.spec, self.stage, exc) from exc
-                if attempt == retries:
-                    raise exhausted_error(self.spec, exc, retries + 1) from exc
-                delay = backoff_s(attempt, retry_after_s(exc))
-                # An inactivity timeout says which limit it hit and which setting raises it.
-                what = (
-                    str(exc)
-                    if isinstance(exc, InactivityTimeout)
-                    else f"{self.spec.name} {transient_reason(exc)}"
-                )
-                self._notice(
-                    f"{what}; retrying in {delay:.1f} s (retry {attempt + 1} of {retries})"
-                )
-                time.sleep(delay)
-        raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
+                raise
+
+        try:
+            return model_retry_policy(self.spec, retries, self._notice).call(once)
+        except Exception as exc:
+            if not is_api_error(exc):
+                raise
+            raise final_error(self.spec, self.stage, exc, retries + 1) from exc
 
     def _call_once(
         self, messages: list[dict[str, Any]], kwargs: dict[str, Any], stream: bool
@@ -405,7 +378,7 @@ class LLM:
             self.spec.name,
             tokens_in,
             tokens_out,
-            self._cost(tokens_in, tokens_out),
+            token_price(self.spec, tokens_in, tokens_out),
             first_token_s=result.first_token_s,
             seconds=result.seconds,
         )
@@ -421,19 +394,6 @@ class LLM:
         except Exception:
             prompt = "".join(str(m.get("content", "")) for m in messages)
             return len(prompt) // 4 + 1, len(text) // 4 + 1 if text else 0
-
-    def _cost(self, tokens_in: int, tokens_out: int) -> float:
-        """litellm's price for known models; the configured prices for the rest."""
-        try:
-            cost_in, cost_out = load_litellm().cost_per_token(
-                model=self.spec.name, prompt_tokens=tokens_in, completion_tokens=tokens_out
-            )
-            return float(cost_in) + float(cost_out)
-        except Exception:
-            return (
-                tokens_in * self.spec.input_usd_per_mtok
-                + tokens_out * self.spec.output_usd_per_mtok
-            ) / 1e6
 
     # -- errors and notices -----------------------------------------------------------------
 

@@ -13,11 +13,12 @@ litellm, openai and httpx are imported inside the functions: importing this modu
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .config import ModelSpec
 from .errors import LLMError
 from .litellm_setup import litellm_exceptions, provider_of
-from .retry import retry_after_from_headers
+from .retry import RetryPolicy, retry_after_from_headers
 from .streaming import InactivityTimeout, abandons_request
 
 
@@ -186,4 +187,51 @@ def exhausted_error(spec: ModelSpec, exc: BaseException, attempts: int) -> LLMEr
         f"{spec.name}{where} failed {attempts} times; last: {last}",
         f"wait and resume, raise [llm] retries{f' or {limit}' if limit else ''} in "
         "labtui.toml, or check that the server is up",
+    )
+
+
+def final_error(spec: ModelSpec, stage: str, exc: BaseException, attempts: int) -> LLMError:
+    """What a model call that failed for good means and what to change: labtui's calls and
+    aider's alike. A stream given up for inactivity is explained by its limit."""
+    if isinstance(exc.__cause__, InactivityTimeout):  # aider's call, given up by the watchdog
+        exc = exc.__cause__
+    if is_retryable(exc):
+        return exhausted_error(spec, exc, attempts)
+    if is_api_error(exc):
+        return permanent_error(spec, stage, exc)
+    where = f" at {spec.api_base}" if spec.api_base else ""
+    return LLMError(
+        f"{spec.name}{where} failed ({type(exc).__name__}): {describe_failure(exc, spec.api_key)}",
+        "check labtui.toml [models] and the provider's status, then resume the run",
+    )
+
+
+# Backoff before retry n (0-based) is BACKOFF_BASE_S * 2**n, plus up to 50 % jitter, at most
+# BACKOFF_MAX_S. Tests shrink the base so that retry paths run in milliseconds.
+BACKOFF_BASE_S = 1.0
+BACKOFF_MAX_S = 60.0
+
+
+def model_retry_policy(spec: ModelSpec, retries: int, notice: Callable[[str], None]) -> RetryPolicy:
+    """How every call to a model is retried, labtui's own and aider's: transient failures
+    (rate limits, 5xx, timeouts, dropped connections, a stream that went quiet) up to
+    ``retries`` times, with backoff or the server's Retry-After, and a notice before each wait
+    that says what failed (an inactivity timeout names the limit and its setting)."""
+    retries = max(0, retries)
+
+    def tell(exc: BaseException, wait_s: float, attempt: int, _attempts: int) -> None:
+        what = (
+            str(exc)
+            if isinstance(exc, InactivityTimeout)
+            else f"{spec.name} {transient_reason(exc)}"
+        )
+        notice(f"{what}; retrying in {wait_s:.1f} s (retry {attempt - 1} of {retries})")
+
+    return RetryPolicy(
+        attempts=retries + 1,
+        base_s=BACKOFF_BASE_S,
+        retry_if=lambda exc, _failed: is_api_error(exc) and is_retryable(exc),
+        retry_after=retry_after_s,
+        on_retry=tell,
+        max_wait_s=BACKOFF_MAX_S,
     )

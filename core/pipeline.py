@@ -31,6 +31,7 @@ from .events import (
     StageStarted,
 )
 from .journal import Journal, PipelineState, read_events, replay
+from .ledger import Ledger
 from .profiles import apply_profile, profile_notice
 from .project import Project
 from .stage_context import StageContext, StageOutput, StageServices
@@ -53,7 +54,7 @@ class Session:
         self.bus.subscribe(self.journal.append)
         self.notes = ResearcherNotes(self.emit)
         self._stop = threading.Event()
-        self._ledger = None
+        self._ledger: Ledger | None = None
         self._current = ""  # the stage running now, for errors raised out of it
         self.services = StageServices(
             project, self.emit, lambda: self.ledger, self.notes, self.state.result
@@ -108,10 +109,8 @@ class Session:
         self.bus.emit(event)
 
     @property
-    def ledger(self):  # -> core.llm.Ledger, created lazily: importing llm must not slow startup
+    def ledger(self) -> Ledger:  # created on first use: nothing before needs the budget
         if self._ledger is None:
-            from .llm import Ledger
-
             self._ledger = Ledger(
                 self.config.budget.usd, self.emit, spent_usd=self.state.total_cost_usd
             )
@@ -127,7 +126,7 @@ class Session:
                 + ": set LABTUI_MODEL (and its provider key), or [models] default in "
                 + str(self.project.root / "labtui.toml")
             ]
-        from .llm import check_model
+        from .litellm_setup import check_model
 
         problems: list[str] = []
         for spec in {self.config.model_for(s) for s in STAGE_MODEL_NEEDS}:
@@ -208,9 +207,7 @@ class Session:
         about the edited product, a `waive` is recorded and asked again. Returns the decision
         and the output as last derived, which is what later stages use."""
         while True:
-            if self.ledger.exhausted:
-                # The hard cap: stop cleanly here, with everything done so far committed.
-                self.ledger.check()
+            self.ledger.check()  # the hard cap: stop here, with everything done so far committed
             decision = checkpoints.ask(
                 ctx.stage,
                 f"{ctx.stage}: {output.summary}",

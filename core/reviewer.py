@@ -190,7 +190,9 @@ def standalone_llm(model: str, budget_usd: float, emit: Callable[[Event], None])
     """A reviewer model outside any project: ``model`` (or $LABTUI_MODEL), $LABTUI_API_BASE
     for a local server, its key in $LABTUI_API_KEY or the provider's usual variable."""
     from .config import LLMSection, ModelSpec
-    from .llm import LLM, Ledger, check_model
+    from .ledger import Ledger
+    from .litellm_setup import check_model
+    from .llm import LLM
 
     name = model or os.environ.get("LABTUI_MODEL", "")
     if not name:

@@ -216,8 +216,7 @@ class StageContext:
         if self._checkpoints is None:
             return Decision("approve" if "approve" in options else "skip")
         while True:
-            if self.services.ledger.exhausted:
-                self.services.ledger.check()  # the hard cap: stop here, everything committed
+            self.services.ledger.check()  # the hard cap: stop here, everything committed
             decision = self._checkpoints.ask(
                 self.stage, title, body, options, kind=kind, product=product
             )

@@ -26,7 +26,7 @@ from labtui.core.config import ModelSpec
 from labtui.core.edit_guard import EditPolicy
 from labtui.core.errors import ConfigError, LabtuiError, LLMError
 from labtui.core.events import AgentMessage, CodeDiff, CostUpdate, Event, Notice, Refused
-from labtui.core.llm import Ledger
+from labtui.core.ledger import Ledger
 from labtui.core.project import Project
 
 MODEL = "scripted-coder"  # as the server sees it; labtui calls it openai/scripted-coder
@@ -611,7 +611,7 @@ def test_rejected_key_raises_llm_error(project: Project, server) -> None:
 def test_unknown_model_raises_llm_error(project: Project, server) -> None:
     server.script(MODEL, Fault(status=404))
     coder, _, _ = make_coder(project, server)
-    with pytest.raises(LLMError, match="does not serve this model"):
+    with pytest.raises(LLMError, match=r"was not found \(HTTP 404\)"):
         coder.edit(["experiment.py"], "Halve it.", commit_message="lr")
 
 
@@ -734,7 +734,7 @@ sys.path.insert(0, sys.argv[2])
 from scripted_llm import ScriptedLLMServer
 from labtui.core.coder import Coder
 from labtui.core.config import ModelSpec
-from labtui.core.llm import Ledger
+from labtui.core.ledger import Ledger
 from labtui.core.project import Project
 
 project = Project.create(Path(sys.argv[1]) / "p", "moons")

@@ -11,19 +11,15 @@ from typing import Any
 import pytest
 from scripted_llm import Fault, ScriptedLLMServer, count_tokens, prompt_tokens_of
 
-from labtui.core import litellm_setup, streaming
+from labtui.core import litellm_setup, llm_errors, streaming
 from labtui.core import llm as llm_module
 from labtui.core.config import LLMSection, ModelSpec
 from labtui.core.errors import BudgetExceeded, LLMError
 from labtui.core.events import AgentChunk, AgentMessage, CostUpdate, Event, Notice
-from labtui.core.llm import (
-    LLM,
-    Ledger,
-    check_model,
-    extract_json,
-    prepare_litellm,
-    register_model,
-)
+from labtui.core.json_reply import extract_json
+from labtui.core.ledger import Ledger
+from labtui.core.litellm_setup import check_model, prepare_litellm, register_model
+from labtui.core.llm import LLM
 
 MODEL = "openai/scripted-x"
 SERVED = "scripted-x"  # the name as the server receives it
@@ -32,7 +28,7 @@ MESSAGES = [{"role": "user", "content": "Propose one idea as JSON."}]
 
 @pytest.fixture(autouse=True)
 def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(llm_module, "BACKOFF_BASE_S", 0.01)
+    monkeypatch.setattr(llm_errors, "BACKOFF_BASE_S", 0.01)
     monkeypatch.setattr(streaming, "IDLE_POLL_S", 0.02)
 
 

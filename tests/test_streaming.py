@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 from scripted_llm import ScriptedLLMServer, Slow
 
-from labtui.core import llm as llm_module
-from labtui.core import streaming
+from labtui.core import llm_errors, streaming
 from labtui.core.config import Config, LLMSection, ModelSpec
 from labtui.core.doctor import _model_answers, ping_model
 from labtui.core.errors import LLMError
 from labtui.core.events import AgentChunk, AgentMessage, CostUpdate, Event, Notice
-from labtui.core.llm import LLM, Ledger
+from labtui.core.ledger import Ledger
+from labtui.core.llm import LLM
 from labtui.core.streaming import (
     InactivityTimeout,
     Limits,
@@ -38,7 +38,7 @@ MESSAGES = [{"role": "user", "content": "Say something slowly."}]
 
 @pytest.fixture(autouse=True)
 def quick_waits(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(llm_module, "BACKOFF_BASE_S", 0.01)
+    monkeypatch.setattr(llm_errors, "BACKOFF_BASE_S", 0.01)
     monkeypatch.setattr(streaming, "IDLE_POLL_S", 0.02)
     monkeypatch.setattr(streaming, "_abandoned", {})
 
