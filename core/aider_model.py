@@ -28,14 +28,8 @@ from .errors import ConfigError
 from .events import AgentChunk, Event, Notice
 from .litellm_setup import api_key_for, prepare_litellm, register_model
 from .llm_errors import model_retry_policy
-from .streaming import (
-    InactivityTimeout,
-    Limits,
-    abandons_request,
-    consume_stream,
-    note_abandoned,
-    wait_for_abandoned,
-)
+from .server_idle import abandons_request, note_abandoned, wait_for_abandoned
+from .streaming import InactivityTimeout, Limits, consume_stream
 
 
 def prepare_offline_litellm(spec: ModelSpec) -> None:

@@ -14,8 +14,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from .answer_validation import validate
 from .errors import StageFailed
-from .records import Plan, validate
+from .records import Plan
 
 IDEAS = "ideas.json"  # the idea archive (core/ideas.py)
 LITERATURE = "literature.json"  # the literature review's papers and summary

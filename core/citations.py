@@ -13,8 +13,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from .answer_validation import validate
 from .edit_guard import EditPolicy
-from .records import CitationProposal, CitationSelection, validate
+from .records import CitationProposal, CitationSelection
 from .stage_context import StageContext
 
 CITE = re.compile(r"\\cite[tp]?\*?(?:\[[^\]]*\])*\{([^}]*)\}")

@@ -3,43 +3,31 @@
 A model's analysis of a run and the paper's abstract and Results section say things about the
 runs: an improvement, a decline, a significant effect. This module reads those claims out of
 sentences (the claim words, the metrics a clause names, negation, speculation and hedges) and
-flags the ones the verdicts contradict. :func:`check_analysis` also traces the numbers of a run's
-analysis (like provenance traces the paper's); :func:`paper_contradictions` checks the paper's
-sentences against every run. Both are conservative: a hedged, negated or speculative sentence is
-not a claim, and a claim is contradicted only when the verdicts leave no doubt.
+flags the ones the verdicts contradict (core/claim_checks.py applies it to a run's analysis and
+to the paper). It is conservative: a hedged, negated or speculative sentence is not a claim, and
+a claim is contradicted only when the verdicts leave no doubt.
 """
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
+from .effect_text import describe
 from .effects import (
     BETTER,
     HIGHER,
     IDENTICAL,
-    RUN_DIR,
     UNKNOWN,
     WITHIN_NOISE,
     WORSE,
     Effect,
     Overall,
-    describe,
-    effect_sources,
     overall,
-    project_effects,
 )
-from .latex_text import strip_comments
 from .provenance import (
     Contradiction,
-    Source,
-    Written,
-    claim_spans,
-    numbers_in_text,
-    trace_written,
 )
 
 # -- claims in sentences -------------------------------------------------------------------------
@@ -79,14 +67,14 @@ _HEDGE = re.compile(
 _CLAUSE_BREAK = re.compile(
     r"[,;:()]|\s[-–—]+\s|—|\s(?:but|while|whereas|although|though|however|yet)\s", re.I
 )
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'*])|\n\s*\n|\n\s*(?:[-*•]|\d+[.)])\s+")
+SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'*])|\n\s*\n|\n\s*(?:[-*•]|\d+[.)])\s+")
 _RUN_NAME = re.compile(r"\brun[ _\\]*_?(\d+)\b", re.I)
 _BASELINE = re.compile(r"\bbaseline\b|\brun[ \\]*_?0\b", re.I)
 _COMPARES = re.compile(
     r"(?:than|to|over|with|against|from|vs\.?|versus|relative|on|of|and)\s+(?:the\s+)?$", re.I
 )
 _GENERIC = re.compile(r"\b(?:performance|results?|generali[sz]ation|quality)\b", re.I)
-_CITATION = "[citation]"
+CITATION = "[citation]"
 MAX_WORDS_APART = 3  # between a value word ("lower") and the metric it moves
 
 # Words in prose -> what a metric's name holds.
@@ -150,7 +138,7 @@ class _Claim:
 
 def sentences(text: str) -> list[str]:
     """A text's sentences (and list items), whitespace collapsed."""
-    parts = _SENTENCE_BREAK.split(text)
+    parts = SENTENCE_BREAK.split(text)
     return [" ".join(p.split()) for p in parts if p and p.strip()]
 
 
@@ -209,7 +197,7 @@ def _datasets_named(sentence: str, keys: list[Key]) -> set[str]:
 
 def _claims_in(sentence: str, keys: list[Key], run: str | None) -> list[_Claim]:
     """The claims a sentence makes about the run against the baseline."""
-    if _CITATION in sentence:
+    if CITATION in sentence:
         return []  # about someone else's work
     datasets = _datasets_named(sentence, keys)
     if datasets:
@@ -340,7 +328,7 @@ def _run_says(claim: _Claim, found: list[Effect], hedged: bool) -> str | None:
     return shown + more
 
 
-def _contradictions(
+def contradictions(
     sentence: str, runs: Mapping[str, list[Effect]], analysed: str | None, line: int = 0
 ) -> Contradiction | None:
     """The sentence's claims that every run's effects contradict, as one Contradiction."""
@@ -356,140 +344,3 @@ def _contradictions(
     if not claimed:
         return None
     return Contradiction(sentence, " and ".join(claimed), "; ".join(dict.fromkeys(said)), line)
-
-
-# -- a run's analysis ----------------------------------------------------------------------------
-
-
-@dataclass
-class AnalysisCheck:
-    """What :func:`check_analysis` found in a model's analysis of a run."""
-
-    traced: list[tuple[Written, Source]] = field(default_factory=list)
-    untraced: list[Written] = field(default_factory=list)
-    contradicted: list[Contradiction] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.untraced and not self.contradicted
-
-    def problems(self) -> list[str]:
-        """One sentence per problem, for a re-ask."""
-        numbers = [
-            f"The number {w.text} (in “{w.context}”) is no value a run recorded, no difference "
-            "between the runs and no setting of the experiment: quote the effects table or "
-            "leave it out."
-            for w in self.untraced
-        ]
-        return numbers + [c.problem for c in self.contradicted]
-
-    def markdown(self) -> str:
-        """For the checkpoint: each untraced number and each contradicted claim."""
-        if self.ok:
-            return f"The analysis agrees with the effects ({len(self.traced)} number(s) traced)."
-        lines = []
-        if self.untraced:
-            listed = ", ".join(f"`{w.text}`" for w in self.untraced)
-            lines.append(f"**{len(self.untraced)} number(s) match no run**: {listed}")
-        for c in self.contradicted:
-            lines.append(f"**Contradicted**: “{c.sentence}” — {c.problem}")
-        return "\n\n".join(lines)
-
-
-def _small_count(written: Written) -> bool:
-    """Whole numbers below 10 that are not percentages: "3 seeds", "2 runs", "step 1"."""
-    return written.decimals == 0 and abs(written.value) < 10 and not written.percent
-
-
-def check_analysis(text: str, found: list[Effect], sources: list[Source]) -> AnalysisCheck:
-    """Trace the numbers of a model's analysis of a run to ``sources`` (see
-    ``provenance.run_sources``; the effects' own numbers count too) and check its claims
-    against the run's effects ``found``. Whole numbers below 10 (seed counts, list items) are
-    not checked, unless they are percentages."""
-    written = [w for w in numbers_in_text(text) if not _small_count(w)]
-    report = trace_written(written, [*sources, *effect_sources(found)])
-    run = found[0].run if found else "this run"
-    analysed = run if RUN_DIR.match(run) else None  # other runs named are then comparisons
-    contradicted = [
-        c
-        for sentence in sentences(text)
-        if (c := _contradictions(sentence, {run: found}, analysed)) is not None
-    ]
-    return AnalysisCheck(report.traced, report.untraced, contradicted)
-
-
-# -- the paper -----------------------------------------------------------------------------------
-
-_FLOATS = r"table\*?|tabular\*?|figure\*?|equation\*?|align\*?"
-_LATEX_DROPS = (
-    (re.compile(r"\\cite[tp]?\*?(?:\[[^\]]*\])*\{[^}]*\}"), f" {_CITATION} "),
-    (re.compile(r"\\label\{[^}]*\}"), " "),
-    (re.compile(r"\\(?:ref|eqref|autoref|cref|Cref)\{[^}]*\}"), "X"),
-    (re.compile(r"\\(?:begin|end)\{[^}]*\}"), " "),
-    (re.compile(r"\\(?:section|subsection|subsubsection|paragraph)\*?\{[^}]*\}"), " "),
-    (re.compile(r"\\%"), "%"),
-    (re.compile(r"\\_"), "_"),
-    (re.compile(r"\\pm"), "±"),
-    (re.compile(r"\\\\|\\[,;!: ]"), " "),
-    (re.compile(r"\\[a-zA-Z]+\*?"), ""),
-    (re.compile(r"[{}$~]"), " "),
-)
-
-
-def paper_sentences(tex_text: str) -> list[tuple[str, int]]:
-    """The sentences of the abstract and the Results section (tables, figures and equations
-    aside), LaTeX markup removed, each with the line it starts on."""
-    lines = tex_text.splitlines()
-    found: list[tuple[str, int]] = []
-    for start, end in claim_spans(tex_text):
-        text, starts, numbers = "", [], []
-        depth = 0
-        for index in range(start, end):
-            line = strip_comments(lines[index])
-            opened = len(re.findall(rf"\\begin\{{(?:{_FLOATS})\}}", line))
-            closed = len(re.findall(rf"\\end\{{(?:{_FLOATS})\}}", line))
-            skip = depth > 0 or opened > 0
-            depth = max(depth + opened - closed, 0)
-            if skip or re.match(r"\s*\\(?:sub)*section", line):
-                text += "\n\n"
-                continue
-            starts.append(len(text))
-            numbers.append(index + 1)
-            text += (_plain(line) or "\n") + "\n"
-        found += _located_sentences(text, starts, numbers)
-    return found
-
-
-def _plain(line: str) -> str:
-    for pattern, replacement in _LATEX_DROPS:
-        line = pattern.sub(replacement, line)
-    return line.strip()
-
-
-def _located_sentences(text: str, starts: list[int], numbers: list[int]) -> list[tuple[str, int]]:
-    located = []
-    position = 0
-    for part in _SENTENCE_BREAK.split(text):
-        at = text.find(part, position) if part else position
-        position = at + len(part)
-        sentence = " ".join(part.split())
-        if len(sentence) < 12 or not starts:
-            continue
-        offset = at + (len(part) - len(part.lstrip()))
-        line = numbers[max(bisect.bisect_right(starts, offset) - 1, 0)]
-        located.append((sentence, line))
-    return located
-
-
-def paper_contradictions(root: Path, tex_text: str) -> list[Contradiction]:
-    """The sentences of the abstract and Results whose claims every run's effects against the
-    baseline contradict (a paper does not say which run it means, so it must be wrong for all
-    of them to be flagged)."""
-    runs = project_effects(root)
-    if not runs:
-        return []
-    return [
-        c
-        for sentence, line in paper_sentences(tex_text)
-        if (c := _contradictions(sentence, runs, None, line)) is not None
-    ]

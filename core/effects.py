@@ -29,14 +29,13 @@ import json
 import math
 import re
 import statistics
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import LabtuiError, TemplateError
 from .metrics import is_time_like, lower_is_better
-from .provenance import Source
 
 IDENTICAL = "identical"
 WITHIN_NOISE = "within_noise"
@@ -363,7 +362,7 @@ def overall(found: list[Effect]) -> Overall:
     return Overall(CHANGED, text, unknown)
 
 
-# -- numbers as printed --------------------------------------------------------------------------
+# -- numbers as labtui prints them ---------------------------------------------------------------
 
 
 def fmt(value: float, digits: int = SIGNIFICANT_DIGITS) -> str:
@@ -374,123 +373,3 @@ def fmt(value: float, digits: int = SIGNIFICANT_DIGITS) -> str:
     decimals = digits - 1 - math.floor(math.log10(abs(value)))
     text = f"{value:.{min(max(decimals, 0), 12)}f}"
     return "0" if float(text) == 0 else text
-
-
-def fmt_difference(value: float) -> str:
-    """A difference, without the trailing zeros that would claim digits it does not have."""
-    text = fmt(value)
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def fmt_signed(value: float) -> str:
-    text = fmt_difference(value)
-    return text if text.startswith("-") or text == "0" else f"+{text}"
-
-
-def _noise_band(e: Effect) -> str:
-    """The noise threshold as printed ("±0.0203"), "" when unknown."""
-    return f"±{fmt(e.noise, NOISE_DIGITS)}" if e.noise is not None else ""
-
-
-def _beyond_noise(e: Effect) -> str:
-    """How a change beyond noise stands against it: "beyond noise ±0.0203" or "noise unknown"."""
-    return "noise unknown" if e.noise is None else f"beyond noise {_noise_band(e)}"
-
-
-def _verdict_cell(e: Effect) -> str:
-    if e.verdict == IDENTICAL:
-        return IDENTICAL
-    if e.verdict == WITHIN_NOISE:
-        return f"within noise ({_noise_band(e)})"
-    if e.verdict == CHANGED:
-        return f"changed ({_beyond_noise(e)}; direction unknown)"
-    return f"{e.verdict} ({_beyond_noise(e)})"
-
-
-def _value_cell(value: float, stderr: float | None) -> str:
-    return fmt(value) + (f" ± {fmt(stderr, NOISE_DIGITS)}" if stderr is not None else "")
-
-
-def _difference_cell(e: Effect) -> str:
-    if e.value == e.baseline:
-        return "0"
-    relative = f" ({fmt_signed(e.relative)}%)" if e.relative is not None else ""
-    return fmt_signed(e.difference) + relative
-
-
-def _label(e: Effect, several_datasets: bool) -> str:
-    return f"{e.dataset} {e.metric}" if several_datasets else e.metric
-
-
-def effects_markdown(found: list[Effect]) -> str:
-    """A compact Markdown table of the effects, for notes.md and for the model's prompt; every
-    number in it is one provenance traces back to the runs."""
-    if not found:
-        return "No metric that both the run and the baseline report."
-    several = len({e.dataset for e in found}) > 1
-    run, base = found[0].run, found[0].baseline_run
-    rows = [
-        f"Effects of {run} against {base} (computed by labtui; values ± standard error):",
-        "",
-        "| metric | this run | baseline | difference | verdict |",
-        "|---|---|---|---|---|",
-    ]
-    for e in found:
-        rows.append(
-            f"| {_label(e, several)} | {_value_cell(e.value, e.stderr)} | "
-            f"{_value_cell(e.baseline, e.base_stderr)} | {_difference_cell(e)} | "
-            f"{_verdict_cell(e)} |"
-        )
-    rows += [
-        "",
-        f"Overall: {overall(found).text}{_times_note(found)}. "
-        f"Identical: equal to {SIGNIFICANT_DIGITS} significant digits; "
-        f"within noise: |difference| ≤ {NOISE_FACTOR:g}·√(se_run² + se_baseline²).",
-    ]
-    return "\n".join(rows)
-
-
-def _times_note(found: list[Effect]) -> str:
-    if all(e.primary for e in found) or not any(e.primary for e in found):
-        return ""
-    return " (times are reported, not judged)"
-
-
-def describe(e: Effect, several_datasets: bool = False) -> str:
-    """One effect in words: "run_1's test_accuracy_mean is 0.8047 against 0.9367 for run_0:
-    worse by 0.1320 (beyond noise ±0.0203)"."""
-    head = (
-        f"{e.run}'s {_label(e, several_datasets)} is {fmt(e.value)} against "
-        f"{fmt(e.baseline)} for {e.baseline_run}"
-    )
-    if e.verdict == IDENTICAL:
-        return f"{head}: identical"
-    if e.verdict == WITHIN_NOISE:
-        difference = fmt_signed(e.difference)
-        return f"{head}: within noise (difference {difference}, noise {_noise_band(e)})"
-    beyond = _beyond_noise(e)
-    if e.verdict == CHANGED:
-        return f"{head}: changed by {fmt_signed(e.difference)} ({beyond}, direction unknown)"
-    return f"{head}: {e.verdict} by {fmt_difference(abs(e.difference))} ({beyond})"
-
-
-def effect_sources(found: Iterable[Effect]) -> list[Source]:
-    """The numbers an effects table shows, as provenance sources (a model may quote them)."""
-    sources = []
-    for e in found:
-        what = f"{e.dataset} {e.metric}"
-        sources += [
-            Source(e.value, e.run, what),
-            Source(e.baseline, e.baseline_run, what),
-            Source(e.difference, e.run, f"{what} − {e.baseline_run}", kind="derived"),
-        ]
-        if e.relative is not None:
-            sources.append(
-                Source(e.relative, e.run, f"{what} vs {e.baseline_run} (%)", kind="derived")
-            )
-        for value, run in ((e.stderr, e.run), (e.base_stderr, e.baseline_run)):
-            if value is not None:
-                sources.append(Source(value, run, f"{what} standard error"))
-        if e.noise is not None:
-            sources.append(Source(e.noise, e.run, f"{what} noise threshold", kind="derived"))
-    return sources

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .answer_validation import validate
 from .artifacts import IDEAS
 from .records import STATUSES as STATUSES
-from .records import IdeaProposal, IdeaProposals, IdeaRecord, validate
+from .records import IdeaProposal, IdeaProposals, IdeaRecord
 
 SCORES = ("Interestingness", "Feasibility", "Novelty")
 # STATUSES (core.records): seed: from the template · proposed: new, unchecked · novel / not_novel

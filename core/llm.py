@@ -50,14 +50,8 @@ from .llm_errors import (
     model_retry_policy,
     rejects_response_format,
 )
-from .streaming import (
-    Limits,
-    StreamResult,
-    abandons_request,
-    consume_stream,
-    note_abandoned,
-    wait_for_abandoned,
-)
+from .server_idle import abandons_request, note_abandoned, wait_for_abandoned
+from .streaming import Limits, StreamResult, consume_stream
 
 T = TypeVar("T")
 

@@ -19,7 +19,8 @@ from .config import ModelSpec
 from .errors import LLMError
 from .litellm_setup import litellm_exceptions, provider_of
 from .retry import RetryPolicy, retry_after_from_headers
-from .streaming import InactivityTimeout, abandons_request
+from .server_idle import abandons_request
+from .streaming import InactivityTimeout
 
 
 class ResponseFormatRejected(Exception):

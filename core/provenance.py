@@ -386,7 +386,7 @@ def check_paper(root: Path, tex: Path, waived: dict[str, str] | None = None) -> 
     """Trace the paper's numbers, check its claims against every run's effects, and write
     provenance.json beside the project's runs."""
     # claims builds on this module's number reading, so it is imported here, where it is used
-    from .claims import paper_contradictions
+    from .claim_checks import paper_contradictions
 
     root = Path(root)
     tex_text = Path(tex).read_text(encoding="utf-8")

@@ -38,9 +38,6 @@ from .answer_checks import (
     needs_items,
     non_empty,
 )
-from .answer_checks import check_text as check_text
-from .answer_checks import is_placeholder as is_placeholder
-from .answer_checks import validate as validate
 from .prompt_examples import answer_examples as answer_examples
 from .prompt_examples import example_strings as example_strings
 

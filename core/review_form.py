@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .records import REVIEW_SCORES, ReviewForm, validate
+from .answer_validation import validate
+from .records import REVIEW_SCORES, ReviewForm
 
 SCORE_RANGES: dict[str, tuple[int, int]] = REVIEW_SCORES
 LIST_FIELDS = ("Strengths", "Weaknesses", "Questions", "Limitations")

@@ -23,10 +23,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .answer_validation import validate
 from .config import ReviewSection
 from .errors import ConfigError, LabtuiError, LLMError, UnusableAnswer
 from .events import Event, Notice
-from .records import ReviewForm, ReviewReflection, example_strings, validate
+from .records import ReviewForm, ReviewReflection, example_strings
 from .review_form import SCORE_RANGES, PaperReview, parse_review, review_of
 
 MAX_PAPER_CHARS = 40_000  # ~10k tokens: a conference paper without its appendix

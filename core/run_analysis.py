@@ -41,7 +41,8 @@ class RunReview:
 def parse_run_review(data: Any) -> RunReview:
     """The analysis's shape and content (``core.records.RunAnalysis``): real sentences, not a
     placeholder or the prompt's example; ValueError names the field."""
-    from .records import RunAnalysis, validate
+    from .answer_validation import validate
+    from .records import RunAnalysis
 
     answer = validate(RunAnalysis, data)
     return RunReview(answer.analysis, answer.next, answer.why)
@@ -59,8 +60,8 @@ def review_run(
 ) -> RunReview:
     """The computed effects go to the model: an analysis for the notebook (checked against the
     effects and the runs), and go on or finish."""
-    from .claims import check_analysis
-    from .effects import effects_markdown
+    from .claim_checks import check_analysis
+    from .effect_text import effects_markdown
     from .provenance import run_sources
     from .records import RunAnalysis
 

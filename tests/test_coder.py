@@ -782,10 +782,10 @@ def test_the_explanation_leaves_out_edit_blocks() -> None:
 
 @pytest.fixture
 def quick_waits(monkeypatch: pytest.MonkeyPatch) -> None:
-    from labtui.core import streaming
+    from labtui.core import server_idle
 
-    monkeypatch.setattr(streaming, "IDLE_POLL_S", 0.02)
-    monkeypatch.setattr(streaming, "_abandoned", {})
+    monkeypatch.setattr(server_idle, "IDLE_POLL_S", 0.02)
+    monkeypatch.setattr(server_idle, "_abandoned", {})
 
 
 def warm_up_litellm(server: ScriptedLLMServer) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from labtui.core.claims import check_analysis
+from labtui.core.claim_checks import check_analysis
+from labtui.core.effect_text import effects_markdown
 from labtui.core.effects import (
     BETTER,
     CHANGED,
@@ -17,7 +18,6 @@ from labtui.core.effects import (
     WORSE,
     direction_of,
     effects,
-    effects_markdown,
     effects_of_runs,
     metric_directions,
     overall,

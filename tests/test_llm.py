@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from scripted_llm import Fault, ScriptedLLMServer, count_tokens, prompt_tokens_of
 
-from labtui.core import litellm_setup, llm_errors, streaming
+from labtui.core import litellm_setup, llm_errors, server_idle
 from labtui.core import llm as llm_module
 from labtui.core.config import LLMSection, ModelSpec
 from labtui.core.errors import BudgetExceeded, LLMError
@@ -29,7 +29,7 @@ MESSAGES = [{"role": "user", "content": "Propose one idea as JSON."}]
 @pytest.fixture(autouse=True)
 def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(llm_errors, "BACKOFF_BASE_S", 0.01)
-    monkeypatch.setattr(streaming, "IDLE_POLL_S", 0.02)
+    monkeypatch.setattr(server_idle, "IDLE_POLL_S", 0.02)
 
 
 class Recorder:
@@ -305,7 +305,8 @@ ANALYSIS = {
 
 
 def parse_analysis(data: Any) -> Any:
-    from labtui.core.records import RunAnalysis, validate
+    from labtui.core.answer_validation import validate
+    from labtui.core.records import RunAnalysis
 
     return validate(RunAnalysis, data)
 

@@ -214,7 +214,7 @@ def test_a_failing_layout_analysis_falls_back_to_the_plain_text(tmp_path, monkey
     def broken(*_args: object) -> None:
         raise RuntimeError("odd layout")
 
-    monkeypatch.setattr(paper_text, "_page_lines", broken)
+    monkeypatch.setattr(paper_text, "page_lines", broken)
     assert paper_markdown(pdf) == pdf_text(pdf)
 
 

@@ -10,6 +10,8 @@ import re
 import pytest
 from research_script import IDEA, REVIEW
 
+from labtui.core.answer_checks import check_text, is_placeholder
+from labtui.core.answer_validation import validate
 from labtui.core.records import (
     RECORDS,
     CitationSelection,
@@ -20,12 +22,9 @@ from labtui.core.records import (
     ReviewForm,
     RunAnalysis,
     answer_examples,
-    check_text,
     example_strings,
-    is_placeholder,
     record_name,
     response_format,
-    validate,
 )
 
 # -- what is not content --------------------------------------------------------------------------

@@ -15,21 +15,15 @@ from typing import Any
 import pytest
 from scripted_llm import ScriptedLLMServer, Slow
 
-from labtui.core import llm_errors, streaming
+from labtui.core import llm_errors, server_idle, streaming
 from labtui.core.config import Config, LLMSection, ModelSpec
 from labtui.core.doctor import _model_answers, ping_model
 from labtui.core.errors import LLMError
 from labtui.core.events import AgentChunk, AgentMessage, CostUpdate, Event, Notice
 from labtui.core.ledger import Ledger
 from labtui.core.llm import LLM
-from labtui.core.streaming import (
-    InactivityTimeout,
-    Limits,
-    consume_stream,
-    note_abandoned,
-    server_root,
-    wait_for_abandoned,
-)
+from labtui.core.server_idle import note_abandoned, server_root, wait_for_abandoned
+from labtui.core.streaming import InactivityTimeout, Limits, consume_stream
 
 MODEL = "openai/scripted-slow"
 SERVED = "scripted-slow"
@@ -39,8 +33,8 @@ MESSAGES = [{"role": "user", "content": "Say something slowly."}]
 @pytest.fixture(autouse=True)
 def quick_waits(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(llm_errors, "BACKOFF_BASE_S", 0.01)
-    monkeypatch.setattr(streaming, "IDLE_POLL_S", 0.02)
-    monkeypatch.setattr(streaming, "_abandoned", {})
+    monkeypatch.setattr(server_idle, "IDLE_POLL_S", 0.02)
+    monkeypatch.setattr(server_idle, "_abandoned", {})
 
 
 class Recorder:
@@ -208,7 +202,7 @@ def test_unstreamed_calls_book_their_total_time_only(llm_server: ScriptedLLMServ
 
 
 def test_a_server_that_cannot_say_gets_a_bounded_cooldown(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(streaming, "COOLDOWN_S", 0.05)
+    monkeypatch.setattr(server_idle, "COOLDOWN_S", 0.05)
     notices: list[str] = []
     with ScriptedLLMServer(slots_route=False) as server:  # like llama-cpp-python: no /slots
         note_abandoned(server.url)
@@ -231,7 +225,7 @@ def test_server_root_and_slot_states() -> None:
     def answer(status: int, body: Any) -> Any:
         return SimpleNamespace(status_code=status, json=lambda: body)
 
-    busy = streaming._slots_busy
+    busy = server_idle._slots_busy
     assert busy(answer(200, [{"is_processing": True}, {"is_processing": False}])) is False
     assert busy(answer(200, [{"is_processing": True}])) is True
     assert busy(answer(200, [{"id": 0, "state": 1}])) is True  # older llama.cpp

@@ -15,7 +15,7 @@ from typing import Any
 from ..artifacts import NOTES, PlannedRun, load_plan, planned_idea
 from ..baseline import ensure_baseline
 from ..coder import aider_prompt_texts
-from ..effects import effects_markdown
+from ..effect_text import effects_markdown
 from ..errors import Aborted, StageFailed
 from ..experiment_runs import (
     Attempted,

@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..answer_validation import validate
 from ..artifacts import IDEAS
 from ..errors import StageFailed, UnusableAnswer
 from ..ideas import (
@@ -28,7 +29,7 @@ from ..ideas import (
     save_archive,
     similarity,
 )
-from ..records import IdeaProposals, IdeaReflection, example_strings, validate
+from ..records import IdeaProposals, IdeaReflection, example_strings
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
 

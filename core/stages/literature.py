@@ -17,12 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..answer_checks import check_text
+from ..answer_validation import validate
 from ..artifacts import LITERATURE, literature_digest, load_literature, save_literature
 from ..errors import UnusableAnswer
 from ..http_service import LiteratureUnavailable
 from ..paper_record import base_id
 from ..papers import Found, search_all
-from ..records import LiteratureStep, check_text, validate
+from ..records import LiteratureStep
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
 

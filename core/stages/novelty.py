@@ -8,11 +8,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..answer_validation import validate
 from ..artifacts import IDEAS
 from ..errors import StageFailed
 from ..ideas import Idea, load_archive, save_archive
 from ..paper_record import base_id
-from ..records import NOVELTY_DECISIONS, NoveltyStep, example_strings, validate
+from ..records import NOVELTY_DECISIONS, NoveltyStep, example_strings
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
 

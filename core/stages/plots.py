@@ -8,9 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..answer_validation import validate
 from ..artifacts import FIGURES
 from ..edit_guard import EditPolicy
-from ..records import FigureDescriptions, validate
+from ..records import FigureDescriptions
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
 
