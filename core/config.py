@@ -1,184 +1,69 @@
 """``labtui.toml``: models per stage, budget, limits and autonomy of one project.
 
-Each section is a dataclass; loading checks every key and type and says which file, which field
-and what to write instead. Environment variables (``LABTUI_MODEL``, ``LABTUI_API_BASE``,
-``LABTUI_API_KEY``) fill in models that the file leaves empty, so a project can be created before a
-model is chosen.
+The sections are pydantic models (core/config_sections.py). Loading validates every key and type
+and turns any failure into a ``ConfigError`` that says which file, which field and what to write
+instead; unknown sections and fields are refused with the nearest known name.
+
+The environment fills in and overrides the file, as Posting's settings do:
+
+- ``LABTUI_MODEL``, ``LABTUI_API_BASE`` and ``LABTUI_API_KEY`` give models that the file leaves
+  empty, so a project can be created before a model is chosen;
+- ``LABTUI_<SECTION>__<FIELD>`` sets any field, e.g. ``LABTUI_LIMITS__RUN_TIMEOUT_S=60`` or
+  ``LABTUI_SANDBOX__NETWORK=true``, its value read as TOML (a bare word is a string). It is
+  checked like the file, and its errors name the variable.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import difflib
 import os
 import tomllib
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, get_type_hints
+from typing import Any, get_args
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .config_sections import (
+    AutonomySection,
+    BudgetSection,
+    ExperimentSection,
+    IdeasSection,
+    LimitsSection,
+    LiteratureSection,
+    LLMSection,
+    ModelsSection,
+    ProjectSection,
+    ReviewSection,
+    SandboxSection,
+)
 from .errors import ConfigError
+from .stage_list import model_key
 
 CONFIG_NAME = "labtui.toml"
-MODEL_STAGES = ("ideas", "novelty", "experiments", "plots", "writeup", "review")
-# Stages without a model setting of their own use the model of the stage whose work they share:
-# planning runs is experiment design, compile fixes are edits to the paper.
-# The literature review searches and judges papers, as the novelty check does.
-MODEL_BORROWED_FROM = {"literature": "novelty", "plan": "experiments", "compile": "writeup"}
+ENV_PREFIX = "LABTUI_"
 
 
-@dataclass
-class ProjectSection:
-    name: str = ""
-    template: str = ""
-    idea: str = ""
+class Config(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
-
-@dataclass
-class ModelsSection:
-    """litellm model strings. A stage left empty uses ``default``."""
-
-    default: str = ""
-    api_base: str = ""
-    api_key_env: str = "LABTUI_API_KEY"
-    edit_format: str = ""  # aider edit format; empty: aider's choice for known models, else whole
-    # Prices for models litellm does not know (local servers): US dollars per million tokens.
-    input_usd_per_mtok: float = 0.0
-    output_usd_per_mtok: float = 0.0
-    ideas: str = ""
-    novelty: str = ""
-    experiments: str = ""
-    plots: str = ""
-    writeup: str = ""
-    review: str = ""
-
-
-@dataclass
-class LLMSection:
-    max_tokens: int = 4096
-    temperature: float = 0.7
-    retries: int = 4
-    # Inactivity limits, not a total timeout: a reply that keeps streaming is never cut off.
-    first_token_s: float = 600.0  # until the first token: a local CPU server reads the prompt
-    idle_s: float = 120.0  # the longest pause between tokens after the first
-    reasks: int = 2
-    json_mode: bool = True
-    # auto | hosted | local: "local" fits small models on this machine (core/profiles.py);
-    # "auto" picks it when api_base is a loopback or private address
-    profile: str = "auto"
-
-
-@dataclass
-class BudgetSection:
-    usd: float = 10.0
-
-
-@dataclass
-class LimitsSection:
-    run_timeout_s: float = 1800.0
-    max_runs: int = 5  # as The AI Scientist: up to 5 runs, 4 fix attempts each
-    fix_attempts: int = 4
-    plot_timeout_s: float = 300.0
-    latex_timeout_s: float = 120.0
-    latex_fix_rounds: int = 3
-    citation_rounds: int = 20  # write-up rounds that each add a citation where one is missing
-    page_limit: int = 0  # pages the compiled paper may have (0: no limit); over it, fix rounds
-
-
-@dataclass
-class AutonomySection:
-    mode: str = "copilot"  # copilot | auto
-
-
-@dataclass
-class ExperimentSection:
-    python: str = ""  # the research interpreter; empty: the one labtui runs in
-    # Ideas whose runs go on at once: the chosen one here, the next best each in a git
-    # worktree of its own (core/parallel.py); `labtui run --parallel K` overrides. 0 or 1: one.
-    parallel: int = 1
-
-
-@dataclass
-class SandboxSection:
-    """How experiments and plots are contained (see core/sandbox.py). 0 means no limit.
-
-    Defaults let the moons template and real multi-GPU training run untouched while stopping
-    the failures LLM-written code actually has: a runaway fork, a file or run folder that fills
-    the disk. CPU time and memory are unlimited by default: the wall-clock run_timeout_s already
-    kills the whole process group, CPU time counts every thread (a 32-thread data loader uses
-    32 CPU-seconds a second), and a memory cap misfires on GPU jobs, which map huge amounts of
-    virtual memory (so memory_mb, when set, limits RLIMIT_DATA, never RLIMIT_AS).
-    """
-
-    mode: str = "auto"  # auto | bwrap | limits | off
-    network: bool = False  # reachable from inside bubblewrap; without bwrap it always is
-    cpu_time_s: int = 0  # CPU seconds per process (SIGXCPU)
-    memory_mb: int = 0  # private writable memory per process (RLIMIT_DATA)
-    max_processes: int = 4096  # processes + threads of a run (RLIMIT_NPROC and a watcher)
-    max_file_mb: int = 8192  # size of any one file a run writes (RLIMIT_FSIZE)
-    run_dir_cap_mb: int = 20480  # disk use of the run folder (watched; the run is killed)
-    tmp_mb: int = 4096  # the private /tmp under bubblewrap (it is held in memory)
-
-
-@dataclass
-class IdeasSection:
-    count: int = 2
-    reflections: int = 3  # rounds per idea, each ending on the model's structured "done" flag
-    panel: int = 0  # personas that discuss before proposing (Virtual Scientists); 0: no panel
-    panel_turns: int = 2
-    duplicate_threshold: float = 0.7  # similarity (0..1) at which a new idea repeats an old one
-    novelty_checks: int = 3  # best-ranked ideas the novelty stage may check, until one is novel
-
-
-@dataclass
-class LiteratureSection:
-    arxiv_url: str = "https://export.arxiv.org/api/query"
-    max_results: int = 5
-    rounds: int = 2
-    delay_s: float = 3.0
-    retries: int = 3  # per request when a service is down or rate limits (429): then it waits
-    backoff_s: float = 5.0  # the first wait; it doubles per retry, capped (Retry-After wins)
-    papers: int = 5  # the literature review's list: papers kept, each with a summary
-    review_steps: int = 12  # actions (search, read, add) the review may take to fill it
-    full_text_chars: int = 20000  # of a paper's text in one prompt (~5k tokens; papers run 60k+)
-    # Used only when S2_API_KEY is set (core/semantic_scholar.py); a mirror or proxy goes here.
-    s2_url: str = "https://api.semanticscholar.org/graph/v1"
-
-
-@dataclass
-class ReviewSection:
-    """The reviewer: E reviewers on the NeurIPS form, each reconsidering its review, and an Area
-    Chair's meta-review; the decision is the reviewers' mean Overall against a threshold."""
-
-    ensemble: int = 3  # reviewers; with two or more an Area Chair writes a meta-review
-    temperature: float = 0.75  # the reviewers' sampling temperature when there are several
-    reflections: int = 2  # rounds in which a reviewer reconsiders its review, until it is done
-    few_shot: int = 1  # example papers with their reviews shown to each reviewer (0: none)
-    examples: str = ""  # folder of your own <name>.md + <name>.json examples ("": labtui's)
-    threshold: float = 6.0  # Accept when the mean Overall reaches it (6: weak accept); 0: the AC's
-    improvements: int = 0  # improvement rounds run before the checkpoint (in --auto too)
-    # of the paper's text a reviewer reads (40,000: ~10k tokens, a paper without its appendix;
-    # 0: all of it). A local model's context and speed want less.
-    paper_chars: int = 40000
-
-
-@dataclass
-class Config:
-    project: ProjectSection = field(default_factory=ProjectSection)
-    models: ModelsSection = field(default_factory=ModelsSection)
-    llm: LLMSection = field(default_factory=LLMSection)
-    budget: BudgetSection = field(default_factory=BudgetSection)
-    limits: LimitsSection = field(default_factory=LimitsSection)
-    autonomy: AutonomySection = field(default_factory=AutonomySection)
-    experiment: ExperimentSection = field(default_factory=ExperimentSection)
-    sandbox: SandboxSection = field(default_factory=SandboxSection)
-    ideas: IdeasSection = field(default_factory=IdeasSection)
-    literature: LiteratureSection = field(default_factory=LiteratureSection)
-    review: ReviewSection = field(default_factory=ReviewSection)
+    project: ProjectSection = Field(default_factory=ProjectSection)
+    models: ModelsSection = Field(default_factory=ModelsSection)
+    llm: LLMSection = Field(default_factory=LLMSection)
+    budget: BudgetSection = Field(default_factory=BudgetSection)
+    limits: LimitsSection = Field(default_factory=LimitsSection)
+    autonomy: AutonomySection = Field(default_factory=AutonomySection)
+    experiment: ExperimentSection = Field(default_factory=ExperimentSection)
+    sandbox: SandboxSection = Field(default_factory=SandboxSection)
+    ideas: IdeasSection = Field(default_factory=IdeasSection)
+    literature: LiteratureSection = Field(default_factory=LiteratureSection)
+    review: ReviewSection = Field(default_factory=ReviewSection)
 
     def model_for(self, stage: str) -> ModelSpec | None:
         """The model a stage uses, or None when no model is configured anywhere."""
-        stage = MODEL_BORROWED_FROM.get(stage, stage)
         name = (
-            getattr(self.models, stage, "")
+            getattr(self.models, model_key(stage), "")
             or self.models.default
             or os.environ.get("LABTUI_MODEL", "")
         )
@@ -219,117 +104,15 @@ class ModelSpec:
         return bool(self.api_base)
 
 
-_CHOICES = {
-    ("autonomy", "mode"): ("copilot", "auto"),
-    ("sandbox", "mode"): ("auto", "bwrap", "limits", "off"),
-    ("llm", "profile"): ("auto", "hosted", "local"),
+SECTIONS: dict[str, type[BaseModel]] = {
+    name: info.annotation  # type: ignore[misc]
+    for name, info in Config.model_fields.items()
 }
-# Values that are either 0 (off / no limit) or at least a minimum, and why.
-_MINIMUMS = {
-    # Python, a BLAS and a data loader need a few processes each.
-    ("sandbox", "max_processes"): (16, "is too low for any run to start"),
-    ("ideas", "panel"): (2, "is too few: a panel needs at least two personas to discuss"),
-}
-# Values that must be at least 1: zero would silently do nothing.
-_AT_LEAST_ONE = {("review", "ensemble"): "reviews nothing"}
 # Fields older labtui.toml files have, and what becomes of them (see _apply_legacy).
 _LEGACY = {("llm", "timeout_s")}
-# Upper bounds, and a sensible value to suggest instead.
-_AT_MOST = {
-    ("ideas", "duplicate_threshold"): (1.0, 0.7),  # a similarity: 1.0 drops only exact repeats
-    ("review", "threshold"): (10.0, 6),  # on the 1-10 Overall scale
-    ("review", "temperature"): (2.0, 0.75),
-}
 
 
-def _coerce(path: Path, section: str, key: str, value: Any, kind: type) -> Any:
-    where = f"{path}: [{section}] {key}"
-    if kind is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(
-                f"{where} must be true or false, not {value!r}", f"write {key} = true"
-            )
-        return value
-    if kind in (int, float):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{where} must be a number, not {value!r}", f"write {key} = 3")
-        if kind is int and not float(value).is_integer():
-            raise ConfigError(f"{where} must be a whole number, not {value!r}", f"write {key} = 3")
-        if value < 0:
-            raise ConfigError(
-                f"{where} must not be negative ({value!r})", f"write {key} = 0 or more"
-            )
-        return kind(value)
-    if not isinstance(value, str):
-        raise ConfigError(f"{where} must be a string, not {value!r}", f'write {key} = "..."')
-    choices = _CHOICES.get((section, key))
-    if choices and value not in choices:
-        raise ConfigError(f"{where} is {value!r}", f"use one of: {', '.join(choices)}")
-    return value
-
-
-def _check_minimum(path: Path, section: str, key: str, value: Any) -> None:
-    minimum, why = _MINIMUMS.get((section, key), (None, ""))
-    if minimum is not None and 0 < value < minimum:
-        raise ConfigError(
-            f"{path}: [{section}] {key} = {value!r} {why}",
-            f"write {key} = {minimum} or more, or {key} = 0 to turn it off",
-        )
-    if (section, key) in _AT_LEAST_ONE and value < 1:
-        raise ConfigError(
-            f"{path}: [{section}] {key} = {value!r} {_AT_LEAST_ONE[section, key]}",
-            f"write {key} = 1 or more",
-        )
-    most, suggestion = _AT_MOST.get((section, key), (None, None))
-    if most is not None and value > most:
-        raise ConfigError(
-            f"{path}: [{section}] {key} = {value:g} is above {most:g}",
-            f"write {key} = {suggestion}",
-        )
-
-
-def config_from_dict(data: dict[str, Any], path: Path) -> Config:
-    config = Config()
-    sections = {f.name: f for f in dataclasses.fields(Config)}
-    for section_name, values in data.items():
-        if section_name not in sections:
-            raise ConfigError(
-                f"{path}: unknown section [{section_name}]",
-                f"remove it; known sections: {', '.join(sections)}",
-            )
-        if not isinstance(values, dict):
-            raise ConfigError(f"{path}: {section_name} must be a [section] table")
-        section = getattr(config, section_name)
-        hints = get_type_hints(type(section))
-        for key, value in values.items():
-            if (section_name, key) in _LEGACY:
-                _apply_legacy(path, section_name, key, value, values, section)
-                continue
-            if key not in hints:
-                raise ConfigError(
-                    f"{path}: [{section_name}] has unknown field {key!r}",
-                    f"remove it; known fields: {', '.join(hints)}",
-                )
-            value = _coerce(path, section_name, key, value, hints[key])
-            _check_minimum(path, section_name, key, value)
-            setattr(section, key, value)
-    return config
-
-
-def _apply_legacy(
-    path: Path, section_name: str, key: str, value: Any, values: dict[str, Any], section: Any
-) -> None:
-    """A field that labtui no longer has, still accepted so that old projects load.
-
-    ``[llm] timeout_s`` was a total request timeout (180 s by default, written into every
-    labtui.toml). It is now ``first_token_s`` (until the first token) plus ``idle_s`` (between
-    tokens). A legacy value only ever gives more time: it raises first_token_s when larger (the
-    user allowed slow prompts that long) and is ignored when smaller (a total of 180 s is exactly
-    what cut off slow local answers) or when the file also sets first_token_s.
-    """
-    seconds = _coerce(path, section_name, key, value, float)
-    if "first_token_s" not in values:
-        section.first_token_s = max(section.first_token_s, seconds)
+# -- loading ---------------------------------------------------------------------------------
 
 
 def load_config(project_dir: Path) -> Config:
@@ -343,13 +126,136 @@ def load_config(project_dir: Path) -> Config:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})", "fix the line it names") from None
-    return config_from_dict(data, path)
+    return config_from_dict(data, path, os.environ)
+
+
+def config_from_dict(
+    data: dict[str, Any], path: Path, environ: Mapping[str, str] | None = None
+) -> Config:
+    """The file's values, then the ``LABTUI_<SECTION>__<FIELD>`` overrides in ``environ``."""
+    sections: dict[str, Any] = {}
+    for name, values in data.items():
+        if name not in SECTIONS:
+            raise ConfigError(
+                f"{path}: unknown section [{name}]",
+                _suggest(name, SECTIONS, f"known sections: {', '.join(SECTIONS)}"),
+            )
+        if not isinstance(values, dict):
+            raise ConfigError(f"{path}: {name} must be a [section] table")
+        sections[name] = _section(name, dict(values), lambda _key: str(path))
+    for name, values in _overrides(environ or {}).items():
+        merged = {**sections.get(name, {}), **values}
+
+        def origin(key: str, name: str = name, given: dict[str, Any] = values) -> str:
+            return f"${ENV_PREFIX}{name.upper()}__{key.upper()}" if key in given else str(path)
+
+        sections[name] = _section(name, merged, origin)
+    return Config(**{name: SECTIONS[name](**values) for name, values in sections.items()})
+
+
+def _section(name: str, values: dict[str, Any], origin: Callable[[str], str]) -> dict[str, Any]:
+    """``values`` of section ``name`` validated (legacy fields applied); ConfigError otherwise.
+    ``origin(key)`` says where a value came from: the file, or an environment variable."""
+    for key in [k for k in values if (name, k) in _LEGACY]:
+        _apply_legacy(values, values.pop(key), f"{origin(key)}: [{name}] {key}")
+    model = SECTIONS[name]
+    try:
+        return model(**values).model_dump()
+    except ValidationError as exc:
+        raise _config_error(exc, name, values, origin) from None
+
+
+def _apply_legacy(values: dict[str, Any], seconds: Any, where: str) -> None:
+    """``[llm] timeout_s``, which labtui no longer has, still accepted so that old projects load.
+
+    It was a total request timeout (180 s by default, written into every labtui.toml). It is now
+    ``first_token_s`` (until the first token) plus ``idle_s`` (between tokens). A legacy value
+    only ever gives more time: it raises first_token_s when larger (the user allowed slow prompts
+    that long) and is ignored when smaller (a total of 180 s is exactly what cut off slow local
+    answers) or when the file also sets first_token_s.
+    """
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise ConfigError(f"{where} must be a number, not {seconds!r}", "write timeout_s = 3")
+    if "first_token_s" not in values:
+        default = LLMSection.model_fields["first_token_s"].default
+        values["first_token_s"] = max(float(default), float(seconds))
+
+
+def _overrides(environ: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    """``LABTUI_LIMITS__RUN_TIMEOUT_S=60`` → {"limits": {"run_timeout_s": 60}}."""
+    found: dict[str, dict[str, Any]] = {}
+    for variable, raw in environ.items():
+        if not variable.startswith(ENV_PREFIX) or "__" not in variable:
+            continue
+        section, _, key = variable[len(ENV_PREFIX) :].lower().partition("__")
+        if section not in SECTIONS:
+            raise ConfigError(
+                f"${variable} names no section of labtui.toml ([{section}])",
+                _suggest(section, SECTIONS, f"known sections: {', '.join(SECTIONS)}"),
+            )
+        found.setdefault(section, {})[key] = _toml_scalar(raw)
+    return found
+
+
+def _toml_scalar(raw: str) -> Any:
+    """A variable's value as TOML reads it (60, 0.5, true, "text"); a bare word is text."""
+    try:
+        return tomllib.loads(f"value = {raw}")["value"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
+# -- errors ----------------------------------------------------------------------------------
+
+
+def _config_error(
+    exc: ValidationError, name: str, values: dict[str, Any], origin: Callable[[str], str]
+) -> ConfigError:
+    """The first problem pydantic found, said as labtui says it: where, what, and the fix."""
+    error = exc.errors()[0]
+    key = str(error["loc"][0]) if error["loc"] else ""
+    value = values.get(key)
+    kind, context = error["type"], error.get("ctx") or {}
+    fields = SECTIONS[name].model_fields
+    place = f"{origin(key)}: [{name}] {key}"
+    if kind == "extra_forbidden":
+        return ConfigError(
+            f"{origin(key)}: [{name}] has unknown field {key!r}",
+            _suggest(key, fields, f"known fields: {', '.join(fields)}"),
+        )
+    if kind == "bool_type":
+        return ConfigError(f"{place} must be true or false, not {value!r}", f"write {key} = true")
+    if kind == "int_type" and isinstance(value, float):
+        return ConfigError(f"{place} must be a whole number, not {value!r}", f"write {key} = 3")
+    if kind in ("int_type", "float_type"):
+        return ConfigError(f"{place} must be a number, not {value!r}", f"write {key} = 3")
+    if kind == "greater_than_equal":
+        return ConfigError(f"{place} must not be negative ({value!r})", f"write {key} = 0 or more")
+    if kind == "string_type":
+        return ConfigError(f"{place} must be a string, not {value!r}", f'write {key} = "..."')
+    if kind == "literal_error":
+        choices = ", ".join(get_args(fields[key].annotation))
+        return ConfigError(f"{place} is {value!r}", f"use one of: {choices}")
+    if kind == "labtui_maximum":
+        fix = context["fix"].format(key=key)
+        return ConfigError(f"{place} = {value:g} is above {context['most']}", fix)
+    if kind == "labtui_minimum":
+        return ConfigError(f"{place} = {value!r} {context['why']}", context["fix"].format(key=key))
+    return ConfigError(f"{place}: {error['msg']}", "see the Configuration section of README.md")
+
+
+def _suggest(name: str, known: Mapping[str, Any], otherwise: str) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f"did you mean {close[0]!r}? ({otherwise})" if close else f"remove it; {otherwise}"
+
+
+# -- saving ----------------------------------------------------------------------------------
 
 
 def _toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (int, float)):
+    if isinstance(value, int | float):
         return repr(value)
     escaped = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
     return f'"{escaped}"'
@@ -378,13 +284,13 @@ _COMMENTS = {
 
 def render_config(config: Config) -> str:
     lines: list[str] = []
-    for section_field in dataclasses.fields(Config):
-        section = getattr(config, section_field.name)
-        if comment := _COMMENTS.get(section_field.name):
+    for name in Config.model_fields:
+        section = getattr(config, name)
+        if comment := _COMMENTS.get(name):
             lines.append(f"# {comment}")
-        lines.append(f"[{section_field.name}]")
-        for f in dataclasses.fields(section):
-            lines.append(f"{f.name} = {_toml_value(getattr(section, f.name))}")
+        lines.append(f"[{name}]")
+        for key in type(section).model_fields:
+            lines.append(f"{key} = {_toml_value(getattr(section, key))}")
         lines.append("")
     return "\n".join(lines)
 

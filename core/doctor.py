@@ -5,13 +5,13 @@ report says whether it answers and how fast (a local CPU server is minutes per l
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import Config, LLMSection, ModelSpec, load_config
+from .config import Config, ModelSpec, load_config
+from .config_sections import LLMSection
 from .errors import ConfigError, LabtuiError
 from .events import CostUpdate, Event
 from .streaming import speed_words
@@ -116,7 +116,9 @@ def ping_model(spec: ModelSpec, settings: LLMSection) -> Check:
         if isinstance(event, CostUpdate):
             timings.append(event)
 
-    quick = dataclasses.replace(settings, retries=0, max_tokens=PING_MAX_TOKENS, json_mode=False)
+    quick = settings.model_copy(
+        update={"retries": 0, "max_tokens": PING_MAX_TOKENS, "json_mode": False}
+    )
     model = LLM(spec, quick, Ledger(float("inf"), keep), keep, stage="doctor")
     where = f" at {spec.api_base}" if spec.api_base else ""
     try:

@@ -36,7 +36,8 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from .checkpoints import ResearcherNotes
-from .config import LLMSection, ModelSpec
+from .config import ModelSpec
+from .config_sections import LLMSection
 from .errors import UnusableAnswer
 from .events import AgentChunk, AgentMessage, Notice, Refused
 from .json_reply import extract_json, reask_prompt

@@ -16,7 +16,7 @@ from .processes import ProcessResult, run_process
 from .sandbox import SandboxSpec
 
 if TYPE_CHECKING:
-    from .config import SandboxSection
+    from .config_sections import SandboxSection
 
 Emit = Callable[[Event], None]
 

@@ -13,7 +13,6 @@ scanned-only or empty PDF is a clear error.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from collections.abc import Callable
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .answer_validation import validate
-from .config import ReviewSection
+from .config_sections import ReviewSection
 from .errors import ConfigError, LabtuiError, LLMError, UnusableAnswer
 from .events import Event, Notice
 from .records import ReviewForm, ReviewReflection, example_strings
@@ -190,7 +189,8 @@ def review_text(
 def standalone_llm(model: str, budget_usd: float, emit: Callable[[Event], None]) -> Any:
     """A reviewer model outside any project: ``model`` (or $LABTUI_MODEL), $LABTUI_API_BASE
     for a local server, its key in $LABTUI_API_KEY or the provider's usual variable."""
-    from .config import LLMSection, ModelSpec
+    from .config import ModelSpec
+    from .config_sections import LLMSection
     from .ledger import Ledger
     from .litellm_setup import check_model
     from .llm import LLM
@@ -328,7 +328,7 @@ def meta_review(llm: Any, prompt: Prompt, reviews: list[PaperReview]) -> PaperRe
 
 def reviewer_facts(model: str, settings: ReviewSection) -> dict[str, Any]:
     """Who reviewed and how, saved beside the review so that it can be run again alike."""
-    return {"model": model, **dataclasses.asdict(settings)}
+    return {"model": model, **settings.model_dump()}
 
 
 # -- what the researcher reads --------------------------------------------------------------------

@@ -32,7 +32,7 @@ from .sandbox import SandboxSpec
 from .templates import check_final_info
 
 if TYPE_CHECKING:
-    from .config import SandboxSection
+    from .config_sections import SandboxSection
 
 Emit = Callable[[Event], None]
 

@@ -15,7 +15,7 @@ from .events import Event, Notice
 from .sandbox import MODES, SandboxSpec, bwrap_problem
 
 if TYPE_CHECKING:
-    from .config import SandboxSection
+    from .config_sections import SandboxSection
 
 Emit = Callable[[Event], None]
 
@@ -57,7 +57,7 @@ def policy(
     and falls back to limits; ``mode = "bwrap"`` then raises ConfigError instead.
     """
     if settings is None:
-        from .config import SandboxSection
+        from .config_sections import SandboxSection
 
         settings = SandboxSection()
     mode = settings.mode

@@ -790,7 +790,7 @@ def quick_waits(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def warm_up_litellm(server: ScriptedLLMServer) -> None:
     """litellm's first call in a process imports for seconds: do it before limits are small."""
-    from labtui.core.config import LLMSection
+    from labtui.core.config_sections import LLMSection
     from labtui.core.llm import LLM
 
     server.script("warm-up", "ready")

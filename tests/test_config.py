@@ -77,3 +77,66 @@ def test_inactivity_limits_are_explained_where_they_are_written(tmp_path):
     (tmp_path / "labtui.toml").write_text("[llm]\ntimeout_s = 'long'\n")
     with pytest.raises(ConfigError, match=r"\[llm\] timeout_s must be a number"):
         load_config(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("toml", "message", "hint"),
+    [
+        (
+            "[sandbox]\nmode = 'docker'\n",
+            r"\[sandbox\] mode is 'docker'",
+            "auto, bwrap, limits, off",
+        ),
+        ("[review]\ntemperature = 3.5\n", r"\[review\] temperature = 3.5 is above 2", "0.75"),
+        ("[review]\nensemble = 0\n", r"\[review\] ensemble = 0 reviews nothing", "1 or more"),
+        ("[ideas]\npanel = 1\n", r"\[ideas\] panel = 1 is too few", "or panel = 0"),
+        ("[limits]\nmax_runs = -2\n", r"\[limits\] max_runs must not be negative", "0 or more"),
+        ("[sandbox]\nnetwork = 'yes'\n", r"\[sandbox\] network must be true or false", "true"),
+        ("[models]\ndefault = 3\n", r"\[models\] default must be a string", '"..."'),
+        ("[limits]\nrun_timeout = 60\n", r"has unknown field 'run_timeout'", "run_timeout_s"),
+        ("[limit]\nmax_runs = 2\n", r"unknown section \[limit\]", "'limits'"),
+    ],
+)
+def test_choices_ranges_and_names_are_checked_with_a_fix(tmp_path, toml, message, hint):
+    (tmp_path / "labtui.toml").write_text(toml)
+    with pytest.raises(ConfigError, match=message) as info:
+        load_config(tmp_path)
+    assert hint in info.value.hint
+
+
+def test_every_field_says_what_it_means():
+    """The sections document themselves: every field a researcher tunes has a description."""
+    from labtui.core.config_sections import LLMSection, SandboxSection
+
+    assert "first token" in LLMSection.model_fields["first_token_s"].description
+    assert "threads" in SandboxSection.model_fields["max_processes"].description
+
+
+def test_environment_overrides_the_file(tmp_path, monkeypatch):
+    (tmp_path / "labtui.toml").write_text("[limits]\nrun_timeout_s = 600\nmax_runs = 2\n")
+    monkeypatch.setenv("LABTUI_LIMITS__RUN_TIMEOUT_S", "60")
+    monkeypatch.setenv("LABTUI_SANDBOX__NETWORK", "true")
+    monkeypatch.setenv("LABTUI_AUTONOMY__MODE", "auto")  # a bare word is text
+    config = load_config(tmp_path)
+    assert config.limits.run_timeout_s == 60.0 and config.limits.max_runs == 2
+    assert config.sandbox.network is True and config.autonomy.mode == "auto"
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        (
+            "LABTUI_LIMITS__MAX_RUNS",
+            "many",
+            r"\$LABTUI_LIMITS__MAX_RUNS: \[limits\] max_runs must be a number",
+        ),
+        ("LABTUI_LIMITS__MAX_RUN", "3", r"\$LABTUI_LIMITS__MAX_RUN: \[limits\] has unknown field"),
+        ("LABTUI_LIMTS__MAX_RUNS", "3", r"\$LABTUI_LIMTS__MAX_RUNS names no section"),
+    ],
+)
+def test_a_bad_override_names_the_variable(tmp_path, monkeypatch, variable, value, message):
+    (tmp_path / "labtui.toml").write_text("[limits]\nmax_runs = 2\n")
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigError, match=message) as info:
+        load_config(tmp_path)
+    assert info.value.hint

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from conftest import TEST_API_KEY, labtui_bin, processes_in, run_labtui
 
-from labtui.core.config import ReviewSection, load_config, save_config
+from labtui.core.config import load_config, save_config
+from labtui.core.config_sections import ReviewSection
 from labtui.core.events import StageFinished, StageStarted
 from labtui.core.journal import read_events
 from labtui.core.pdf import pdf_text

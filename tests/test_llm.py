@@ -13,7 +13,8 @@ from scripted_llm import Fault, ScriptedLLMServer, count_tokens, prompt_tokens_o
 
 from labtui.core import litellm_setup, llm_errors, server_idle
 from labtui.core import llm as llm_module
-from labtui.core.config import LLMSection, ModelSpec
+from labtui.core.config import ModelSpec
+from labtui.core.config_sections import LLMSection
 from labtui.core.errors import BudgetExceeded, LLMError
 from labtui.core.events import AgentChunk, AgentMessage, CostUpdate, Event, Notice
 from labtui.core.json_reply import extract_json

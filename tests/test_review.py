@@ -4,7 +4,6 @@ rounds that revise, recompile and review the paper again (or are undone)."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 import subprocess
@@ -15,7 +14,7 @@ from conftest import TEST_API_KEY
 from research_script import ANSWERED, REVIEW, fenced_json, model_name, whole_file_edit
 
 from labtui.core.checkpoints import IMPROVE, Decision
-from labtui.core.config import ReviewSection
+from labtui.core.config_sections import ReviewSection
 from labtui.core.errors import ConfigError, LLMError
 from labtui.core.prompts import load_prompt
 from labtui.core.review_form import parse_review
@@ -225,7 +224,7 @@ def test_the_shipped_examples_are_valid_reviews_and_reach_the_prompt(reviewer, l
     assert {review.decision for _, review in examples} == {"Accept", "Reject"}
     assert all(len(paper.split()) > 500 for paper, _ in examples), "whole example papers"
     llm_server.default("scripted-review", fenced_json(REVIEW))
-    review_panel(reviewer, load_prompt, PAPER, dataclasses.replace(ONE, few_shot=1))
+    review_panel(reviewer, load_prompt, PAPER, ONE.model_copy(update={"few_shot": 1}))
     asked = _asked(llm_server)[0]
     first_paper, first_review = examples[0]
     assert "Here is an example of papers" in asked
@@ -411,7 +410,7 @@ def test_an_improvement_round_revises_recompiles_and_reviews_again(project, llm_
     assert saved["improvements"] == rounds and saved["overall"] == 4.0
     assert saved["reviewer"] == {
         "model": "openai/scripted-review",
-        **dataclasses.asdict(ReviewSection(ensemble=3, reflections=1)),
+        **ReviewSection(ensemble=3, reflections=1).model_dump(),
     }, "how it was reviewed, to review again alike"
     ideas = {i["Name"]: i for i in json.loads((root / "ideas.json").read_text())}
     assert (

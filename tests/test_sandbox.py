@@ -19,7 +19,8 @@ import pytest
 from conftest import processes_in
 
 from labtui.core import run_watch, sandbox, sandbox_policy
-from labtui.core.config import Config, SandboxSection, load_config, render_config
+from labtui.core.config import Config, load_config, render_config
+from labtui.core.config_sections import SandboxSection
 from labtui.core.errors import ConfigError
 from labtui.core.events import Event, Notice
 from labtui.core.plot_run import run_plot

@@ -16,7 +16,8 @@ import pytest
 from scripted_llm import ScriptedLLMServer, Slow
 
 from labtui.core import llm_errors, server_idle, streaming
-from labtui.core.config import Config, LLMSection, ModelSpec
+from labtui.core.config import Config, ModelSpec
+from labtui.core.config_sections import LLMSection
 from labtui.core.doctor import _model_answers, ping_model
 from labtui.core.errors import LLMError
 from labtui.core.events import AgentChunk, AgentMessage, CostUpdate, Event, Notice

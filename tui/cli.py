@@ -189,15 +189,14 @@ def cmd_review(
 ) -> int:
     """Review one PDF and print the review (rich, or JSON); nothing is written anywhere.
     ``overrides``: [review] settings given on the command line (None: the default)."""
-    import dataclasses
     import json
 
-    from labtui.core.config import ReviewSection
+    from labtui.core.config_sections import ReviewSection
     from labtui.core.prompts import load_prompt
     from labtui.core.reviewer import read_paper, review_panel, reviewer_facts, standalone_llm
 
     given = {key: value for key, value in (overrides or {}).items() if value is not None}
-    settings = dataclasses.replace(ReviewSection(), **given)
+    settings = ReviewSection(**given)
     paper = read_paper(pdf)  # before any model call: a bad PDF costs nothing
     llm = standalone_llm(model, budget, emit=_say_refusals_and_notices)
 

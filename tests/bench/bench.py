@@ -127,7 +127,8 @@ def pipeline_rows(*, reviewers: bool) -> list[Row]:
     from research_script import MoonsResearch
     from scripted_llm import ScriptedLLMServer
 
-    from labtui.core.config import ReviewSection, load_config, save_config
+    from labtui.core.config import load_config, save_config
+    from labtui.core.config_sections import ReviewSection
     from labtui.core.stage_list import STAGES
 
     os.environ["LABTUI_API_KEY"] = TEST_API_KEY
@@ -221,7 +222,7 @@ def ensemble_rows() -> list[Row]:
     from research_script import scripted_reviewer
     from scripted_llm import Fault, ScriptedLLMServer
 
-    from labtui.core.config import ReviewSection
+    from labtui.core.config_sections import ReviewSection
     from labtui.core.prompts import load_prompt
     from labtui.core.reviewer import review_panel, standalone_llm
 

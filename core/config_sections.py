@@ -1,0 +1,246 @@
+"""The sections of ``labtui.toml``: one pydantic model each, with its defaults, the choices and
+ranges each field allows, and a docstring per field (what ``labtui.toml`` means by it).
+
+Values are checked strictly (a number is never read from a string, nor a string from a number)
+and unknown fields are refused; core/config.py turns every failure into an error that names the
+file, the field and the fix.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic_core import PydanticCustomError
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", strict=True, validate_assignment=True, use_attribute_docstrings=True
+    )
+
+
+def _whole(value: Any) -> Any:
+    """3.0 is the whole number 3; 3.5 stays a float and is refused as one."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _off_or_at_least(minimum: int, why: str) -> AfterValidator:
+    """0 turns the setting off; otherwise it must be at least ``minimum`` (``why`` says why)."""
+
+    def check(value: int) -> int:
+        if 0 < value < minimum:
+            raise PydanticCustomError(
+                "labtui_minimum",
+                "{why}",
+                {
+                    "why": why,
+                    "fix": f"write {{key}} = {minimum} or more, or {{key}} = 0 to turn it off",
+                },
+            )
+        return value
+
+    return AfterValidator(check)
+
+
+def _at_most(most: float, suggestion: float) -> AfterValidator:
+    def check(value: float) -> float:
+        if value > most:
+            raise PydanticCustomError(
+                "labtui_maximum",
+                "is above {most}",
+                {"most": f"{most:g}", "fix": f"write {{key}} = {suggestion:g}"},
+            )
+        return value
+
+    return AfterValidator(check)
+
+
+def _at_least_one(why: str) -> AfterValidator:
+    def check(value: int) -> int:
+        if value < 1:
+            raise PydanticCustomError(
+                "labtui_minimum", "{why}", {"why": why, "fix": "write {key} = 1 or more"}
+            )
+        return value
+
+    return AfterValidator(check)
+
+
+Count = Annotated[int, BeforeValidator(_whole), Field(ge=0)]
+Seconds = Annotated[float, Field(ge=0)]
+Number = Annotated[float, Field(ge=0)]
+
+
+class ProjectSection(Section):
+    name: str = ""
+    """The project's name, shown in the header."""
+    template: str = ""
+    """The template the project was made from (moons, char_lm, …)."""
+    idea: str = ""
+    """The researcher's own idea, given to `labtui new --idea`."""
+
+
+class ModelsSection(Section):
+    """litellm model strings. A stage left empty uses ``default``."""
+
+    default: str = ""
+    """The model of every stage without its own (else $LABTUI_MODEL)."""
+    api_base: str = ""
+    """An OpenAI-compatible server (vLLM, Ollama, llama.cpp): its URL."""
+    api_key_env: str = "LABTUI_API_KEY"
+    """The environment variable the key is read from."""
+    edit_format: str = ""
+    """aider's edit format; empty: aider's choice for known models, else whole."""
+    input_usd_per_mtok: Number = 0.0
+    """The price of models litellm does not know (local servers): US dollars per million input
+    tokens."""
+    output_usd_per_mtok: Number = 0.0
+    """The same, per million output tokens."""
+    ideas: str = ""
+    novelty: str = ""
+    experiments: str = ""
+    plots: str = ""
+    writeup: str = ""
+    review: str = ""
+
+
+class LLMSection(Section):
+    max_tokens: Count = 4096
+    """The longest reply a call may get."""
+    temperature: Annotated[Number, _at_most(2.0, 0.7)] = 0.7
+    retries: Count = 4
+    """Retries of a call that failed for a reason waiting may fix (rate limit, 5xx, timeout)."""
+    first_token_s: Seconds = 600.0
+    """Until the first token (a local CPU server reads the prompt for minutes); 0: no limit."""
+    idle_s: Seconds = 120.0
+    """The longest pause between tokens after the first; 0: no limit."""
+    reasks: Count = 2
+    """Times an unusable structured answer is asked for again, with what was wrong."""
+    json_mode: bool = True
+    """Ask for structured answers with response_format (off for servers that reject it)."""
+    profile: Literal["auto", "hosted", "local"] = "auto"
+    """"local" fits small models on this machine (core/profiles.py); "auto" picks it when
+    api_base is a loopback or private address."""
+
+
+class BudgetSection(Section):
+    usd: Number = 10.0
+    """The hard cap in US dollars: the run stops cleanly at the next checkpoint."""
+
+
+class LimitsSection(Section):
+    run_timeout_s: Seconds = 1800.0
+    """Wall-clock limit of one experiment run."""
+    max_runs: Count = 5
+    """Runs a plan may have (as The AI Scientist: up to 5 runs, 4 fix attempts each)."""
+    fix_attempts: Count = 4
+    plot_timeout_s: Seconds = 300.0
+    latex_timeout_s: Seconds = 120.0
+    latex_fix_rounds: Count = 3
+    citation_rounds: Count = 20
+    """Write-up rounds that each add a citation where one is missing."""
+    page_limit: Count = 0
+    """Pages the compiled paper may have (0: no limit); over it, fix rounds shorten it."""
+
+
+class AutonomySection(Section):
+    mode: Literal["copilot", "auto"] = "copilot"
+    """"copilot" pauses at checkpoints; "auto" approves everything."""
+
+
+class ExperimentSection(Section):
+    python: str = ""
+    """The research interpreter; empty: the one labtui runs in."""
+    parallel: Count = 1
+    """Ideas whose runs go on at once, each beyond the first in a git worktree of its own
+    (core/parallel.py); `labtui run --parallel K` overrides. 0 or 1: one."""
+
+
+class SandboxSection(Section):
+    """How experiments and plots are contained (see core/sandbox.py). 0 means no limit.
+
+    Defaults let the moons template and real multi-GPU training run untouched while stopping
+    the failures LLM-written code actually has: a runaway fork, a file or run folder that fills
+    the disk. CPU time and memory are unlimited by default: the wall-clock run_timeout_s already
+    kills the whole process group, CPU time counts every thread (a 32-thread data loader uses
+    32 CPU-seconds a second), and a memory cap misfires on GPU jobs, which map huge amounts of
+    virtual memory (so memory_mb, when set, limits RLIMIT_DATA, never RLIMIT_AS).
+    """
+
+    mode: Literal["auto", "bwrap", "limits", "off"] = "auto"
+    network: bool = False
+    """Reachable from inside bubblewrap; without bwrap it always is."""
+    cpu_time_s: Count = 0
+    """CPU seconds per process (SIGXCPU)."""
+    memory_mb: Count = 0
+    """Private writable memory per process (RLIMIT_DATA)."""
+    max_processes: Annotated[Count, _off_or_at_least(16, "is too low for any run to start")] = 4096
+    """Processes + threads of a run (RLIMIT_NPROC and a watcher); Python, a BLAS and a data
+    loader need a few each."""
+    max_file_mb: Count = 8192
+    """Size of any one file a run writes (RLIMIT_FSIZE)."""
+    run_dir_cap_mb: Count = 20480
+    """Disk use of the run folder (watched; the run is killed)."""
+    tmp_mb: Count = 4096
+    """The private /tmp under bubblewrap (it is held in memory)."""
+
+
+class IdeasSection(Section):
+    count: Count = 2
+    reflections: Count = 3
+    """Rounds per idea, each ending on the model's structured "done" flag."""
+    panel: Annotated[
+        Count, _off_or_at_least(2, "is too few: a panel needs at least two personas to discuss")
+    ] = 0
+    """Personas that discuss before proposing (Virtual Scientists); 0: no panel."""
+    panel_turns: Count = 2
+    duplicate_threshold: Annotated[Number, _at_most(1.0, 0.7)] = 0.7
+    """Similarity (0..1) at which a new idea repeats an old one; 1.0 drops only exact repeats."""
+    novelty_checks: Count = 3
+    """Best-ranked ideas the novelty stage may check, until one is novel."""
+
+
+class LiteratureSection(Section):
+    arxiv_url: str = "https://export.arxiv.org/api/query"
+    max_results: Count = 5
+    rounds: Count = 2
+    delay_s: Seconds = 3.0
+    """Between two requests to arXiv (its terms ask for three seconds)."""
+    retries: Count = 3
+    """Per request when a service is down or rate limits (429): then it waits."""
+    backoff_s: Seconds = 5.0
+    """The first wait; it doubles per retry, capped (Retry-After wins)."""
+    papers: Count = 5
+    """The literature review's list: papers kept, each with a summary."""
+    review_steps: Count = 12
+    """Actions (search, read, add) the review may take to fill it."""
+    full_text_chars: Count = 20000
+    """Of a paper's text in one prompt (~5k tokens; papers run 60k+)."""
+    s2_url: str = "https://api.semanticscholar.org/graph/v1"
+    """Used only when S2_API_KEY is set (core/semantic_scholar.py); a mirror or proxy goes here."""
+
+
+class ReviewSection(Section):
+    """The reviewer: E reviewers on the NeurIPS form, each reconsidering its review, and an Area
+    Chair's meta-review; the decision is the reviewers' mean Overall against a threshold."""
+
+    ensemble: Annotated[Count, _at_least_one("reviews nothing")] = 3
+    """Reviewers; with two or more an Area Chair writes a meta-review."""
+    temperature: Annotated[Number, _at_most(2.0, 0.75)] = 0.75
+    """The reviewers' sampling temperature when there are several."""
+    reflections: Count = 2
+    """Rounds in which a reviewer reconsiders its review, until it is done."""
+    few_shot: Count = 1
+    """Example papers with their reviews shown to each reviewer (0: none)."""
+    examples: str = ""
+    """Folder of your own <name>.md + <name>.json examples ("": labtui's)."""
+    threshold: Annotated[Number, _at_most(10.0, 6)] = 6.0
+    """Accept when the mean Overall reaches it (6: weak accept); 0: the Area Chair decides."""
+    improvements: Count = 0
+    """Improvement rounds run before the checkpoint (in --auto too)."""
+    paper_chars: Count = 40000
+    """Of the paper's text a reviewer reads (40,000: ~10k tokens, a paper without its
+    appendix; 0: all of it). A local model's context and speed want less."""
