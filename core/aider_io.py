@@ -222,7 +222,7 @@ def event_io_class() -> type:
                 root=str(self._root),
                 notifications=False,
             )
-            self.console = Console(file=_Discard(), force_terminal=False, no_color=True)
+            self.console = Console(file=io.StringIO(), force_terminal=False, no_color=True)
 
         # -- output -> events ---------------------------------------------------------------
 

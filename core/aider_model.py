@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -252,7 +252,7 @@ def aider_prompt_texts() -> list[str]:
     return texts
 
 
-def _strings_of(namespace: dict[str, Any]) -> list[str]:
+def _strings_of(namespace: Mapping[str, Any]) -> list[str]:
     found: list[str] = []
     for value in namespace.values():
         if isinstance(value, str):

@@ -23,6 +23,7 @@ from pydantic import (
     Field,
     ValidationInfo,
 )
+from pydantic.config import JsonDict
 from pydantic_core import PydanticCustomError
 
 from .prompt_examples import current_examples, normalized
@@ -220,7 +221,7 @@ def Items(about: str, *, min_items: int, item_words: int = 2) -> Any:
     otherwise = "" if min_items else ", or give an empty list when there is none"
     extra: dict[str, Any] = {"minItems": min_items} if min_items else {}
     return Annotated[
-        list[Prose(item_words, about, otherwise=otherwise)],
+        list[Prose(item_words, about, otherwise=otherwise)],  # type: ignore[misc]
         BeforeValidator(must_be_list_of("strings")),
         AfterValidator(needs_items(min_items, about)),
         Field(description=f"a list: each item {about}", json_schema_extra=extra or None),
@@ -241,7 +242,7 @@ def Score(low: int, high: int, about: str = "") -> Any:
         return value
 
     # The range goes into the schema as such; the validator above enforces it with its message.
-    schema = {"minimum": low, "maximum": high}
+    schema: JsonDict = {"minimum": low, "maximum": high}
     return Annotated[
         int, BeforeValidator(check), Field(description=about or None, json_schema_extra=schema)
     ]

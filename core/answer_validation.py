@@ -38,7 +38,9 @@ def describe(exc: ValidationError, model: type[BaseModel]) -> str:
     """The errors as one short sentence a model can act on: shape problems first (a reply
     must have the fields before their content matters), the same fault in several fields said
     once, at most three problems named."""
-    errors = sorted(exc.errors(include_url=False), key=_is_content_error)
+    errors: list[dict[str, Any]] = sorted(
+        (dict(e) for e in exc.errors(include_url=False)), key=_is_content_error
+    )
     sentences = _grouped(errors, model) + [
         _sentence(e, model)
         for e in errors

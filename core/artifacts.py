@@ -10,6 +10,7 @@ formats and take their names from here). A hand-edited file that no longer parse
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,15 @@ TEX = "latex/template.tex"  # the paper
 PROVENANCE = "provenance.json"  # where each number of the paper comes from (core/provenance.py)
 PDF = "paper.pdf"  # the paper as it last compiled
 PAPER_REVIEW = "review.json"  # the reviewers' verdict and the improvement rounds
+
+
+RUN_DIR = re.compile(r"^run_(\d+)$")  # a run's folder: run_0 is the baseline
+
+
+def run_number(folder: Path) -> int:
+    """The n of a run folder run_n (-1 for a folder that is no run)."""
+    found = RUN_DIR.match(folder.name)
+    return int(found.group(1)) if found else -1
 
 
 def _write_json(

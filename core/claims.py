@@ -334,13 +334,14 @@ def contradictions(
     """The sentence's claims that every run's effects contradict, as one Contradiction."""
     keys = list(dict.fromkeys((e.dataset, e.metric) for found in runs.values() for e in found))
     hedged = bool(_HEDGE.search(sentence))
-    claimed, said = [], []
+    claimed: list[str] = []
+    said: list[str] = []
     subject = analysed or (next(iter(runs)) if len(runs) == 1 else "the changed runs")
     for claim in _claims_in(sentence, keys, analysed):
         per_run = [_run_says(claim, found, hedged) for found in runs.values() if found]
         if per_run and all(per_run):
             claimed.append(claim.words(subject))
-            said.append("; ".join(per_run))
+            said.append("; ".join(s for s in per_run if s))
     if not claimed:
         return None
     return Contradiction(sentence, " and ".join(claimed), "; ".join(dict.fromkeys(said)), line)

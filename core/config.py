@@ -150,7 +150,7 @@ def config_from_dict(
             return f"${ENV_PREFIX}{name.upper()}__{key.upper()}" if key in given else str(path)
 
         sections[name] = _section(name, merged, origin)
-    return Config(**{name: SECTIONS[name](**values) for name, values in sections.items()})
+    return Config.model_validate(sections)
 
 
 def _section(name: str, values: dict[str, Any], origin: Callable[[str], str]) -> dict[str, Any]:

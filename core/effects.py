@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .artifacts import RUN_DIR, run_number
 from .errors import LabtuiError, TemplateError
 from .metrics import is_time_like, lower_is_better
 
@@ -48,7 +49,6 @@ SIGNIFICANT_DIGITS = 4  # of every value labtui prints: "identical" means these 
 NOISE_DIGITS = 2  # of standard errors and noise thresholds
 NOISE_FACTOR = 2.0  # a difference within 2 combined standard errors is noise
 FINAL_INFO = "final_info.json"
-RUN_DIR = re.compile(r"^run_(\d+)$")  # a run's folder
 
 
 # -- directions ----------------------------------------------------------------------------------
@@ -174,6 +174,7 @@ def effects(
             base = base_values.get(metric)
             if not (_is_number(value) and _is_number(base)):
                 continue
+            assert value is not None and base is not None  # numbers, as _is_number said
             se = _stderr_of(metric, dataset, stderrs, per_seed)
             base_se = _stderr_of(metric, dataset, base_stderrs, base_per_seed)
             noise = _noise(se, base_se)
@@ -211,9 +212,10 @@ def _noise(se: float | None, base_se: float | None) -> float | None:
         return None
     # One side without noise information is taken to be as noisy as the other: the same
     # experiment with another setting, so its seeds vary alike.
-    se = base_se if se is None else se
-    base_se = se if base_se is None else base_se
-    return NOISE_FACTOR * math.sqrt(se**2 + base_se**2)
+    first = base_se if se is None else se
+    second = first if base_se is None else base_se
+    assert first is not None and second is not None  # at least one was known
+    return NOISE_FACTOR * math.sqrt(first**2 + second**2)
 
 
 def _stderr_of(
@@ -304,7 +306,7 @@ def project_effects(root: Path, baseline: str = "run_0") -> dict[str, list[Effec
     directions = metric_directions(root)
     runs = sorted(
         (p for p in root.iterdir() if RUN_DIR.match(p.name) and (p / FINAL_INFO).is_file()),
-        key=lambda p: int(RUN_DIR.match(p.name).group(1)),
+        key=run_number,
     )
     found: dict[str, list[Effect]] = {}
     for run_dir in runs:

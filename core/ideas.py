@@ -69,8 +69,9 @@ def parse_idea(data: Any, where: str = "idea", *, proposal: bool = False) -> Ide
     """One validated record. A ``proposal`` (a model's new idea) must state its Hypothesis and
     write real content in every text field (``core.records.IdeaProposal``); records already in
     an archive (seeds, The AI Scientist's ideas, hand edits) may lack a Hypothesis."""
-    model = IdeaProposal if proposal else IdeaRecord
-    return idea_of(validate(model, data, where=where))
+    if proposal:
+        return idea_of(validate(IdeaProposal, data, where=where))
+    return idea_of(validate(IdeaRecord, data, where=where))
 
 
 def idea_of(record: IdeaRecord | IdeaProposal) -> Idea:

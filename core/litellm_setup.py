@@ -111,7 +111,7 @@ def _known_to_litellm(name: str, provider: str) -> bool:
         return True
     bare = name.split("/", 1)[1] if name.startswith(f"{provider}/") else name
     entry = cost_map.get(bare)
-    return bool(entry) and entry.get("litellm_provider") == provider
+    return isinstance(entry, dict) and entry.get("litellm_provider") == provider
 
 
 def register_model(spec: ModelSpec) -> None:

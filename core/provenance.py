@@ -24,11 +24,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .artifacts import PROVENANCE
+from .artifacts import PROVENANCE, RUN_DIR, run_number
 from .latex_text import strip_comments
 
 RUN_RECORD = "labtui_run.json"
-_RUN_DIR = re.compile(r"^run_(\d+)$")
 
 
 @dataclass(frozen=True)
@@ -136,8 +135,8 @@ def run_sources(root: Path, baseline: str = "run_0") -> list[Source]:
     """Every value the project's finished runs recorded, and the differences from the baseline."""
     root = Path(root)
     runs = sorted(
-        (p for p in root.iterdir() if _RUN_DIR.match(p.name) and (p / "final_info.json").is_file()),
-        key=lambda p: int(_RUN_DIR.match(p.name).group(1)),
+        (p for p in root.iterdir() if RUN_DIR.match(p.name) and (p / "final_info.json").is_file()),
+        key=run_number,
     )
     sources: list[Source] = []
     recorded: dict[str, dict[str, float]] = {}

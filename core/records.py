@@ -1,3 +1,5 @@
+# mypy: disable-error-code="valid-type"
+# (the field types are built by functions: Prose(8, "…") is a type to pydantic, not to mypy)
 """Structured answers as typed records: one pydantic model per JSON answer labtui asks a model for.
 
 Each model is the one source of an answer's rules. The stages' parse functions validate with it

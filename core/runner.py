@@ -176,7 +176,8 @@ def run_experiment(
         )
 
     if proc.timed_out or proc.stopped or proc.returncode != 0 or proc.limit_hit:
-        final_info, means, problem = None, {}, _describe_failure(run_id, proc, timeout_s, spec)
+        means: dict[str, Any] = {}
+        final_info, problem = None, _describe_failure(run_id, proc, timeout_s, spec)
     else:
         final_info, means, problem = read_final_info(run_dir)
 

@@ -305,7 +305,7 @@ def _reachable(stream: Any, depth: int = 3) -> list[Any]:
     """``stream`` and the objects behind it along the known attribute names."""
     found, frontier = [stream], [stream]
     for _ in range(depth):
-        following = []
+        following: list[Any] = []
         for obj in frontier:
             for name in _STREAM_ATTRIBUTES:
                 inner = getattr(obj, name, None)
