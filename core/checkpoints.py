@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -46,6 +46,9 @@ class CheckpointRequest:
 class Decision:
     action: str  # one of ACTIONS
     note: str = ""
+    # With ``edit``: the researcher's marks of the checkpoint's subjects ({idea name: "chosen" |
+    # "rejected" | "proposed"}), which the stage applies to its product instead of a file edit.
+    picks: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.action not in (*ACTIONS, WAIVE, IMPROVE):
@@ -130,7 +133,11 @@ class Checkpoints:
             )
         self._emit(
             CheckpointDecided(
-                stage=stage, checkpoint_id=checkpoint_id, action=decision.action, note=decision.note
+                stage=stage,
+                checkpoint_id=checkpoint_id,
+                action=decision.action,
+                note=decision.note,
+                picks=dict(decision.picks),
             )
         )
         return decision

@@ -188,6 +188,9 @@ class CheckpointDecided(Event):
     checkpoint_id: str
     action: str  # approve | revise | edit | skip | abort
     note: str = ""
+    # An edit given as marks of the checkpoint's subjects (idea name -> "chosen" | "rejected"):
+    # the engine applies them, so a front end never writes a project file.
+    picks: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)

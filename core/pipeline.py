@@ -219,12 +219,24 @@ class Session:
                 details=output.details,
             )
             if decision.action == "edit":
+                if decision.picks and not self._apply_picks(ctx, stage, decision):
+                    continue
                 output = self._keep_edit(ctx, stage, output)
             elif decision.action in (WAIVE, *output.extra_actions):
                 # The stage answers these itself: e.g. the write-up's waiver, the review's round.
                 output = stage.act(decision.action, ctx, output, decision.note)
             else:
                 return decision, output
+
+    def _apply_picks(self, ctx: StageContext, stage: Stage, decision: Decision) -> bool:
+        """The researcher's marks written by the stage; False (and said) when they do not fit
+        the product, and the question is asked again."""
+        try:
+            stage.apply_picks(ctx, decision.picks)
+        except ValueError as exc:
+            ctx.say(f"could not apply your picks: {exc}")
+            return False
+        return True
 
     def _keep_edit(self, ctx: StageContext, stage: Stage, output: StageOutput) -> StageOutput:
         """Commit the researcher's edit of the product and re-derive the stage's output from it."""

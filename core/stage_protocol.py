@@ -22,6 +22,8 @@ StageRun = Callable[[StageContext], StageOutput]
 StageReload = Callable[[StageContext, StageOutput], StageOutput]
 # A checkpoint action the stage answers itself, with the note given: ``waive``, ``improve``.
 StageAction = Callable[[StageContext, StageOutput, str], StageOutput]
+# Applies the researcher's marks of the checkpoint's subjects to the stage's product.
+StagePicks = Callable[[StageContext, Mapping[str, str]], None]
 
 
 @runtime_checkable
@@ -33,6 +35,8 @@ class Stage(Protocol):
     def after_edit(self, ctx: StageContext, output: StageOutput) -> StageOutput: ...
 
     def offers(self, action: str) -> bool: ...
+
+    def apply_picks(self, ctx: StageContext, picks: Mapping[str, str]) -> None: ...
 
     def act(
         self, action: str, ctx: StageContext, output: StageOutput, note: str
@@ -47,6 +51,7 @@ class DeclaredStage:
     run_stage: StageRun
     reload: StageReload | None = None
     actions: Mapping[str, StageAction] = field(default_factory=dict)
+    picks: StagePicks | None = None
 
     def run(self, ctx: StageContext) -> StageOutput:
         output = self.run_stage(ctx)
@@ -62,6 +67,15 @@ class DeclaredStage:
 
     def offers(self, action: str) -> bool:
         return action in self.actions
+
+    def apply_picks(self, ctx: StageContext, picks: Mapping[str, str]) -> None:
+        """Write the researcher's marks into the product (then committed as their edit)."""
+        if self.picks is None:
+            raise LabtuiError(
+                f"the {self.name} checkpoint was answered with picks, which it does not take",
+                "this is a front-end bug; the project is resumable",
+            )
+        self.picks(ctx, picks)
 
     def act(self, action: str, ctx: StageContext, output: StageOutput, note: str) -> StageOutput:
         if not self.offers(action):

@@ -173,13 +173,35 @@ class ArchivePort(ScriptedPort):
         return Decision("approve")
 
 
+class PickPort(ScriptedPort):
+    """TEST-ONLY: answers the given stage's first checkpoint with picks, as the idea picker does
+    (the engine writes them into ideas.json), then approves; aborts at the plan."""
+
+    def __init__(self, root, stage: str, statuses: dict[str, str]) -> None:
+        super().__init__()
+        self.stage, self.statuses, self.picked = stage, statuses, False
+
+    def ask(self, request: CheckpointRequest) -> Decision:
+        self.asked.append(request)
+        if request.stage == self.stage and not self.picked:
+            self.picked = True
+            assert {i["Name"] for i in request.details["ideas"]} == set(request.subjects)
+            return Decision("edit", picks=self.statuses)
+        if request.stage == "plan":
+            return Decision("abort", "enough")
+        return Decision("approve")
+
+
 def _two_ideas(project, llm_server) -> None:
     _ideas_config(project, count=2)
     research = MoonsResearch(project.root)
     llm_server.default("scripted-ideas", lambda r: research.answer_ideas(r, [IDEA, SECOND]))
 
 
-def test_the_researchers_pick_leads_and_rejected_ideas_are_never_checked(project, llm_server):
+@pytest.mark.parametrize("port_class", [ArchivePort, PickPort], ids=["hand-edit", "picker"])
+def test_the_researchers_pick_leads_and_rejected_ideas_are_never_checked(
+    project, llm_server, port_class
+):
     _two_ideas(project, llm_server)
     third = {
         **SECOND,
@@ -191,7 +213,7 @@ def test_the_researchers_pick_leads_and_rejected_ideas_are_never_checked(project
         "scripted-ideas", lambda r: MoonsResearch.answer_ideas(r, [IDEA, SECOND, third])
     )
     _ideas_config(project, count=3)
-    port = ArchivePort(
+    port = port_class(
         project.root, "ideas", {"label_smoothing": "chosen", "wider_hidden_layer": "rejected"}
     )
     session = Session.open(project.root)
@@ -208,6 +230,18 @@ def test_the_researchers_pick_leads_and_rejected_ideas_are_never_checked(project
     assert session.state.result("novelty")["idea"] == "label_smoothing", (
         "the researcher's pick is run even though the check found it novel or not"
     )
+    log = project.repo.git.log("--format=%s")
+    assert "ideas: researcher edited ideas.json" in log  # committed as the researcher's edit
+
+
+def test_picks_that_do_not_fit_the_ideas_are_said_and_asked_again(project, llm_server):
+    _two_ideas(project, llm_server)
+    port = PickPort(project.root, "ideas", {"ghost": "chosen"})
+    Session.open(project.root).run(port)
+    ideas_asked = [r for r in port.asked if r.stage == "ideas"]
+    assert len(ideas_asked) == 2  # asked again, the archive untouched
+    said = [e.text for e in _journal(project) if isinstance(e, Notice)]
+    assert any("could not apply your picks: no idea named 'ghost'" in t for t in said)
 
 
 def test_at_the_novelty_checkpoint_the_researcher_can_override_the_choice(project, llm_server):

@@ -528,10 +528,10 @@ def at_checkpoint(app: LabtuiApp) -> bool:
 
 
 def test_p_picks_and_rejects_ideas_with_single_keys() -> None:
-    from tui_scenes import ASKS, ideas_project
+    from tui_scenes import ASKS, IDEAS, ideas_project
 
     from labtui.core.ideas import load_archive
-    from labtui.tui.idea_picker import IdeaPickerScreen
+    from labtui.tui.screens import IdeaPickerScreen
 
     root = ideas_project()
     session = FakeSession(ask=ASKS["ideas"], root=root)
@@ -548,9 +548,11 @@ def test_p_picks_and_rejects_ideas_with_single_keys() -> None:
         await wait_for_end(pilot)
 
     run_app(app, steps)
-    assert session.decisions == [Decision("edit", "ideas.json"), Decision("approve")]
-    statuses = {idea.name: idea.status for idea in load_archive(root)}
-    assert statuses == {"wider_hidden_layer": "chosen", "weight_decay_label_noise": "rejected"}
+    picks = {"wider_hidden_layer": "chosen", "weight_decay_label_noise": "rejected"}
+    assert session.decisions == [Decision("edit", picks=picks), Decision("approve")]
+    # The UI wrote nothing: the engine applies the picks (tests/test_ideas.py).
+    before = {idea.name: idea.status for idea in IDEAS}
+    assert {idea.name: idea.status for idea in load_archive(root)} == before
 
 
 def test_w_waives_what_blocks_approval_with_a_reason() -> None:

@@ -530,6 +530,7 @@ ASKS: dict[str, Ask] = {
         + ideas_table(IDEAS),
         "ideas.json",
         subjects=tuple(idea.name for idea in IDEAS),
+        details={"ideas": [idea.to_dict() for idea in IDEAS]},
     ),
     "novelty": Ask(
         "novelty",

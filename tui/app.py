@@ -387,7 +387,6 @@ class LabtuiApp(App[None]):
         screen = CheckpointScreen(
             message.request,
             edit_file=self.edit_product,
-            project_root=self.session.project_root,
         )
         self.push_screen(screen, callback=message.answer.give)
 
@@ -546,7 +545,7 @@ def last_of_type(events: list[Event], kind: type[Event]) -> Event | None:
 
 def key_groups() -> KeyGroups:
     """What the help screen lists: every binding, grouped by where it works."""
-    from .idea_picker import IdeaPickerScreen
+    from .screens import IdeaPickerScreen
 
     def bindings(*owners: type[Any]) -> list[Binding]:
         return [b for owner in owners for b in owner.BINDINGS if isinstance(b, Binding)]

@@ -12,6 +12,7 @@ re-rank; revising asks for more ideas.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ from ..ideas import (
     idea_of,
     ideas_table,
     load_archive,
+    mark_ideas,
     near_duplicate,
     parse_idea_list,
     ranked,
@@ -191,7 +193,15 @@ def _ideas_output(order: list[Idea]) -> StageOutput:
         kind="ideas",
         product=IDEAS,
         subjects=[i.name for i in order],
+        # what a picker shows of each idea, so that no front end reads ideas.json
+        details={"ideas": [i.to_dict() for i in order]},
     )
+
+
+def apply_picks(ctx: StageContext, picks: Mapping[str, str]) -> None:
+    """The researcher's picks (chosen, rejected) written to ideas.json, which the pipeline then
+    commits as their edit and asks about again."""
+    mark_ideas(ctx.project.root, dict(picks))
 
 
 def drop_repeats(ctx: StageContext, archive: list[Idea], ideas: list[Idea]) -> list[Idea]:
@@ -289,4 +299,4 @@ def picked_first(ideas: list[Idea]) -> list[Idea]:
     return [i for i in order if i.status == "chosen"] + [i for i in order if i.status != "chosen"]
 
 
-STAGE = DeclaredStage("ideas", run, reload=reload)
+STAGE = DeclaredStage("ideas", run, reload=reload, picks=apply_picks)

@@ -1,7 +1,7 @@
 """The idea picker: at the ideas checkpoint, pick ideas to run (in the order picked) or reject
 them with single keys, instead of editing ideas.json by hand. What it returns is a set of marks;
-the checkpoint writes them with ``core.ideas.mark_ideas`` and answers ``edit``, so the engine
-commits them as the researcher's edit and asks again about the re-ranked round.
+the checkpoint answers ``edit`` with them as its picks, and the engine writes them into
+ideas.json, commits them as the researcher's edit and asks again about the re-ranked round.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from textual.widgets import DataTable, Static
 
 from labtui.core.ideas import Idea
 
-from .keybar import KeyBar
+from ..keybar import KeyBar
 
 TITLE_CHARS = 40  # the table fits a 100-column terminal with the scores in view
 MARK_SIGNS = {"chosen": ("✔ pick", "bold green"), "rejected": ("✘ reject", "red")}

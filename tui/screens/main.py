@@ -1,0 +1,127 @@
+"""The four-pane main screen: the status header, the 2×2 grid of live panes and the key bar."""
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Grid
+from textual.message import Message
+from textual.screen import Screen
+
+from labtui.core.events import Event, LogLine
+
+from ..keybar import KeyBar
+from ..panes import DialoguePane, DiffPane, LatexPane, LogsPane, Pane, route
+from ..status import Clock, Progress, StatusHeader
+
+
+class MainScreen(Screen[None]):
+    """The status header, the 2×2 grid of live panes, and the footer with the keys."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        # Screen already binds tab/shift+tab, hidden; rebinding them here shows them in the
+        # footer and gives them ids so a keymap can move them.
+        Binding(
+            "tab", "app.focus_next", "Next pane", tooltip="Focus the next pane", id="pane.next"
+        ),
+        Binding(
+            "shift+tab",
+            "app.focus_previous",
+            "Prev pane",
+            tooltip="Focus the previous pane",
+            show=False,
+            id="pane.previous",
+        ),
+        Binding(
+            "m",
+            "toggle_maximize",
+            "Maximise",
+            tooltip="Maximise the focused pane, or restore all four",
+            id="pane.maximize",
+        ),
+        Binding(
+            "n",
+            "app.leave_note",
+            "Note",
+            tooltip="Leave a note for the agents; the next LLM call reads it",
+            id="app.note",
+        ),
+    ]
+    # Title and cost stay visible while one pane fills the screen.
+    ALLOW_IN_MAXIMIZED_VIEW = "StatusHeader, KeyBar"
+
+    class Ready(Message):
+        """The panes are mounted and can render: the app may paint history and start."""
+
+    def __init__(
+        self,
+        project: str,
+        progress: Progress,
+        clock: Clock,
+        commit_log: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.project = project
+        self.progress = progress
+        self.clock = clock
+        self.commit_log = commit_log
+
+    def compose(self) -> ComposeResult:
+        yield StatusHeader(self.project, self.progress, self.clock, id="status")
+        with Grid(id="panes"):
+            yield DialoguePane(id="dialogue")
+            yield DiffPane(commit_log=self.commit_log, id="diff")
+            yield LogsPane(id="logs")
+            yield LatexPane(id="latex")
+        yield KeyBar()
+
+    @property
+    def status(self) -> StatusHeader:
+        return self.query_one(StatusHeader)
+
+    def show_pane(self, pane_type: type[Pane]) -> None:
+        """Focus a pane and let it fill the screen (the command palette's "Show …")."""
+        pane = self.query_one(pane_type)
+        self.minimize()
+        focusable = next(widget for widget in pane.query("*") if widget.focusable)
+        focusable.focus()
+        self.maximize(pane, container=False)
+
+    def on_mount(self) -> None:
+        # Routing runs for every event: look the panes up once, not per event.
+        self.panes: list[Pane] = list(self.query(Pane))
+        # A screen's Mount runs after all its descendants are mounted; the App's own Mount can
+        # run before the panes' inner widgets exist, so the app waits for this message instead.
+        self.post_message(self.Ready())
+
+    @property
+    def dialogue(self) -> DialoguePane:
+        return self.query_one(DialoguePane)
+
+    def apply(self, event: Event) -> None:
+        route(self.panes, event)
+
+    def write_log_lines(self, lines: Sequence[LogLine]) -> None:
+        self.query_one(LogsPane).write_log_lines(lines)
+
+    def action_toggle_maximize(self) -> None:
+        if self.maximized is not None:
+            self.minimize()
+            return
+        pane = self.focused_pane
+        if pane is not None:
+            # Maximise the pane itself (not its inner scroller, which Textual's containers
+            # refuse to maximise anyway): the maximised view keeps the title and status lines.
+            self.maximize(pane, container=False)
+
+    @property
+    def focused_pane(self) -> Pane | None:
+        focused = self.focused
+        if focused is None:
+            return None
+        return next((node for node in focused.ancestors_with_self if isinstance(node, Pane)), None)
+
+
+# What the researcher is asked to judge, by checkpoint kind.
