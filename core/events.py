@@ -100,6 +100,15 @@ class LogLine(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class MetricsReported(Event):
+    """The metrics a run's output reported (core.metrics reads them from its lines): each point
+    a dict of ``values`` (name -> number), ``step``, ``step_name``, ``total`` and ``group``."""
+
+    run_id: str
+    points: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, kw_only=True)
 class GpuSample(Event):
     """One sample of every GPU: dicts with index, name, util, mem_used_mb, mem_total_mb, temp_c."""
 

@@ -18,8 +18,10 @@ import json
 import math
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from .events import LogLine, MetricsReported
 
 # The x coordinate, best first: when a line names several ("epoch 2 step 4000"), the finest wins.
 STEP_KEYS: tuple[str, ...] = ("step", "global_step", "iteration", "iter", "epoch", "batch")
@@ -70,6 +72,10 @@ _PAIR = re.compile(
 
 # Only the head of a huge line is parsed: metrics come first, dumps of tensors after.
 MAX_PARSED_CHARS = 2000
+# A flood of output is sampled for metrics: the newest lines of each pipe read, a contiguous
+# window (a stride would alias with a metric printed every n-th line). A plot cannot show more
+# than a couple of points per column anyway.
+MAX_PARSED_PER_READ = 256
 MAX_JSON_DEPTH = 3
 
 
@@ -94,6 +100,21 @@ class MetricPoint:
             return ""
         text = f"{self.step_name} {_compact(self.step)}"
         return f"{text}/{_compact(self.total)}" if self.total is not None else text
+
+
+def metrics_reported(log: LogLine) -> MetricsReported | None:
+    """The metrics the lines of one pipe read report (its newest MAX_PARSED_PER_READ lines), as
+    an event beside the LogLine; None when they report none."""
+    lines = log.text.split("\n")[-MAX_PARSED_PER_READ:]
+    points = [asdict(point) for point in map(parse_metrics, lines) if point is not None]
+    if not points:
+        return None
+    return MetricsReported(stage=log.stage, run_id=log.run_id, points=points)
+
+
+def point_of(data: dict[str, Any]) -> MetricPoint:
+    """A MetricPoint from a MetricsReported event's point."""
+    return MetricPoint(**data)
 
 
 def _compact(value: float) -> str:

@@ -24,6 +24,7 @@ from typing import IO
 
 from .errors import LabtuiError
 from .events import Event, LogLine, Notice
+from .metrics import metrics_reported
 from .process_group import RUN_MARK, kill_group, kill_marked
 from .run_watch import RunWatcher
 from .sandbox import SandboxSpec
@@ -132,14 +133,15 @@ class _StreamPump(threading.Thread):
                 self.tail.extend(lines)
                 if self.error is None:
                     try:
-                        self._emit(
-                            LogLine(
-                                stage=self._stage,
-                                run_id=self._run_id,
-                                stream=self._stream,
-                                text="\n".join(lines),
-                            )
+                        log = LogLine(
+                            stage=self._stage,
+                            run_id=self._run_id,
+                            stream=self._stream,
+                            text="\n".join(lines),
                         )
+                        self._emit(log)
+                        if reported := metrics_reported(log):
+                            self._emit(reported)
                     except Exception as exc:
                         self.error = exc
         except (OSError, ValueError):

@@ -140,3 +140,15 @@ def test_i_is_refused_where_no_improvement_is_offered():
     assert port.ask(REQUEST) == Decision("approve")
     text = out.getvalue()
     assert "press one of: a, r, e, s, q" in text and "improve" not in text
+
+
+def test_without_the_log_lines_each_reads_metrics_are_printed_compactly():
+    from labtui.core.events import LogLine
+    from labtui.core.metrics import metrics_reported
+
+    out = io.StringIO()
+    printer = HeadlessPrinter(Console(file=out, width=100, color_system=None), show_logs=False)
+    log = LogLine(stage="experiments", run_id="run_1", stream="stdout", text="epoch 3/10 loss 0.25")
+    printer(log)
+    printer(metrics_reported(log))
+    assert out.getvalue().strip() == "run_1│ epoch 3/10 · loss 0.25"

@@ -15,7 +15,7 @@ import pytest
 
 from labtui.core import process_group, processes
 from labtui.core.errors import LabtuiError
-from labtui.core.events import Event, LogLine, RunFinished
+from labtui.core.events import Event, LogLine, MetricsReported, RunFinished
 from labtui.core.plot_run import run_plot
 from labtui.core.processes import run_process
 from labtui.core.runner import run_experiment
@@ -58,6 +58,30 @@ def process_running(pid: int) -> bool:
 
 
 # -- run_process ---------------------------------------------------------------------------
+
+
+def test_the_metrics_a_run_prints_are_read_by_the_engine_and_emitted(tmp_path: Path) -> None:
+    """Headless mode and the journal see the metrics too, not only the logs pane."""
+    write(
+        tmp_path / "train.py",
+        """
+        import sys
+        print("loading data")
+        for epoch in (1, 2):
+            print(f"epoch {epoch}/2 train_loss {0.5 / epoch:.2f}", file=sys.stderr)
+        """,
+    )
+    emit = Recorder()
+    run_process([PYTHON, "train.py"], cwd=tmp_path, timeout_s=30, run_id="r3", emit=emit, stage="x")
+    points = [p for e in emit.of_type(MetricsReported) for p in e.points]
+    assert [(p["step"], p["values"]) for p in points] == [
+        (1.0, {"train_loss": 0.5}),
+        (2.0, {"train_loss": 0.25}),
+    ]
+    assert all(e.run_id == "r3" for e in emit.of_type(MetricsReported))
+    reported = emit.of_type(MetricsReported)[0]
+    log = emit.events[emit.events.index(reported) - 1]
+    assert isinstance(log, LogLine) and "train_loss" in log.text  # right after its lines
 
 
 def test_streams_stdout_and_stderr_lines_in_order(tmp_path: Path) -> None:

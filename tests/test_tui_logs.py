@@ -19,6 +19,7 @@ from textual.widgets import Static
 
 import labtui.tui
 from labtui.core.events import Event, GpuSample, LogLine, RunFinished, RunStarted
+from labtui.core.metrics import metrics_reported
 from labtui.tui.panes.gpu_status import gpu_lines, gpu_status
 from labtui.tui.panes.logs import LOG_MAX_LINES, VIEWS, LogsPane
 from labtui.tui.panes.metric_plot import MetricPlot, short_number, thin, ticks
@@ -78,6 +79,16 @@ def moons_lines(run_id: str = "run_1", seeds: int = 2, shift: float = 0.0) -> li
     return lines
 
 
+def with_metrics(events: Sequence[Event]) -> list[Event]:
+    """The events as the engine emits them: each LogLine followed by its MetricsReported."""
+    out: list[Event] = []
+    for event in events:
+        out.append(event)
+        if isinstance(event, LogLine) and (reported := metrics_reported(event)):
+            out.append(reported)
+    return out
+
+
 def finished(run_id: str, accuracy: float, loss: float, returncode: int = 0) -> RunFinished:
     means = {"moons": {"means": {"test_accuracy_mean": accuracy, "train_loss_mean": loss}}}
     return RunFinished(
@@ -98,9 +109,10 @@ class LogsApp(App[None]):
         return self.query_one(LogsPane)
 
     def feed(self, events: Sequence[Event]) -> None:
-        """Hand events to the pane the way the app does: consecutive log lines as one batch."""
+        """Hand events to the pane the way the app does: consecutive log lines as one batch, and
+        after each its metrics, read by the engine's function as the runner does."""
         batch: list[LogLine] = []
-        for event in events:
+        for event in with_metrics(events):
             if isinstance(event, LogLine):
                 batch.append(event)
                 continue

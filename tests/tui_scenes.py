@@ -9,6 +9,7 @@ core functions the stages use, so a modal's picture shows what a researcher real
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -137,22 +138,24 @@ def cost(stage: str, tokens_in: int, tokens_out: int, total: float) -> Event:
 
 
 def epoch_lines(run_id: str, epochs: Sequence[int]) -> list[Event]:
-    """What the moons template prints while it trains."""
-    lines = []
+    """What the moons template prints while it trains, and the metrics the engine reads from
+    it (as the runner emits them: each read's MetricsReported after its LogLine)."""
+    from labtui.core.metrics import metrics_reported
+
+    events: list[Event] = []
     for epoch in epochs:
         loss = 0.69 / (1 + epoch / 20)
         accuracy = 0.5 + 0.44 * epoch / (epoch + 15)
-        lines.append(
-            ev(
-                LogLine,
-                stage="experiments",
-                run_id=run_id,
-                stream="stdout",
-                text=f"seed 0 epoch {epoch:4d}/200 train_loss {loss:.4f} "
-                f"test_accuracy {accuracy:.4f}",
-            )
+        log = ev(
+            LogLine,
+            stage="experiments",
+            run_id=run_id,
+            stream="stdout",
+            text=f"seed 0 epoch {epoch:4d}/200 train_loss {loss:.4f} test_accuracy {accuracy:.4f}",
         )
-    return lines
+        reported = metrics_reported(log)  # type: ignore[arg-type]
+        events += [log, dataclasses.replace(reported, ts=log.ts)] if reported else [log]
+    return events
 
 
 def up_to_experiments() -> list[Event]:

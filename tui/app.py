@@ -39,6 +39,7 @@ from labtui.core.events import (
     Event,
     GpuSample,
     LogLine,
+    MetricsReported,
 )
 
 from .editor import edit_product, open_in_editor
@@ -68,7 +69,7 @@ __all__ = [
 EXIT_OK = 0
 EXIT_FAILED = 1
 FLUSH_INTERVAL_S = 0.1
-BURSTY: tuple[type[Event], ...] = (LogLine, AgentChunk, GpuSample)
+BURSTY: tuple[type[Event], ...] = (LogLine, MetricsReported, AgentChunk, GpuSample)
 OUTCOME_EXIT_CODES = {"finished": EXIT_OK, "stopped": EXIT_OK, "failed": EXIT_FAILED}
 RESUME_HINT = "Everything up to this point is in the journal: run labtui again to resume."
 

@@ -10,7 +10,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.console import Console
 from rich.markup import escape
@@ -29,6 +29,7 @@ from labtui.core.events import (
     GpuSample,
     LatexUpdated,
     LogLine,
+    MetricsReported,
     Notice,
     Refused,
     ResearcherNote,
@@ -38,6 +39,7 @@ from labtui.core.events import (
     StageFinished,
     StageStarted,
 )
+from labtui.core.metrics import point_of
 
 from .editor import edit_product, open_in_editor
 
@@ -86,6 +88,9 @@ class HeadlessPrinter:
                     style = "red" if event.stream == "stderr" else "dim"
                     for line in event.text.split("\n"):  # one event: one pipe read
                         out(f"[{style}]{escape(event.run_id)}│ {escape(line)}[/]")
+            case MetricsReported() if not self.show_logs:
+                # Without the log lines, the newest point of each read says how the run goes.
+                out(f"[dim]{escape(event.run_id)}│ {escape(metrics_words(event.points[-1]))}[/]")
             case RunFinished():
                 status = "ok" if event.returncode == 0 and not event.error_tail else "failed"
                 out(
@@ -196,3 +201,10 @@ class TerminalCheckpointPort:
                     self.console.print("[red]a note is needed[/]")
                     continue
             return Decision(action, note)
+
+
+def metrics_words(point: dict[str, Any]) -> str:
+    """'epoch 25/200 · train_loss 0.31 · test_accuracy 0.82' for one reported point."""
+    progress = point_of(point).progress
+    values = [f"{name} {value:.4g}" for name, value in point["values"].items()]
+    return " · ".join([progress, *values] if progress else values)

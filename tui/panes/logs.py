@@ -4,9 +4,9 @@ metrics the run prints, and each finished run's means against the baseline.
 A run may print 100,000 lines as fast as it can and the app hands them over in batches (every
 0.1 s), so the work per line on the UI thread is kept to a few list appends: the log stores
 plain strings and renders only the lines on screen (Textual's RichLog renders every line as it
-is written, tens of microseconds each), metrics are parsed from at most the last
-``MAX_PARSED_PER_BATCH`` lines of a batch, and the plot redraws at most once per screen refresh,
-only when new points arrived and only while it is visible.
+is written, tens of microseconds each); the metrics come parsed by the engine
+(``MetricsReported``), and the plot redraws at most once per screen refresh, only when new
+points arrived and only while it is visible.
 
 The lower section of the pane switches (key ``v``) between the log alone, the plot and the
 results table. A tall pane shows the plot or table under the log; a short one (a 2×2 grid on an
@@ -26,8 +26,8 @@ from textual.events import Resize
 from textual.widget import Widget
 from textual.widgets import Static
 
-from labtui.core.events import GpuSample, LogLine, RunFinished, RunStarted
-from labtui.core.metrics import MetricSeries, parse_metrics
+from labtui.core.events import GpuSample, LogLine, MetricsReported, RunFinished, RunStarted
+from labtui.core.metrics import MetricSeries, point_of
 
 from .base import Pane
 from .gpu_status import gpu_lines
@@ -36,10 +36,6 @@ from .run_log import LineStyle, RunLog, printable
 from .run_results import ResultColours, flatten_means, results_table, succeeded
 
 LOG_MAX_LINES = 5000
-# A flood of output is sampled for metrics: the newest lines of each batch, a contiguous window
-# (a stride would alias with a metric printed every n-th line). The plot cannot show more than
-# a couple of points per column anyway.
-MAX_PARSED_PER_BATCH = 256
 VIEWS: tuple[str, ...] = ("log", "plot", "results")
 # From this many content rows the plot or table fits under the log instead of replacing it.
 TALL_ROWS = 16
@@ -49,7 +45,7 @@ class LogsPane(Pane):
     """Experiment output (bounded), GPU status, a live metric plot, and each run's outcome."""
 
     TITLE = "Experiment logs"
-    HANDLES = (LogLine, GpuSample, RunStarted, RunFinished)
+    HANDLES = (LogLine, MetricsReported, GpuSample, RunStarted, RunFinished)
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "v",
@@ -183,9 +179,6 @@ class LogsPane(Pane):
         rows, skipped = last_rows(events, LOG_MAX_LINES)
         if not rows:
             return
-        self.preload_plotext()
-        if self._collect_metrics(rows[-MAX_PARSED_PER_BATCH:]):
-            self.plot.refresh()
         texts: list[str] = []
         styles: list[LineStyle] = []
         if skipped:
@@ -201,17 +194,17 @@ class LogsPane(Pane):
             styles.append(error if stream == "stderr" else "")
         self.log_widget.write_lines(texts, styles)
 
-    def _collect_metrics(self, rows: Sequence[Row]) -> bool:
-        """Feed every metric the lines report into the series; True if any arrived."""
+    def _on_MetricsReported(self, event: MetricsReported) -> None:
+        """The engine's points go into the series; the plot redraws if any was kept."""
+        self.preload_plotext()
         series = self._series
         version = series.version
-        for run_id, _, text in rows:
-            point = parse_metrics(text)
-            if point is not None:
-                if run_id != series.run_id:
-                    series.start(run_id)
-                series.add(point)
-        return series.version != version
+        if event.run_id != series.run_id:
+            series.start(event.run_id)
+        for point in event.points:
+            series.add(point_of(point))
+        if series.version != version:
+            self.plot.refresh()
 
     def _on_GpuSample(self, event: GpuSample) -> None:
         self._gpus = list(event.gpus)
