@@ -1,6 +1,6 @@
 """Regenerate the README screenshots: `.venv/bin/python screenshots/make_screenshots.py`.
 
-The pictures come from the same scenes as the snapshot tests (tests/tui_scenes.py: a scripted
+The pictures come from the same scenes as the snapshot tests (tests/support/tui_scenes.py: a scripted
 session with fixed events, clock and GPU samples), so what the README shows is what the tests
 check. `--out DIR` writes elsewhere; names after the options pick scenes (default: all).
 """
@@ -24,7 +24,7 @@ async def shoot(scene, out: Path) -> Path:
 
 
 def main() -> None:
-    from tui_scenes import SCENES
+    from support.tui_scenes import SCENES
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=HERE, help="folder for the SVG files")

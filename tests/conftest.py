@@ -40,7 +40,7 @@ def _fresh_structured_modes():
 
 @pytest.fixture
 def llm_server():
-    from scripted_llm import ScriptedLLMServer
+    from support.scripted_llm import ScriptedLLMServer
 
     with ScriptedLLMServer() as server:
         yield server
@@ -48,7 +48,7 @@ def llm_server():
 
 @pytest.fixture
 def arxiv_server():
-    from fake_arxiv import FakeArxiv
+    from support.fake_arxiv import FakeArxiv
 
     with FakeArxiv() as server:
         yield server
@@ -76,7 +76,7 @@ def run_labtui(
 
 def wire_project(root: Path, llm_url: str, arxiv_url: str, *, auto: bool = True) -> None:
     """Point a project's labtui.toml at the scripted servers (one scripted model per stage)."""
-    from research_script import MODELS, model_name
+    from support.research_script import MODELS, model_name
 
     config = load_config(root)
     config.models.api_base = llm_url
@@ -162,7 +162,7 @@ def network_guard(tmp_path, monkeypatch) -> Path:
 @pytest.fixture
 def project(tmp_path, llm_server, arxiv_server, monkeypatch):
     """A co-pilot moons project (in process, no baseline yet) wired to the scripted servers."""
-    from research_script import MoonsResearch
+    from support.research_script import MoonsResearch
 
     from labtui.core.project import Project
 
@@ -176,7 +176,7 @@ def project(tmp_path, llm_server, arxiv_server, monkeypatch):
 @pytest.fixture
 def moons_project(tmp_path, llm_server, arxiv_server, network_guard, monkeypatch):
     """A moons project with its baseline, wired to the scripted servers, research installed."""
-    from research_script import MoonsResearch
+    from support.research_script import MoonsResearch
 
     monkeypatch.setenv("LABTUI_API_KEY", TEST_API_KEY)
     root = tmp_path / "demo"

@@ -4,7 +4,7 @@ shown, labtui writes the BibTeX, aider adds the \\cite; an edit citing an unknow
 from __future__ import annotations
 
 import pytest
-from research_script import MoonsResearch, last_user_text, whole_file_edit
+from support.research_script import MoonsResearch, last_user_text, whole_file_edit
 
 from labtui.core.citations import (
     cited_keys,

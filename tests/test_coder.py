@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scripted_llm import Fault, ScriptedLLMServer
+from support.scripted_llm import Fault, ScriptedLLMServer
 
 from labtui.core.aider_io import file_question_verdict
 from labtui.core.coder import (
@@ -731,7 +731,7 @@ class PrintCapture:  # what Textual puts in sys.stdout while an app runs: no .en
 real = sys.stdout
 sys.stdout = sys.stderr = PrintCapture()
 sys.path.insert(0, sys.argv[2])
-from scripted_llm import ScriptedLLMServer
+from support.scripted_llm import ScriptedLLMServer
 from labtui.core.coder import Coder
 from labtui.core.config import ModelSpec
 from labtui.core.ledger import Ledger
@@ -801,7 +801,7 @@ def warm_up_litellm(server: ScriptedLLMServer) -> None:
 
 
 def test_aider_streams_its_reply_into_the_dialogue(project: Project, server, quick_waits) -> None:
-    from scripted_llm import Slow
+    from support.scripted_llm import Slow
 
     from labtui.core.events import AgentChunk
 
@@ -826,7 +826,7 @@ def test_aider_streams_its_reply_into_the_dialogue(project: Project, server, qui
 def test_a_quiet_aider_call_is_retried_once_the_server_is_idle(
     project: Project, server, quick_waits
 ) -> None:
-    from scripted_llm import Slow
+    from support.scripted_llm import Slow
 
     warm_up_litellm(server)
     project.config.llm.first_token_s = 0.3
@@ -846,7 +846,7 @@ def test_a_quiet_aider_call_is_retried_once_the_server_is_idle(
 def test_an_aider_call_that_stays_quiet_is_a_clear_error(
     project: Project, server, quick_waits
 ) -> None:
-    from scripted_llm import Slow
+    from support.scripted_llm import Slow
 
     warm_up_litellm(server)
     project.config.llm.retries = 0

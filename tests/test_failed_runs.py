@@ -9,7 +9,7 @@ import re
 
 import pytest
 from conftest import TEST_API_KEY, wire_project
-from research_script import MoonsResearch, fenced_json, last_user_text, whole_file_edit
+from support.research_script import MoonsResearch, fenced_json, last_user_text, whole_file_edit
 
 from labtui.core.baseline import run_baseline
 from labtui.core.checkpoints import Checkpoints, Decision
@@ -278,7 +278,7 @@ def test_a_real_small_models_replies_that_never_edit_end_in_an_abandoned_run_and
     """Replays SmolLM2-135M's real aider replies (tests/recorded/real_model/
     smollm2_moons_experiments.jsonl): chat instead of an edit, eight times. Nothing is run,
     nothing of the model's is committed, and the notebook says what was tried."""
-    from recorded_replies import replies
+    from support.recorded_replies import replies
 
     root = session.project.root
     session.config.limits.max_runs = 1

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from research_script import IDEA, MoonsResearch, fenced_json, last_user_text
-from test_pipeline import ScriptedPort, _journal
+from support.ports import ScriptedPort, _journal
+from support.research_script import IDEA, MoonsResearch, fenced_json, last_user_text
 
 from labtui.core.checkpoints import CheckpointRequest, Decision
 from labtui.core.config import load_config, save_config
@@ -272,8 +272,8 @@ def test_novelty_evidence_keeps_only_papers_the_model_was_shown():
 
 
 def test_with_a_panel_the_personas_discuss_turn_by_turn_then_ideas_are_refined(project, llm_server):
-    from test_persona_panel import ADA, BO, PanelModel
-    from test_persona_panel import IDEA as PANEL_IDEA
+    from support.personas import ADA, BO, PanelModel
+    from support.personas import IDEA as PANEL_IDEA
 
     _ideas_config(project, panel=2, panel_turns=2, count=1)
     panel = PanelModel()
@@ -324,7 +324,7 @@ def test_a_model_that_gives_no_usable_idea_leaves_the_template_seeds_to_go_on(pr
     """Replays SmolLM2-135M's real answers to the ideas prompt (tests/recorded/real_model/
     smollm2_moons_ideas.jsonl): an idea that is only a name, three times. The stage once failed
     and stopped the project; now the template's seed ideas are the ideas, and it says so."""
-    from recorded_replies import replies
+    from support.recorded_replies import replies
 
     recorded = replies("smollm2_moons_ideas", "ideas")
     assert recorded[0].strip().startswith('{\n  "Name"') or '"Name"' in recorded[0]

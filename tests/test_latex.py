@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import processes_in
+from support.latex_documents import BIB, GOOD_BODY, document, requires_tex
 
 from labtui.core import chktex as chktex_module
 from labtui.core import latex
@@ -19,21 +20,6 @@ from labtui.core.latex_checks import check_references, referenced_figures
 from labtui.core.latex_log import LatexMessage, parse_blg, parse_log
 from labtui.core.pdf import page_count, pdf_text
 
-requires_tex = pytest.mark.skipif(
-    not (tool_available("latexmk") or tool_available("pdflatex")), reason="TeX is not installed"
-)
-
-BIB = r"""
-@misc{kingma2014adam,
-  title         = {{Adam: A Method for Stochastic Optimization}},
-  author        = {Diederik P. Kingma and Jimmy Ba},
-  year          = {2014},
-  eprint        = {1412.6980},
-  archivePrefix = {arXiv},
-  primaryClass  = {cs.LG},
-  url           = {https://arxiv.org/abs/1412.6980},
-}
-"""
 BN_ENTRY = r"""
 @misc{ioffe2015batch,
   title         = {{Batch Normalization: Accelerating Deep Network Training by Reducing Internal Covariate Shift}},
@@ -44,23 +30,6 @@ BN_ENTRY = r"""
   primaryClass  = {cs.LG},
 }
 """
-
-
-def document(body: str, bib: str = BIB) -> str:
-    return (
-        "\\begin{filecontents}{references.bib}" + bib + "\\end{filecontents}\n"
-        "\\documentclass{article}\n"
-        "\\usepackage{natbib}\n"
-        "\\usepackage{graphicx}\n"
-        "\\begin{document}\n"
-        f"{body}\n"
-        "\\bibliographystyle{plainnat}\n"
-        "\\bibliography{references}\n"
-        "\\end{document}\n"
-    )
-
-
-GOOD_BODY = "We train a small MLP on the two moons dataset with Adam \\citep{kingma2014adam}."
 
 
 @pytest.fixture

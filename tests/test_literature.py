@@ -14,7 +14,7 @@ from typing import Any
 
 import pymupdf
 import pytest
-from fake_arxiv import FakeArxiv
+from support.fake_arxiv import FakeArxiv
 
 from labtui.core import http_service, paper_fulltext, retry
 from labtui.core.errors import LabtuiError

@@ -8,8 +8,8 @@ import json
 import re
 
 import pytest
-from research_script import MoonsResearch
-from test_pipeline import ScriptedPort, _journal
+from support.ports import ScriptedPort, _journal
+from support.research_script import MoonsResearch
 
 from labtui.core.artifacts import load_literature
 from labtui.core.checkpoints import CheckpointRequest, Decision
@@ -175,7 +175,7 @@ def test_the_researchers_edit_of_the_list_is_what_the_ideas_see(project, llm_ser
 def test_with_an_s2_key_semantic_scholar_adds_citation_counts_and_its_own_papers(
     project, llm_server, arxiv_server, monkeypatch
 ):
-    from fake_s2 import FakeS2
+    from support.fake_s2 import FakeS2
 
     from labtui.core.config import load_config, save_config
 
@@ -211,7 +211,7 @@ def test_a_real_small_model_that_cannot_do_the_review_ends_it_and_the_ideas_go_o
     """Replays SmolLM2-135M's real answers (tests/recorded/real_model/
     smollm2_moons_literature.jsonl): prose as a query, then the prompt's own example copied
     three times. The review once failed the stage and stopped the whole pipeline there."""
-    from recorded_replies import replies
+    from support.recorded_replies import replies
 
     from labtui.core.events import Refused
 

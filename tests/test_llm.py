@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 import pytest
-from scripted_llm import Fault, ScriptedLLMServer, count_tokens, prompt_tokens_of
+from support.scripted_llm import Fault, ScriptedLLMServer, count_tokens, prompt_tokens_of
 
 from labtui.core import litellm_setup, llm_errors, server_idle
 from labtui.core import llm as llm_module

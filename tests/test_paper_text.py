@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_latex import document, requires_tex
+from support.latex_documents import document, requires_tex
 
 from labtui.core import paper_text
 from labtui.core.errors import LabtuiError

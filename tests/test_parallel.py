@@ -11,7 +11,7 @@ import threading
 import time
 
 import pytest
-from research_script import IDEA, MoonsResearch, whole_file_edit
+from support.research_script import IDEA, MoonsResearch, whole_file_edit
 
 from labtui.core.checkpoints import CheckpointRequest, Decision
 from labtui.core.config import load_config, save_config

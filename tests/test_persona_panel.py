@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 import pytest
-from research_script import fenced_json
+from support.personas import ADA, BO, IDEA, PanelModel, message_text, remark, summary
 
 from labtui.core.errors import ConfigError, StageFailed
 from labtui.core.events import AgentMessage, Notice
@@ -17,59 +17,6 @@ from labtui.core.persona_panel import PanelResult, Persona, parse_personas, run_
 from labtui.core.pipeline import Session
 
 MODEL = "scripted-ideas"
-ADA = {"name": "Ada (optimisation)", "expertise": "Optimisers.", "stance": "A sceptic."}
-BO = {"name": "Bo (statistics)", "expertise": "Seeds and error bars.", "stance": "A theorist."}
-IDEA = {
-    "Name": "wider_hidden_layer",
-    "Title": "Does width help on two moons?",
-    "Hypothesis": "A wider layer fits the curved boundary better.",
-    "Experiment": "Double HIDDEN_UNITS and compare test accuracy with run_0.",
-    "Interestingness": 5,
-    "Feasibility": 9,
-    "Novelty": 3,
-}
-
-
-def remark(name: str, turn: int) -> str:
-    return f"REMARK<{name} in turn {turn}>"
-
-
-def summary(turn: int) -> str:
-    return f"SUMMARY<turn {turn}>"
-
-
-def _text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, list):
-        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
-    return str(content or "")
-
-
-class PanelModel:
-    """TEST-ONLY: answers each panel request by what it asks for; persona answers come in the
-    order given, one per attempt (the first, then each re-ask)."""
-
-    def __init__(self, *persona_answers: Any) -> None:
-        self.persona_answers = persona_answers or ({"personas": [ADA, BO]},)
-
-    def __call__(self, request: dict[str, Any]) -> str:
-        messages = request["messages"]
-        asked = next(_text(m) for m in messages if m["role"] == "user")
-        if asked.startswith("You lead a small research team"):
-            attempt = sum(m["role"] == "assistant" for m in messages)
-            return fenced_json(self.persona_answers[attempt])
-        if asked.startswith("Panel discussion"):
-            speaker = next(p["name"] for p in (ADA, BO) if p["name"] in _text(messages[0]))
-            return remark(speaker, _turn(asked))
-        if asked.startswith("You lead the panel. Summarise"):
-            return summary(_turn(asked))
-        if asked.startswith("You lead the panel, and its discussion"):
-            return fenced_json({"ideas": [IDEA, {**IDEA, "Name": "narrower_layer"}]})
-        raise AssertionError(f"unexpected request: {asked[:80]!r}")
-
-
-def _turn(text: str) -> int:
-    return int(re.search(r"turn (\d+) of", text).group(1))
 
 
 def _run(project, llm_server, model: PanelModel, **settings: int) -> tuple[PanelResult, list]:
@@ -88,8 +35,8 @@ def _requests(llm_server, opening: str) -> list[list[str]]:
     """The message texts of each request whose first user message starts with ``opening``."""
     found = []
     for request in llm_server.requests_for(MODEL):
-        texts = [_text(m) for m in request["messages"]]
-        users = [_text(m) for m in request["messages"] if m["role"] == "user"]
+        texts = [message_text(m) for m in request["messages"]]
+        users = [message_text(m) for m in request["messages"] if m["role"] == "user"]
         if users and users[0].startswith(opening):
             found.append(texts)
     return found
@@ -157,14 +104,14 @@ def test_a_persona_hears_who_it_is_and_what_was_said_before_it(project, llm_serv
     ada_asks, bo_asks = [
         r
         for r in llm_server.requests_for(MODEL)
-        if _text(r["messages"][-1]).startswith("Panel discussion")
+        if message_text(r["messages"][-1]).startswith("Panel discussion")
     ]
     assert ada_asks["messages"][0]["role"] == "system"
-    assert "Your expertise: Optimisers." in _text(ada_asks["messages"][0])
-    assert "How you argue: A theorist." in _text(bo_asks["messages"][0])
-    assert "CODE<experiment.py>" in _text(ada_asks["messages"][-1])
-    assert "nobody has spoken yet" in _text(ada_asks["messages"][-1])
-    assert remark(ADA["name"], 1) in _text(bo_asks["messages"][-1])
+    assert "Your expertise: Optimisers." in message_text(ada_asks["messages"][0])
+    assert "How you argue: A theorist." in message_text(bo_asks["messages"][0])
+    assert "CODE<experiment.py>" in message_text(ada_asks["messages"][-1])
+    assert "nobody has spoken yet" in message_text(ada_asks["messages"][-1])
+    assert remark(ADA["name"], 1) in message_text(bo_asks["messages"][-1])
 
 
 def test_a_later_turn_hears_the_summaries_not_the_earlier_remarks(project, llm_server):

@@ -5,28 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from support.ports import ScriptedPort, _journal
 
 from labtui.core.checkpoints import CheckpointRequest, Decision
 from labtui.core.events import CheckpointDecided, ErrorEvent, Notice, StageFinished
-from labtui.core.journal import read_events
 from labtui.core.pipeline import Session
-
-
-class ScriptedPort:
-    """TEST-ONLY checkpoint port: answers from a list and records what it was asked. The
-    checkpoints of ``passing`` stages (by default the literature review, which most tests only
-    pass through) are approved without taking a decision from the list, and not recorded."""
-
-    def __init__(self, *decisions: Decision, passing: tuple[str, ...] = ("literature",)) -> None:
-        self.decisions = list(decisions)
-        self.passing = passing
-        self.asked: list[CheckpointRequest] = []
-
-    def ask(self, request: CheckpointRequest) -> Decision:
-        if request.stage in self.passing:
-            return Decision("approve")
-        self.asked.append(request)
-        return self.decisions.pop(0) if self.decisions else Decision("abort", "end of script")
 
 
 def novelty_requests(llm_server) -> list[dict]:
@@ -36,10 +19,6 @@ def novelty_requests(llm_server) -> list[dict]:
         for r in llm_server.requests_for("scripted-novelty")
         if "research librarian" not in json.dumps(r["messages"][0])
     ]
-
-
-def _journal(project):
-    return read_events(project.root / ".labtui" / "journal.jsonl")
 
 
 def test_revise_note_reaches_the_next_prompt_and_abort_stops_resumably(project, llm_server):
@@ -110,7 +89,7 @@ def test_a_revised_attempt_may_propose_the_same_idea_again(project, llm_server):
 
 
 def test_only_repeats_of_seed_ideas_fail_the_ideas_stage_clearly(project, llm_server):
-    from research_script import IDEA, MoonsResearch
+    from support.research_script import IDEA, MoonsResearch
 
     seed = json.loads((project.root / "seed_ideas.json").read_text())[0]["Name"]
     repeat = [{**IDEA, "Name": seed}]

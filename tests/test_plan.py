@@ -7,8 +7,8 @@ import json
 import re
 
 import pytest
-from research_script import fenced_json
-from test_pipeline import ScriptedPort, _journal
+from support.ports import ScriptedPort, _journal
+from support.research_script import fenced_json
 
 from labtui.core.artifacts import PlannedRun, parse_plan
 from labtui.core.checkpoints import CheckpointRequest, Decision
@@ -139,7 +139,7 @@ def test_between_runs_skip_stops_the_runs_and_the_stage_is_judged(project):
 
 
 def test_after_each_run_the_agent_analyses_it_and_may_finish_early(project, llm_server):
-    from research_script import MoonsResearch, fenced_json
+    from support.research_script import MoonsResearch, fenced_json
 
     from labtui.core.run_analysis import parse_run_review
 

@@ -261,12 +261,12 @@ class InventingResearch:
     INVENTED = "It also reaches 97.2\\% on a held-out set we never built."
 
     def __init__(self, root: Path) -> None:
-        from research_script import MoonsResearch
+        from support.research_script import MoonsResearch
 
         self.moons = MoonsResearch(root)
 
     def writeup(self, request) -> str:
-        from research_script import whole_file_edit
+        from support.research_script import whole_file_edit
 
         reply = self.moons.writeup(request)
         tex = (self.moons.root / "latex" / "template.tex").read_text()
@@ -336,7 +336,7 @@ def test_auto_mode_stops_at_an_untraced_number_instead_of_approving_it(project_w
 def project_with_runs(tmp_path, llm_server, arxiv_server, monkeypatch):
     """A moons project wired to the scripted servers, its write-up inventing one number."""
     from conftest import TEST_API_KEY, wire_project
-    from research_script import model_name
+    from support.research_script import model_name
 
     from labtui.core.project import Project
 
@@ -356,7 +356,7 @@ class ClaimingResearch(InventingResearch):
     CLAIM = "Doubling the hidden layer significantly improves test accuracy."
 
     def writeup(self, request) -> str:
-        from research_script import whole_file_edit
+        from support.research_script import whole_file_edit
 
         reply = self.moons.writeup(request)
         tex = (self.moons.root / "latex" / "template.tex").read_text()
@@ -373,7 +373,7 @@ def test_a_contradicted_claim_blocks_approval_until_the_researcher_waives_it(
     tmp_path, llm_server, arxiv_server, monkeypatch
 ):
     from conftest import TEST_API_KEY, wire_project
-    from research_script import model_name
+    from support.research_script import model_name
 
     from labtui.core.pipeline import Session
     from labtui.core.project import Project

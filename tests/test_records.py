@@ -8,7 +8,7 @@ import json
 import re
 
 import pytest
-from research_script import IDEA, REVIEW
+from support.research_script import IDEA, REVIEW
 
 from labtui.core.answer_checks import check_text, is_placeholder
 from labtui.core.answer_validation import validate

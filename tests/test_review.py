@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 from conftest import TEST_API_KEY
-from research_script import ANSWERED, REVIEW, fenced_json, model_name, whole_file_edit
+from support.research_script import ANSWERED, REVIEW, fenced_json, model_name, whole_file_edit
+from support.reviews import DOTS_REVIEW
 
 from labtui.core.checkpoints import IMPROVE, Decision
 from labtui.core.config_sections import ReviewSection
@@ -113,24 +114,6 @@ def test_an_out_of_range_score_is_asked_again_never_clamped(reviewer, llm_server
 # (copied from the form's example as prompts/review.md showed it then), the scores in range, and
 # "Reject, Overall 4". Replace it with the recorded reply once tests/recorded/real_model/ holds
 # one (see the README there).
-DOTS_REVIEW = {
-    "Summary": "...",
-    "Strengths": ["..."],
-    "Weaknesses": ["..."],
-    "Originality": 2,
-    "Quality": 2,
-    "Clarity": 3,
-    "Significance": 2,
-    "Questions": ["..."],
-    "Limitations": ["..."],
-    "Ethical Concerns": False,
-    "Soundness": 2,
-    "Presentation": 3,
-    "Contribution": 2,
-    "Overall": 4,
-    "Confidence": 3,
-    "Decision": "Reject",
-}
 
 
 def test_a_review_of_placeholders_is_asked_again_with_the_reason(reviewer, llm_server):
@@ -431,7 +414,7 @@ class BreakingWriter:
     the fix round keeps) and its second breaks the LaTeX."""
 
     def __init__(self, root: Path) -> None:
-        from research_script import MoonsResearch
+        from support.research_script import MoonsResearch
 
         self.moons = MoonsResearch(root)
         self.rounds = 0

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from conftest import TEST_API_KEY, run_labtui
-from research_script import REVIEW, fenced_json, scripted_reviewer
-from test_latex import GOOD_BODY, document, requires_tex
+from support.latex_documents import GOOD_BODY, document, requires_tex
+from support.research_script import REVIEW, fenced_json, scripted_reviewer
 
 from labtui.core.latex import compile_latex
 
@@ -147,7 +147,7 @@ def test_a_review_of_placeholders_is_refused_and_never_printed(tex_pdf, llm_serv
     was printed as "Reject, Overall 4". Now it is asked again, and when it stays so the command
     fails with the reason and prints no review. (The reply is reconstructed from the issue's
     report; see DOTS_REVIEW in test_review.py.)"""
-    from test_review import DOTS_REVIEW
+    from support.reviews import DOTS_REVIEW
 
     llm_server.default("scripted-review", json.dumps(DOTS_REVIEW))
     one = ("--ensemble", "1", "--reflections", "0", "--few-shot", "0")
@@ -187,7 +187,7 @@ def test_a_real_small_models_review_is_refused_and_never_printed(tex_pdf, llm_se
     """Replays SmolLM2-135M's real reviews of a paper (tests/recorded/real_model/
     smollm2_review.jsonl): prose with '<1-4>' where points belong, not JSON. The command fails
     with the reason after the re-asks and prints no review."""
-    from recorded_replies import exchanges
+    from support.recorded_replies import exchanges
 
     recorded = [e["reply"] for e in exchanges("smollm2_review") if e["status"] == 200]
     assert len(recorded) == 3

@@ -10,7 +10,7 @@ import urllib.request
 from typing import Any
 
 import pytest
-from scripted_llm import Fault, ScriptedLLMServer
+from support.scripted_llm import Fault, ScriptedLLMServer
 
 
 def post(url: str, body: dict[str, Any], timeout: float = 5.0) -> tuple[int, bytes]:

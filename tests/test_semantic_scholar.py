@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_arxiv import FakeArxiv
-from fake_s2 import FakeS2
+from support.fake_arxiv import FakeArxiv
+from support.fake_s2 import FakeS2
 
 from labtui.core import http_service, retry
 from labtui.core.errors import ConfigError

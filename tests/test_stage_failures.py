@@ -7,7 +7,7 @@ import json
 
 import pytest
 from conftest import TEST_API_KEY, wire_project
-from research_script import (
+from support.research_script import (
     IDEA,
     REVIEW,
     MoonsResearch,

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from scripted_llm import ScriptedLLMServer, Slow
+from support.scripted_llm import ScriptedLLMServer, Slow
 
 from labtui.core import llm_errors, server_idle, streaming
 from labtui.core.config import Config, ModelSpec

@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from template_checks import (
+from support.template_checks import (
     PYTHON,
     TEMPLATES,
     assert_plot_fails_without_runs,

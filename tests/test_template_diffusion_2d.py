@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from template_checks import (
+from support.template_checks import (
     TEMPLATES,
     assert_plot_fails_without_runs,
     assert_pngs,

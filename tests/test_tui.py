@@ -1,4 +1,4 @@
-"""The Textual front end against a scripted fake Session (tests/tui_scenes.py): checkpoint keys,
+"""The Textual front end against a scripted fake Session (tests/support/tui_scenes.py): checkpoint keys,
 notes, help, the palette, panes, quitting. The pictures are in test_tui_snapshots.py; a real
 pipeline under the TUI is in test_tui_pipeline.py. Async tests run under ``asyncio.run``.
 """
@@ -11,9 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
-from textual.widgets import RichLog, Static
-from tui_scenes import (
+from support.pilot import settle, wait_for
+from support.tui_scenes import (
     ASKS,
     META_REVIEW,
     NO_MODEL,
@@ -23,9 +22,10 @@ from tui_scenes import (
     ev,
     review_details,
     up_to_experiments,
-    wait_for,
     writeup_in_progress,
 )
+from textual.pilot import Pilot
+from textual.widgets import RichLog, Static
 
 from labtui.core.checkpoints import Decision
 from labtui.core.errors import Aborted
@@ -51,12 +51,8 @@ SIZE = (100, 30)
 # -- helpers ---------------------------------------------------------------------------------
 
 
-async def wait_until(pilot: Pilot, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
-    await wait_for(pilot, predicate, timeout)
-
-
 async def wait_for_checkpoint(pilot: Pilot) -> CheckpointScreen:
-    await wait_until(pilot, lambda: isinstance(pilot.app.screen, CheckpointScreen))
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, CheckpointScreen))
     await pilot.pause()
     screen = pilot.app.screen
     assert isinstance(screen, CheckpointScreen)
@@ -66,9 +62,7 @@ async def wait_for_checkpoint(pilot: Pilot) -> CheckpointScreen:
 async def wait_for_end(pilot: Pilot) -> None:
     app = pilot.app
     assert isinstance(app, LabtuiApp)
-    await wait_until(pilot, lambda: app.outcome is not None)
-    await pilot.pause(0.15)  # one flush interval
-    await pilot.pause()
+    await settle(pilot, lambda: app.outcome is not None)
 
 
 @dataclass
@@ -218,7 +212,7 @@ def test_closing_with_a_question_open_releases_the_pipeline() -> None:
         await pilot.press("ctrl+q")  # Textual's quit key asks first too
         assert isinstance(app.screen, ConfirmQuitScreen)
         await pilot.press("y")
-        await wait_until(pilot, lambda: not app.is_running)
+        await wait_for(pilot, lambda: not app.is_running)
 
     run_app(app, steps)  # returns at all: the worker thread was not left blocked
     assert isinstance(session.raised, Aborted)
@@ -450,7 +444,7 @@ def test_no_model_screen_and_the_pipeline_does_not_start() -> None:
     app = LabtuiApp(session)
 
     async def steps(pilot: Pilot) -> None:
-        await wait_until(pilot, lambda: isinstance(app.screen, NoModelScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, NoModelScreen))
         await pilot.press("q")
 
     run_app(app, steps)
@@ -462,7 +456,7 @@ def test_a_crash_shows_the_error_dialog() -> None:
     app = LabtuiApp(FakeSession(error=RuntimeError("CUDA out of memory")))
 
     async def steps(pilot: Pilot) -> None:
-        await wait_until(pilot, lambda: isinstance(app.screen, ErrorScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, ErrorScreen))
         message = app.screen.query_one("#error-message", Static).render()
         assert "RuntimeError: CUDA out of memory" in str(message)
         await pilot.press("q")  # any key closes it; it does not quit
@@ -478,13 +472,13 @@ def test_quit_while_running_asks_then_stops_cooperatively() -> None:
     app = LabtuiApp(session)
 
     async def steps(pilot: Pilot) -> None:
-        await wait_until(pilot, session.started.is_set)
+        await wait_for(pilot, session.started.is_set)
         await pilot.press("q")
         assert isinstance(app.screen, ConfirmQuitScreen)
         await pilot.press("n")
         assert not session.stop_requested.is_set()
         await pilot.press("q", "y")
-        await wait_until(pilot, lambda: not app.is_running)
+        await wait_for(pilot, lambda: not app.is_running)
 
     run_app(app, steps)
     assert session.stop_requested.is_set()
@@ -513,7 +507,7 @@ def test_e_edits_the_product_and_the_checkpoint_is_asked_again(tmp_path: Path) -
     async def steps(pilot: Pilot) -> None:
         first = await wait_for_checkpoint(pilot)
         await pilot.press("e")
-        await wait_until(pilot, lambda: app.screen is not first and at_checkpoint(app))
+        await wait_for(pilot, lambda: app.screen is not first and at_checkpoint(app))
         await pilot.press("a")
         await wait_for_end(pilot)
 
@@ -528,7 +522,7 @@ def at_checkpoint(app: LabtuiApp) -> bool:
 
 
 def test_p_picks_and_rejects_ideas_with_single_keys() -> None:
-    from tui_scenes import ASKS, IDEAS, ideas_project
+    from support.tui_scenes import ASKS, IDEAS, ideas_project
 
     from labtui.core.ideas import load_archive
     from labtui.tui.screens import IdeaPickerScreen
@@ -540,10 +534,10 @@ def test_p_picks_and_rejects_ideas_with_single_keys() -> None:
     async def steps(pilot: Pilot) -> None:
         first = await wait_for_checkpoint(pilot)
         await pilot.press("p")
-        await wait_until(pilot, lambda: isinstance(app.screen, IdeaPickerScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, IdeaPickerScreen))
         await pilot.press("c", "down", "x", "x", "x")  # pick; reject, take back, reject again
         await pilot.press("enter")
-        await wait_until(pilot, lambda: app.screen is not first and at_checkpoint(app))
+        await wait_for(pilot, lambda: app.screen is not first and at_checkpoint(app))
         await pilot.press("a")
         await wait_for_end(pilot)
 
@@ -556,7 +550,7 @@ def test_p_picks_and_rejects_ideas_with_single_keys() -> None:
 
 
 def test_w_waives_what_blocks_approval_with_a_reason() -> None:
-    from tui_scenes import ASKS
+    from support.tui_scenes import ASKS
 
     session = FakeSession(ask=ASKS["blocked"])
     app = LabtuiApp(session)
@@ -567,7 +561,7 @@ def test_w_waives_what_blocks_approval_with_a_reason() -> None:
         await pilot.pause()
         assert app.screen is screen
         await pilot.press("w", *"quoted from prior work", "enter")
-        await wait_until(pilot, lambda: app.screen is not screen and at_checkpoint(app))
+        await wait_for(pilot, lambda: app.screen is not screen and at_checkpoint(app))
         await pilot.press("q")
         await wait_for_end(pilot)
 
@@ -627,7 +621,7 @@ def test_n_leaves_a_note_at_any_time_and_escape_cancels() -> None:
     app = LabtuiApp(session)
 
     async def steps(pilot: Pilot) -> None:
-        await wait_until(pilot, session.started.is_set)
+        await wait_for(pilot, session.started.is_set)
         await pilot.press("n")
         assert isinstance(app.screen, NoteScreen)
         await pilot.press("enter")  # an empty note is refused
@@ -671,14 +665,14 @@ def test_the_command_palette_offers_the_main_actions() -> None:
     titles: list[str] = []
 
     async def steps(pilot: Pilot) -> None:
-        await wait_until(pilot, session.started.is_set)
+        await wait_for(pilot, session.started.is_set)
         titles.extend(c.title for c in app.get_system_commands(app.screen))
         await pilot.press("ctrl+p")
-        await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
         await pilot.press(*"leave a note")
         await pilot.pause(0.3)
         await pilot.press("enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, NoteScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, NoteScreen))
 
     run_app(app, steps)
     for title in ("Leave a note", "Keys", "Show code diff", "Stop the pipeline", "Quit"):
@@ -709,17 +703,17 @@ def test_the_dialogue_follows_only_while_the_reader_is_at_the_bottom() -> None:
     app = LabtuiApp(session)
 
     async def steps(pilot: Pilot) -> None:
-        await wait_until(pilot, lambda: session.scripted.is_set() and app.pending_events == 0)
+        await wait_for(pilot, lambda: session.scripted.is_set() and app.pending_events == 0)
         log = app.main_screen.dialogue.log_widget
         for n in range(40):
             session.bus.emit(ev(AgentMessage, stage="experiments", role="coder", text=f"m{n}"))
-        await wait_until(pilot, lambda: app.pending_events == 0)
+        await wait_for(pilot, lambda: app.pending_events == 0)
         await pilot.pause()
         assert log.is_vertical_scroll_end, "at the bottom, new messages are followed"
         log.scroll_home(animate=False)
         await pilot.pause()
         session.bus.emit(ev(AgentMessage, stage="experiments", role="coder", text="later"))
-        await wait_until(pilot, lambda: app.pending_events == 0)
+        await wait_for(pilot, lambda: app.pending_events == 0)
         await pilot.pause()
         assert log.scroll_y == 0, "scrolled up to reread: the new message does not pull down"
 
@@ -732,7 +726,7 @@ def test_maximising_rewraps_the_dialogue_to_the_new_width() -> None:
     heights: list[int] = []
 
     async def steps(pilot: Pilot) -> None:
-        await wait_until(pilot, lambda: session.scripted.is_set() and app.pending_events == 0)
+        await wait_for(pilot, lambda: session.scripted.is_set() and app.pending_events == 0)
         await pilot.pause()
         log = app.main_screen.dialogue.log_widget
         heights.append(len(log.lines))

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import git
 import pytest
-from test_commits import HISTORY, commit, init_repo
+from support.git_history import HISTORY, commit, init_repo
+from support.pilot import settle
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import Footer, Static
@@ -84,28 +85,23 @@ def event_for(root: Path, message: str, files: dict[str, str]) -> CodeDiff:
     return CodeDiff.from_commit("experiments", info)
 
 
-async def settle(pilot: Pilot) -> None:
+async def settle_diff(pilot: Pilot) -> None:
     """Wait until the pane has everything it asked git for (workers chain: list, then show)."""
     app = pilot.app
     assert isinstance(app, DiffApp)
-    for _ in range(100):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        if not app.pane.busy:
-            return
-    raise AssertionError("the diff pane never settled")
+    await settle(pilot, lambda: not app.pane.busy)
 
 
 async def press(pilot: Pilot, *keys: str) -> None:
     for key in keys:
         await pilot.press(key)
-        await settle(pilot)
+        await settle_diff(pilot)
 
 
 def run(app: DiffApp, steps: Callable[[Pilot], Awaitable[None]]) -> None:
     async def test() -> None:
         async with app.run_test(size=SIZE) as pilot:
-            await settle(pilot)
+            await settle_diff(pilot)
             await steps(pilot)
 
     asyncio.run(test())
@@ -218,7 +214,7 @@ def test_following_shows_each_commit_and_browsing_counts_them(project):
         first = event_for(root, "experiments: run_2 code (attempt 1)", {"experiment.py": "lr=1\n"})
         app.pane.apply(first)
         assert app.pane.shown_sha == first.commit and "+lr=1" in app.body  # no git needed
-        await settle(pilot)
+        await settle_diff(pilot)
         assert "commit 9/9" in app.header and "run_2" in app.header
 
         await press(pilot, "left_square_bracket")
@@ -230,7 +226,7 @@ def test_following_shows_each_commit_and_browsing_counts_them(project):
                 {"experiment.py": f"lr={attempt}\n"},
             )
             app.pane.apply(event)
-            await settle(pilot)
+            await settle_diff(pilot)
         assert app.pane.shown_sha == shas[7]  # still what the researcher is reading
         assert "2 newer · f follows" in app.header and "commit 8/11" in app.header
 
@@ -250,7 +246,7 @@ def test_a_commit_made_while_the_working_tree_is_open_shows_when_it_closes(proje
         await press(pilot, "w")
         event = event_for(root, "review: scores", {"review.md": "7/10\n"})
         app.pane.apply(event)
-        await settle(pilot)
+        await settle_diff(pilot)
         assert app.pane.shown_sha == WORKING_TREE and "1 newer · w back" in app.header
         await press(pilot, "w")  # it was following underneath: the new commit is on screen
         assert app.pane.following and app.pane.shown_sha == event.commit
@@ -267,7 +263,7 @@ def test_stepping_from_a_live_commit_waits_for_the_list_to_include_it(project):
         event = event_for(root, "writeup: fill the paper", {"latex/template.tex": "x\n"})
         app.pane.apply(event)
         await pilot.press("left_square_bracket")  # before the list has been read again
-        await settle(pilot)
+        await settle_diff(pilot)
         assert app.pane.shown_sha == shas[7]  # one older than the live commit, not two
 
     run(app, steps)
@@ -364,7 +360,7 @@ def test_a_commit_gone_from_the_history_is_an_error_not_a_crash(project):
         await press(pilot, "w", "w")  # back from the working tree: plots is read again
         assert f"no commit {shas[6]}" in app.header and app.is_running
         app.pane.apply(CodeDiff(commit="", message="m", files=[], diff=""))  # lists again
-        await settle(pilot)
+        await settle_diff(pilot)
         assert "commit ?/6" in app.header
         await press(pilot, "left_square_bracket")  # from a commit the list lacks: the newest
         assert app.pane.shown_sha == shas[5] and "commit 6/6" in app.header
@@ -409,10 +405,10 @@ def test_snapshot_browsing(project, snap_compare: Callable[..., bool]) -> None:
     root, _ = project
 
     async def run_before(pilot: Pilot) -> None:
-        await settle(pilot)
+        await settle_diff(pilot)
         await press(pilot, "left_curly_bracket", "left_curly_bracket", "left_square_bracket")
         pane = pilot.app.query_one(DiffPane)
         pane.apply(CodeDiff(commit="0" * 40, message="experiments: run_2 code", files=[], diff=""))
-        await settle(pilot)
+        await settle_diff(pilot)
 
     assert snap_compare(DiffApp(CommitLog(root)), terminal_size=SIZE, run_before=run_before)

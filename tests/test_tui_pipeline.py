@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.pilot import wait_for
 from textual.pilot import Pilot
-from tui_scenes import wait_for
 
 from labtui.core.events import CheckpointDecided, ResearcherNote, StageFinished
 from labtui.core.journal import read_events

@@ -1,4 +1,4 @@
-"""A picture of every screen and modal, from the scenes in tui_scenes.py (the README screenshots
+"""A picture of every screen and modal, from the scenes in support/tui_scenes.py (the README screenshots
 come from the same scenes). Deterministic: fixed events, clock, GPU samples and sizes."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from tui_scenes import SCENES
+from support.tui_scenes import SCENES
 
 
 @pytest.mark.parametrize("name", list(SCENES))

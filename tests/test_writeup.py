@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from research_script import MoonsResearch, last_user_text, whole_file_edit
+from support.research_script import MoonsResearch, last_user_text, whole_file_edit
 
 from labtui.core.artifacts import TEX
 from labtui.core.checkpoints import CheckpointRequest, Decision

@@ -123,9 +123,9 @@ def first_paint_headless_row(repeat: int) -> Row:
 def pipeline_rows(*, reviewers: bool) -> list[Row]:
     """The pipeline end to end; with ``reviewers``, the review as a researcher would run it."""
     from conftest import TEST_API_KEY, wire_project
-    from fake_arxiv import FakeArxiv
-    from research_script import MoonsResearch
-    from scripted_llm import ScriptedLLMServer
+    from support.fake_arxiv import FakeArxiv
+    from support.research_script import MoonsResearch
+    from support.scripted_llm import ScriptedLLMServer
 
     from labtui.core.config import load_config, save_config
     from labtui.core.config_sections import ReviewSection
@@ -219,8 +219,8 @@ def ensemble_rows() -> list[Row]:
     """Wall time of a 3-reviewer panel when each answer takes REVIEW_LATENCY_S, against the sum
     of the answers' latencies (what reviewers one after another would wait)."""
     from conftest import TEST_API_KEY
-    from research_script import scripted_reviewer
-    from scripted_llm import Fault, ScriptedLLMServer
+    from support.research_script import scripted_reviewer
+    from support.scripted_llm import Fault, ScriptedLLMServer
 
     from labtui.core.config_sections import ReviewSection
     from labtui.core.prompts import load_prompt

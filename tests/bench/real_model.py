@@ -19,7 +19,7 @@ contradicted claims, tokens and wall time per stage, and whether `paper.pdf` and
 came out; then the same as Markdown (also in DIR/report.md) to paste into a note.
 
 This machine reaches no arXiv: by default the literature stages search the loopback arXiv double
-of the tests (tests/fake_arxiv.py, a handful of recorded papers); `--arxiv URL` points them at
+of the tests (tests/support/fake_arxiv.py, a handful of recorded papers); `--arxiv URL` points them at
 another server. Numbers only: nothing here asserts a goal. A run takes minutes to hours.
 """
 
@@ -442,7 +442,7 @@ def arxiv_server(url: str) -> Iterator[str]:
         yield url
         return
     sys.path.insert(0, str(TESTS))
-    from fake_arxiv import FakeArxiv
+    from support.fake_arxiv import FakeArxiv
 
     with FakeArxiv() as server:
         yield server.url

@@ -58,6 +58,7 @@ from labtui.core.stage_list import STAGES
 from labtui.core.stages.experiments import _diff_block
 from labtui.core.stages.novelty import _evidence_markdown
 from labtui.tui.app import LabtuiApp
+from support.pilot import settle
 
 TS = 1_700_000_000.0  # every event carries this: nothing displayed may depend on the clock
 PROJECT = "wider-hidden-layer"
@@ -743,23 +744,6 @@ class FakeSession:
 # -- scenes: an app, a size and what to do before the picture --------------------------------
 
 RunBefore = Callable[[Pilot], Awaitable[None]]
-
-
-async def wait_for(pilot: Pilot, predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Let the app run until ``predicate`` holds (an AssertionError after ``timeout`` s)."""
-    waited = 0.0
-    while not predicate():
-        if waited > timeout:
-            raise AssertionError("the app did not reach the expected state in time")
-        await pilot.pause(0.02)
-        waited += 0.02
-
-
-async def settle(pilot: Pilot, predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Wait until ``predicate`` holds, then for the flush timer and a repaint."""
-    await wait_for(pilot, predicate, timeout)
-    await pilot.pause(0.15)
-    await pilot.pause()
 
 
 def all_shown(pilot: Pilot) -> bool:

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from fake_arxiv import RECORDED_DIR, LoopbackServer, Reply
+from support.fake_arxiv import RECORDED_DIR, LoopbackServer, Reply
 
 SEARCH_PATH = "/graph/v1/paper/search"
 # keyword (case-insensitive substring of the query) -> recorded answer; first match wins.

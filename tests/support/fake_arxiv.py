@@ -30,7 +30,7 @@ from types import TracebackType
 from typing import Self
 from urllib.parse import parse_qs, urlsplit
 
-RECORDED_DIR = Path(__file__).parent / "recorded"
+RECORDED_DIR = Path(__file__).resolve().parents[1] / "recorded"
 
 # keyword (case-insensitive substring of search_query) -> recorded feed; first match wins.
 DEFAULT_ROUTES: tuple[tuple[str, str], ...] = (

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 PYTHON = sys.executable
 BUILD_SUFFIXES = {".png", ".pdf", ".aux", ".log", ".bbl", ".blg", ".fls", ".out"}
 

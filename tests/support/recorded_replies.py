@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-RECORDED = Path(__file__).parent / "recorded" / "real_model"
+RECORDED = Path(__file__).resolve().parents[1] / "recorded" / "real_model"
 
 
 def exchanges(name: str) -> list[dict[str, Any]]:
