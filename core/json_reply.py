@@ -11,9 +11,10 @@ import json
 import re
 from typing import Any
 
+from .json_text import balanced_end
+
 _THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)```", re.DOTALL)
-_CLOSERS = {"{": "}", "[": "]"}
 
 
 def extract_json(text: str) -> Any:
@@ -63,31 +64,6 @@ def _strip_reasoning(text: str) -> str:
     return text
 
 
-def _balanced_end(text: str, start: int) -> int | None:
-    """Index just past the bracket that closes text[start], respecting JSON strings."""
-    stack: list[str] = []
-    in_string = escaped = False
-    for index in range(start, len(text)):
-        char = text[index]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in _CLOSERS:
-            stack.append(_CLOSERS[char])
-        elif char in "]}":
-            if not stack or stack.pop() != char:
-                return None
-            if not stack:
-                return index + 1
-    return None
-
-
 def _is_structured(value: Any) -> bool:
     """An object, or a list of objects/lists: what callers ask for (not a citation like [1])."""
     if isinstance(value, dict):
@@ -112,7 +88,7 @@ def _scan_balanced(text: str) -> Any:
         if not starts:
             break
         start = min(starts)
-        end = _balanced_end(text, start)
+        end = balanced_end(text, start)
         if end is None:
             index = start + 1
             continue

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -145,31 +145,39 @@ def _find_graphic(name: str, dirs: list[Path]) -> Path | None:
 
 
 def _check_duplicate_sections(body: str) -> list[str]:
-    seen: dict[str, list[int]] = {}
-    titles: dict[str, str] = {}
-    for match in _SECTION.finditer(body):
-        title = balanced_group(body, match.end() - 1)
-        norm = " ".join(title.split()).lower()
-        seen.setdefault(norm, []).append(line_of(body, match.start()))
-        titles.setdefault(norm, " ".join(title.split()))
+    titles = [
+        (" ".join(balanced_group(body, match.end() - 1).split()), line_of(body, match.start()))
+        for match in _SECTION.finditer(body)
+    ]
     return [
-        f"Section '{titles[norm]}' appears {len(lines)} times (lines "
+        f"Section '{title}' appears {len(lines)} times (lines "
         f"{', '.join(map(str, lines))}); keep one and merge the text."
-        for norm, lines in seen.items()
-        if len(lines) > 1
+        for title, lines in _repeated(titles, key=str.lower)
     ]
 
 
 def _check_duplicate_labels(body: str) -> list[str]:
-    seen: dict[str, list[int]] = {}
-    for match in _LABEL.finditer(body):
-        seen.setdefault(match.group(1).strip(), []).append(line_of(body, match.start()))
+    labels = [
+        (match.group(1).strip(), line_of(body, match.start())) for match in _LABEL.finditer(body)
+    ]
     return [
         f"Label '{label}' is defined {len(lines)} times (lines {', '.join(map(str, lines))}); "
         f"labels must be unique."
-        for label, lines in seen.items()
-        if len(lines) > 1
+        for label, lines in _repeated(labels)
     ]
+
+
+def _repeated(
+    named: list[tuple[str, int]], key: Callable[[str], str] = str
+) -> list[tuple[str, list[int]]]:
+    """The names that occur more than once (compared by ``key``; shown as first written), each
+    with the lines it is on."""
+    lines: dict[str, list[int]] = {}
+    shown: dict[str, str] = {}
+    for name, line in named:
+        lines.setdefault(key(name), []).append(line)
+        shown.setdefault(key(name), name)
+    return [(shown[k], found) for k, found in lines.items() if len(found) > 1]
 
 
 def _check_underscores(body: str) -> list[str]:

@@ -91,7 +91,7 @@ class _StreamPump(threading.Thread):
     """
 
     def __init__(
-        self, pipe: IO[str], stream: str, emit: Emit, stage: str, run_id: str, tail_chars: int
+        self, pipe: IO[bytes], stream: str, emit: Emit, stage: str, run_id: str, tail_chars: int
     ) -> None:
         super().__init__(name=f"labtui-{run_id}-{stream}", daemon=True)
         self._pipe = pipe
@@ -203,9 +203,25 @@ def check_program(program: str, cwd: Path) -> None:
         raise missing_interpreter(program)
 
 
+def popen_in_group(
+    command: list[str], cwd: Path, env: dict[str, str], *, merge_stderr: bool = False
+) -> subprocess.Popen[bytes]:
+    """A child in a session, so a process group, of its own (killable as a whole), with no stdin
+    (TeX, say, must never sit waiting for a keyboard) and its output piped as bytes."""
+    return subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
+        start_new_session=True,
+    )
+
+
 def _start(
     argv: list[str], cwd: Path, env: dict[str, str], sandbox: SandboxSpec | None = None
-) -> subprocess.Popen[str]:
+) -> subprocess.Popen[bytes]:
     if not argv:
         raise ValueError("run_process needs a command (argv is empty)")
     if not cwd.is_dir():
@@ -216,18 +232,7 @@ def _start(
         command = sandbox.wrap(argv, cwd.resolve())
         env = {**sandbox.env, **env} if sandbox.isolated else env
     try:
-        return subprocess.Popen(
-            command,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-            start_new_session=True,  # its own process group: killable as a whole
-        )
+        return popen_in_group(command, cwd, env)
     except (FileNotFoundError, PermissionError, NotADirectoryError):
         raise missing_interpreter(argv[0]) from None
 
@@ -321,7 +326,7 @@ def run_process(
     )
 
 
-def _wait(proc: subprocess.Popen[str], timeout_s: float, stop: threading.Event | None) -> str:
+def _wait(proc: subprocess.Popen[bytes], timeout_s: float, stop: threading.Event | None) -> str:
     """Wait for the child: '' once it exits, "timeout" or "stopped" when labtui must end it."""
     deadline = time.monotonic() + timeout_s
     while True:
@@ -336,7 +341,7 @@ def _wait(proc: subprocess.Popen[str], timeout_s: float, stop: threading.Event |
                 return "stopped"
 
 
-def _finish_pumps(pumps: list[_StreamPump], proc: subprocess.Popen[str]) -> None:
+def _finish_pumps(pumps: list[_StreamPump], proc: subprocess.Popen[bytes]) -> None:
     """Let readers drain; if leftover grandchildren keep the pipes open, stop them."""
     for pump in pumps:
         pump.join(timeout=DRAIN_AFTER_EXIT_S)
@@ -372,15 +377,7 @@ def run_collected(
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         return CollectedRun(returncode=-1, output="", timed_out=True)
-    proc = subprocess.Popen(
-        cmd,
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    proc = popen_in_group(cmd, cwd, env, merge_stderr=True)
     timed_out = False
     try:
         out, _ = proc.communicate(timeout=remaining)

@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from .json_text import balanced_end
+
 _EXAMPLES: ContextVar[frozenset[str]] = ContextVar("labtui_answer_examples", default=frozenset())
 # A double-quoted JSON string; matched left to right, so that quotes pair up as JSON pairs them.
 _QUOTED = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
@@ -75,25 +77,14 @@ def snippet_strings(text: str) -> set[str]:
 
 def _brace_spans(text: str) -> Iterator[str]:
     """Top-level {...} spans; quotes count only inside braces, where JSON strings are."""
-    depth, start, in_string, escaped = 0, 0, False, False
-    for index, char in enumerate(text):
-        if depth and in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif depth and char == '"':
-            in_string = True
-        elif char == "{":
-            if depth == 0:
-                start = index
-            depth += 1
-        elif char == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                yield text[start : index + 1]
+    index = text.find("{")
+    while index != -1:
+        end = balanced_end(text, index)
+        if end is None:  # unbalanced from here: try the next brace
+            index = text.find("{", index + 1)
+            continue
+        yield text[index:end]
+        index = text.find("{", end)
 
 
 def _content_text(content: Any) -> str:
