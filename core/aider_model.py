@@ -6,9 +6,9 @@ This room holds everything about the model aider calls:
   :func:`register_with_aider`) and building aider's ``Model`` with labtui's limits
   (:func:`make_model`), in the edit format configured or aider's choice
   (:func:`choose_edit_format`);
-- every completion streamed under labtui's inactivity limits (:func:`stream_completions`), its
-  failures recorded and aider's retries cut short (:func:`record_failures`), a failed call
-  explained (:func:`infrastructure_error`) and a turn priced (:func:`token_price`);
+- every completion streamed under labtui's inactivity limits (:func:`stream_completions`) and
+  retried by labtui's one policy instead of aider's own loop (:func:`retry_model_calls`); what a
+  failed call means is ``core.llm_errors.final_error``, its price ``core.litellm_setup``;
 - aider's code fence chosen from the edited files only (:func:`fence_from_editable_files`) and
   the texts aider itself sends (:func:`aider_prompt_texts`).
 

@@ -233,8 +233,11 @@ class Session:
         the product, and the question is asked again."""
         try:
             stage.apply_picks(ctx, decision.picks)
-        except ValueError as exc:
+        except ValueError as exc:  # a pick that names no idea, or a mark that is no status
             ctx.say(f"could not apply your picks: {exc}")
+            return False
+        except LabtuiError as exc:  # ideas.json itself is broken: say how to fix it
+            ctx.say(f"could not apply your picks: {exc.message} ({exc.hint})")
             return False
         return True
 

@@ -407,6 +407,30 @@ def test_inbox_keeps_emission_order() -> None:
     assert inbox.take_bursty() == [lines[2]]
 
 
+def test_metric_events_do_not_cut_a_batch_of_log_lines() -> None:
+    """Each read's MetricsReported follows its LogLine: the lines still reach the logs pane in
+    one write, and the points reach the plot."""
+    from labtui.core.metrics import metrics_reported
+    from labtui.tui.panes import LogsPane
+
+    events: list = []
+    for epoch in (1, 2, 3):
+        log = ev(LogLine, run_id="run_1", stream="stdout", text=f"epoch {epoch} loss 0.{epoch}")
+        events += [log, metrics_reported(log)]
+    writes: list[int] = []
+
+    async def steps(pilot: Pilot) -> None:
+        main = app.main_screen
+        write = main.write_log_lines
+        main.write_log_lines = lambda lines: (writes.append(len(lines)), write(lines))  # type: ignore[method-assign]
+        app._apply_events(events)
+        assert main.query_one(LogsPane)._series.plottable() == ["loss"]
+
+    app = LabtuiApp(FakeSession(ask=None, wait_for_stop=True), auto=True)
+    run_app(app, steps)
+    assert writes == [3]
+
+
 def test_means_are_flattened_without_the_means_level() -> None:
     assert flatten_means({"ds": {"means": {"acc": 0.91234, "n": 3}}}) == ["ds.acc=0.9123", "ds.n=3"]
 

@@ -359,6 +359,11 @@ class LabtuiApp(App[None]):
             if isinstance(event, LogLine):
                 lines.append(event)
                 continue
+            if isinstance(event, MetricsReported):
+                # Each read's points follow its LogLine: plotted at once, so that they do not
+                # cut the batch of lines into one log write per read.
+                main.apply(event)
+                continue
             if lines:
                 main.write_log_lines(lines)
                 lines = []
