@@ -149,13 +149,12 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
         """,
     )
     emit = Recorder()
-    start = time.monotonic()
     result = run_process(
         [PYTHON, "spawn.py"], cwd=tmp_path, timeout_s=1.5, run_id="r", emit=emit, stage="s"
     )
     assert result.timed_out
     assert result.returncode != 0
-    assert time.monotonic() - start < 1.5 + process_group.KILL_GRACE_S + 2
+    assert result.wall_s < 60  # the script alone takes 120 s: the timeout ended it
     grandchild = int(emit.lines("stdout")[0].split()[1])
     deadline = time.monotonic() + 2
     while process_running(grandchild) and time.monotonic() < deadline:

@@ -31,7 +31,8 @@ from labtui.core.checkpoints import Decision
 from labtui.core.errors import Aborted
 from labtui.core.events import ErrorEvent, LogLine, RunFinished
 from labtui.core.review_form import SCORE_RANGES
-from labtui.tui.app import EventInbox, LabtuiApp
+from labtui.tui.app import LabtuiApp
+from labtui.tui.engine_bridge import EventInbox
 from labtui.tui.keybar import KeyBar
 from labtui.tui.panes import LatexPane, flatten_means
 from labtui.tui.panes.logs import RunLog
