@@ -25,7 +25,7 @@ from labtui.core.commits import CommitEntry, CommitLog
 from labtui.core.events import CodeDiff
 from labtui.core.project import CommitInfo
 from labtui.tui.panes import DiffPane
-from labtui.tui.panes.diff import WORKING_TREE
+from labtui.tui.panes.diff_history import WORKING_TREE
 
 SIZE = (100, 30)
 FIXED_DATE = "2024-05-01T12:00:00+00:00"

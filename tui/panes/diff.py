@@ -12,7 +12,6 @@ on the UI thread only if they are still wanted.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -28,109 +27,25 @@ from labtui.core.commits import (
     CommitEntry,
     CommitLog,
     entry_of,
-    newest_of_next_group,
-    newest_of_previous_group,
 )
 from labtui.core.errors import LabtuiError
 from labtui.core.events import CodeDiff
-from labtui.core.project import CommitInfo
 
-from .base import Pane, clip_lines
+from .base import Pane
+from .diff_history import (
+    MOVES,
+    WORKING_TREE,
+    HistoryRequest,
+    HistoryResult,
+    fetch_history,
+    highlight_diff,
+)
 
 HISTORY_GROUP = "diff-history"
-WORKING_TREE = "<working tree>"  # what the pane shows, in place of a sha, for the working tree
 HISTORY_ACTIONS = frozenset(
     {"older", "newer", "previous_group", "next_group", "working_tree", "follow"}
 )
 NO_CHANGES = "No code changes yet."
-
-
-@functools.cache
-def diff_highlight_theme() -> type:
-    """Textual's highlight theme plus the diff tokens it leaves unstyled (+, -, @@ lines).
-
-    Built on first use: pygments and textual.highlight cost tens of ms to import, which the
-    first paint does not need."""
-    from pygments.token import Token
-    from textual.highlight import HighlightTheme
-
-    class DiffHighlightTheme(HighlightTheme):
-        STYLES = {  # noqa: RUF012 (textual declares it an instance attribute)
-            **HighlightTheme.STYLES,
-            Token.Generic.Inserted: "$text-success",
-            Token.Generic.Deleted: "$text-error",
-            Token.Generic.Subheading: "$text-accent",
-            Token.Generic.Heading: "bold",
-        }
-
-    return DiffHighlightTheme
-
-
-def highlight_diff(diff: str) -> Content:
-    """The diff, clipped and highlighted."""
-    from textual.highlight import highlight
-
-    return highlight(clip_lines(diff), language="diff", theme=diff_highlight_theme())
-
-
-# -- what the worker is asked and answers ------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class HistoryRequest:
-    generation: int  # how many CodeDiff events had arrived: entries are fresh for this many
-    list_entries: bool
-    target: str  # a sha, WORKING_TREE, or "" when nothing needs showing
-
-
-@dataclass(frozen=True)
-class HistoryResult:
-    request: HistoryRequest
-    entries: list[CommitEntry] | None = None
-    entries_error: LabtuiError | None = None
-    info: CommitInfo | None = None
-    body: Content | None = None
-    show_error: LabtuiError | None = None
-
-
-def fetch_history(log: CommitLog, request: HistoryRequest) -> HistoryResult:
-    """Everything the request asks of git, highlighted; git's errors come back as values."""
-    entries, entries_error = None, None
-    if request.list_entries:
-        try:
-            entries = log.entries()
-        except LabtuiError as error:
-            entries_error = error
-    if not request.target:
-        return HistoryResult(request, entries, entries_error)
-    try:
-        info = log.working_tree() if request.target == WORKING_TREE else log.show(request.target)
-    except LabtuiError as error:
-        return HistoryResult(request, entries, entries_error, show_error=error)
-    return HistoryResult(request, entries, entries_error, info, highlight_diff(info.diff))
-
-
-# -- moving ------------------------------------------------------------------------------------
-
-
-def older_index(entries: list[CommitEntry], index: int | None) -> int | None:
-    if index is None:  # showing a commit not listed yet: it is newer than all of them
-        return len(entries) - 1 if entries else None
-    return index - 1 if index > 0 else None
-
-
-def newer_index(entries: list[CommitEntry], index: int | None) -> int | None:
-    if index is None:
-        return None
-    return index + 1 if index + 1 < len(entries) else None
-
-
-MOVES = {
-    "older": older_index,
-    "newer": newer_index,
-    "previous_group": newest_of_previous_group,
-    "next_group": newest_of_next_group,
-}
 
 
 @dataclass(frozen=True)
