@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 # Every event class by name, for rebuilding events from the journal.
 EVENT_TYPES: dict[str, type[Event]] = {}
@@ -99,13 +99,22 @@ class LogLine(Event):
     text: str
 
 
+class MetricPointData(TypedDict):
+    """One point of a MetricsReported event (core.metrics.MetricPoint as the journal keeps it)."""
+
+    values: dict[str, float]
+    step: float | None
+    step_name: str
+    total: float | None
+    group: str
+
+
 @dataclass(frozen=True, kw_only=True)
 class MetricsReported(Event):
-    """The metrics a run's output reported (core.metrics reads them from its lines): each point
-    a dict of ``values`` (name -> number), ``step``, ``step_name``, ``total`` and ``group``."""
+    """The metrics a run's output reported (core.metrics reads them from its lines)."""
 
     run_id: str
-    points: list[dict[str, Any]]
+    points: list[MetricPointData]
 
 
 @dataclass(frozen=True, kw_only=True)

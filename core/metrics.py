@@ -18,10 +18,10 @@ import json
 import math
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
-from .events import LogLine, MetricsReported
+from .events import LogLine, MetricPointData, MetricsReported
 
 # The x coordinate, best first: when a line names several ("epoch 2 step 4000"), the finest wins.
 STEP_KEYS: tuple[str, ...] = ("step", "global_step", "iteration", "iter", "epoch", "batch")
@@ -107,13 +107,23 @@ def metrics_reported(log: LogLine) -> MetricsReported | None:
     """The metrics the lines of one pipe read report (its newest MAX_PARSED_PER_READ lines), as
     an event beside the LogLine; None when they report none."""
     lines = log.text.split("\n")[-MAX_PARSED_PER_READ:]
-    points = [asdict(point) for point in map(parse_metrics, lines) if point is not None]
+    points = [_data_of(point) for point in map(parse_metrics, lines) if point is not None]
     if not points:
         return None
     return MetricsReported(stage=log.stage, run_id=log.run_id, points=points)
 
 
-def point_of(data: dict[str, Any]) -> MetricPoint:
+def _data_of(point: MetricPoint) -> MetricPointData:
+    return MetricPointData(
+        values=dict(point.values),
+        step=point.step,
+        step_name=point.step_name,
+        total=point.total,
+        group=point.group,
+    )
+
+
+def point_of(data: MetricPointData) -> MetricPoint:
     """A MetricPoint from a MetricsReported event's point."""
     return MetricPoint(**data)
 

@@ -13,9 +13,10 @@ from .stage_context import StageContext
 
 if TYPE_CHECKING:
     from .coder import Coder
+    from .provenance import Contradiction, Written
 
 
-def trace_numbers(ctx: StageContext, coder: Coder) -> list[Any]:
+def trace_numbers(ctx: StageContext, coder: Coder) -> list[Written | Contradiction]:
     """One round in which the model replaces the numbers that match no run with the recorded
     ones (or removes them) and rewrites the sentences whose claims the runs' effects contradict;
     provenance.json is committed. Returns what is still open and not waived: untraced numbers,
@@ -26,7 +27,10 @@ def trace_numbers(ctx: StageContext, coder: Coder) -> list[Any]:
     root = ctx.project.root
     waivers = load_waivers(root)
     report = check_paper(root, root / TEX, waivers)
-    open_issues = [*report.open_issues(waivers), *report.open_claims(waivers)]
+    open_issues: list[Written | Contradiction] = [
+        *report.open_issues(waivers),
+        *report.open_claims(waivers),
+    ]
     if open_issues:
         coder.edit(
             [TEX],

@@ -11,9 +11,11 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from .pdf import text_flags
+
+T = TypeVar("T")
 
 # a horizontal gap wider than this many ems splits a visual line into cells (table columns, or
 # a heading's number and name, which LaTeX separates by a quad)
@@ -183,8 +185,9 @@ def _in_band(fragment: Fragment, band: list[Fragment]) -> bool:
     return min(f.y0 for f in band) <= fragment.middle <= max(f.y1 for f in band)
 
 
-def dominant(weighted: Iterable[tuple[Any, int]]) -> Any:
-    counts: Counter[Any] = Counter()
+def dominant(weighted: Iterable[tuple[T, int]]) -> T:
+    """The value with the most weight (the size or font most of a line's text is set in)."""
+    counts: Counter[T] = Counter()
     for value, weight in weighted:
         counts[value] += weight
     return counts.most_common(1)[0][0]

@@ -11,7 +11,6 @@ import signal
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
 
 KILL_GRACE_S = 3.0  # between SIGTERM and SIGKILL: time to flush logs and free the GPU
 
@@ -58,7 +57,7 @@ def signal_group(pgid: int, sig: signal.Signals) -> None:
         pass
 
 
-def kill_group(proc: subprocess.Popen[Any], grace_s: float | None = None) -> None:
+def kill_group(proc: subprocess.Popen[bytes], grace_s: float | None = None) -> None:
     """SIGTERM the child's whole group, wait up to ``grace_s`` for it to go, then SIGKILL the rest.
 
     The group id is the child's pid (``start_new_session``). The child is reaped while we wait:

@@ -20,7 +20,7 @@ import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
@@ -100,7 +100,7 @@ def _error_of(state: RetryCallState) -> BaseException | None:
     return outcome.exception()
 
 
-def retry_after_from_headers(headers: Mapping[str, Any] | None) -> float | None:
+def retry_after_from_headers(headers: Mapping[str, str] | None) -> float | None:
     """The seconds a server's Retry-After header asks for (capped at MAX_WAIT_S), or None when
     it sent none. The HTTP-date form is rare for APIs: it falls back to our own backoff."""
     if not headers:

@@ -10,7 +10,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.console import Console
 from rich.markup import escape
@@ -29,6 +29,7 @@ from labtui.core.events import (
     GpuSample,
     LatexUpdated,
     LogLine,
+    MetricPointData,
     MetricsReported,
     Notice,
     Refused,
@@ -203,7 +204,7 @@ class TerminalCheckpointPort:
             return Decision(action, note)
 
 
-def metrics_words(point: dict[str, Any]) -> str:
+def metrics_words(point: MetricPointData) -> str:
     """'epoch 25/200 · train_loss 0.31 · test_accuracy 0.82' for one reported point."""
     progress = point_of(point).progress
     values = [f"{name} {value:.4g}" for name, value in point["values"].items()]
