@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from .answer_validation import validate
 from .errors import StageFailed
@@ -103,8 +103,30 @@ def plan_record(runs: list[PlannedRun]) -> list[dict[str, str]]:
 # -- literature.json ------------------------------------------------------------------------
 
 
-def save_literature(root: Path, topic: str, summary: str, papers: list[dict[str, Any]]) -> Path:
-    data = {"topic": topic, "summary": summary, "papers": papers}
+class LiteraturePaper(TypedDict, total=False):
+    """One paper of the review as literature.json keeps it (a hand-edited file may lack some
+    fields; ``title`` and ``summary`` are checked when it is loaded)."""
+
+    id: str
+    arxiv_id: str
+    title: str
+    authors: list[str]
+    year: int | str
+    url: str
+    citations: int | None
+    summary: str
+    bibtex_key: str
+    bibtex: str
+
+
+class LiteratureReview(TypedDict):
+    topic: str
+    summary: str
+    papers: list[LiteraturePaper]
+
+
+def save_literature(root: Path, topic: str, summary: str, papers: list[LiteraturePaper]) -> Path:
+    data = LiteratureReview(topic=topic, summary=summary, papers=papers)
     return _write_json(root, LITERATURE, data, ascii_only=False)
 
 
@@ -112,7 +134,7 @@ def has_literature(root: Path) -> bool:
     return (Path(root) / LITERATURE).is_file()
 
 
-def load_literature(root: Path) -> dict[str, Any]:
+def load_literature(root: Path) -> LiteratureReview:
     """literature.json as written (or edited): a clear error names what is wrong."""
     path = Path(root) / LITERATURE
     fix = f"fix {path} or delete it and revise at the checkpoint to review again"
@@ -132,10 +154,10 @@ def load_literature(root: Path) -> dict[str, Any]:
         raise StageFailed(f'{path}: "papers" must be a list of {{"title", "summary", ...}}', fix)
     if not isinstance(data.get("summary", ""), str):
         raise StageFailed(f'{path}: "summary" must be text', fix)
-    return data
+    return cast(LiteratureReview, data)  # the fields checked above; the rest as written
 
 
-def literature_digest(review: dict[str, Any], summary_chars: int = 500) -> str:
+def literature_digest(review: LiteratureReview, summary_chars: int = 500) -> str:
     """The review as a prompt block: the overall summary, then each paper in a line or two."""
     lines = [review.get("summary", "").strip()] if review.get("summary") else []
     for paper in review.get("papers", []):

@@ -19,7 +19,14 @@ from typing import Any
 
 from ..answer_checks import check_text
 from ..answer_validation import validate
-from ..artifacts import LITERATURE, literature_digest, load_literature, save_literature
+from ..artifacts import (
+    LITERATURE,
+    LiteraturePaper,
+    LiteratureReview,
+    literature_digest,
+    load_literature,
+    save_literature,
+)
 from ..errors import UnusableAnswer
 from ..http_service import LiteratureUnavailable
 from ..paper_record import base_id
@@ -282,7 +289,7 @@ def _curated_block(review: ReadingList) -> str:
 
 
 def write_reading_list(root: Path, topic: str, summary: str, review: ReadingList) -> Path:
-    papers = []
+    papers: list[LiteraturePaper] = []
     for key, paper_summary in review.curated.items():
         paper = review.seen[key]
         papers.append(
@@ -302,7 +309,7 @@ def write_reading_list(root: Path, topic: str, summary: str, review: ReadingList
     return save_literature(root, topic, summary, papers)
 
 
-def _review_output(review: dict[str, Any]) -> StageOutput:
+def _review_output(review: LiteratureReview) -> StageOutput:
     papers = review.get("papers", [])
     body = (
         (review.get("summary") or "*(no summary)*")
