@@ -146,7 +146,8 @@ def run(ctx: StageContext) -> StageOutput:
     for step in range(1, steps + 1):
         final = step == steps or review.full
         try:
-            action = _next_action(ctx, llm, topic, review, observation, step, steps, final)
+            prompt = _step_prompt(ctx, topic, review, observation, step, steps, final)
+            action = _next_action(ctx, llm, review, prompt, final)
         except UnusableAnswer as exc:
             # The review is a preparation, not a result: a model that cannot go on ends it
             # with the papers kept so far, and the project goes on to the ideas.
@@ -169,22 +170,13 @@ def run(ctx: StageContext) -> StageOutput:
 
 
 def _next_action(
-    ctx: StageContext,
-    llm: Any,
-    topic: str,
-    review: ReadingList,
-    observation: str,
-    step: int,
-    steps: int,
-    final: bool,
+    ctx: StageContext, llm: Any, review: ReadingList, prompt: str, final: bool
 ) -> Action:
+    """The agent's next step for the step's ``prompt``, checked against what it has seen."""
     return llm.ask_json(
         [
             {"role": "system", "content": ctx.prompt("literature_system")},
-            {
-                "role": "user",
-                "content": _step_prompt(ctx, topic, review, observation, step, steps, final),
-            },
+            {"role": "user", "content": prompt},
         ],
         lambda data, f=final: parse_action(data, review, final=f),
         schema=LiteratureStep,
