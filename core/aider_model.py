@@ -143,10 +143,11 @@ def stream_completions(
     aider a non-streamed response rebuilt from the chunks: aider's own code path, and the usage
     it bills, stay the non-streaming ones.
 
-    A call that goes quiet too long is given up: the Notice says which limit, and aider gets a
-    litellm Timeout, which it retries; that retry (like any next call) first waits until a local
-    server has finished the abandoned request. Returns the list that the timing
-    ``(first_token_s, seconds)`` of each completed call is appended to.
+    A call that goes quiet too long is given up: the Notice says which limit, and the call fails
+    with a litellm Timeout, which labtui's policy retries (:func:`retry_model_calls`); that retry
+    (like any next call) first waits until a local server has finished the abandoned request.
+    Returns the list that the timing ``(first_token_s, seconds)`` of each completed call is
+    appended to.
     """
     import litellm
 
