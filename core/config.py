@@ -176,6 +176,10 @@ def _apply_legacy(values: dict[str, Any], seconds: Any, where: str) -> None:
     """
     if isinstance(seconds, bool) or not isinstance(seconds, int | float):
         raise ConfigError(f"{where} must be a number, not {seconds!r}", "write timeout_s = 3")
+    if seconds < 0:
+        raise ConfigError(
+            f"{where} must not be negative ({seconds!r})", "write timeout_s = 0 or more"
+        )
     if "first_token_s" not in values:
         default = LLMSection.model_fields["first_token_s"].default
         values["first_token_s"] = max(float(default), float(seconds))
@@ -193,16 +197,20 @@ def _overrides(environ: Mapping[str, str]) -> dict[str, dict[str, Any]]:
                 f"${variable} names no section of labtui.toml ([{section}])",
                 _suggest(section, SECTIONS, f"known sections: {', '.join(SECTIONS)}"),
             )
-        found.setdefault(section, {})[key] = _toml_scalar(raw)
+        field = SECTIONS[section].model_fields.get(key)
+        text_only = field is not None and field.annotation is str
+        found.setdefault(section, {})[key] = _toml_scalar(raw, text_only)
     return found
 
 
-def _toml_scalar(raw: str) -> Any:
-    """A variable's value as TOML reads it (60, 0.5, true, "text"); a bare word is text."""
+def _toml_scalar(raw: str, text_only: bool = False) -> Any:
+    """A variable's value as TOML reads it (60, 0.5, true, "text"); a bare word is text, and so
+    is anything given to a text field (a project named 2024, a model named true)."""
     try:
-        return tomllib.loads(f"value = {raw}")["value"]
+        value = tomllib.loads(f"value = {raw}")["value"]
     except tomllib.TOMLDecodeError:
         return raw
+    return raw if text_only and not isinstance(value, str) else value
 
 
 # -- errors ----------------------------------------------------------------------------------
@@ -239,8 +247,15 @@ def _config_error(
     if kind == "labtui_maximum":
         fix = context["fix"].format(key=key)
         return ConfigError(f"{place} = {value:g} is above {context['most']}", fix)
+    if kind == "greater_than":
+        default = fields[key].default
+        return ConfigError(
+            f"{place} must be above 0 ({value!r}): the limit would stop the work at once",
+            f"write {key} = {default:g} (seconds; any number above 0)",
+        )
     if kind == "labtui_minimum":
-        return ConfigError(f"{place} = {value!r} {context['why']}", context["fix"].format(key=key))
+        fix = context["fix"].format(key=key)
+        return ConfigError(f"{place} = {context['value']!r} {context['why']}", fix)
     return ConfigError(f"{place}: {error['msg']}", "see the Configuration section of README.md")
 
 

@@ -38,6 +38,7 @@ def _off_or_at_least(minimum: int, why: str) -> AfterValidator:
                 {
                     "why": why,
                     "fix": f"write {{key}} = {minimum} or more, or {{key}} = 0 to turn it off",
+                    "value": value,
                 },
             )
         return value
@@ -62,7 +63,9 @@ def _at_least_one(why: str) -> AfterValidator:
     def check(value: int) -> int:
         if value < 1:
             raise PydanticCustomError(
-                "labtui_minimum", "{why}", {"why": why, "fix": "write {key} = 1 or more"}
+                "labtui_minimum",
+                "{why}",
+                {"why": why, "fix": "write {key} = 1 or more", "value": value},
             )
         return value
 
@@ -71,6 +74,8 @@ def _at_least_one(why: str) -> AfterValidator:
 
 Count = Annotated[int, BeforeValidator(_whole), Field(ge=0)]
 Seconds = Annotated[float, Field(ge=0)]
+Timeout = Annotated[float, Field(gt=0)]
+"""A wall-clock limit that cannot be off: 0 would stop the work as soon as it started."""
 Number = Annotated[float, Field(ge=0)]
 
 
@@ -100,17 +105,24 @@ class ModelsSection(Section):
     output_usd_per_mtok: Number = 0.0
     """The same, per million output tokens."""
     ideas: str = ""
+    """The model that proposes and refines ideas."""
     novelty: str = ""
+    """The model that checks an idea against the literature."""
     experiments: str = ""
+    """The model that writes and fixes experiment code (through aider)."""
     plots: str = ""
+    """The model that writes the plotting script."""
     writeup: str = ""
+    """The model that writes the paper."""
     review: str = ""
+    """The model that reviews the paper."""
 
 
 class LLMSection(Section):
     max_tokens: Count = 4096
     """The longest reply a call may get."""
     temperature: Annotated[Number, _at_most(2.0, 0.7)] = 0.7
+    """Sampling temperature of every call (0: the most likely tokens; at most 2)."""
     retries: Count = 4
     """Retries of a call that failed for a reason waiting may fix (rate limit, 5xx, timeout)."""
     first_token_s: Seconds = 600.0
@@ -132,14 +144,19 @@ class BudgetSection(Section):
 
 
 class LimitsSection(Section):
-    run_timeout_s: Seconds = 1800.0
+    run_timeout_s: Timeout = 1800.0
     """Wall-clock limit of one experiment run."""
     max_runs: Count = 5
     """Runs a plan may have (as The AI Scientist: up to 5 runs, 4 fix attempts each)."""
     fix_attempts: Count = 4
-    plot_timeout_s: Seconds = 300.0
-    latex_timeout_s: Seconds = 120.0
+    """Tries per planned run or plot script (edit, run, hand the error back) before it is given
+    up."""
+    plot_timeout_s: Timeout = 300.0
+    """Wall-clock limit of the plotting script."""
+    latex_timeout_s: Timeout = 120.0
+    """Wall-clock limit of one LaTeX compilation."""
     latex_fix_rounds: Count = 3
+    """Rounds of fixing the LaTeX source by its compiler log."""
     citation_rounds: Count = 20
     """Write-up rounds that each add a citation where one is missing."""
     page_limit: Count = 0
@@ -171,6 +188,8 @@ class SandboxSection(Section):
     """
 
     mode: Literal["auto", "bwrap", "limits", "off"] = "auto"
+    """"auto": bubblewrap when it works, else limits only (with a warning); "bwrap" requires
+    it; "limits": resource limits only; "off": none."""
     network: bool = False
     """Reachable from inside bubblewrap; without bwrap it always is."""
     cpu_time_s: Count = 0
@@ -190,6 +209,7 @@ class SandboxSection(Section):
 
 class IdeasSection(Section):
     count: Count = 2
+    """New ideas the ideas stage proposes."""
     reflections: Count = 3
     """Rounds per idea, each ending on the model's structured "done" flag."""
     panel: Annotated[
@@ -197,6 +217,7 @@ class IdeasSection(Section):
     ] = 0
     """Personas that discuss before proposing (Virtual Scientists); 0: no panel."""
     panel_turns: Count = 2
+    """Turns of the panel's discussion, each persona speaking once per turn."""
     duplicate_threshold: Annotated[Number, _at_most(1.0, 0.7)] = 0.7
     """Similarity (0..1) at which a new idea repeats an old one; 1.0 drops only exact repeats."""
     novelty_checks: Count = 3
@@ -205,8 +226,11 @@ class IdeasSection(Section):
 
 class LiteratureSection(Section):
     arxiv_url: str = "https://export.arxiv.org/api/query"
-    max_results: Count = 5
+    """arXiv's search API; a mirror or proxy goes here."""
+    max_results: Annotated[Count, _at_least_one("finds nothing")] = 5
+    """Papers one search returns (arXiv, and Semantic Scholar when it is used)."""
     rounds: Count = 2
+    """Search rounds the novelty check has per idea (at least one)."""
     delay_s: Seconds = 3.0
     """Between two requests to arXiv (its terms ask for three seconds)."""
     retries: Count = 3

@@ -95,6 +95,10 @@ def test_inactivity_limits_are_explained_where_they_are_written(tmp_path):
         ("[models]\ndefault = 3\n", r"\[models\] default must be a string", '"..."'),
         ("[limits]\nrun_timeout = 60\n", r"has unknown field 'run_timeout'", "run_timeout_s"),
         ("[limit]\nmax_runs = 2\n", r"unknown section \[limit\]", "'limits'"),
+        ("[limits]\nrun_timeout_s = 0\n", r"\[limits\] run_timeout_s must be above 0", "1800"),
+        ("[literature]\nmax_results = 0\n", r"max_results = 0 finds nothing", "1 or more"),
+        ("[sandbox]\nmax_processes = 3.0\n", r"max_processes = 3 is too low", "16 or more"),
+        ("[llm]\ntimeout_s = -5\n", r"\[llm\] timeout_s must not be negative", "0 or more"),
     ],
 )
 def test_choices_ranges_and_names_are_checked_with_a_fix(tmp_path, toml, message, hint):
@@ -110,6 +114,15 @@ def test_every_field_says_what_it_means():
 
     assert "first token" in LLMSection.model_fields["first_token_s"].description
     assert "threads" in SandboxSection.model_fields["max_processes"].description
+    from labtui.core.config import SECTIONS
+
+    undocumented = [
+        f"[{name}] {key}"
+        for name, section in SECTIONS.items()
+        for key, field in section.model_fields.items()
+        if not field.description
+    ]
+    assert undocumented == []
 
 
 def test_environment_overrides_the_file(tmp_path, monkeypatch):
@@ -122,6 +135,14 @@ def test_environment_overrides_the_file(tmp_path, monkeypatch):
     assert config.sandbox.network is True and config.autonomy.mode == "auto"
 
 
+def test_a_text_field_from_the_environment_stays_text(tmp_path, monkeypatch):
+    (tmp_path / "labtui.toml").write_text("[project]\nname = 'moons'\n")
+    monkeypatch.setenv("LABTUI_PROJECT__NAME", "2024")
+    monkeypatch.setenv("LABTUI_MODELS__DEFAULT", '"openai/qwen"')  # quoted as in the file
+    config = load_config(tmp_path)
+    assert config.project.name == "2024" and config.models.default == "openai/qwen"
+
+
 @pytest.mark.parametrize(
     ("variable", "value", "message"),
     [
@@ -132,6 +153,16 @@ def test_environment_overrides_the_file(tmp_path, monkeypatch):
         ),
         ("LABTUI_LIMITS__MAX_RUN", "3", r"\$LABTUI_LIMITS__MAX_RUN: \[limits\] has unknown field"),
         ("LABTUI_LIMTS__MAX_RUNS", "3", r"\$LABTUI_LIMTS__MAX_RUNS names no section"),
+        (
+            "LABTUI_AUTONOMY__MODE",
+            "yolo",
+            r"\$LABTUI_AUTONOMY__MODE: \[autonomy\] mode is 'yolo'",
+        ),
+        (
+            "LABTUI_REVIEW__TEMPERATURE",
+            "3",
+            r"\$LABTUI_REVIEW__TEMPERATURE: \[review\] temperature = 3 is above 2",
+        ),
     ],
 )
 def test_a_bad_override_names_the_variable(tmp_path, monkeypatch, variable, value, message):
