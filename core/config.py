@@ -34,7 +34,9 @@ from .config_sections import (
     LiteratureSection,
     LLMSection,
     ModelsSection,
+    PaperSection,
     ProjectSection,
+    ResultsSection,
     ReviewSection,
     SandboxSection,
 )
@@ -55,6 +57,8 @@ class Config(BaseModel):
     limits: LimitsSection = Field(default_factory=LimitsSection)
     autonomy: AutonomySection = Field(default_factory=AutonomySection)
     experiment: ExperimentSection = Field(default_factory=ExperimentSection)
+    results: ResultsSection = Field(default_factory=ResultsSection)
+    paper: PaperSection = Field(default_factory=PaperSection)
     sandbox: SandboxSection = Field(default_factory=SandboxSection)
     ideas: IdeasSection = Field(default_factory=IdeasSection)
     literature: LiteratureSection = Field(default_factory=LiteratureSection)
@@ -221,9 +225,9 @@ def _config_error(
 ) -> ConfigError:
     """The first problem pydantic found, said as labtui says it: where, what, and the fix."""
     error = exc.errors()[0]
-    key = str(error["loc"][0]) if error["loc"] else ""
-    value = values.get(key)
     kind, context = error["type"], error.get("ctx") or {}
+    key = str(error["loc"][0]) if error["loc"] else str(context.get("field", ""))
+    value = values.get(key)
     fields = SECTIONS[name].model_fields
     place = f"{origin(key)}: [{name}] {key}"
     if kind == "extra_forbidden":
@@ -241,9 +245,20 @@ def _config_error(
         return ConfigError(f"{place} must not be negative ({value!r})", f"write {key} = 0 or more")
     if kind == "string_type":
         return ConfigError(f"{place} must be a string, not {value!r}", f'write {key} = "..."')
+    if kind == "literal_error" and len(error["loc"]) > 1:  # a value inside a table
+        inner = error["loc"][1]
+        return ConfigError(
+            f"{place} has {inner!r} = {error['input']!r}", f"use one of: {context['expected']}"
+        )
     if kind == "literal_error":
         choices = ", ".join(get_args(fields[key].annotation))
         return ConfigError(f"{place} is {value!r}", f"use one of: {choices}")
+    if kind in ("list_type", "dict_type") or (kind == "string_type" and len(error["loc"]) > 1):
+        return ConfigError(f"{place} must be {_SHAPES[key]}, not {value!r}", _SHAPE_FIXES[key])
+    if kind in ("too_short", "string_too_short"):
+        return ConfigError(f"{place} is empty", _SHAPE_FIXES[key])
+    if kind == "labtui_invalid":
+        return ConfigError(f"{place} {context['why']}", context["fix"].replace("{key}", key))
     if kind == "labtui_maximum":
         fix = context["fix"].format(key=key)
         return ConfigError(f"{place} = {value:g} is above {context['most']}", fix)
@@ -259,6 +274,24 @@ def _config_error(
     return ConfigError(f"{place}: {error['msg']}", "see the Configuration section of README.md")
 
 
+# How list and table fields are written, for the errors that say a value had another shape.
+_SHAPES = {
+    "edit": "a list of paths or globs",
+    "protect": "a list of paths or globs",
+    "sections": "a list of section titles or files",
+    "data": "a list of paths",
+    "metrics": 'a table of metric = "higher" or "lower"',
+}
+_SHAPE_FIXES = {
+    "command": 'write command = "{python} train.py --output-dir {out_dir}"',
+    "edit": 'write edit = ["train.py", "models/*.py"]',
+    "protect": 'write protect = ["eval.py", "data/**"]',
+    "sections": 'write sections = ["Experiments", "sections/results.tex"]',
+    "data": 'write data = ["/data/cifar10"]',
+    "metrics": 'write metrics = {"eval.accuracy" = "higher", "eval.loss" = "lower"}',
+}
+
+
 def _suggest(name: str, known: Mapping[str, Any], otherwise: str) -> str:
     close = difflib.get_close_matches(name, list(known), n=1)
     return f"did you mean {close[0]!r}? ({otherwise})" if close else f"remove it; {otherwise}"
@@ -267,7 +300,13 @@ def _suggest(name: str, known: Mapping[str, Any], otherwise: str) -> str:
 # -- saving ----------------------------------------------------------------------------------
 
 
-def _toml_value(value: Any) -> str:
+def toml_value(value: Any) -> str:
+    """A value as labtui.toml writes it (text quoted, lists and tables inline)."""
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(item) for item in value) + "]"
+    if isinstance(value, dict):
+        pairs = ", ".join(f"{toml_value(str(k))} = {toml_value(v)}" for k, v in value.items())
+        return "{" + (f" {pairs} " if pairs else "") + "}"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
@@ -286,7 +325,12 @@ _COMMENTS = {
     "budget": "hard cap in US dollars; the run stops cleanly at the next checkpoint",
     "limits": "seconds and counts for experiment runs, plots and LaTeX",
     "autonomy": 'mode = "copilot" pauses at checkpoints; "auto" approves everything',
-    "experiment": "python: the interpreter experiments run in (empty: labtui's own)",
+    "experiment": "python: the interpreter experiments run in (empty: labtui's own).\n"
+    "# command: one run ({python}: that interpreter, {out_dir}: the run's folder);\n"
+    "# edit: what the agents may change; protect: what no agent or run may change",
+    "results": "where a run's numbers come from; labtui writes them into its final_info.json",
+    "paper": "the paper's main .tex file; sections: the parts the agents write (empty: the\n"
+    "# template's placeholders)",
     "sandbox": 'how runs are contained: mode = "auto" uses bubblewrap when it works, else\n'
     '# limits only (with a warning); "bwrap" requires it; "limits"; "off". 0 = no limit.\n'
     "# network = false: no network inside bubblewrap. Project folder writable, all else\n"
@@ -305,7 +349,7 @@ def render_config(config: Config) -> str:
             lines.append(f"# {comment}")
         lines.append(f"[{name}]")
         for key in type(section).model_fields:
-            lines.append(f"{key} = {_toml_value(getattr(section, key))}")
+            lines.append(f"{key} = {toml_value(getattr(section, key))}")
         lines.append("")
     return "\n".join(lines)
 

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 
@@ -86,6 +93,18 @@ class ProjectSection(Section):
     """The template the project was made from (moons, char_lm, …)."""
     idea: str = ""
     """The researcher's own idea, given to `labtui new --idea`."""
+    origin: Literal["template", "repository", "topic"] = "template"
+    """How the project began: "template" (`labtui new --template`), "repository" (`labtui init`
+    in the researcher's own repository) or "topic" (`labtui new --idea` alone: the agents write
+    the code)."""
+    task: str = ""
+    """What the research is about, as every agent reads it; empty: prompt.json's
+    task_description."""
+    branch: str = ""
+    """The git branch labtui commits to (`labtui init` makes labtui/<name>); empty: the branch
+    the project is on. labtui never commits to another branch."""
+    data: list[str] = []
+    """Local data files or folders the researcher named for the agents (`labtui new --data`)."""
 
 
 class ModelsSection(Section):
@@ -168,12 +187,120 @@ class AutonomySection(Section):
     """"copilot" pauses at checkpoints; "auto" approves everything."""
 
 
+def _globs(value: list[str]) -> list[str]:
+    for glob in value:
+        if not glob.strip() or glob.startswith("/") or ".." in glob.split("/"):
+            raise PydanticCustomError(
+                "labtui_invalid",
+                "bad path",
+                {
+                    "why": f"has {glob!r}, which is no path inside the project",
+                    "fix": 'write paths or globs relative to the project, e.g. ["train.py", '
+                    '"models/*.py"]',
+                },
+            )
+    return value
+
+
+Globs = Annotated[list[str], AfterValidator(_globs)]
+
+
 class ExperimentSection(Section):
+    """How one experiment runs. The defaults are The AI Scientist's template contract
+    (``python experiment.py --out_dir=run_i``); `labtui init` writes a researcher's own."""
+
     python: str = ""
     """The research interpreter; empty: the one labtui runs in."""
     parallel: Count = 1
     """Ideas whose runs go on at once, each beyond the first in a git worktree of its own
     (core/parallel.py); `labtui run --parallel K` overrides. 0 or 1: one."""
+    command: Annotated[str, Field(min_length=1)] = "{python} experiment.py --out_dir={out_dir}"
+    """One experiment's command line, run in the project folder: {python} is the interpreter
+    above, {out_dir} the run's folder (run_1, …), which the run also finds in $LABTUI_OUT_DIR."""
+    smoke_command: str = ""
+    """The same experiment cut to seconds (a smoke setting), used to check the set-up before
+    the real baseline; empty: none."""
+    edit: Annotated[Globs, Field(min_length=1)] = ["experiment.py"]
+    """Files (or globs) the agents may edit to make a run's change."""
+    protect: Globs = []
+    """Files (or globs) no agent and no run may change: evaluation code, data, configs of
+    record. A change is undone and refused."""
+    commit_file_mb: Count = 20
+    """Files a run writes that are bigger than this (checkpoints, say) stay on disk but out of
+    git (the run folder's .gitignore lists them)."""
+
+    @model_validator(mode="after")
+    def _edit_and_protect_apart(self) -> ExperimentSection:
+        both = sorted(set(self.edit) & set(self.protect))
+        if both:
+            raise PydanticCustomError(
+                "labtui_invalid",
+                "overlap",
+                {
+                    "field": "protect",
+                    "why": f"also names {', '.join(both)}, which edit lets the agents change",
+                    "fix": "name each file in edit or in protect, not in both",
+                },
+            )
+        return self
+
+
+class ResultsSection(Section):
+    """Where a run's numbers come from. Whatever the source, labtui writes them into the run's
+    ``final_info.json`` ({dataset: {"means": {metric: value}}}), which every later step reads."""
+
+    source: Literal["final_info", "json", "csv", "stdout", "tensorboard", "wandb"] = "final_info"
+    """"final_info": the run writes final_info.json itself (the template contract); "json": any
+    JSON file; "csv": a table, a row per step or epoch; "stdout": metric lines the run prints;
+    "tensorboard": event files; "wandb": W&B's wandb-summary.json (offline runs too)."""
+    path: str = ""
+    """The file (or a glob; the newest match the run wrote wins), relative to the project;
+    {out_dir} is the run's folder. Empty: the source's usual place (final_info:
+    {out_dir}/final_info.json; tensorboard: event files under {out_dir}; wandb:
+    wandb/latest-run/files/wandb-summary.json)."""
+    metrics: dict[str, Literal["higher", "lower"]] = {}
+    """The numbers that matter and which way is better: a dotted path in JSON
+    ("eval.accuracy", "history.-1.loss"), a CSV column, a TensorBoard tag, a W&B key or a
+    metric name in the log lines. Empty (final_info only): every mean."""
+    reduce: Literal["last", "best", "min", "max", "mean"] = "last"
+    """How a series (CSV rows, log lines, TensorBoard steps, a JSON list) becomes one number;
+    "best" is the max or min by each metric's direction."""
+    dataset: str = "main"
+    """The name the numbers are kept under in final_info.json."""
+
+    @model_validator(mode="after")
+    def _metrics_named(self) -> ResultsSection:
+        if self.source != "final_info" and not self.metrics:
+            raise PydanticCustomError(
+                "labtui_invalid",
+                "no metrics",
+                {
+                    "field": "metrics",
+                    "why": f"is empty, and with source = {self.source!r} labtui must be told "
+                    "which numbers to read",
+                    "fix": 'write metrics = {"<name or path>" = "higher"} (or "lower")',
+                },
+            )
+        if self.source in ("json", "csv") and not self.path:
+            raise PydanticCustomError(
+                "labtui_invalid",
+                "no path",
+                {
+                    "field": "path",
+                    "why": f"is empty, and a {self.source} source has no usual place",
+                    "fix": f'write path = "{{out_dir}}/metrics.{self.source}" (where the run '
+                    "writes it)",
+                },
+            )
+        return self
+
+
+class PaperSection(Section):
+    tex: str = "latex/template.tex"
+    """The paper's main LaTeX file, relative to the project."""
+    sections: list[str] = []
+    r"""The parts the agents write: \section titles of the paper, or files it \input s; the rest
+    stays as you wrote it. Empty: the template's placeholders (TITLE HERE, INTRO HERE, …)."""
 
 
 class SandboxSection(Section):

@@ -1,8 +1,10 @@
-"""Experiment runs: ``python experiment.py --out_dir=run_i`` under the sandbox, on leased GPUs,
-judged by its ``final_info.json``, and recorded in ``run_i/labtui_run.json`` (command,
-interpreter, package versions, commit, timing, sandbox) so that any result can be traced and
-redone. A run a limit stopped is a failed result whose problem names the limit, never an
-exception: the pipeline goes on.
+"""Experiment runs: the project's ``[experiment] command`` (the template contract's ``python
+experiment.py --out_dir=run_i`` by default) under the sandbox, on leased GPUs, judged by the
+numbers ``[results]`` says where to find (core/result_sources.py), which end up in the run's
+``final_info.json`` whatever their source. Each run is recorded in ``run_i/labtui_run.json``
+(command, interpreter, package versions, commit, timing, sandbox, where its numbers came from)
+so that any result can be traced and redone. A run a limit stopped is a failed result whose
+problem names the limit, never an exception: the pipeline goes on.
 
 The interpreter is always passed in (``[experiment] python`` in labtui.toml): the researcher's
 environment is theirs, and labtui's own pins must not decide which numpy an experiment sees.
@@ -15,7 +17,9 @@ import os
 import shlex
 import shutil
 import signal
+import subprocess
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -23,8 +27,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import sandbox_policy
+from .config_sections import ExperimentSection, ResultsSection
 from .errors import LabtuiError
-from .events import Event, RunFinished, RunStarted
+from .events import Event, MetricPointData, MetricsReported, RunFinished, RunStarted
+from .experiment_spec import protected_files, run_argv, run_env
 from .gpu import GpuPool, gpu_sampling, lease_gpus, shared_gpu_pool
 from .interpreter import probe_interpreter
 from .processes import ProcessResult, last_line, run_process
@@ -32,6 +38,7 @@ from .sandbox import SandboxSpec
 from .templates import check_final_info
 
 if TYPE_CHECKING:
+    from .config import Config
     from .config_sections import SandboxSection
 
 Emit = Callable[[Event], None]
@@ -107,18 +114,117 @@ def read_final_info(run_dir: Path) -> tuple[dict[str, Any] | None, dict[str, Any
     problems = check_final_info(data, where)
     if not isinstance(data, dict):
         return None, {}, "; ".join(problems)
-    means = {
+    return data, _means_of(data), "; ".join(problems)
+
+
+def _keeping_points(emit: Emit, points: list[MetricPointData]) -> Emit:
+    """``emit``, keeping the metric points the run's log lines reported on the way."""
+
+    def emit_and_keep(event: Event) -> None:
+        if isinstance(event, MetricsReported):
+            points.extend(event.points)
+        emit(event)
+
+    return emit_and_keep
+
+
+def _collect_results(
+    results: ResultsSection,
+    root: Path,
+    run_dir: Path,
+    started: float,
+    points: list[MetricPointData],
+) -> tuple[dict[str, Any] | None, str, list[str]]:
+    """(final_info, problem, the files the numbers came from) of a run that exited normally.
+
+    Whatever the source, the numbers end up in the run folder's final_info.json, and a source
+    file outside the folder (a fixed ``outputs/metrics.json``, W&B's summary) is copied in
+    beside it: the run's record must not change when the next run overwrites that file."""
+    if results.source == "final_info" and not results.path:
+        final_info, _, problem = read_final_info(run_dir)
+        return final_info, problem, [f"{run_dir.name}/{FINAL_INFO_NAME}"]
+    from .result_sources import read_results
+
+    read = read_results(results, root=root, run_dir=run_dir, since=started, log_points=points)
+    sources = [_keep_in_run_dir(path, root, run_dir) for path in read.files]
+    if read.final_info is not None:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(read.final_info, indent=2)
+        (run_dir / FINAL_INFO_NAME).write_text(text + "\n", encoding="utf-8")
+    return read.final_info, read.problem, sources
+
+
+def _keep_in_run_dir(path: Path, root: Path, run_dir: Path) -> str:
+    """The project-relative name of a source file, copied under ``run_dir/results/`` first when
+    it lies outside the run folder."""
+    path = Path(path).resolve()
+    if run_dir.resolve() in path.parents:
+        return path.relative_to(root).as_posix()
+    kept = run_dir / "results" / path.name
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(path, kept)
+    return kept.relative_to(root).as_posix()
+
+
+def _means_of(final_info: dict[str, Any] | None) -> dict[str, Any]:
+    return {
         name: entry["means"]
-        for name, entry in data.items()
+        for name, entry in (final_info or {}).items()
         if isinstance(entry, dict) and isinstance(entry.get("means"), dict)
     }
-    return data, means, "; ".join(problems)
+
+
+def restore_protected(root: Path, protected: list[str]) -> list[str]:
+    """The protected files a run changed (tracked ones as git has them), each put back from the
+    last commit. Under bubblewrap they are read-only and this finds nothing; with limits only
+    it is what keeps a run from editing its own evaluation."""
+    if not protected:
+        return []
+    changed = subprocess.run(
+        ["git", "diff", "--name-only", "HEAD", "--", *protected],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.split()
+    if changed:
+        subprocess.run(["git", "checkout", "HEAD", "--", *changed], cwd=root, check=False)
+    return changed
+
+
+def ignore_large_files(run_dir: Path, cap_mb: int) -> list[str]:
+    """Files of the run folder over ``cap_mb`` (model checkpoints, say), listed in the folder's
+    own .gitignore so that committing the run keeps them on disk but out of git; [] when none
+    (or ``cap_mb`` is 0: no cap)."""
+    if not cap_mb or not run_dir.is_dir():
+        return []
+    cap = cap_mb * 1024 * 1024
+    large = sorted(
+        path.relative_to(run_dir).as_posix()
+        for path in run_dir.rglob("*")
+        if path.is_file() and not path.is_symlink() and path.stat().st_size > cap
+    )
+    if large:
+        lines = [f"# labtui: files over {cap_mb} MB stay out of git ([experiment] commit_file_mb)"]
+        (run_dir / ".gitignore").write_text("\n".join([*lines, *large]) + "\n", encoding="utf-8")
+    return large
 
 
 def _write_run_record(run_dir: Path, record: dict[str, Any]) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     text = json.dumps(record, indent=2, ensure_ascii=False, default=str)
     (run_dir / RUN_RECORD_NAME).write_text(text + "\n", encoding="utf-8")
+
+
+def configured(config: Config) -> dict[str, Any]:
+    """The keyword arguments of ``run_experiment`` that a project's labtui.toml sets."""
+    return {
+        "python": config.python,
+        "timeout_s": config.limits.run_timeout_s,
+        "sandbox": config.sandbox,
+        "experiment": config.experiment,
+        "results": config.results,
+    }
 
 
 def run_experiment(
@@ -135,15 +241,24 @@ def run_experiment(
     sandbox: SandboxSection | SandboxSpec | None = None,
     gpus: GpuPool | None = None,
     stop: threading.Event | None = None,
+    experiment: ExperimentSection | None = None,
+    results: ResultsSection | None = None,
+    smoke: bool = False,
 ) -> RunResult:
-    """Run ``python experiment.py --out_dir=<run_id>`` in ``root`` and judge its final_info.json.
+    """Run ``[experiment] command`` (None: the template contract's) for ``run_id`` in ``root``
+    and judge the numbers ``results`` (None: its final_info.json) points at; ``smoke`` runs the
+    smoke command instead.
 
     The run folder always ends up holding ``labtui_run.json`` (command, interpreter, package
-    versions, commit, timing, sandbox), failed runs included, so any result can be traced and
-    redone. ``sandbox`` is the project's ``[sandbox]`` section (None: its defaults) or a ready
-    policy; a run a limit stopped is a failed RunResult that names the limit. ``stop`` ends the
-    run early (see ``run_process``).
+    versions, commit, timing, sandbox, the files its numbers came from), failed runs included,
+    so any result can be traced and redone; and ``final_info.json`` when its numbers were found.
+    ``sandbox`` is the project's ``[sandbox]`` section (None: its defaults) or a ready policy; a
+    run a limit stopped is a failed RunResult that names the limit. Files ``[experiment]
+    protect`` names are read-only to the run (under bubblewrap), or put back after it (else),
+    and a run that changed one failed. ``stop`` ends the run early (see ``run_process``).
     """
+    experiment = experiment or ExperimentSection()
+    results = results or ResultsSection()
     _check_run_id(run_id)
     root = Path(root).resolve()
     if not root.is_dir():
@@ -152,10 +267,14 @@ def run_experiment(
     if run_dir.exists():
         # Left by a failed attempt: its partial files must not pass for this run's results.
         shutil.rmtree(run_dir)
-    spec = sandbox_policy.resolve(sandbox, root, emit, stage).for_run_dir(run_dir)
-    argv = [python, "experiment.py", f"--out_dir={run_id}"]
+    argv = run_argv(experiment, python, run_id, smoke=smoke)
+    protected = protected_files(root, experiment)
+    policy = sandbox_policy.resolve(sandbox, root, emit, stage)
+    spec = policy.for_run_dir(run_dir).protecting(protected)
     environment = probe_interpreter(python, root, sandbox=spec)
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
+    started = time.time()
+    points: list[MetricPointData] = []  # what the run printed, for a stdout source
     emit(RunStarted(stage=stage, run_id=run_id, index=index, total=total, command=shlex.join(argv)))
     # Pinned to free GPUs (waiting while none is free): other jobs on a shared server, or
     # labtui's own parallel runs, keep theirs.
@@ -168,18 +287,27 @@ def run_experiment(
             cwd=root,
             timeout_s=timeout_s,
             run_id=run_id,
-            emit=emit,
+            emit=_keeping_points(emit, points) if results.source == "stdout" else emit,
             stage=stage,
             sandbox=spec,
-            env=lease.env,
+            env={**lease.env, **run_env(root, run_id)},
             stop=stop,
         )
 
+    undone = restore_protected(root, protected)
+    sources: list[str] = []
     if proc.timed_out or proc.stopped or proc.returncode != 0 or proc.limit_hit:
         means: dict[str, Any] = {}
         final_info, problem = None, _describe_failure(run_id, proc, timeout_s, spec)
     else:
-        final_info, means, problem = read_final_info(run_dir)
+        final_info, problem, sources = _collect_results(results, root, run_dir, started, points)
+        means = _means_of(final_info)
+    if undone:
+        problem = (
+            f"{run_id} changed {', '.join(undone)}, which [experiment] protect keeps from any "
+            "change; labtui put it back, and the run's numbers do not count"
+        )
+    ignored = ignore_large_files(run_dir, experiment.commit_file_mb)
 
     _write_run_record(
         run_dir,
@@ -203,6 +331,9 @@ def run_experiment(
             "sandbox": spec.record(),
             "limit_hit": proc.limit_hit,
             "problem": problem,
+            "smoke": smoke,
+            "results": {"source": results.source, "files": sources},
+            "not_committed": ignored,
         },
     )
     error_tail = "" if not problem else f"{problem}\n{proc.stderr_tail}".strip()

@@ -181,6 +181,7 @@ class SandboxSpec:
     tmp_mb: int = 0  # size of the private /tmp (bubblewrap; it lives in memory)
     note: str = ""  # why the run is not isolated, when it is not
     env: dict[str, str] = field(default_factory=lambda: dict(_SANDBOX_ENV))
+    protected: tuple[str, ...] = ()  # project files no run may change ([experiment] protect)
 
     @property
     def isolated(self) -> bool:
@@ -194,6 +195,10 @@ class SandboxSpec:
         """The same policy watching ``run_dir`` against the disk cap."""
         cap = self.run_dir_cap_mb if cap_mb is None else cap_mb
         return replace(self, run_dir=run_dir, run_dir_cap_mb=cap)
+
+    def protecting(self, files: list[str]) -> SandboxSpec:
+        """The same policy with the project-relative ``files`` read-only to the run too."""
+        return replace(self, protected=tuple(files))
 
     # -- the command line ------------------------------------------------------------------
 
@@ -259,7 +264,8 @@ class SandboxSpec:
         return args
 
     def read_only_paths(self) -> list[Path]:
-        return [self.root / name for name in PROTECTED if (self.root / name).exists()]
+        names = [*PROTECTED, *self.protected]
+        return [self.root / name for name in names if (self.root / name).exists()]
 
     def hidden_paths(self, bound: list[Path]) -> list[Path]:
         """The credentials that exist and that the sandbox would otherwise show: what lies
@@ -290,7 +296,9 @@ class SandboxSpec:
             "run_dir_cap_mb": self.run_dir_cap_mb,
         }
         if self.isolated:
-            record["read_only_in_project"] = [p.name for p in self.read_only_paths()]
+            record["read_only_in_project"] = [
+                p.relative_to(self.root).as_posix() for p in self.read_only_paths()
+            ]
             record["hidden"] = [str(p) for p in self.hidden_paths([self.root])]
             record["tmp_mb"] = self.tmp_mb
             record["gpu_devices"] = gpu_devices()
