@@ -1,6 +1,7 @@
-"""The baseline: run_0 with the template's code as it is, the reference every later run is
+"""The baseline: run_0 with the project's code as it is, the reference every later run is
 compared with. The plan needs its numbers and the experiments need it run, so it is made once,
-by whichever comes first, and read from ``run_0/final_info.json`` after.
+by whichever comes first, and read from ``run_0/final_info.json`` after (whatever the source of
+its numbers, core/runner.py writes them there).
 """
 
 from __future__ import annotations
@@ -17,18 +18,16 @@ BASELINE = "run_0"
 
 
 def run_baseline(project: Project, emit: Callable[[Event], None]) -> Any:
-    """run_0 with the template's code as it is; committed when it succeeds."""
-    from .runner import run_experiment
+    """run_0 with the project's code as it is; committed when it succeeds."""
+    from .runner import configured, run_experiment
 
     result = run_experiment(
         project.root,
         BASELINE,
-        python=project.config.python,
-        timeout_s=project.config.limits.run_timeout_s,
         emit=emit,
         stage="experiments",
         commit=project.head(),
-        sandbox=project.config.sandbox,
+        **configured(project.config),
     )
     if result.ok:
         project.commit(f"baseline: {BASELINE} results", [BASELINE])
@@ -39,14 +38,20 @@ def ensure_baseline(ctx: StageContext) -> dict[str, Any]:
     """The baseline's means, running it first when it has not run yet."""
     root = ctx.project.root
     if not (root / BASELINE / "final_info.json").exists():
-        ctx.say(f"no baseline yet: running {BASELINE} with the template's code")
+        ctx.say(f"no baseline yet: running {BASELINE} with the project's code")
         result = run_baseline(ctx.project, ctx.emit)
         if not result.ok:
-            raise StageFailed(
-                f"the baseline {BASELINE} failed: {result.problem}",
-                "fix experiment.py so that `python experiment.py --out_dir=run_0` works",
-            )
+            raise StageFailed(f"the baseline {BASELINE} failed: {result.problem}", fix_hint(ctx))
     return baseline_means(ctx.project)
+
+
+def fix_hint(ctx: StageContext) -> str:
+    """How to make the baseline work, in the project's own terms."""
+    from .experiment_spec import prompt_facts
+
+    facts = prompt_facts(ctx.project.root, ctx.config)
+    command = facts["run_command"].replace("run_i", BASELINE)
+    return f"fix {facts['code_files']} (or [experiment] command in labtui.toml) so that `{command}` works"
 
 
 def baseline_means(project: Project) -> dict[str, Any]:

@@ -56,6 +56,7 @@ from .edit_feedback import attempt_problem, retry_prompt
 from .edit_guard import EditPolicy, Problem, check_edit
 from .errors import LabtuiError
 from .events import CodeDiff, Event, Notice, Refused
+from .experiment_spec import matches
 from .litellm_setup import token_price
 from .llm_errors import final_error
 from .project import CommitInfo, Project
@@ -239,6 +240,11 @@ class Coder:
                     "or in its .git/.labtui state",
                     "pass paths of project files relative to the project root",
                 )
+            if verb == "edit" and matches(name, self.project.config.experiment.protect):
+                raise LabtuiError(
+                    f"cannot let aider edit {name}: [experiment] protect keeps it from any change",
+                    "take it out of protect in labtui.toml if the agents may change it",
+                )
             if verb == "edit" and self._ignored(path):
                 raise LabtuiError(
                     f"cannot let aider edit {name}: git ignores it, so the edit could not be "
@@ -254,12 +260,18 @@ class Coder:
         return bool(self.project.repo.ignored(self._rel(path)))
 
     def _writable_predicate(self, readonly: list[Path]) -> Callable[[Path], bool]:
-        """What aider may write: project files outside git/labtui state, not read-only, and not
-        git-ignored (an ignored file could not be committed, so the edit would be lost)."""
+        """What aider may write: project files outside git/labtui state, not read-only, not
+        protected by ``[experiment] protect`` (evaluation code, data), and not git-ignored (an
+        ignored file could not be committed, so the edit would be lost)."""
         root, protected = self.project.root, frozenset(readonly)
+        never = self.project.config.experiment.protect
 
         def writable(path: Path) -> bool:
-            return may_write(path, root, protected) and not self._ignored(path)
+            return (
+                may_write(path, root, protected)
+                and not matches(self._rel(path), never)
+                and not self._ignored(path)
+            )
 
         return writable
 

@@ -79,9 +79,27 @@ def direction_of(metric: str, directions: Mapping[str, str] | None = None) -> st
 
 
 def metric_directions(root: Path) -> dict[str, str]:
-    """The directions a template (or a project made from it) declares in its prompt.json:
-    ``"metrics": {"<metric name>": "higher" | "lower"}``; {} when it declares none."""
-    path = Path(root) / "prompt.json"
+    """The directions a project declares: its template's prompt.json (``"metrics": {"<metric
+    name>": "higher" | "lower"}``), then labtui.toml's ``[results] metrics``, which wins (a
+    repository set up by ``labtui init`` says them there); {} when neither declares any."""
+    return {**_prompt_json_directions(Path(root)), **_configured_directions(Path(root))}
+
+
+def _configured_directions(root: Path) -> dict[str, str]:
+    import tomllib
+
+    try:
+        data = tomllib.loads((root / "labtui.toml").read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}  # no project here, or a file the project's loading reports already
+    declared = data.get("results", {}).get("metrics", {})
+    if not isinstance(declared, dict):
+        return {}
+    return {str(k): v for k, v in declared.items() if v in (HIGHER, LOWER)}
+
+
+def _prompt_json_directions(root: Path) -> dict[str, str]:
+    path = root / "prompt.json"
     if not path.is_file():
         return {}
     try:

@@ -1,9 +1,10 @@
-"""One planned run: aider edits experiment.py, labtui checks the edit, runs it and feeds failures
+"""One planned run: aider edits the experiment's code (``[experiment] edit``: the template's
+experiment.py, or a repository's own files), labtui checks the edit, runs it and feeds failures
 back, up to ``[limits] fix_attempts`` times. A run that keeps failing is abandoned: its code is
 reverted to the last commit that ran, the failure goes into notes.md, and the stage goes on.
 
-Two facts are computed here rather than trusted: whether experiment.py really changed (a reply
-can change some other file, or nothing), and whether the code is the very code an earlier run
+Two facts are computed here rather than trusted: whether the code really changed (a reply can
+change some other file, or nothing), and whether the code is the very code an earlier run
 already ran (its results would be a copy, not a new measurement).
 """
 
@@ -17,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from .events import Refused, RunAbandoned
+from .experiment_spec import edit_files
 from .notebook import append_failure
 
-EXPERIMENT = "experiment.py"
 FAILED_RUNS = "failed_runs"  # under .labtui/: the folders of abandoned runs, kept for the record
 
 
@@ -49,17 +50,36 @@ class HandEdit:
     explanation: str = "(the researcher's own edit at the failed run's checkpoint)"
 
 
-def code_digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+def code_files(project: Any) -> list[str]:
+    """The files a run's change is made in (``[experiment] edit``, as they exist now)."""
+    return edit_files(project.root, project.config.experiment)
+
+
+def code_digest(texts: dict[str, str | None]) -> str:
+    """One digest of the experiment's code: every file's name and text (None: absent)."""
+    digest = hashlib.sha256()
+    for name in sorted(texts):
+        digest.update(f"{name}\0{texts[name]}\0".encode())
+    return digest.hexdigest()
+
+
+def code_now(project: Any, files: list[str]) -> dict[str, str | None]:
+    return {
+        name: (project.root / name).read_text(encoding="utf-8")
+        if (project.root / name).is_file()
+        else None
+        for name in files
+    }
 
 
 def code_of_runs(project: Any) -> dict[str, str]:
-    """{digest of experiment.py: the first run that ran it} for every finished run, from the
-    commit each run's record names (labtui_run.json)."""
+    """{digest of the code: the first run that ran it} for every finished run, from the commit
+    each run's record names (labtui_run.json)."""
+    files = code_files(project)
     known: dict[str, str] = {}
     for run_id, commit in _run_commits(project.root).items():
-        code = project.file_at(commit, EXPERIMENT) if commit else None
-        if code is not None:
+        code = {name: project.file_at(commit, name) for name in files} if commit else {}
+        if any(text is not None for text in code.values()):
             known.setdefault(code_digest(code), run_id)
     return known
 
@@ -92,12 +112,14 @@ def attempt_run(ctx: Any, coder: Any, run_id: str, prompt: str, *, index: int) -
 
     attempts = max(1, ctx.config.limits.fix_attempts)
     known = code_of_runs(ctx.project)
+    files = code_files(ctx.project)
+    names = ", ".join(files)
     outcome = Attempted()
     for attempt in range(1, attempts + 1):
         ctx.check_stop()
         outcome.sent.append(prompt)
         edit = coder.edit(
-            [EXPERIMENT],
+            files,
             prompt,
             commit_message=f"experiments: {run_id} code (attempt {attempt})",
             read_only=["notes.md"],
@@ -106,15 +128,15 @@ def attempt_run(ctx: Any, coder: Any, run_id: str, prompt: str, *, index: int) -
         outcome.edit = edit
         if not edit.target_changed:
             why = (edit.error or "no file changed").strip().splitlines()[0]
-            outcome.problem = f"the edit did not change {EXPERIMENT}: {why}"
+            outcome.problem = f"the edit did not change {names}: {why}"
             outcome.tried.append(f"attempt {attempt}: {outcome.problem}")
             ctx.say(f"{run_id} attempt {attempt}: {outcome.problem}")
             prompt = ctx.prompt("experiment_noop", error=edit.error or "no file changed")
             continue
-        code = (ctx.project.root / EXPERIMENT).read_text(encoding="utf-8")
-        same = known.get(code_digest(code))
+        code = code_digest(code_now(ctx.project, files))
+        same = known.get(code)
         if same is not None:
-            outcome.problem = f"{EXPERIMENT} is the very code {same} already ran"
+            outcome.problem = f"{names} is the very code {same} already ran"
             outcome.tried.append(f"attempt {attempt}: {outcome.problem}; not run again")
             ctx.emit(Refused(stage=ctx.stage, what="run", subject=run_id, reason=outcome.problem))
             prompt = ctx.prompt("experiment_same", run_id=run_id, same=same)
@@ -126,7 +148,7 @@ def attempt_run(ctx: Any, coder: Any, run_id: str, prompt: str, *, index: int) -
             outcome.result, outcome.problem = result, ""
             return outcome
         ctx.check_stop()
-        known[code_digest(code)] = f"{run_id} (attempt {attempt}, failed)"
+        known[code] = f"{run_id} (attempt {attempt}, failed)"
         outcome.problem = result.problem
         outcome.tried.append(f"attempt {attempt}: {result.problem}")
         ctx.say(f"{run_id} attempt {attempt} failed: {result.problem}")
@@ -140,40 +162,41 @@ def attempt_run(ctx: Any, coder: Any, run_id: str, prompt: str, *, index: int) -
 
 
 def run_in_project(ctx: Any, run_id: str, commit: str, index: int) -> Any:
-    """``python experiment.py --out_dir=<run_id>`` as the project's settings say: a RunResult."""
-    from .runner import run_experiment
+    """The run ``run_id`` as the project's settings say (``[experiment] command``): a
+    RunResult."""
+    from .runner import configured, run_experiment
 
     return run_experiment(
         ctx.project.root,
         run_id,
-        python=ctx.config.python,
-        timeout_s=ctx.config.limits.run_timeout_s,
         emit=ctx.emit,
         stage=ctx.stage,
         commit=commit,
         index=index,
         total=max(1, ctx.config.limits.max_runs),
-        sandbox=ctx.config.sandbox,
         stop=ctx.stop,
+        **configured(ctx.config),
     )
 
 
 def abandon_run(ctx: Any, run_id: str, outcome: Attempted, last_good: str, good_run: str) -> str:
-    """Give a run up after its attempts: experiment.py back to ``last_good`` (the commit of
+    """Give a run up after its attempts: the code back to ``last_good`` (the commit of
     ``good_run``'s code), the failed run's folder out of the project root (plot.py reads every
     run_*/), and the failure in notes.md, in one commit that says so. Returns that commit."""
     root = ctx.project.root
-    restored = ctx.project.file_at(last_good, EXPERIMENT)
-    if restored is not None:
-        (root / EXPERIMENT).write_text(restored, encoding="utf-8")
+    files = code_files(ctx.project)
+    for name in files:
+        restored = ctx.project.file_at(last_good, name)
+        if restored is not None:
+            (root / name).write_text(restored, encoding="utf-8")
     _keep_failed_folder(ctx.project, run_id)
     append_failure(
         root, run_id, tried=outcome.tried, last_error=outcome.problem, reverted_to=good_run
     )
     commit = ctx.commit(
         f"experiments: {run_id} abandoned after {len(outcome.tried)} attempt(s); "
-        f"{EXPERIMENT} reverted to the code of {good_run} ({last_good[:8]})",
-        [EXPERIMENT, "notes.md"],
+        f"{', '.join(files)} reverted to the code of {good_run} ({last_good[:8]})",
+        [*files, "notes.md"],
     )
     ctx.emit(
         RunAbandoned(
@@ -198,13 +221,14 @@ def _keep_failed_folder(project: Any, run_id: str) -> None:
     shutil.move(str(folder), str(kept))
 
 
-def failed_run_body(run_id: str, outcome: Attempted, good_run: str) -> str:
+def failed_run_body(run_id: str, outcome: Attempted, good_run: str, files: list[str]) -> str:
     """What the researcher reads at the checkpoint after a run was abandoned."""
     tried = "\n".join(f"- {line}" for line in outcome.tried) or "- (no attempt was made)"
+    code = ", ".join(files)
     return (
-        f"**{run_id} failed every attempt** and was abandoned; experiment.py is back to the code "
+        f"**{run_id} failed every attempt** and was abandoned; {code} is back to the code "
         f"of {good_run}, and notes.md says what was tried:\n\n{tried}\n\n"
-        "*r retries this run with your note · e lets you edit experiment.py, then runs your "
+        f"*r retries this run with your note · e lets you edit {files[0]}, then runs your "
         "code as this run · s skips to the next planned run · q stops here.*"
     )
 

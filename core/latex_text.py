@@ -62,3 +62,40 @@ def balanced_group(text: str, open_index: int) -> str:
 
 def line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
+
+
+_SECTION = re.compile(r"\\section\*?\s*\{")
+# Where a section's text ends: the next section, or the back matter.
+_SECTION_END = re.compile(
+    r"\\section\*?\s*\{|\\appendix\b|\\bibliographystyle\b|\\bibliography\s*\{"
+    r"|\\printbibliography\b|\\end\s*\{document\}"
+)
+
+
+def section_titles(tex_text: str) -> list[str]:
+    """The \\section titles of a LaTeX source, in order (commented-out ones left out)."""
+    text = strip_comments(tex_text)
+    return [
+        " ".join(balanced_group(text, match.end() - 1).split()) for match in _SECTION.finditer(text)
+    ]
+
+
+def section_span(tex_text: str, title: str) -> tuple[int, int] | None:
+    """Where the section titled ``title`` (case and spacing ignored) lies in ``tex_text``: from
+    its \\section command to the next section or the back matter; None when there is none."""
+    text = strip_comments(tex_text)
+    wanted = " ".join(title.split()).lower()
+    for match in _SECTION.finditer(text):
+        heading = " ".join(balanced_group(text, match.end() - 1).split()).lower()
+        if heading != wanted:
+            continue
+        body_from = match.end() + len(balanced_group(text, match.end() - 1)) + 1
+        end = _SECTION_END.search(text, body_from)
+        return match.start(), end.start() if end else len(text)
+    return None
+
+
+def outside_section(tex_text: str, title: str) -> str:
+    """The source without the section ``title``: what an edit of that section must not touch."""
+    span = section_span(tex_text, title)
+    return tex_text if span is None else tex_text[: span[0]] + tex_text[span[1] :]

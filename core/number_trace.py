@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .artifacts import NOTES, PROVENANCE, TEX
+from .artifacts import NOTES, PROVENANCE
 from .edit_guard import PAPER_ONLY
 from .stage_context import StageContext
 
@@ -26,14 +26,14 @@ def trace_numbers(ctx: StageContext, coder: Coder) -> list[Written | Contradicti
 
     root = ctx.project.root
     waivers = load_waivers(root)
-    report = check_paper(root, root / TEX, waivers)
+    report = check_paper(root, root / ctx.config.paper.tex, waivers)
     open_issues: list[Written | Contradiction] = [
         *report.open_issues(waivers),
         *report.open_claims(waivers),
     ]
     if open_issues:
         coder.edit(
-            [TEX],
+            [ctx.config.paper.tex],
             ctx.prompt(
                 "writeup_provenance",
                 numbers=_listed_numbers(report.open_issues(waivers)),
@@ -43,7 +43,7 @@ def trace_numbers(ctx: StageContext, coder: Coder) -> list[Written | Contradicti
             read_only=[NOTES],
             policy=PAPER_ONLY,
         )
-        report = check_paper(root, root / TEX, waivers)
+        report = check_paper(root, root / ctx.config.paper.tex, waivers)
         open_issues = [*report.open_issues(waivers), *report.open_claims(waivers)]
     ctx.commit(f"{ctx.stage}: provenance of the paper's numbers", [PROVENANCE])
     return open_issues

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .artifacts import PDF, TEX
+from .artifacts import PDF
 from .edit_guard import PAPER_ONLY
 from .errors import StageFailed
 from .events import CompileResult, LatexUpdated
@@ -19,8 +19,9 @@ def _problems(ctx: StageContext, text: str) -> list[str]:
     from .latex_checks import check_references
 
     root = ctx.project.root
-    bib = bib_text_of(text, root / "latex")
-    return check_references(text, bib, root, [root, root / "latex"])
+    folder = (root / ctx.config.paper.tex).parent
+    bib = bib_text_of(text, folder)
+    return check_references(text, bib, root, list(dict.fromkeys([root, folder])))
 
 
 def _emit_outcome(ctx: StageContext, outcome) -> None:
@@ -73,7 +74,7 @@ def compile_paper(ctx: StageContext, commit_message: str) -> Compiled:
     from .latex_checks import referenced_figures
 
     root = ctx.project.root
-    tex_path = root / TEX
+    tex_path = root / ctx.config.paper.tex
     coder = None
     rounds = max(0, ctx.config.limits.latex_fix_rounds)
     for round_no in range(rounds + 1):
@@ -91,21 +92,23 @@ def compile_paper(ctx: StageContext, commit_message: str) -> Compiled:
         report = _describe(outcome, problems, lint)
         ctx.say(f"LaTeX problems, asking for a fix (round {round_no + 1}/{rounds}):\n{report}")
         coder.edit(
-            [TEX],
+            [ctx.config.paper.tex],
             ctx.prompt("latex_fix", problems=report),
             commit_message=f"{ctx.stage}: fix LaTeX",
             policy=PAPER_ONLY,
         )
         fixed = tex_path.read_text(encoding="utf-8")
         figures = referenced_figures(fixed, tex_path.parent)
-        ctx.emit(LatexUpdated(stage=ctx.stage, path=TEX, text=fixed, figures=figures))
+        ctx.emit(
+            LatexUpdated(stage=ctx.stage, path=ctx.config.paper.tex, text=fixed, figures=figures)
+        )
     if not outcome.ok:
         first = outcome.errors[0].message if outcome.errors else "see the log"
         raise StageFailed(
             f"the paper does not compile after {rounds} fix round(s): {first}",
-            f"fix {TEX} by hand (the errors are in the LaTeX pane), then `labtui run`",
+            f"fix {ctx.config.paper.tex} by hand (the errors are in the LaTeX pane), then `labtui run`",
         )
     if problems:
         ctx.say("the paper compiles but still has problems: " + "; ".join(problems))
-    ctx.commit(commit_message.format(pages=outcome.pages), [PDF, TEX])
+    ctx.commit(commit_message.format(pages=outcome.pages), [PDF, ctx.config.paper.tex])
     return Compiled(outcome.pages, len(outcome.warnings), problems)

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .artifacts import EXPERIMENT, IDEAS, PLAN, PlannedRun, parse_plan, save_plan
+from .artifacts import IDEAS, PLAN, PlannedRun, parse_plan, save_plan
 from .errors import StageFailed
+from .experiment_spec import code_text
 from .ideas import Idea, load_archive
 from .records import Plan, example_strings
 from .stage_context import StageContext
@@ -41,7 +42,7 @@ def propose_plan(ctx: StageContext, idea: Idea, baseline: dict[str, Any]) -> lis
         title=idea.title,
         experiment=idea.experiment,
         baseline=json.dumps(baseline, indent=1),
-        code=(root / EXPERIMENT).read_text(encoding="utf-8"),
+        code=code_text(root, ctx.config.experiment),
         max_runs=max_runs,
         notes=ctx.notes_block(),
     )

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .artifacts import PROVENANCE, RUN_DIR, run_number
+from .artifacts import PROVENANCE, result_folders
 from .latex_text import strip_comments
 
 RUN_RECORD = "labtui_run.json"
@@ -134,10 +134,7 @@ def claim_key(claim: Contradiction) -> str:
 def run_sources(root: Path, baseline: str = "run_0") -> list[Source]:
     """Every value the project's finished runs recorded, and the differences from the baseline."""
     root = Path(root)
-    runs = sorted(
-        (p for p in root.iterdir() if RUN_DIR.match(p.name) and (p / "final_info.json").is_file()),
-        key=run_number,
-    )
+    runs = result_folders(root)
     sources: list[Source] = []
     recorded: dict[str, dict[str, float]] = {}
     for run in runs:
@@ -146,6 +143,7 @@ def run_sources(root: Path, baseline: str = "run_0") -> list[Source]:
         recorded[run.name] = values
         sources += [Source(v, run.name, what, commit) for what, v in values.items()]
         sources += _config_sources(root, run.name, commit)
+        sources += _argument_sources(run, commit)
     base = recorded.get(baseline, {})
     for run_name, values in recorded.items():
         if run_name == baseline:
@@ -205,6 +203,25 @@ def _config_sources(root: Path, run: str, commit: str) -> list[Source]:
             continue
         sources.append(Source(value, run, name, commit, kind="config"))
     return sources
+
+
+def _argument_sources(run: Path, commit: str) -> list[Source]:
+    """The numbers the run's command line gave (``--lr 3e-4``, ``--epochs=20``,
+    ``trainer.max_steps=500``): settings of a repository's runs, from the run's record."""
+    try:
+        argv = json.loads((run / RUN_RECORD).read_text(encoding="utf-8")).get("argv") or []
+    except (OSError, json.JSONDecodeError, AttributeError):
+        return []
+    sources = []
+    for before, word in zip(["", *argv], argv, strict=False):
+        name, _, literal = word.partition("=") if "=" in word else (before, "", word)
+        if not name.lstrip("-") or not _NUMERIC.match(literal):
+            continue
+        sources.append(Source(float(literal), run.name, name, commit, kind="config"))
+    return sources
+
+
+_NUMERIC = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
 
 
 def _code_at(root: Path, commit: str) -> str | None:

@@ -17,6 +17,7 @@ from .checkpoints import ACTIONS, Checkpoints, Decision, ResearcherNotes
 from .config import Config, ModelSpec
 from .errors import Aborted, ConfigError
 from .events import AgentChunk, AgentMessage, CodeDiff, Event, Notice
+from .experiment_spec import prompt_facts
 from .project import CommitInfo, Project
 from .prompts import load_prompt
 from .stage_list import model_key
@@ -187,7 +188,10 @@ class StageContext:
         )
 
     def prompt(self, name: str, **values: Any) -> str:
-        return load_prompt(name, self.project.root, **values)
+        """The prompt ``name`` filled with ``values``, and with the project's own names for its
+        code, its run command, its results and its paper (core.experiment_spec.prompt_facts)."""
+        facts = prompt_facts(self.project.root, self.config)
+        return load_prompt(name, self.project.root, **{**facts, **values})
 
     def notes_block(self) -> str:
         """The researcher's revision notes, for the next prompt of this stage."""

@@ -30,6 +30,15 @@ def builtin_templates_dir() -> Path:
     return Path(str(resources.files("labtui.templates")))
 
 
+DEFAULT_PAPER = "paper_default/template.tex"  # for projects that bring no LaTeX of their own
+
+
+def default_paper() -> Path:
+    """labtui's bundled paper: a one-column article in an ML conference layout, with a
+    bibliography and the write-up's placeholders."""
+    return builtin_templates_dir() / DEFAULT_PAPER
+
+
 def list_templates() -> list[str]:
     root = builtin_templates_dir()
     return sorted(p.name for p in root.iterdir() if (p / "experiment.py").exists())

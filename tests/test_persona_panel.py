@@ -200,7 +200,7 @@ def test_the_prompts_render_and_their_json_examples_are_checked():
             "turns",
         ),
         "panel_summary": ("topic", "summaries", "remarks", "turn", "turns"),
-        "panel_ideas": ("topic", "context", "summaries", "count"),
+        "panel_ideas": ("topic", "context", "summaries", "count", "code_files"),
     }
     rendered = {}
     for name, keys in values.items():

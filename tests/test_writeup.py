@@ -7,10 +7,11 @@ import json
 
 from support.research_script import MoonsResearch, last_user_text, whole_file_edit
 
-from labtui.core.artifacts import TEX
 from labtui.core.checkpoints import CheckpointRequest, Decision
 from labtui.core.pipeline import Session
 from labtui.core.stages.writeup import SECTIONS
+
+TEX = "latex/template.tex"  # a template project's paper ([paper] tex)
 
 
 class SectionPort:

@@ -4,7 +4,7 @@ the checkpoint shows its pages and what is still wrong.
 
 from __future__ import annotations
 
-from ..artifacts import PDF, TEX
+from ..artifacts import PDF
 from ..paper_compile import compile_paper
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
@@ -22,7 +22,7 @@ def run(ctx: StageContext) -> StageOutput:
             else ""
         ),
         kind="paper",
-        product=TEX,
+        product=ctx.config.paper.tex,
     )
 
 

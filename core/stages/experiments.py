@@ -1,4 +1,5 @@
-"""Experiments: aider edits experiment.py for the chosen idea, the run executes, failures go back
+"""Experiments: aider edits the experiment's code (experiment.py, or what ``[experiment] edit``
+names) for the chosen idea, the run executes, failures go back
 to aider with the error tail for a bounded number of fix attempts. Every edit and every run's
 results are commits; each successful run gets a tag and a notebook entry.
 """
@@ -22,6 +23,7 @@ from ..experiment_runs import (
     HandEdit,
     abandon_run,
     attempt_run,
+    code_files,
     failed_run_body,
     run_in_project,
 )
@@ -100,7 +102,7 @@ def run(ctx: StageContext) -> StageOutput:
             + _parallel_body(idea.name, runs, outcomes, baseline),
         ),
         kind="run",
-        product="experiment.py",
+        product=code_files(ctx.project)[0],
     )
 
 
@@ -158,7 +160,8 @@ def run_idea(
         failed = "; ".join(f"{run_id}: {problem}" for run_id, problem in abandoned.items())
         raise StageFailed(
             f"no planned run of {idea.name} succeeded ({failed or 'none was run'})",
-            "notes.md says what was tried; fix experiment.py or revise the plan, then "
+            f"notes.md says what was tried; fix {', '.join(code_files(ctx.project))} or revise "
+            "the plan, then "
             "`labtui run` again, or raise [limits] fix_attempts",
         )
     return runs
@@ -176,7 +179,7 @@ def _run_until_decided(
     ctx: StageContext, coder: Any, run_id: str, prompt: str, index: int, good: GoodCode
 ) -> Attempted:
     """One planned run's attempts; when they all fail, the run is abandoned and (in co-pilot
-    mode) the researcher decides: retry with a note, edit experiment.py and run that, skip to
+    mode) the researcher decides: retry with a note, edit the code and run that, skip to
     the next planned run, or abort. ``--auto`` and parallel ideas skip."""
     while True:
         outcome = attempt_run(ctx, coder, run_id, prompt, index=index)
@@ -201,19 +204,19 @@ def _decide_after_failure(
     ctx: StageContext, run_id: str, outcome: Attempted, good: GoodCode
 ) -> tuple[Any, Any]:
     """The researcher's decision about a failed run, and the commit of their edit of
-    experiment.py when they made one (an edit that changed nothing asks again)."""
+    the code when they made one (an edit that changed nothing asks again)."""
     while True:
         decision = ctx.ask(
             f"experiments: {run_id} failed {len(outcome.tried)} attempt(s)",
-            failed_run_body(run_id, outcome, good.run_id),
+            failed_run_body(run_id, outcome, good.run_id, code_files(ctx.project)),
             kind="run",
-            product="experiment.py",
+            product=code_files(ctx.project)[0],
             options=("revise", "edit", "skip", "abort"),
             return_edit=True,
         )
         if decision.action != "edit":
             return decision, None
-        edited = ctx.keep_edit("experiment.py")
+        edited = ctx.keep_edit(code_files(ctx.project)[0])
         if edited is not None:
             return decision, edited
 
@@ -221,7 +224,7 @@ def _decide_after_failure(
 def _run_researchers_code(
     ctx: StageContext, run_id: str, index: int, good: GoodCode, commit: Any
 ) -> Attempted:
-    """The researcher edited experiment.py at the failed run's checkpoint: run it as this run."""
+    """The researcher edited the code at the failed run's checkpoint: run it as this run."""
     result = run_in_project(ctx, run_id, commit.sha, index)
     edit = HandEdit(commit)
     if result.ok:
@@ -322,14 +325,12 @@ def _record_run(
     root, result, edit = ctx.project.root, outcome.result, outcome.edit
     run_id = result.run_id
     found = run_effects(root, run_id)
-    old_code = ctx.project.file_at(before.commit, "experiment.py") or ""
     explanation = own_words(edit.explanation, [*outcome.sent, *aider_prompt_texts()])
     append_run(
         root,
         run_id,
         what_changed=explanation,
-        computed=code_change(old_code, (root / "experiment.py").read_text(encoding="utf-8"))
-        + f" (against {before.run_id}'s code)",
+        computed=_code_changes(ctx, before.commit) + f" (against {before.run_id}'s code)",
         results=effects_markdown(found),
         commit=edit.commit.sha,
         wall_s=result.wall_s,
@@ -339,6 +340,17 @@ def _record_run(
     ctx.commit(f"experiments: {run_id} results for {idea.name}", [run_id, NOTES])
     ctx.project.tag(f"labtui/{idea.name}/{run_id}", f"{run_id} of {idea.name}")
     return review
+
+
+def _code_changes(ctx: StageContext, since: str) -> str:
+    """What changed in the experiment's code since commit ``since``, computed file by file."""
+    changes = []
+    for name in code_files(ctx.project):
+        old = ctx.project.file_at(since, name) or ""
+        new = (ctx.project.root / name).read_text(encoding="utf-8")
+        if old != new:
+            changes.append(code_change(old, new, name))
+    return "; ".join(changes) or "no change to the code"
 
 
 def _run_body(root: Path, run_id: str, edit: Any, beside: str = "", review: Any = None) -> str:
@@ -360,15 +372,15 @@ def _run_body(root: Path, run_id: str, edit: Any, beside: str = "", review: Any 
 
 def _continue_after(ctx: StageContext, run_id: str, edit: Any, review: Any) -> bool:
     """The checkpoint between runs: approve goes on, a revision note reaches the next run's
-    prompt, an edit of experiment.py is kept for the next run, skip stops the runs here (the
+    prompt, an edit of the code is kept for the next run, skip stops the runs here (the
     stage's own checkpoint follows), abort stops safely. The last run is judged by the stage's
     checkpoint, so it is not asked twice."""
     decision = ctx.ask(
         f"experiments: {run_id} done — continue with the next run?",
         _run_body(ctx.project.root, run_id, edit, review=review)
-        + "\n\n*s stops the runs here; r gives the next run a note; e edits experiment.py.*",
+        + "\n\n*s stops the runs here; r gives the next run a note; e edits the code.*",
         kind="run",
-        product="experiment.py",
+        product=code_files(ctx.project)[0],
     )
     if decision.action == "abort":
         raise Aborted(decision.note or "stopped between runs; the project is resumable")

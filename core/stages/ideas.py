@@ -19,6 +19,7 @@ from typing import Any
 from ..answer_validation import validate
 from ..artifacts import IDEAS
 from ..errors import StageFailed, UnusableAnswer
+from ..experiment_spec import code_text, research_brief, seed_ideas
 from ..ideas import (
     Idea,
     idea_of,
@@ -48,14 +49,16 @@ def _parse_reflection(data: Any) -> Reflection:
 
 
 def _template_prompt(ctx: StageContext) -> dict[str, str]:
-    return json.loads((ctx.project.root / "prompt.json").read_text(encoding="utf-8"))
+    """The system prompt and the task: prompt.json's, or labtui.toml's ``[project] task``."""
+    brief = research_brief(ctx.project.root, ctx.config)
+    return {"system": brief.system, "task_description": brief.task}
 
 
 def _seed_archive(ctx: StageContext) -> list[Idea]:
     archive = load_archive(ctx.project.root)
     if archive:
         return archive
-    seeds = json.loads((ctx.project.root / "seed_ideas.json").read_text(encoding="utf-8"))
+    seeds = seed_ideas(ctx.project.root)
     if not seeds:
         return []
     # Seed ideas may come without scores: neutral ones keep them rankable.
@@ -110,7 +113,7 @@ def _material(ctx: StageContext, template: dict[str, str], archive: list[Idea]) 
     return ctx.prompt(
         "ideas_material",
         task_description=template["task_description"],
-        code=(ctx.project.root / "experiment.py").read_text(encoding="utf-8"),
+        code=code_text(ctx.project.root, ctx.config.experiment),
         archive=json.dumps([i.to_dict() for i in archive], indent=1),
         literature=_literature_block(ctx),
         human_idea=f"\nThe researcher's own idea, to develop first: {human}\n" if human else "",

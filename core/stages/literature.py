@@ -12,7 +12,6 @@ is down the review ends with what it has and says so.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from ..artifacts import (
     save_literature,
 )
 from ..errors import UnusableAnswer
+from ..experiment_spec import research_brief
 from ..http_service import LiteratureUnavailable
 from ..paper_record import base_id
 from ..papers import Found, search_all
@@ -236,11 +236,9 @@ class _Tools:
 
 
 def _topic(ctx: StageContext) -> str:
-    template = json.loads((ctx.project.root / "prompt.json").read_text(encoding="utf-8"))
+    task = research_brief(ctx.project.root, ctx.config).task
     human = ctx.config.project.idea
-    return template["task_description"] + (
-        f"\n\nThe researcher's own idea: {human}" if human else ""
-    )
+    return task + (f"\n\nThe researcher's own idea: {human}" if human else "")
 
 
 def _step_prompt(

@@ -1,6 +1,8 @@
 """Plan: before any code changes, the LLM proposes the runs (what each changes, what it measures),
 bounded by [limits] max_runs. The plan is ``plan.json``, committed; the researcher approves or
-edits it at the checkpoint, and the experiments stage follows the file.
+edits it at the checkpoint, and the experiments stage follows the file. A project started from
+a topic alone first gets its code, written for the chosen idea (core/scaffold.py), and the
+checkpoint shows what was written.
 """
 
 from __future__ import annotations
@@ -9,14 +11,16 @@ from ..artifacts import PLAN, PlannedRun, load_plan, plan_record
 from ..baseline import ensure_baseline
 from ..errors import StageFailed
 from ..planning import chosen_idea, plan_markdown, propose_plan
+from ..scaffold import Written, scaffold, written_markdown
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
 
 
 def run(ctx: StageContext) -> StageOutput:
     idea = chosen_idea(ctx)
+    written = scaffold(ctx, idea)
     runs = propose_plan(ctx, idea, ensure_baseline(ctx))
-    return _plan_output(idea.name, runs)
+    return _plan_output(idea.name, runs, written)
 
 
 def reload(ctx: StageContext, output: StageOutput) -> StageOutput:
@@ -24,14 +28,17 @@ def reload(ctx: StageContext, output: StageOutput) -> StageOutput:
     runs = load_plan(ctx.project.root, max(1, ctx.config.limits.max_runs))
     if not runs:
         raise StageFailed(f"{PLAN} was deleted", "revise at the checkpoint to plan again")
-    return _plan_output(output.result.get("idea", ""), runs)
+    return _plan_output(output.result.get("idea", ""), runs, scaffold(ctx, chosen_idea(ctx)))
 
 
-def _plan_output(idea: str, runs: list[PlannedRun]) -> StageOutput:
+def _plan_output(idea: str, runs: list[PlannedRun], written: list[Written]) -> StageOutput:
+    result: dict[str, object] = {"idea": idea, "runs": plan_record(runs)}
+    if written:
+        result["written"] = {w.name: w.commit for w in written}
     return StageOutput(
         summary=f"a plan of {len(runs)} run(s) for {idea}",
-        result={"idea": idea, "runs": plan_record(runs)},
-        checkpoint_body=plan_markdown(runs),
+        result=result,
+        checkpoint_body=written_markdown(written) + plan_markdown(runs),
         kind="plan",
         product=PLAN,
     )

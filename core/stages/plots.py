@@ -11,6 +11,7 @@ from typing import Any
 from ..answer_validation import validate
 from ..artifacts import FIGURES
 from ..edit_guard import EditPolicy
+from ..experiment_spec import code_text
 from ..records import FigureDescriptions
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
@@ -26,7 +27,7 @@ def run(ctx: StageContext) -> StageOutput:
     runs = ctx.result_of("experiments").get("runs", [])
     start = ctx.project.head()  # the last plot.py and figures that worked (or the template's)
     coder = ctx.coder()
-    prompt = ctx.prompt("plot", runs=", ".join(runs) or "none", notes=ctx.notes_block())
+    prompt = _first_prompt(ctx, runs)
     problem = ""
     for attempt in range(1, max(1, ctx.config.limits.fix_attempts) + 1):
         edit = coder.edit(
@@ -70,6 +71,19 @@ def run(ctx: StageContext) -> StageOutput:
         + "\n".join(f"- `{f}` — {descriptions.get(f, 'no description')}" for f in figures),
         kind="plots",
         product="plot.py",
+    )
+
+
+def _first_prompt(ctx: StageContext, runs: list[str]) -> str:
+    """Update the template's plot.py; a repository without one gets it written (an empty file
+    first: aider edits what exists)."""
+    path = ctx.project.root / "plot.py"
+    if path.is_file() and path.read_text(encoding="utf-8").strip():
+        return ctx.prompt("plot", runs=", ".join(runs) or "none", notes=ctx.notes_block())
+    path.write_text("", encoding="utf-8")
+    code = code_text(ctx.project.root, ctx.config.experiment)
+    return ctx.prompt("scaffold_plot", code=code, notes=ctx.notes_block()) + (
+        f"\nPlot the baseline and these runs: {', '.join(runs) or 'none'}.\n"
     )
 
 

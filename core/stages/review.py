@@ -18,7 +18,6 @@ from ..artifacts import (
     PAPER_REVIEW,
     PDF,
     PROVENANCE,
-    TEX,
     earlier_improvements,
     save_paper_review,
 )
@@ -51,7 +50,9 @@ def improve(ctx: StageContext, output: StageOutput, note: str) -> StageOutput:
 def _review(ctx: StageContext) -> ReviewPanel:
     root = ctx.project.root
     if _compiled_before_the_last_edit(ctx):
-        ctx.say(f"{TEX} changed after {PDF} was compiled: compiling it again first")
+        ctx.say(
+            f"{ctx.config.paper.tex} changed after {PDF} was compiled: compiling it again first"
+        )
         compile_paper(ctx, f"review: {PDF} of the paper as it stands ({{pages}} pages)")
     paper = read_paper(root / PDF)
     settings = ctx.config.review
@@ -75,7 +76,7 @@ def _compiled_before_the_last_edit(ctx: StageContext) -> bool:
     by a crash, say), so that the PDF is not the paper as it stands."""
     git = ctx.project.repo.git
     compiled = git.log("-1", "--format=%H", "--", PDF)
-    return bool(compiled and git.diff("--name-only", compiled, "HEAD", "--", TEX))
+    return bool(compiled and git.diff("--name-only", compiled, "HEAD", "--", ctx.config.paper.tex))
 
 
 def _record(
@@ -112,7 +113,7 @@ def _improvement_round(ctx: StageContext, record: dict, note: str) -> dict:
     meta = PaperReview(record["meta_review"]).markdown()
     asks = f"\nThe researcher adds: {note}\n" if note.strip() else ""
     edit = coder.edit(
-        [TEX],
+        [ctx.config.paper.tex],
         ctx.prompt("review_improve", round=number, review=meta, note=asks),
         commit_message=f"review: improvement round {number}",
         read_only=[NOTES],
@@ -151,13 +152,14 @@ def _undo(ctx: StageContext, record: dict, before: str, number: int, why: str) -
     """The paper (and its provenance) as they were before the round; the PDF that compiled last
     is still the paper's. review.json says which round was undone and why."""
     git = ctx.project.repo.git
-    for path in (TEX, PROVENANCE):
+    for path in (ctx.config.paper.tex, PROVENANCE):
         if git.ls_tree("--name-only", before, path):  # (older projects lack provenance.json)
             git.checkout(before, "--", path)
     record = {**record, "undone": [*record["undone"], {"round": number, "why": why}]}
     save_paper_review(ctx.project.root, record)
     ctx.commit(
-        f"review: undo improvement round {number}: {why}"[:200], [TEX, PROVENANCE, PAPER_REVIEW]
+        f"review: undo improvement round {number}: {why}"[:200],
+        [ctx.config.paper.tex, PROVENANCE, PAPER_REVIEW],
     )
     ctx.say(f"undid improvement round {number}: {why}")
     return record

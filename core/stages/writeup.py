@@ -1,4 +1,4 @@
-"""Write-up: aider fills latex/template.tex from the lab notebook, the runs and the figures.
+"""Write-up: aider fills the paper (latex/template.tex, or ``[paper] tex``) from the lab notebook, the runs and the figures.
 Placeholders left behind are caught and sent back once.
 """
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..artifacts import NOTES, PROVENANCE, TEX, has_literature, literature_digest, load_literature
+from ..artifacts import NOTES, PROVENANCE, has_literature, literature_digest, load_literature
 from ..checkpoints import WAIVE
 from ..edit_guard import PAPER_ONLY
 from ..errors import Aborted, StageFailed
@@ -26,7 +26,7 @@ def placeholders_left(text: str) -> list[str]:
 def _bib_keys(ctx: StageContext, text: str) -> list[str]:
     from ..bibliography import bib_keys, bib_text_of
 
-    return sorted(bib_keys(bib_text_of(text, ctx.project.root / "latex")))
+    return sorted(bib_keys(bib_text_of(text, (ctx.project.root / ctx.config.paper.tex).parent)))
 
 
 def _cite_the_literature(ctx: StageContext, tex_path) -> str:
@@ -44,7 +44,10 @@ def _cite_the_literature(ctx: StageContext, tex_path) -> str:
     }
     added = add_bib_entries(tex_path, entries)
     if added:
-        ctx.commit(f"writeup: cite the literature review's papers ({', '.join(added)})", [TEX])
+        ctx.commit(
+            f"writeup: cite the literature review's papers ({', '.join(added)})",
+            [ctx.config.paper.tex],
+        )
     return (
         "\nThe literature review found these papers (cite them by the key in brackets, in the "
         f"introduction and related work):\n\n{literature_digest(review)}\n"
@@ -75,7 +78,7 @@ SECTIONS = (
 
 def run(ctx: StageContext) -> StageOutput:
     root = ctx.project.root
-    tex_path = root / TEX
+    tex_path = root / ctx.config.paper.tex
     figures = ctx.result_of("plots").get("figures") or sorted(p.name for p in root.glob("*.png"))
     experiments = ctx.result_of("experiments")
     facts = {
@@ -85,6 +88,8 @@ def run(ctx: StageContext) -> StageOutput:
         "literature": _cite_the_literature(ctx, tex_path),
     }
     coder = ctx.coder()
+    if ctx.config.paper.sections:
+        return _complete_the_draft(ctx, coder, facts)
     written = 0
     for section in SECTIONS:
         present = [p for p in section.placeholders if p in tex_path.read_text(encoding="utf-8")]
@@ -93,14 +98,14 @@ def run(ctx: StageContext) -> StageOutput:
             written += 1
     if not written:
         raise StageFailed(
-            f"{TEX} has none of the section placeholders (TITLE HERE, INTRO HERE, …)",
+            f"{ctx.config.paper.tex} has none of the section placeholders (TITLE HERE, INTRO HERE, …)",
             "restore the template's placeholders with git, or revise the paper by hand",
         )
     _edit_optional(coder, ctx.prompt("writeup_refine"), "writeup: whole-paper refinement")
     left = placeholders_left(tex_path.read_text(encoding="utf-8"))
     if left:
         coder.edit(
-            [TEX],
+            [ctx.config.paper.tex],
             ctx.prompt("writeup_placeholders", placeholders=", ".join(left)),
             commit_message="writeup: replace leftover placeholders",
             read_only=[NOTES],
@@ -111,9 +116,21 @@ def run(ctx: StageContext) -> StageOutput:
             ctx.say(f"placeholders still in the paper: {', '.join(left)}")
     from ..citations import run_rounds
 
-    run_rounds(ctx, coder, TEX, max(0, ctx.config.limits.citation_rounds))
+    run_rounds(ctx, coder, ctx.config.paper.tex, max(0, ctx.config.limits.citation_rounds))
     trace_numbers(ctx, coder)
     return _draft_output(ctx, left)
+
+
+def _complete_the_draft(ctx: StageContext, coder, facts: dict[str, str]) -> StageOutput:
+    """The researcher's own draft: only the parts [paper] sections names are written (the rest
+    is theirs, so no whole-paper refinement, citation rounds or number fixes touch it); its
+    numbers are still traced, and the checkpoint shows what matches no run."""
+    from ..paper_parts import write_parts
+
+    text = (ctx.project.root / ctx.config.paper.tex).read_text(encoding="utf-8")
+    written = write_parts(ctx, coder, facts, ", ".join(_bib_keys(ctx, text)) or "none")
+    ctx.say(f"{written} of {len(ctx.config.paper.sections)} part(s) of your draft written")
+    return _draft_output(ctx, [])
 
 
 def _write_section(
@@ -122,7 +139,7 @@ def _write_section(
     """Write one section, reflect on it once, and (in co-pilot mode) let the researcher judge
     it: approve, revise with a note (rewritten, asked again), edit it, or abort."""
     tips = ctx.prompt(f"section_{section.tips}").strip()
-    tex_text = (ctx.project.root / TEX).read_text(encoding="utf-8")
+    tex_text = (ctx.project.root / ctx.config.paper.tex).read_text(encoding="utf-8")
     prompt = ctx.prompt(
         "writeup_section",
         section=section.name,
@@ -133,7 +150,7 @@ def _write_section(
         **facts,
     )
     edit = coder.edit(
-        [TEX],
+        [ctx.config.paper.tex],
         prompt,
         commit_message=f"writeup: {section.name}",
         read_only=[NOTES],
@@ -152,7 +169,7 @@ def _write_section(
             f"writeup: {section.name} written",
             _section_body(ctx, section),
             kind="section",
-            product=TEX,
+            product=ctx.config.paper.tex,
         )
         if decision.action == "abort":
             raise Aborted(decision.note or "stopped during the write-up; the project is resumable")
@@ -165,12 +182,17 @@ def _write_section(
 def _edit_optional(coder, prompt: str, message: str) -> None:
     """An edit the model may decline (a reflection with nothing to fix): no retry, no error."""
     coder.edit(
-        [TEX], prompt, commit_message=message, read_only=[NOTES], retries=0, policy=PAPER_ONLY
+        [coder.project.config.paper.tex],
+        prompt,
+        commit_message=message,
+        read_only=[NOTES],
+        retries=0,
+        policy=PAPER_ONLY,
     )
 
 
 def _section_body(ctx: StageContext, section: Section) -> str:
-    text = (ctx.project.root / TEX).read_text(encoding="utf-8")
+    text = (ctx.project.root / ctx.config.paper.tex).read_text(encoding="utf-8")
     if section.heading == "abstract":
         title = re.search(r"\\title\{([^}]*)\}", text)
         found = re.search(r"\\begin\{abstract\}(.*?)\\end\{abstract\}", text, re.DOTALL)
@@ -204,10 +226,10 @@ def _draft_output(ctx: StageContext, left: list[str]) -> StageOutput:
     from ..provenance import check_paper, load_waivers, report_markdown
 
     root = ctx.project.root
-    tex_path = root / TEX
+    tex_path = root / ctx.config.paper.tex
     text = tex_path.read_text(encoding="utf-8")
     figures = referenced_figures(text, tex_path.parent)  # as TeX resolves them in latex/
-    ctx.emit(LatexUpdated(stage=ctx.stage, path=TEX, text=text, figures=figures))
+    ctx.emit(LatexUpdated(stage=ctx.stage, path=ctx.config.paper.tex, text=text, figures=figures))
     waivers = load_waivers(root)
     report = check_paper(root, tex_path, waivers)
     open_issues = report.open_issues(waivers)
@@ -217,7 +239,7 @@ def _draft_output(ctx: StageContext, left: list[str]) -> StageOutput:
         summary=f"paper drafted ({len(text.splitlines())} lines)"
         + (f"; {blocked}" if blocked else ""),
         result={
-            "tex": TEX,
+            "tex": ctx.config.paper.tex,
             "placeholders_left": left,
             "traced": len(report.traced),
             "untraced": len(open_issues),
@@ -225,7 +247,7 @@ def _draft_output(ctx: StageContext, left: list[str]) -> StageOutput:
             "contradicted": len(open_claims),
             "claims_waived": len(report.contradicted) - len(open_claims),
         },
-        checkpoint_body=f"The draft `{TEX}` ({len(text.splitlines())} lines). "
+        checkpoint_body=f"The draft `{ctx.config.paper.tex}` ({len(text.splitlines())} lines). "
         + (f"Placeholders left: {', '.join(left)}" if left else "No placeholders left.")
         + "\n\n"
         + report_markdown(report, waivers)
@@ -236,14 +258,14 @@ def _draft_output(ctx: StageContext, left: list[str]) -> StageOutput:
             else ""
         ),
         kind="section",
-        product=TEX,
+        product=ctx.config.paper.tex,
         blocked=blocked,
     )
 
 
 def reload(ctx: StageContext, output: StageOutput) -> StageOutput:
     """After the researcher edited the draft: its numbers are traced again."""
-    text = (ctx.project.root / TEX).read_text(encoding="utf-8")
+    text = (ctx.project.root / ctx.config.paper.tex).read_text(encoding="utf-8")
     return _draft_output(ctx, placeholders_left(text))
 
 
@@ -255,13 +277,13 @@ def waive(ctx: StageContext, output: StageOutput, reason: str) -> StageOutput:
 
     root = ctx.project.root
     waivers = load_waivers(root)
-    report = check_paper(root, root / TEX, waivers)
+    report = check_paper(root, root / ctx.config.paper.tex, waivers)
     open_issues = report.open_issues(waivers)
     open_claims = report.open_claims(waivers)
     why = reason.strip() or "waived by the researcher"
     waivers |= {key(w): why for w in open_issues}
     waivers |= {claim_key(c): why for c in open_claims}
-    check_paper(root, root / TEX, waivers)
+    check_paper(root, root / ctx.config.paper.tex, waivers)
     waived = [f"{len(open_issues)} untraced number(s)"] if open_issues else []
     waived += [f"{len(open_claims)} contradicted sentence(s)"] if open_claims else []
     ctx.commit(f"writeup: researcher waived {' and '.join(waived) or 'nothing'}", [PROVENANCE])

@@ -584,6 +584,7 @@ ASKS: dict[str, Ask] = {
                 ],
             ),
             "run_1",
+            ["experiment.py"],
         ),
         "experiment.py",
         options=("revise", "edit", "skip", "abort"),
