@@ -1,7 +1,10 @@
-"""A research workspace: a git repository made from a template, with ``labtui.toml``.
+"""A research workspace: a git repository with ``labtui.toml``, made from a template or a topic
+(``labtui new``) or the researcher's own repository (``labtui init``, core/repo_init.py).
 
 Every artifact change is a commit. ``commit`` returns what changed (id, files, unified diff) so the
-caller can emit it as a CodeDiff event; the project itself never talks to front ends.
+caller can emit it as a CodeDiff event; the project itself never talks to front ends. In a
+researcher's repository labtui commits only on its own branch (``[project] branch``, or a
+``labtui/`` branch of a parallel idea): never on theirs.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from .config import Config, load_config, save_config
 from .errors import LabtuiError
-from .templates import find_template, validate_template
+from .templates import default_paper, find_template, validate_template
 
 if TYPE_CHECKING:
     import git
@@ -27,6 +30,10 @@ __pycache__/
 *.pyc
 latex/build/
 """
+# What labtui writes beside a researcher's files and they never want committed; kept out of git
+# by .git/info/exclude, so their own .gitignore stays theirs.
+LOCAL_EXCLUDES = (".labtui/", ".aider*", "__pycache__/")
+LABTUI_BRANCHES = "labtui/"  # labtui's own branches: [project] branch, parallel ideas
 
 
 @dataclass(frozen=True)
@@ -50,12 +57,7 @@ class Project:
         """Copy a validated template into a new git repository and write labtui.toml."""
         source = find_template(template)
         validate_template(source)
-        root = Path(directory).expanduser().resolve()
-        if root.exists() and any(root.iterdir()):
-            raise LabtuiError(
-                f"{root} already exists and is not empty",
-                "choose a new folder, or run `labtui run` inside it if it is a labtui project",
-            )
+        root = _empty_folder(directory)
         shutil.copytree(
             source, root, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
         )
@@ -68,6 +70,42 @@ class Project:
         project = cls(root, config)
         project._init_repo()
         project.commit(f"labtui: new project from template {Path(template).name}")
+        return project
+
+    @classmethod
+    def create_from_topic(
+        cls, directory: Path, topic: str, *, notes: str = "", data: list[str] | None = None
+    ) -> Project:
+        """A project with no code yet: the topic (and notes) as its task, the named local data,
+        labtui's bundled paper; the agents write the code once an idea is chosen
+        (core/scaffold.py). Nothing here is written by a model."""
+        if not topic.strip():
+            raise LabtuiError(
+                "a project without a template needs a topic", 'use labtui new DIR --idea "..."'
+            )
+        root = _empty_folder(directory)
+        missing = [path for path in data or [] if not Path(path).expanduser().exists()]
+        if missing:
+            raise LabtuiError(
+                f"data not found: {', '.join(missing)}",
+                "name files or folders that exist on this machine with --data",
+            )
+        root.mkdir(parents=True, exist_ok=True)
+        task = topic.strip() + (f"\n\nThe researcher's notes:\n{notes.strip()}" if notes else "")
+        (root / "latex").mkdir()
+        shutil.copy(default_paper(), root / "latex" / "template.tex")
+        config = Config()
+        config.project.name = root.name
+        config.project.origin = "topic"
+        config.project.idea = topic.strip()
+        config.project.task = task
+        config.project.data = [str(Path(p).expanduser().resolve()) for p in data or []]
+        save_config(config, root)
+        # prepare.py writes the data set here; it is made again from prepare.py, not versioned
+        (root / ".gitignore").write_text(PROJECT_GITIGNORE + "data/\n", encoding="utf-8")
+        project = cls(root, config)
+        project._init_repo()
+        project.commit("labtui: new project from a topic (no code yet)")
         return project
 
     @classmethod
@@ -121,9 +159,17 @@ class Project:
         return self.repo.head.commit.hexsha if self.repo.head.is_valid() else ""
 
     def commit(self, message: str, paths: list[str] | None = None) -> CommitInfo | None:
-        """Commit the given paths (all changes when None). None when nothing changed."""
+        """Commit the given paths (all changes when None). None when nothing changed. Refused
+        (LabtuiError) on a branch that is not labtui's own in a project that names one."""
         repo = self.repo
-        if paths is None:
+        self._check_branch()
+        if paths is None and self.config.project.origin == "repository":
+            # A researcher's repository holds what runs leave behind outside their folders
+            # (wandb/, outputs/, checkpoints): only changes to tracked files, and new files the
+            # agents may edit, are labtui's to commit.
+            repo.git.add("--update")
+            self._add_new_code(repo)
+        elif paths is None:
             repo.git.add("--all")
         else:
             existing = [p for p in paths if (self.root / p).exists()]
@@ -143,6 +189,46 @@ class Project:
         sha = repo.head.commit.hexsha
         diff = repo.git.show("--format=", "--patch", sha) if has_head else ""
         return CommitInfo(sha=sha, message=message, files=staged, diff=diff)
+
+    def _add_new_code(self, repo: git.Repo) -> None:
+        from .experiment_spec import matches
+
+        untracked = repo.git.ls_files("--others", "--exclude-standard").splitlines()
+        new = [name for name in untracked if matches(name, self.config.experiment.edit)]
+        if new:
+            repo.git.add("--", *new)
+
+    def branch(self) -> str:
+        """The branch checked out ('' when HEAD is detached)."""
+        head = self.repo.head
+        return "" if head.is_detached else head.reference.name
+
+    def _check_branch(self) -> None:
+        """labtui commits on ``[project] branch`` (or a labtui/ branch of a parallel idea), never
+        on a branch the researcher checked out in the meantime."""
+        wanted = self.config.project.branch
+        if not wanted:
+            return
+        current = self.branch()
+        if current == wanted or current.startswith(LABTUI_BRANCHES):
+            return
+        raise LabtuiError(
+            f"{self.root} is on {current or 'a detached HEAD'}, and labtui commits only on its "
+            f"branch {wanted} (never on yours)",
+            f"git checkout {wanted}, then run labtui again; merge what you keep with "
+            f"git merge {wanted}",
+        )
+
+    def exclude_locally(self, patterns: list[str]) -> None:
+        """Keep ``patterns`` out of git in this clone only (.git/info/exclude): labtui's state
+        in a repository whose .gitignore is the researcher's."""
+        exclude = Path(self.repo.git_dir) / "info" / "exclude"
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        have = exclude.read_text(encoding="utf-8").splitlines() if exclude.exists() else []
+        new = [p for p in patterns if p not in have]
+        if new:
+            with exclude.open("a", encoding="utf-8") as handle:
+                handle.write("\n# labtui\n" + "\n".join(new) + "\n")
 
     def file_at(self, sha: str, path: str) -> str | None:
         """The text of ``path`` as commit ``sha`` had it; None when it had no such file."""
@@ -175,3 +261,15 @@ class Project:
             else:
                 self.repo.git.worktree("add", "-b", branch, str(folder), start)
         return Project(folder, self.config)
+
+
+def _empty_folder(directory: Path) -> Path:
+    """``directory`` resolved, when it does not exist yet or is empty (a LabtuiError else)."""
+    root = Path(directory).expanduser().resolve()
+    if root.exists() and any(root.iterdir()):
+        raise LabtuiError(
+            f"{root} already exists and is not empty",
+            "choose a new folder, run `labtui init` inside it to start from your own "
+            "repository, or `labtui run` if it is a labtui project",
+        )
+    return root
