@@ -424,3 +424,32 @@ RECORDS: tuple[type[Record], ...] = (
     CitationProposal,
     CitationSelection,
 )
+
+
+# -- a repository's set-up (core.setup_proposal, `labtui init`) -----------------------------------
+
+
+class SetupAnswer(Record):
+    """How to run a researcher's repository, as a model reads it from the survey. Each value is
+    checked against what the survey found (files, options, metrics) before it is proposed."""
+
+    model_config = ConfigDict(title="set-up")
+    shape: ClassVar[str] = (
+        '{"command": <one run, with {python} and {out_dir}>, "smoke_command": <or "">, '
+        '"results_source": <final_info|json|csv|stdout|tensorboard|wandb>, "results_path": '
+        '<or "">, "metrics": {<name>: "higher" or "lower"}, "edit": [<files>], "protect": '
+        '[<files>], "paper_tex": <or "">, "paper_sections": [<titles>], "task": <the research, '
+        'in two to five sentences>, "why": {<field>: <the fact it rests on>}}'
+    )
+
+    command: Text
+    smoke_command: str = ""
+    results_source: Literal["final_info", "json", "csv", "stdout", "tensorboard", "wandb"]
+    results_path: str = ""
+    metrics: dict[str, Literal["higher", "lower"]]
+    edit: Annotated[list[str], AfterValidator(needs_items(1, "a file the agents may edit"))]
+    protect: list[str] = Field(default_factory=list)
+    paper_tex: str = ""
+    paper_sections: list[str] = Field(default_factory=list)
+    task: Prose(12, "what the research in this repository is about: problem, data, what is better")
+    why: dict[str, str] = Field(default_factory=dict)

@@ -26,11 +26,56 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    new = sub.add_parser("new", help="create a project from a template and run its baseline")
+    new = sub.add_parser(
+        "new",
+        help="create a project from a template (and run its baseline), or from a topic alone",
+    )
     new.add_argument("dir", help="folder to create")
-    new.add_argument("--template", "-t", default="moons", help="built-in template name or folder")
-    new.add_argument("--idea", default="", help="your own idea for the agents to develop")
+    new.add_argument(
+        "--template", "-t", default=None,
+        help="built-in template name or folder (default: moons; none with --idea alone: the "
+        "agents write the code for the topic)",
+    )  # fmt: skip
+    new.add_argument("--idea", default="", help="your idea, or the topic when there is no template")
+    new.add_argument("--notes", type=Path, default=None, help="a file of notes for the agents")
+    new.add_argument(
+        "--data", action="append", default=[], metavar="PATH",
+        help="a local data file or folder the agents may use (repeatable)",
+    )  # fmt: skip
     new.add_argument("--no-baseline", action="store_true", help="skip running run_0 now")
+
+    init = sub.add_parser(
+        "init", help="set labtui up in your own git repository (run it in the repository)"
+    )
+    init.add_argument("--idea", default="", help="what you want to study (names the branch)")
+    init.add_argument("--branch", default="", help="labtui's branch (default: labtui/<idea>)")
+    init.add_argument("--yes", action="store_true", help="approve the proposal without asking")
+    init.add_argument(
+        "--commit-dirty", action="store_true",
+        help="commit uncommitted changes first, on labtui's branch",
+    )  # fmt: skip
+    init.add_argument("--no-baseline", action="store_true", help="skip running run_0 now")
+    init.add_argument("--model", default="", help="a model that reads the repository too")
+    init.add_argument("--no-model", action="store_true", help="propose from the facts alone")
+    init.add_argument("--budget", type=float, default=0.5, help="US dollars it may spend")
+
+    evidence = sub.add_parser(
+        "import", help="import earlier results as evidence (runs with their commit)"
+    )
+    evidence.add_argument("files", nargs="+", type=Path, help="result files or a results table")
+    evidence.add_argument("--commit", default="", help="the commit of the code that made them")
+    evidence.add_argument(
+        "--source", default="", choices=["", "final_info", "json", "csv", "tensorboard", "wandb"],
+        help="the kind of file (default: by its name)",
+    )  # fmt: skip
+    evidence.add_argument(
+        "--metric", action="append", default=[], type=_metric, metavar="NAME=higher|lower",
+        help="a metric to read (repeatable; default: [results] metrics)",
+    )  # fmt: skip
+    evidence.add_argument(
+        "--table", default="", metavar="COLUMN",
+        help="a CSV table of earlier runs, one per row, named by COLUMN",
+    )  # fmt: skip
 
     run = sub.add_parser("run", help="run the pipeline from where the project stands")
     run.add_argument("dir", nargs="?", default=None, help="project folder (default: -C or .)")
@@ -154,6 +199,12 @@ def _dispatch(args: argparse.Namespace) -> int:
     match args.command:
         case "new":
             return cmd_new(args)
+        case "init":
+            from .init_command import cmd_init
+
+            return cmd_init(args)
+        case "import":
+            return cmd_import(Path(args.directory), args)
         case "run":
             return cmd_run(
                 Path(args.dir or args.directory),
@@ -240,17 +291,43 @@ def cmd_templates() -> int:
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    from labtui.core.events import Bus
-    from labtui.core.journal import Journal
     from labtui.core.project import Project
 
-    from .headless import HeadlessPrinter
-
-    project = Project.create(Path(args.dir), args.template, idea=args.idea)
-    print(f"created {project.root} from template {args.template}")
+    if args.template is None and args.idea:
+        notes = _notes(args.notes)
+        project = Project.create_from_topic(Path(args.dir), args.idea, notes=notes, data=args.data)
+        print(f"created {project.root} from the topic; no code yet")
+        print(
+            "  once an idea is chosen, the agents write prepare.py, experiment.py and plot.py\n"
+            f"  for it (each a commit) and run its baseline. next: cd {project.root} && labtui"
+        )
+        return EXIT_OK
+    template = args.template or "moons"
+    project = Project.create(Path(args.dir), template, idea=args.idea)
+    print(f"created {project.root} from template {template}")
     if args.no_baseline:
         return EXIT_OK
+    return run_baseline_and_say(project)
+
+
+def _notes(path: Path | None) -> str:
+    from labtui.core.errors import LabtuiError
+
+    if path is None:
+        return ""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LabtuiError(f"cannot read the notes {path}: {exc}", "pass a text file") from None
+
+
+def run_baseline_and_say(project) -> int:
+    """run_0 with the project's code, printed as it goes and journaled; the next step said."""
     from labtui.core.baseline import run_baseline
+    from labtui.core.events import Bus
+    from labtui.core.journal import Journal
+
+    from .headless import HeadlessPrinter
 
     bus = Bus()
     journal = Journal(project.state_dir)
@@ -261,15 +338,54 @@ def cmd_new(args: argparse.Namespace) -> int:
     finally:
         journal.close()
     if not result.ok:
+        from labtui.core.experiment_spec import run_argv
+
+        command = " ".join(run_argv(project.config.experiment, "python", "run_0"))
         print(f"error: the baseline run_0 failed: {result.problem}", file=sys.stderr)
-        print(
-            "  fix: make `python experiment.py --out_dir=run_0` work in the project",
-            file=sys.stderr,
-        )
+        print(f"  fix: make `{command}` work in the project, then `labtui run`", file=sys.stderr)
         return EXIT_FAILED
     print(f"baseline run_0 done in {result.wall_s:.1f} s: {result.means}")
     print(f"next: cd {project.root} && labtui")
     return EXIT_OK
+
+
+def cmd_import(directory: Path, args: argparse.Namespace) -> int:
+    """Earlier results as evidence: each file (or each row of a table) an imported run."""
+    from labtui.core.errors import LabtuiError
+    from labtui.core.evidence import import_file, import_table
+    from labtui.core.project import Project
+
+    project = Project.open(directory)
+    metrics = dict(args.metric) if args.metric else None
+    imported = []
+    for path in args.files:
+        if args.table:
+            imported += import_table(project, path, args.table, metrics=metrics, commit=args.commit)
+        else:
+            imported.append(
+                import_file(project, path, source=args.source, metrics=metrics, commit=args.commit)
+            )
+    for done in imported:
+        row = f" (row {done.row})" if done.row else ""
+        print(
+            f"{done.folder}: {done.source}{row}, commit {done.commit[:8]} ({done.commit_from}): "
+            f"{done.means}"
+        )
+    if any(done.commit_from == "HEAD (assumed)" for done in imported):
+        raise LabtuiError(
+            "imported, but the commit of the code that made these results is assumed to be HEAD",
+            "pass --commit SHA next time; `git log` shows when the results were made",
+        )
+    return EXIT_OK
+
+
+def _metric(text: str) -> tuple[str, str]:
+    name, _, direction = text.partition("=")
+    if not name or direction not in ("higher", "lower"):
+        raise argparse.ArgumentTypeError(
+            f"--metric {text!r}: write NAME=higher or NAME=lower (which way is better)"
+        )
+    return name, direction
 
 
 def cmd_run(directory: Path, *, headless: bool, auto: bool, parallel: int | None = None) -> int:

@@ -1,0 +1,199 @@
+"""``labtui init`` in a terminal: the proposal for a researcher's repository shown as a
+checkpoint (approve · revise with a note · edit · abort), checked, smoke-run, then committed on
+labtui's own branch and the baseline run. The engine's work is core/repo_init.py; this module
+only talks to the researcher.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from labtui.core.checkpoints import AutoApprove, Checkpoints
+from labtui.core.errors import ConfigError, LabtuiError
+
+from .headless import HeadlessPrinter, TerminalCheckpointPort
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+OPTIONS = ("approve", "revise", "edit", "abort")
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from labtui.core import repo_init
+    from labtui.core.repo_scan import survey
+    from labtui.core.setup_draft import propose_setup
+    from labtui.core.setup_proposal import Proposal
+
+    console = Console(highlight=False)
+    root = repo_init.check_repository(Path(args.directory))
+    dirty = repo_init.uncommitted(root)
+    if dirty and not args.commit_dirty:
+        repo_init.refuse_dirty(root, dirty)
+    branch = args.branch or repo_init.branch_name(args.idea, root.name)
+    console.print(f"looking at {escape(str(root))} (by code: nothing of it runs yet) …")
+    facts = survey(root)
+    draft = propose_setup(facts)
+    console.print(
+        f"  {len(facts.files)} files, {len(facts.entry_points)} script(s), "
+        f"{len(facts.result_files)} result file(s), {len(facts.latex)} LaTeX draft(s)"
+    )
+    llm = _model(args, console)
+    proposal = _asked(llm, facts, draft, "", console) if llm else Proposal.of(draft)
+    printer = HeadlessPrinter(console)
+    port = AutoApprove() if args.yes else TerminalCheckpointPort(console=console, root=root)
+    checkpoints = Checkpoints(port, printer)
+    proposal_path = _write(root, proposal, args, branch)
+    while True:
+        body = _body(root, proposal_path, facts, proposal)
+        decision = checkpoints.ask(
+            "init", f"init: how labtui runs {root.name}", body, OPTIONS, kind="init",
+            product=repo_init.PROPOSAL,
+        )  # fmt: skip
+        if decision.action == "abort":
+            console.print(f"nothing was changed; the proposal stays in {repo_init.PROPOSAL}")
+            return EXIT_FAILED
+        if decision.action == "revise":
+            if llm is None:
+                console.print("[yellow]revising needs a model (--model, or $LABTUI_MODEL); "
+                              "press e to edit the proposal yourself[/]")  # fmt: skip
+                continue
+            proposal = _asked(llm, facts, draft, decision.note, console)
+            proposal_path = _write(root, proposal, args, branch)
+            continue
+        if decision.action == "edit":
+            continue  # the port opened the file in $EDITOR: show it again as edited
+        outcome = _approve(root, proposal_path, args, branch, dirty, printer, console)
+        if outcome is not None:
+            return outcome
+        if args.yes:
+            return EXIT_USAGE
+
+
+def _approve(
+    root: Path,
+    proposal_path: Path,
+    args: argparse.Namespace,
+    branch: str,
+    dirty: list[str],
+    printer: HeadlessPrinter,
+    console: Console,
+) -> int | None:
+    """Check, smoke-run and commit the approved proposal, then run the baseline. None when the
+    proposal must be asked about again (what was wrong has been said)."""
+    from labtui.core import repo_init
+
+    python = sys.executable
+    try:
+        config = repo_init.read_proposal(root, proposal_path, python)
+    except ConfigError as exc:
+        console.print(f"[red]error:[/] {escape(exc.message)}\n  [bold]fix:[/] {escape(exc.hint)}")
+        return None
+    if config.experiment.smoke_command:
+        console.print("smoke run: the set-up, checked in seconds …")
+        worked, shown = repo_init.smoke_check(root, config, config.python, printer)
+        if not worked:
+            console.print(
+                f"[red]the smoke run failed:[/] {escape(shown)}\n  [bold]fix:[/] edit the "
+                "proposal (e): the command, the smoke command or [results]"
+            )
+            return None
+        console.print(f"[green]smoke run ok[/] ({escape(shown)})")
+    if dirty:
+        sha = repo_init.commit_dirty(root, branch)
+        console.print(f"your uncommitted work is commit {sha[:8]} on {branch}")
+    done = repo_init.apply_setup(root, config, branch)
+    _say_done(done, root, console)
+    if args.no_baseline:
+        return EXIT_OK
+    from .cli import run_baseline_and_say
+
+    return run_baseline_and_say(done.project)
+
+
+def _say_done(done: Any, root: Path, console: Console) -> None:
+    paper = (
+        f"; labtui's bundled paper is at {done.project.config.paper.tex}"
+        if done.paper_copied
+        else ""
+    )
+    console.print(
+        f"[green]labtui works on the branch {escape(done.branch)}[/] (made from your HEAD; "
+        f"your branch is as it was){escape(paper)}.\n"
+        f"  merge what you keep: git merge {escape(done.branch)}"
+    )
+
+
+def _model(args: argparse.Namespace, console: Console) -> Any:
+    """The model that reads the repository, or None (no model: the draft from facts alone)."""
+    import os
+
+    if args.no_model or not (args.model or os.environ.get("LABTUI_MODEL")):
+        console.print("  no model: the proposal is labtui's reading of the facts alone")
+        return None
+    from labtui.core.reviewer import standalone_llm
+
+    return standalone_llm(args.model, args.budget, emit=HeadlessPrinter(console))
+
+
+def _asked(llm: Any, facts: Any, draft: Any, note: str, console: Console) -> Any:
+    from labtui.core.setup_proposal import Proposal, ask_model
+
+    console.print(f"  asking {escape(llm.spec.name)} to read the repository …")
+    try:
+        return ask_model(llm, facts, draft, note)
+    except LabtuiError as exc:
+        console.print(f"[yellow]the model's reading failed ({escape(exc.message)}); "
+                      "the proposal is labtui's reading of the facts alone[/]")  # fmt: skip
+        return Proposal.of(draft)
+
+
+def _write(root: Path, proposal: Any, args: argparse.Namespace, branch: str) -> Path:
+    """The proposal file, with labtui's bundled paper where the repository has no LaTeX."""
+    from labtui.core import repo_init
+    from labtui.core.project import LOCAL_EXCLUDES
+
+    values = {section: dict(fields) for section, fields in proposal.values.items()}
+    reasons = dict(proposal.reasons)
+    if not values.get("paper", {}).get("tex"):
+        values["paper"] = {"tex": repo_init.BUNDLED_PAPER, "sections": []}
+        reasons["paper.tex"] = (
+            "no LaTeX draft found: labtui's bundled paper (a one-column article in an ML "
+            "conference layout, with a bibliography) will be copied here"
+        )
+    if args.idea:
+        values.setdefault("project", {})["idea"] = args.idea
+    _exclude_state(root, LOCAL_EXCLUDES)  # .labtui/ holds the proposal; git need not list it
+    path = root / repo_init.PROPOSAL
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = repo_init.render_proposal(
+        values, reasons, proposal.open_questions, proposal.refused, name=root.name, branch=branch
+    )
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _exclude_state(root: Path, patterns: tuple[str, ...]) -> None:
+    from labtui.core.config import Config
+    from labtui.core.project import Project
+
+    Project(root, Config()).exclude_locally(list(patterns))
+
+
+def _body(root: Path, path: Path, facts: Any, proposal: Any) -> str:
+    """What the checkpoint shows: the proposal file as written, and the earlier results that
+    can be imported as evidence."""
+    text = path.read_text(encoding="utf-8")
+    found = [r.path for r in facts.result_files][:8]
+    evidence = (
+        "\n\nEarlier results found (import them as evidence after init, each with the commit of "
+        "the code that made it):\n"
+        + "\n".join(f"    labtui import {p} --commit <sha>" for p in found)
+        if found
+        else ""
+    )
+    return f"{path.relative_to(root)}:\n\n{text}{evidence}"
