@@ -1,11 +1,13 @@
 """A project started from a topic alone (``labtui new DIR --idea "..."``) gets its code here, as
 Agent Laboratory's data-preparation and experiment steps write theirs: once an idea is chosen, the
 agents write ``prepare.py`` (run: it builds the data set under ``data/`` from what the machine
-has), ``experiment.py`` (the baseline, run as run_0) and ``plot.py`` (run: it must draw at least
-one figure). Each file is a commit, each is run where it can be, and a failure goes back to the
-agent with its error for ``[limits] fix_attempts`` tries. The template contract is checked by code
-(the experiment keeps ``--out_dir`` and ``final_info.json``; its numbers must come from running it,
-not from its text). The paper is labtui's bundled skeleton, copied when the project was made.
+has), ``experiment.py`` (the baseline, run as run_0), the paper's skeleton (adapted from labtui's
+bundled one; it must keep the write-up's placeholders and its bibliography and compile) and
+``plot.py`` (run: it must draw at least one figure). Each file is a commit, each is run or compiled,
+and a failure goes back to the agent with its error for ``[limits] fix_attempts`` tries. The
+template contract is checked by code (the experiment keeps ``--out_dir`` and ``final_info.json``;
+its numbers must come from running it, not from its text). A skeleton that never passes its
+checks is not worth a failed stage: labtui's bundled one stays, and that is said.
 
 The plan stage calls :func:`scaffold` before it plans, so its checkpoint shows what was written.
 A project made from a template or from a repository already has its code: nothing happens.
@@ -20,17 +22,24 @@ from pathlib import Path
 from typing import Any
 
 from .baseline import BASELINE, run_baseline
-from .edit_guard import Contract, EditPolicy
+from .edit_guard import LATEX_MARKERS, Contract, EditPolicy
 from .errors import StageFailed
 from .stage_context import StageContext
+from .templates import default_paper
 
 PREPARE, EXPERIMENT, PLOT = "prepare.py", "experiment.py", "plot.py"
 DATA = "data"
+# The write-up replaces these; a skeleton that lost one would leave a section unwritten.
+PLACEHOLDERS = (
+    "TITLE HERE", "ABSTRACT HERE", "INTRO HERE", "RELATED WORK HERE", "METHOD HERE",
+    "EXPERIMENTAL SETUP HERE", "RESULTS HERE", "CONCLUSIONS HERE",
+)  # fmt: skip
 _CONTRACTS = {
     PREPARE: Contract(python=True),
     EXPERIMENT: Contract(python=True, options=("--out_dir",), literals=("final_info.json",)),
     PLOT: Contract(python=True),
 }
+_SKELETON = Contract(latex=tuple(LATEX_MARKERS))
 
 
 @dataclass(frozen=True)
@@ -49,13 +58,17 @@ def needs_scaffold(ctx: StageContext) -> bool:
     )
 
 
+def _files(ctx: StageContext) -> tuple[str, ...]:
+    return (PREPARE, EXPERIMENT, ctx.config.paper.tex, PLOT)
+
+
 def scaffold(ctx: StageContext, idea: Any) -> list[Written]:
     """Write (and run) what a topic's project lacks, for ``idea``; what was written earlier (a
     revised plan asks again) is listed as it stands; [] for a project that came with its code."""
     if ctx.config.project.origin != "topic":
         return []
     if not needs_scaffold(ctx):
-        return [_as_committed(ctx, name) for name in (PREPARE, EXPERIMENT, PLOT)]
+        return [_as_committed(ctx, name) for name in _files(ctx)]
     root = ctx.project.root
     facts = _facts(ctx, idea)
     written = []
@@ -65,6 +78,8 @@ def scaffold(ctx: StageContext, idea: Any) -> list[Written]:
     if not (root / BASELINE / "final_info.json").is_file():
         prompt = ctx.prompt("scaffold_experiment", prepare=prepare, **facts)
         written.append(_write(ctx, EXPERIMENT, prompt, _baseline_ran))
+    if _bundled_skeleton(ctx):
+        written.append(_adapt_skeleton(ctx, ctx.prompt("scaffold_latex", **facts)))
     code = (root / EXPERIMENT).read_text(encoding="utf-8")
     written.append(_write(ctx, PLOT, ctx.prompt("scaffold_plot", code=code, **facts), _plotted))
     return written
@@ -81,21 +96,46 @@ def written_markdown(written: list[Written]) -> str:
 # -- one file: write, run, fix --------------------------------------------------------------
 
 
+def _bundled_skeleton(ctx: StageContext) -> bool:
+    path = ctx.project.root / ctx.config.paper.tex
+    return path.is_file() and path.read_text(encoding="utf-8") == default_paper().read_text()
+
+
+def _adapt_skeleton(ctx: StageContext, prompt: str) -> Written:
+    """The paper's skeleton adapted to the topic; labtui's bundled one stays when the agent's
+    never keeps the placeholders and the bibliography and compiles."""
+    tex = ctx.config.paper.tex
+    start = ctx.project.head()
+    try:
+        return _write(ctx, tex, prompt, _skeleton_compiles, contract=_SKELETON, rewrite=True)
+    except StageFailed as exc:
+        (ctx.project.root / tex).write_text(default_paper().read_text(), encoding="utf-8")
+        ctx.commit(f"plan: {tex} back to labtui's bundled skeleton", [tex])
+        ctx.say(f"kept labtui's bundled paper skeleton: {exc.message}")
+        return Written(tex, start, f"labtui's bundled skeleton ({exc.message})")
+
+
 def _write(
-    ctx: StageContext, name: str, prompt: str, check: Callable[[StageContext], tuple[str, str]]
+    ctx: StageContext,
+    name: str,
+    prompt: str,
+    check: Callable[[StageContext], tuple[str, str]],
+    contract: Contract | None = None,
+    rewrite: bool = False,
 ) -> Written:
     """The agent writes ``name`` (a new, empty file first: aider edits what exists), it is run
-    by ``check``, and a failure goes back with its output, up to ``[limits] fix_attempts``."""
+    by ``check``, and a failure goes back with its output, up to ``[limits] fix_attempts``. A
+    file that exists is checked as it is (a resumed project), unless ``rewrite``."""
     path = ctx.project.root / name
     if not path.exists():
         path.write_text("", encoding="utf-8")
     coder = ctx.coder()
-    policy = EditPolicy(contracts={name: _CONTRACTS[name]})
+    policy = EditPolicy(contracts={name: contract or _CONTRACTS[name]})
     attempts = max(1, ctx.config.limits.fix_attempts)
     problem = "not written"
     for attempt in range(1, attempts + 1):
         ctx.check_stop()
-        if attempt > 1 or not path.read_text(encoding="utf-8").strip():
+        if attempt > 1 or rewrite or not path.read_text(encoding="utf-8").strip():
             coder.edit([name], prompt, commit_message=f"plan: write {name} (attempt {attempt})",
                        policy=policy)  # fmt: skip
         if not path.read_text(encoding="utf-8").strip():
@@ -153,6 +193,26 @@ def _baseline_ran(ctx: StageContext) -> tuple[str, str]:
             f"{EXPERIMENT} itself: they must be computed by the run",
             "",
         )
+    return "", ""
+
+
+def _skeleton_compiles(ctx: StageContext) -> tuple[str, str]:
+    from .latex import compile_latex
+    from .templates import latex_problems
+
+    path = ctx.project.root / ctx.config.paper.tex
+    text = path.read_text(encoding="utf-8")
+    lost = [p for p in PLACEHOLDERS if p not in text]
+    problems = latex_problems(path, ctx.config.paper.tex)
+    problems += [f"it lost the placeholders {', '.join(lost)}"] if lost else []
+    if problems:
+        return "; ".join(problems), ""
+    scratch = ctx.project.state_dir / "skeleton.pdf"
+    outcome = compile_latex(path, scratch, timeout_s=ctx.config.limits.latex_timeout_s)
+    scratch.unlink(missing_ok=True)
+    if not outcome.ok:
+        errors = "; ".join(f"line {e.line}: {e.message}" for e in outcome.errors[:5])
+        return f"it does not compile ({errors or 'see the log'})", outcome.log_tail
     return "", ""
 
 
@@ -238,6 +298,11 @@ def _shown(ctx: StageContext, name: str) -> str:
     if name == PREPARE:
         files = [p for p in (root / DATA).rglob("*") if p.is_file()]
         return f"ran; {DATA}/ holds {len(files)} file(s)"
+    if name.endswith(".tex"):
+        from .latex_text import section_titles
+
+        sections = section_titles((root / name).read_text(encoding="utf-8"))
+        return f"compiles; sections: {', '.join(sections)}"
     if name == EXPERIMENT:
         from .runner import read_final_info
 

@@ -113,21 +113,29 @@ def check_final_info(data: Any, where: str) -> list[str]:
     return problems
 
 
-def _check_latex(path: Path, problems: list[str]) -> None:
+def latex_problems(path: Path, name: str = "latex/template.tex") -> list[str]:
+    """What a paper's LaTeX lacks of the contract: the document, a bibliography and its
+    \bibliography command ([] when nothing)."""
+    problems: list[str] = []
+    _check_latex(path, problems, name)
+    return problems
+
+
+def _check_latex(path: Path, problems: list[str], name: str = "latex/template.tex") -> None:
     text = path.read_text(encoding="utf-8", errors="replace")
     for needle in (r"\begin{document}", r"\end{document}"):
         if needle not in text:
-            problems.append(f"latex/template.tex: no {needle}")
+            problems.append(f"{name}: no {needle}")
     has_bib = re.search(r"\\begin\{filecontents\*?\}\{[^}]*\.bib\}", text) or any(
         path.parent.glob("*.bib")
     )
     if not has_bib:
         problems.append(
-            "latex/template.tex: no bibliography (a filecontents block with references.bib, "
+            f"{name}: no bibliography (a filecontents block with references.bib, "
             "or a .bib file beside it)"
         )
     if r"\bibliography{" not in text:
-        problems.append(r"latex/template.tex: no \bibliography{...} command")
+        problems.append(f"{name}: no \\bibliography{{...}} command")
 
 
 def validate_template(folder: Path) -> None:

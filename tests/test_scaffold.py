@@ -14,6 +14,7 @@ from labtui.core.errors import StageFailed
 from labtui.core.pipeline import Session
 from labtui.core.project import Project
 from labtui.core.scaffold import scaffold, written_markdown
+from labtui.core.templates import default_paper
 
 CODER = "scripted-experiments"
 
@@ -86,15 +87,31 @@ plt.savefig("accuracy.png")
 """
 
 
+def skeletons() -> list[str]:
+    """The first drops a placeholder (refused); the second adds a section and a package."""
+    bundled = default_paper().read_text()
+    lost = bundled.replace("RESULTS HERE", "")
+    adapted = bundled.replace("\\usepackage{amsmath}", "\\usepackage{amsmath}\n\\usepackage{bm}")
+    adapted = adapted.replace(
+        "\\section{Method}", "\\section{Problem Setting}\nPROBLEM SETTING HERE\n\n\\section{Method}"
+    )
+    return [lost, adapted]
+
+
 class TopicCoder:
     """TEST-ONLY: a coder that writes the file each prompt asks for, the first experiment.py
-    with typed-in results (as small models do), the next computed."""
+    with typed-in results (as small models do), the next computed; the first paper skeleton
+    without a placeholder, the next adapted."""
 
     def __init__(self) -> None:
         self.experiments = [TYPED, EXPERIMENT]
+        self.skeletons = skeletons()
 
     def __call__(self, request):
         text = last_user_text(request)
+        if "skeleton of the paper" in text or ("latex/template.tex" in text and "Fix" in text):
+            tex = self.skeletons.pop(0) if len(self.skeletons) > 1 else self.skeletons[0]
+            return whole_file_edit("latex/template.tex", tex, "The skeleton:")
         if "Write prepare.py" in text:
             return whole_file_edit("prepare.py", PREPARE, "The data step:")
         if "Write plot.py" in text:
@@ -134,7 +151,8 @@ def test_a_topic_gets_its_data_step_baseline_and_plots_written_run_and_committed
     events: list = []
     session.bus.subscribe(events.append)
     written = scaffold(session.context_for("plan"), IDEA)
-    assert [w.name for w in written] == ["prepare.py", "experiment.py", "plot.py"]
+    names = ["prepare.py", "experiment.py", "latex/template.tex", "plot.py"]
+    assert [w.name for w in written] == names
     root = project.root
     assert (root / "data/blobs.npz").is_file()
     final_info = json.loads((root / "run_0/final_info.json").read_text())
@@ -142,6 +160,11 @@ def test_a_topic_gets_its_data_step_baseline_and_plots_written_run_and_committed
     assert (root / "accuracy.png").is_file()
     notices = " ".join(e.text for e in events if type(e).__name__ == "Notice")
     assert "are written in experiment.py itself: they must be computed by the run" in notices
+    refused = " ".join(e.reason for e in events if type(e).__name__ == "Refused")
+    assert "it lost the placeholders RESULTS HERE" in notices, refused
+    tex = (root / "latex/template.tex").read_text()
+    assert "PROBLEM SETTING HERE" in tex and "RESULTS HERE" in tex
+    assert "Problem Setting" in written[2].shown and "compiles" in written[2].shown
     log = project.repo.git.log("--format=%s")
     for message in (
         "plan: write prepare.py (attempt 1)",
@@ -158,7 +181,7 @@ def test_a_topic_gets_its_data_step_baseline_and_plots_written_run_and_committed
     assert "numpy" in prompts and "no network" in prompts
     # Asked again (a revised plan), the scaffold lists what was written and writes nothing.
     again = scaffold(session.context_for("plan"), IDEA)
-    assert [w.name for w in again] == ["prepare.py", "experiment.py", "plot.py"]
+    assert [w.name for w in again] == names
     assert len(llm_server.requests_for(CODER)) == len(json.loads(prompts))
 
 

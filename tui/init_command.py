@@ -188,12 +188,16 @@ def _body(root: Path, path: Path, facts: Any, proposal: Any) -> str:
     """What the checkpoint shows: the proposal file as written, and the earlier results that
     can be imported as evidence."""
     text = path.read_text(encoding="utf-8")
-    found = [r.path for r in facts.result_files][:8]
+    found = facts.result_files[:8]
     evidence = (
         "\n\nEarlier results found (import them as evidence after init, each with the commit of "
-        "the code that made it):\n"
-        + "\n".join(f"    labtui import {p} --commit <sha>" for p in found)
+        "the code that made it; a table with --table <the column naming each run>):\n"
+        + "\n".join(f"    labtui import {_import_words(r)} --commit <sha>" for r in found)
         if found
         else ""
     )
     return f"{path.relative_to(root)}:\n\n{text}{evidence}"
+
+
+def _import_words(result: Any) -> str:
+    return f"{result.path} --table <column>" if result.source == "csv" else result.path
