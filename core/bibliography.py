@@ -61,6 +61,23 @@ def add_bib_entries(tex: Path, entries: dict[str, str]) -> list[str]:
     return list(new)
 
 
+def entries_file(tex: Path) -> Path:
+    """Where add_bib_entries writes: the .tex itself (its filecontents block) or the .bib file
+    it names; what a commit of new entries must include."""
+    text = Path(tex).read_text(encoding="utf-8")
+    if any(m.group(1).strip().endswith(".bib") for m in FILECONTENTS.finditer(text)):
+        return Path(tex)
+    return _named_bib_file(text, Path(tex).parent) or Path(tex)
+
+
+def paper_and_bibliography(root: Path, tex: Path) -> list[str]:
+    """The project-relative names of the paper and of the file its new entries go into."""
+    names = [Path(tex), entries_file(tex)]
+    return list(
+        dict.fromkeys(p.resolve().relative_to(Path(root).resolve()).as_posix() for p in names)
+    )
+
+
 def _named_bib_file(tex_text: str, latex_dir: Path) -> Path | None:
     names = _bibliography_names(tex_text)
     if names:

@@ -73,7 +73,7 @@ def unknown_citations(tex: Path) -> list[str]:
 
 def run_rounds(ctx: StageContext, coder: Any, tex_name: str, rounds: int) -> list[str]:
     """Up to ``rounds`` citation rounds on ``tex_name`` (project-relative); the keys cited."""
-    from .bibliography import add_bib_entries, bib_keys, bib_text_of
+    from .bibliography import add_bib_entries, bib_keys, bib_text_of, paper_and_bibliography
     from .papers import search_all
 
     tex = ctx.project.root / tex_name
@@ -111,7 +111,10 @@ def run_rounds(ctx: StageContext, coder: Any, tex_name: str, rounds: int) -> lis
             continue
         entries = {papers[i].bibtex_key: papers[i].bibtex for i in selection.chosen}
         if add_bib_entries(tex, entries):
-            ctx.commit(f"writeup: bibliography entries for {', '.join(entries)}", [tex_name])
+            ctx.commit(
+                f"writeup: bibliography entries for {', '.join(entries)}",
+                paper_and_bibliography(ctx.project.root, tex),
+            )
         if _integrate(ctx, coder, tex, tex_name, list(entries), proposal.where, selection.how):
             cited += [key for key in entries if key not in cited]
     return cited

@@ -26,7 +26,7 @@ def trace_numbers(ctx: StageContext, coder: Coder) -> list[Written | Contradicti
 
     root = ctx.project.root
     waivers = load_waivers(root)
-    report = check_paper(root, root / ctx.config.paper.tex, waivers)
+    report = check_paper(root, root / ctx.config.paper.tex, waivers, ctx.config.paper.sections)
     open_issues: list[Written | Contradiction] = [
         *report.open_issues(waivers),
         *report.open_claims(waivers),
@@ -43,7 +43,7 @@ def trace_numbers(ctx: StageContext, coder: Coder) -> list[Written | Contradicti
             read_only=[NOTES],
             policy=PAPER_ONLY,
         )
-        report = check_paper(root, root / ctx.config.paper.tex, waivers)
+        report = check_paper(root, root / ctx.config.paper.tex, waivers, ctx.config.paper.sections)
         open_issues = [*report.open_issues(waivers), *report.open_claims(waivers)]
     ctx.commit(f"{ctx.stage}: provenance of the paper's numbers", [PROVENANCE])
     return open_issues

@@ -17,6 +17,7 @@ from .edit_guard import PAPER_ONLY
 from .errors import Aborted, StageFailed
 from .events import Refused
 from .latex_text import outside_section, section_span, section_titles
+from .provenance import part_file
 from .stage_context import StageContext
 
 
@@ -41,9 +42,10 @@ def draft_parts(root: Path, tex: str, sections: list[str]) -> list[Part]:
     text = main.read_text(encoding="utf-8", errors="replace")
     parts, missing = [], []
     for name in sections:
-        as_file = _part_file(Path(root), main, name)
-        if as_file:
-            parts.append(Part(name, as_file))
+        as_file = part_file(Path(root), main, name)
+        if as_file is not None:
+            relative = as_file.resolve().relative_to(Path(root).resolve()).as_posix()
+            parts.append(Part(name, relative))
         elif section_span(text, name) is not None:
             parts.append(Part(name, tex, name))
         else:
@@ -56,17 +58,6 @@ def draft_parts(root: Path, tex: str, sections: list[str]) -> list[Part]:
                                                             "(it has no \\section)"),
         )  # fmt: skip
     return parts
-
-
-def _part_file(root: Path, main: Path, name: str) -> str:
-    """The project-relative path of a part given as a file (as \\input resolves it: beside the
-    main file, then from the project), or ''."""
-    if not (name.endswith(".tex") or "/" in name):
-        return ""
-    for candidate in (main.parent / name, main.parent / f"{name}.tex", root / name):
-        if candidate.is_file():
-            return candidate.resolve().relative_to(root.resolve()).as_posix()
-    return ""
 
 
 def write_parts(ctx: StageContext, coder, facts: dict[str, str], bibkeys: str) -> int:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -261,11 +262,12 @@ _SKIPPED_COMMANDS = re.compile(
 )
 
 
-def numbers_to_check(tex_text: str) -> list[Written]:
-    """The numbers of the abstract, the Results section and every table, in order."""
+def numbers_to_check(tex_text: str, sections: Sequence[str] = ()) -> list[Written]:
+    """The numbers of the abstract, the Results section, every table and the ``sections`` named
+    (the parts of a researcher's draft that labtui writes), in order."""
     lines = tex_text.splitlines()
     written: list[Written] = []
-    for start, end in _checked_spans(lines):
+    for start, end in _checked_spans(lines, sections=sections):
         for index in range(start, end):
             written += _numbers_in_line(lines[index], index + 1)
     return written
@@ -286,9 +288,12 @@ def claim_spans(tex_text: str) -> list[tuple[int, int]]:
     return _checked_spans(tex_text.splitlines(), tables=False)
 
 
-def _checked_spans(lines: list[str], tables: bool = True) -> list[tuple[int, int]]:
-    """Line ranges [start, end) of the abstract, the Results section and (unless ``tables`` is
-    false) tables."""
+def _checked_spans(
+    lines: list[str], tables: bool = True, sections: Sequence[str] = ()
+) -> list[tuple[int, int]]:
+    """Line ranges [start, end) of the abstract, the Results section, the ``sections`` named and
+    (unless ``tables`` is false) tables."""
+    named = {" ".join(title.split()).lower() for title in sections}
     envs = "abstract|table\\*?|tabular\\*?" if tables else "abstract"
     spans: list[tuple[int, int]] = []
     section_start: int | None = None
@@ -305,7 +310,8 @@ def _checked_spans(lines: list[str], tables: bool = True) -> list[tuple[int, int
             if section_start is not None:
                 spans.append((section_start, i))
                 section_start = None
-            if "result" in heading.group(1).lower():
+            title = " ".join(heading.group(1).split()).lower()
+            if "result" in title or title in named:
                 section_start = i + 1
     if section_start is not None:
         spans.append((section_start, len(lines)))
@@ -398,20 +404,41 @@ def _plausible(written: Written, source: Source) -> bool:
 # -- the project's report ------------------------------------------------------------------------
 
 
-def check_paper(root: Path, tex: Path, waived: dict[str, str] | None = None) -> Report:
+def check_paper(
+    root: Path, tex: Path, waived: dict[str, str] | None = None, parts: Sequence[str] = ()
+) -> Report:
     """Trace the paper's numbers, check its claims against every run's effects, and write
-    provenance.json beside the project's runs."""
+    provenance.json beside the project's runs. ``parts``: the sections of a researcher's draft
+    that labtui writes (``[paper] sections``), checked too: a section title, or a file the paper
+    inputs (all of whose numbers are checked)."""
     # claims builds on this module's number reading, so it is imported here, where it is used
     from .claim_checks import paper_contradictions
 
     root = Path(root)
     tex_text = Path(tex).read_text(encoding="utf-8")
-    report = trace(tex_text, run_sources(root))
+    files = [part_file(root, Path(tex), part) for part in parts]
+    titles = [part for part, file in zip(parts, files, strict=True) if file is None]
+    written = numbers_to_check(tex_text, titles)
+    for file in filter(None, files):
+        lines = file.read_text(encoding="utf-8").splitlines()
+        written += [w for i, line in enumerate(lines) for w in _numbers_in_line(line, i + 1)]
+    report = trace_written(written, run_sources(root))
     report.contradicted = paper_contradictions(root, tex_text)
     (root / PROVENANCE).write_text(
         json.dumps(report.to_json(waived), indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     return report
+
+
+def part_file(root: Path, tex: Path, part: str) -> Path | None:
+    """The file a part of ``[paper] sections`` names (as \\input resolves it: beside the paper,
+    then from the project), or None: the part is a section title."""
+    if not (part.endswith(".tex") or "/" in part):
+        return None
+    for candidate in (tex.parent / part, tex.parent / f"{part}.tex", root / part):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def load_waivers(root: Path) -> dict[str, str]:

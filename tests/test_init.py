@@ -60,7 +60,7 @@ def test_init_proposes_checks_commits_on_its_branch_and_runs_the_baseline(tmp_pa
     # The smoke run checked the set-up, then the baseline ran and was committed.
     assert "smoke run ok" in done.stdout
     final_info = json.loads((root / "run_0/final_info.json").read_text())
-    assert 0.9 < final_info["main"]["means"]["eval.accuracy"] <= 1.0
+    assert 0.7 < final_info["main"]["means"]["eval.accuracy"] <= 1.0
     log = git(root, "log", "--format=%s", "main..HEAD")
     assert log.splitlines() == ["baseline: run_0 results", "labtui init: labtui.toml on " +
                                 "labtui/learning-rate-schedules"]  # fmt: skip

@@ -63,7 +63,7 @@ def test_a_repository_run_is_read_from_its_own_json_into_final_info(tmp_path):
     assert result.ok, result.problem
     final_info = json.loads((project.root / "run_1" / "final_info.json").read_text())
     means = final_info["main"]["means"]
-    assert set(means) == {"eval.accuracy", "eval.loss"} and 0.9 < means["eval.accuracy"] <= 1
+    assert set(means) == {"eval.accuracy", "eval.loss"} and 0.7 < means["eval.accuracy"] <= 1
     assert result.means == {"main": means}
     record = json.loads((project.root / "run_1" / "labtui_run.json").read_text())
     assert record["argv"][1:] == ["train.py", "--output_dir", "run_1", "--max_steps", "100"]

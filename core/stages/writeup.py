@@ -32,7 +32,7 @@ def _bib_keys(ctx: StageContext, text: str) -> list[str]:
 def _cite_the_literature(ctx: StageContext, tex_path) -> str:
     """The literature review's papers join the bibliography (labtui writes their BibTeX, the
     model never does) and the prompt, for the related work; '' without a review."""
-    from ..bibliography import add_bib_entries
+    from ..bibliography import add_bib_entries, paper_and_bibliography
 
     if not has_literature(ctx.project.root):
         return ""
@@ -46,7 +46,7 @@ def _cite_the_literature(ctx: StageContext, tex_path) -> str:
     if added:
         ctx.commit(
             f"writeup: cite the literature review's papers ({', '.join(added)})",
-            [ctx.config.paper.tex],
+            paper_and_bibliography(ctx.project.root, tex_path),
         )
     return (
         "\nThe literature review found these papers (cite them by the key in brackets, in the "
@@ -130,7 +130,9 @@ def _complete_the_draft(ctx: StageContext, coder, facts: dict[str, str]) -> Stag
     text = (ctx.project.root / ctx.config.paper.tex).read_text(encoding="utf-8")
     written = write_parts(ctx, coder, facts, ", ".join(_bib_keys(ctx, text)) or "none")
     ctx.say(f"{written} of {len(ctx.config.paper.sections)} part(s) of your draft written")
-    return _draft_output(ctx, [])
+    output = _draft_output(ctx, [])
+    ctx.commit(f"{ctx.stage}: provenance of the paper's numbers", [PROVENANCE])
+    return output
 
 
 def _write_section(
@@ -231,7 +233,7 @@ def _draft_output(ctx: StageContext, left: list[str]) -> StageOutput:
     figures = referenced_figures(text, tex_path.parent)  # as TeX resolves them in latex/
     ctx.emit(LatexUpdated(stage=ctx.stage, path=ctx.config.paper.tex, text=text, figures=figures))
     waivers = load_waivers(root)
-    report = check_paper(root, tex_path, waivers)
+    report = check_paper(root, tex_path, waivers, ctx.config.paper.sections)
     open_issues = report.open_issues(waivers)
     open_claims = report.open_claims(waivers)
     blocked = _blocked(open_issues, open_claims)
@@ -277,13 +279,13 @@ def waive(ctx: StageContext, output: StageOutput, reason: str) -> StageOutput:
 
     root = ctx.project.root
     waivers = load_waivers(root)
-    report = check_paper(root, root / ctx.config.paper.tex, waivers)
+    report = check_paper(root, root / ctx.config.paper.tex, waivers, ctx.config.paper.sections)
     open_issues = report.open_issues(waivers)
     open_claims = report.open_claims(waivers)
     why = reason.strip() or "waived by the researcher"
     waivers |= {key(w): why for w in open_issues}
     waivers |= {claim_key(c): why for c in open_claims}
-    check_paper(root, root / ctx.config.paper.tex, waivers)
+    check_paper(root, root / ctx.config.paper.tex, waivers, ctx.config.paper.sections)
     waived = [f"{len(open_issues)} untraced number(s)"] if open_issues else []
     waived += [f"{len(open_claims)} contradicted sentence(s)"] if open_claims else []
     ctx.commit(f"writeup: researcher waived {' and '.join(waived) or 'nothing'}", [PROVENANCE])

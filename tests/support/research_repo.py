@@ -7,8 +7,11 @@ the product.
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
+
+from .research_script import MoonsResearch, fenced_json, last_user_text, whole_file_edit
 
 TRAIN = '''\
 """Logistic regression on a fixed synthetic data set, trained by gradient descent."""
@@ -33,7 +36,7 @@ def main():
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     x = rng.normal(size=(400, 2))
-    y = (x[:, 0] + 0.5 * x[:, 1] > 0).astype(float)
+    y = (x[:, 0] + 0.5 * x[:, 1] + 0.7 * rng.normal(size=400) > 0).astype(float)
     w = np.zeros(2)
     for step in range(1, args.max_steps + 1):
         p = predict(w, x)
@@ -144,3 +147,92 @@ def make_repository(root: Path, *, with_paper: bool = True) -> Path:
 def git(root: Path, *args: str) -> str:
     done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True)
     return done.stdout.strip()
+
+
+# -- the scripted research on it (TEST-ONLY), stage by stage -------------------------------------
+
+REPO_IDEA = {
+    "Name": "smaller_learning_rate",
+    "Title": "Does a Smaller Learning Rate Find the Boundary as Well?",
+    "Hypothesis": "Gradient descent with a tenth of the learning rate reaches a lower accuracy in "
+    "the same number of steps, because it moves the weights less per step.",
+    "Experiment": "Lower LR in train.py from 0.5 to 0.05 and compare eval.accuracy with run_0.",
+    "Interestingness": 4,
+    "Feasibility": 9,
+    "Novelty": 3,
+}
+
+
+class RepoResearch(MoonsResearch):
+    """The scripted answers for the research repository; the literature, novelty and review
+    are the moons research's."""
+
+    def ideas(self, request):
+        return self.answer_ideas(request, [REPO_IDEA])
+
+    def experiments(self, request):
+        asks = [str(m.get("content")) for m in request.get("messages", [])]
+        if any("has finished. What it changed" in text for text in asks):
+            return fenced_json(
+                {
+                    "analysis": "The smaller learning rate changes eval.accuracy against "
+                    "the baseline run_0 as the table shows.",
+                    "next": "finish",
+                    "why": "one run answers the question",
+                }
+            )
+        if any(text.startswith("Plan the experiment runs") for text in asks):
+            plan = {"runs": [{"change": "Lower LR from 0.5 to 0.05 in train.py",
+                              "measure": "eval.accuracy against run_0"}]}  # fmt: skip
+            return fenced_json(plan, "One run:")
+        code = (self.root / "train.py").read_text(encoding="utf-8")
+        # The README's command passes --lr 0.5, so the default is not enough: the change
+        # makes the script scale whatever rate it is given, as a researcher would.
+        code = code.replace("w -= args.lr *", "w -= 0.1 * args.lr *")
+        return whole_file_edit("train.py", code, "Use a tenth of the learning rate.")
+
+    def plots(self, request):
+        text = last_user_text(request)
+        if text.startswith("Describe each figure"):
+            return fenced_json({"figures": {"accuracy.png": "eval.accuracy of each run, "
+                                            "baseline and smaller learning rate"}})  # fmt: skip
+        return whole_file_edit("plot.py", PLOT, "A bar per run.")
+
+    def writeup(self, request):
+        text = last_user_text(request)
+        tex_path = self.root / "paper" / "main.tex"
+        tex = tex_path.read_text(encoding="utf-8")
+        if "Write Experiments of it" in text:
+            base, smaller = self._eval("run_0"), self._eval("run_1")
+            tex = tex.replace(
+                "TO BE WRITTEN.",
+                f"At the learning rate of 0.5 the baseline reaches an accuracy of {base:.3f} "
+                f"(our earlier run reached 0.97); a tenth of the rate reaches {smaller:.3f}.",
+            )
+            return whole_file_edit("paper/main.tex", tex, "The experiments section.")
+        if "Write Conclusion of it" in text:
+            tex = tex.replace("To be written too.", "The learning rate matters little here.")
+            return whole_file_edit("paper/main.tex", tex, "The conclusion.")
+        return whole_file_edit("paper/main.tex", tex, "Nothing to change.")
+
+    def _eval(self, run_id: str) -> float:
+        data = json.loads((self.root / run_id / "final_info.json").read_text())
+        return float(data["main"]["means"]["eval.accuracy"])
+
+
+PLOT = """\
+import glob
+import json
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+labels = {"run_0": "Baseline (lr 0.5)", "run_1": "A tenth of the rate"}
+runs = [r for r in labels if glob.glob(f"{r}/final_info.json")]
+values = [json.load(open(f"{r}/final_info.json"))["main"]["means"]["eval.accuracy"] for r in runs]
+plt.bar([labels[r] for r in runs], values)
+plt.ylabel("eval.accuracy")
+plt.savefig("accuracy.png")
+"""
