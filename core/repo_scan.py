@@ -30,11 +30,12 @@ by ``labtui init`` (core/setup_proposal.py).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from .command_lines import find_commands
 from .latex_survey import find_latex_mains
-from .python_source import parse_module
+from .python_source import PythonModule, parse_module
 from .python_survey import (
     find_entry_points,
     find_output_options,
@@ -44,11 +45,43 @@ from .python_survey import (
 )
 from .readme_text import find_readme
 from .repo_facts import EntryPoint, PythonFiles, RepoSurvey, SetupDraft
-from .repo_files import is_config, is_data, is_evaluation, is_test, list_files
+from .repo_files import is_config, is_data, is_evaluation, is_test, list_files, read_text
 from .result_files import find_result_files
 from .setup_draft import propose_setup
 
 __all__ = ["EntryPoint", "RepoSurvey", "SetupDraft", "propose_setup", "survey"]
+
+
+# Text a script has (a main guard, an argument parser, Hydra, click, typer): the files without it
+# are not parsed, which keeps a survey of a 5,000-file package to seconds.
+_SCRIPT_HINT = re.compile(r"__main__|ArgumentParser|hydra|click|typer")
+IMPORT_DEPTH = 3  # scripts, what they import, and two levels more (the edit set goes two down)
+
+
+def _scripts_and_their_imports(
+    root: Path, py: list[str]
+) -> tuple[dict[str, PythonModule], dict[str, tuple[str, ...]]]:
+    """The modules that may be scripts, parsed, and the repository modules they import (to
+    IMPORT_DEPTH), with the import graph among them. Tests run no experiment: never parsed."""
+    python = set(py)
+    hinted = [p for p in py if not is_test(p) and _SCRIPT_HINT.search(read_text(root, p) or "")]
+    parsed = (parse_module(root, path) for path in hinted)
+    modules = {m.path: m for m in parsed if m is not None}
+    graph: dict[str, tuple[str, ...]] = {}
+    frontier = list(modules)
+    for _ in range(IMPORT_DEPTH):
+        reached: list[str] = []
+        for path in frontier:
+            found = tuple(find_repo_imports(modules[path], python))
+            if found:
+                graph[path] = found
+            for imported in found:
+                module = None if imported in modules else parse_module(root, imported)
+                if module is not None and not is_test(imported):
+                    modules[imported] = module
+                    reached.append(imported)
+        frontier = reached
+    return modules, graph
 
 
 def survey(root: Path, *, max_files: int = 5000) -> RepoSurvey:
@@ -57,10 +90,7 @@ def survey(root: Path, *, max_files: int = 5000) -> RepoSurvey:
     files, truncated = list_files(root, max_files)
     readme = find_readme(root, files)
     py = [f for f in files if f.endswith(".py")]
-    code = (parse_module(root, p) for p in py if not is_test(p))  # tests run no experiment
-    modules = {m.path: m for m in code if m is not None}
-    graph = {p: tuple(find_repo_imports(m, set(modules))) for p, m in modules.items()}
-    graph = {p: found for p, found in graph.items() if found}
+    modules, graph = _scripts_and_their_imports(root, py)
     entries = find_entry_points(root, modules, graph)
     python_files = PythonFiles(
         all=tuple(py),

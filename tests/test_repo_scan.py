@@ -565,7 +565,8 @@ def test_odd_files_do_not_stop_the_survey(tmp_path: Path) -> None:
             "metrics_big.json": '{"acc": [' + "0.5," * 80_000 + "0.5]}",
             "train.py": 'print("loss", 1.0)\nif __name__ == "__main__":\n    pass\n',
             "bad.yaml": "a: [unclosed\n",
-            "generated.py": "x = 1\n" * 40_000,
+            # a script (its main guard comes first) too big to parse
+            "generated.py": 'if __name__ == "__main__":\n    pass\n' + "x = 1\n" * 40_000,
         },
     )
     os.symlink("self_loop", root / "self_loop")
