@@ -99,14 +99,10 @@ def _configured_directions(root: Path) -> dict[str, str]:
 
 
 def _prompt_json_directions(root: Path) -> dict[str, str]:
+    from .experiment_spec import prompt_json
+
     path = root / "prompt.json"
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise TemplateError(f"{path}: not valid JSON ({exc})", "repair prompt.json") from None
-    declared = data.get("metrics") if isinstance(data, dict) else None
+    declared = prompt_json(root).get("metrics")
     if declared is None:
         return {}
     fix = 'write "metrics": {"<metric name as in final_info.json>": "higher" or "lower"}'

@@ -20,7 +20,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import ConfigError
+from .errors import ConfigError, TemplateError
 
 if TYPE_CHECKING:
     from .config import Config
@@ -173,7 +173,7 @@ DEFAULT_SYSTEM = (
 def research_brief(root: Path, config: Config) -> Brief:
     """``[project] task`` when set, else the template's prompt.json (system, task_description).
     A ConfigError says how to give one when there is neither."""
-    template = _prompt_json(Path(root))
+    template = prompt_json(Path(root))
     task = config.project.task or str(template.get("task_description", ""))
     if not task.strip():
         raise ConfigError(
@@ -184,14 +184,15 @@ def research_brief(root: Path, config: Config) -> Brief:
     return Brief(system=str(template.get("system") or DEFAULT_SYSTEM), task=task)
 
 
-def _prompt_json(root: Path) -> dict[str, Any]:
-    path = root / "prompt.json"
+def prompt_json(root: Path) -> dict[str, Any]:
+    """A template's prompt.json ({} without one); a TemplateError when it does not parse."""
+    path = Path(root) / "prompt.json"
     if not path.is_file():
         return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid JSON ({exc})", "repair prompt.json") from None
+        raise TemplateError(f"{path}: not valid JSON ({exc})", "repair prompt.json") from None
     return data if isinstance(data, dict) else {}
 
 

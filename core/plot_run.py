@@ -8,7 +8,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import sandbox_policy
 from .events import Event
@@ -16,6 +16,7 @@ from .processes import ProcessResult, run_process
 from .sandbox import SandboxSpec
 
 if TYPE_CHECKING:
+    from .config import Config
     from .config_sections import SandboxSection
 
 Emit = Callable[[Event], None]
@@ -37,6 +38,15 @@ def _png_signatures(root: Path) -> dict[str, tuple[int, int]]:
                     continue
                 found[path.relative_to(root).as_posix()] = (stat.st_mtime_ns, stat.st_size)
     return found
+
+
+def plot_settings(config: Config) -> dict[str, Any]:
+    """The keyword arguments of ``run_plot`` that a project's labtui.toml sets."""
+    return {
+        "python": config.python,
+        "timeout_s": config.limits.plot_timeout_s,
+        "sandbox": config.sandbox,
+    }
 
 
 def run_plot(

@@ -430,8 +430,9 @@ RECORDS: tuple[type[Record], ...] = (
 
 
 class SetupAnswer(Record):
-    """How to run a researcher's repository, as a model reads it from the survey. Each value is
-    checked against what the survey found (files, options, metrics) before it is proposed."""
+    """How to run a researcher's repository, as a model reads it from the survey. Only the shape
+    is checked here: every value is checked against what the survey found (files, options,
+    metrics) by core/setup_proposal.py, one by one, so one bad value costs only itself."""
 
     model_config = ConfigDict(title="set-up")
     shape: ClassVar[str] = (
@@ -442,14 +443,14 @@ class SetupAnswer(Record):
         'in two to five sentences>, "why": {<field>: <the fact it rests on>}}'
     )
 
-    command: Text
+    command: str = ""
     smoke_command: str = ""
-    results_source: Literal["final_info", "json", "csv", "stdout", "tensorboard", "wandb"]
+    results_source: str = ""
     results_path: str = ""
-    metrics: dict[str, Literal["higher", "lower"]]
-    edit: Annotated[list[str], AfterValidator(needs_items(1, "a file the agents may edit"))]
+    metrics: dict[str, str] = Field(default_factory=dict)
+    edit: list[str] = Field(default_factory=list)
     protect: list[str] = Field(default_factory=list)
     paper_tex: str = ""
     paper_sections: list[str] = Field(default_factory=list)
-    task: Prose(12, "what the research in this repository is about: problem, data, what is better")
+    task: str = ""
     why: dict[str, str] = Field(default_factory=dict)

@@ -149,6 +149,8 @@ def _write(
             "scaffold_fix", command=f"python {name}", problem=problem, stderr=tail[-1500:],
             file=name,
         )  # fmt: skip
+    if not path.read_text(encoding="utf-8").strip():
+        path.unlink()  # the empty file made for aider is no work of anyone's
     raise StageFailed(
         f"no working {name} after {attempts} attempt(s): {problem}",
         f"write {name} yourself (the project's task is in labtui.toml), commit it, then "
@@ -217,15 +219,10 @@ def _skeleton_compiles(ctx: StageContext) -> tuple[str, str]:
 
 
 def _plotted(ctx: StageContext) -> tuple[str, str]:
-    from .plot_run import run_plot
+    from .plot_run import plot_settings, run_plot
 
     proc, figures = run_plot(
-        ctx.project.root,
-        python=ctx.config.python,
-        timeout_s=ctx.config.limits.plot_timeout_s,
-        emit=ctx.emit,
-        stage=ctx.stage,
-        sandbox=ctx.config.sandbox,
+        ctx.project.root, emit=ctx.emit, stage=ctx.stage, **plot_settings(ctx.config)
     )
     tail = f"{proc.stdout_tail}\n{proc.stderr_tail}"
     if proc.timed_out or proc.returncode != 0:

@@ -11,9 +11,12 @@ value the facts contradict is refused (said, with the fact), and the draft's val
 from __future__ import annotations
 
 import json
+import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from pathlib import Path
 from typing import Any
 
 from .experiment_spec import matches
@@ -59,38 +62,44 @@ def ask_model(llm: Any, survey: RepoSurvey, draft: SetupDraft, note: str = "") -
 
 def checked(answer: SetupAnswer, survey: RepoSurvey, draft: SetupDraft) -> Proposal:
     """The draft with each of the model's values that the survey bears out. The results' source,
-    path and metrics stand or fall together: a path without its metrics says nothing."""
+    path and metrics stand or fall together: a path without its metrics says nothing. A value
+    the model left empty is no proposal: the draft's stands."""
     proposal = Proposal.of(draft)
-    smoke = answer.smoke_command
-    groups: list[tuple[dict[str, dict[str, Any]], str]] = [
-        ({"experiment": {"command": answer.command}}, command_problem(answer.command, survey)),
-        ({"experiment": {"smoke_command": smoke}},
-         command_problem(smoke, survey) if smoke else ""),
-        ({"experiment": {"edit": answer.edit}}, globs_problem(answer.edit, survey, "edit")),
+    command, smoke = _with_python(answer.command), _with_python(answer.smoke_command)
+    groups: list[tuple[dict[str, dict[str, Any]], Callable[[], str]]] = [
+        ({"experiment": {"command": command}}, lambda: command_problem(command, survey)),
+        ({"experiment": {"smoke_command": smoke}}, lambda: command_problem(smoke, survey)),
+        ({"experiment": {"edit": answer.edit}},
+         lambda: globs_problem(answer.edit, survey) or edit_problem(answer, survey, draft)),
         ({"experiment": {"protect": answer.protect}},
-         globs_problem(answer.protect, survey, "protect") or _overlap(answer)),
+         lambda: globs_problem(answer.protect, survey) or _overlap(answer)),
         ({"results": {"source": answer.results_source, "path": answer.results_path,
-                      "metrics": answer.metrics}}, metrics_problem(answer, survey)),
+                      "metrics": answer.metrics}}, lambda: results_problem(answer, survey)),
         ({"paper": {"tex": answer.paper_tex, "sections": answer.paper_sections}},
-         tex_problem(answer.paper_tex, survey) or sections_problem(answer, survey)),
-        ({"project": {"task": answer.task}}, ""),
+         lambda: tex_problem(answer.paper_tex, survey) or sections_problem(answer, survey)),
+        ({"project": {"task": answer.task}}, lambda: task_problem(answer.task)),
     ]  # fmt: skip
-    for values, problem in groups:
+    for values, problem_of in groups:
         ((section, fields),) = values.items()
-        if problem:
-            shown = ", ".join(f"{section}.{name} = {value!r}" for name, value in fields.items())
+        proposed = {name: value for name, value in fields.items() if value not in ("", [], {})}
+        if not proposed:
+            continue
+        if problem := problem_of():
+            shown = ", ".join(f"{section}.{name} = {value!r}" for name, value in proposed.items())
             proposal.refused.append(f"{shown}: {problem}")
             continue
-        if section == "paper" and not answer.paper_tex:
-            continue  # no paper of its own: the draft's choice (labtui's bundled one) stands
-        for name, value in fields.items():
-            if value in ("", [], {}):
-                continue  # the model proposes nothing here: the draft's value stands
+        for name, value in proposed.items():
             proposal.values.setdefault(section, {})[name] = value
             said = answer.why.get(name) or answer.why.get(f"{section}.{name}") or "its reading"
             proposal.reasons[f"{section}.{name}"] = f"the model: {said}"
     _drop_answered_questions(proposal)
     return proposal
+
+
+def _with_python(command: str) -> str:
+    """A command that starts with ``python``: that word is the project's interpreter, {python}
+    (a model often writes the word as the README does)."""
+    return re.sub(r"^\s*python(?:3(?:\.\d+)?)?(?=\s)", "{python}", command)
 
 
 # -- the checks ---------------------------------------------------------------------------------
@@ -124,12 +133,21 @@ def command_problem(command: str, survey: RepoSurvey) -> str:
     return ""
 
 
-def globs_problem(globs: list[str], survey: RepoSurvey, field_name: str) -> str:
+def globs_problem(globs: list[str], survey: RepoSurvey) -> str:
     unmatched = [g for g in globs if not any(matches(f, [g]) for f in survey.files)]
-    if unmatched:
-        return f"{', '.join(unmatched)} matches no file of the repository"
-    if field_name == "edit" and not globs:
-        return "the agents must be allowed to edit at least one file"
+    return f"{', '.join(unmatched)} matches no file of the repository" if unmatched else ""
+
+
+def edit_problem(answer: SetupAnswer, survey: RepoSurvey, draft: SetupDraft) -> str:
+    """The agents must never edit what decides whether a result is true: the evaluation, test
+    and data files the survey found, or what the proposal protects."""
+    protect = answer.protect or draft.values.get("experiment", {}).get("protect", [])
+    files = survey.python_files
+    judged = {*files.evaluation, *files.tests, *files.data}
+    named = [f for f in survey.files if matches(f, answer.edit)]
+    wrong = [f for f in named if f in judged or matches(f, protect)]
+    if wrong:
+        return f"{', '.join(wrong)} decides whether a result is true (evaluation, tests, data)"
     return ""
 
 
@@ -138,19 +156,53 @@ def _overlap(answer: SetupAnswer) -> str:
     return f"{', '.join(both)} would be both editable and protected" if both else ""
 
 
-def metrics_problem(answer: SetupAnswer, survey: RepoSurvey) -> str:
-    """Metric names must be ones an existing result file of the same kind offers (when there is
-    such a file; the names of a source no file shows yet cannot be checked)."""
+SOURCES = ("final_info", "json", "csv", "stdout", "tensorboard", "wandb")
+
+
+def results_problem(answer: SetupAnswer, survey: RepoSurvey) -> str:
+    """The source must be one labtui reads and one the repository shows (a result file of that
+    kind, a script that names it, or a tracker it imports); each metric's direction "higher" or
+    "lower", and its name one that a result file of that kind has, where there is such a file."""
+    source = answer.results_source
+    if source not in SOURCES:
+        return f"labtui reads no source {source!r} (it reads {', '.join(SOURCES)})"
+    if source in ("json", "csv") and not answer.results_path:
+        return f"a {source} source needs the file's path"
+    if not _shown_by_repository(source, answer.results_path, survey):
+        return f"nothing in the repository writes {_what(source, answer.results_path)}"
+    wrong = [f"{k}={v}" for k, v in answer.metrics.items() if v not in ("higher", "lower")]
+    if wrong:
+        return f"directions must be higher or lower, not {', '.join(wrong)}"
+    if not answer.metrics and source != "final_info":
+        return "no metric named"
+    return _unknown_metrics(answer, survey)
+
+
+def _shown_by_repository(source: str, path: str, survey: RepoSurvey) -> bool:
+    if source == "stdout" or any(r.source == source for r in survey.result_files):
+        return True
+    if source in ("tensorboard", "wandb"):
+        return any(t.name == source for t in survey.trackers)
+    name = "final_info.json" if source == "final_info" else Path(path).name
+    return any(name in e.result_names for e in survey.entry_points)
+
+
+def _what(source: str, path: str) -> str:
+    return {"final_info": "final_info.json", "stdout": "metric lines"}.get(
+        source, path or f"{source} results"
+    )
+
+
+def _unknown_metrics(answer: SetupAnswer, survey: RepoSurvey) -> str:
+    """Metric names a result file of the source's kind lacks (none to check against: '')."""
     from .result_sources import available_metrics
 
-    if not answer.metrics and answer.results_source != "final_info":
-        return "no metric named"
     files = [r for r in survey.result_files if r.source == answer.results_source]
-    offered: set[str] = set()
-    for result in files[:5]:
-        offered |= set(available_metrics(result.source, _absolute(survey, result.path)))
     if not files or answer.results_source == "stdout":
         return ""
+    offered: set[str] = set()
+    for result in files[:5]:
+        offered |= set(available_metrics(result.source, Path(survey.root) / result.path))
     unknown = [name for name in answer.metrics if name not in offered]
     if unknown:
         return (
@@ -158,6 +210,11 @@ def metrics_problem(answer: SetupAnswer, survey: RepoSurvey) -> str:
             f"(they have {', '.join(sorted(offered)[:8]) or 'no numbers'})"
         )
     return ""
+
+
+def task_problem(task: str) -> str:
+    words = len(task.split())
+    return f"{words} words cannot say what the research is about" if words < 8 else ""
 
 
 def tex_problem(tex: str, survey: RepoSurvey) -> str:
@@ -189,12 +246,6 @@ def sections_problem(answer: SetupAnswer, survey: RepoSurvey) -> str:
 
 def _entry(survey: RepoSurvey, script: str) -> EntryPoint | None:
     return next((e for e in survey.entry_points if e.path == script), None)
-
-
-def _absolute(survey: RepoSurvey, path: str) -> Any:
-    from pathlib import Path
-
-    return Path(survey.root) / path
 
 
 def _drop_answered_questions(proposal: Proposal) -> None:

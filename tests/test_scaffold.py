@@ -201,3 +201,28 @@ def test_a_data_step_that_never_works_fails_the_stage_with_the_way_on(
 
 def test_a_project_with_its_code_is_not_scaffolded(project):
     assert scaffold(Session(project).context_for("plan"), IDEA) == []
+
+
+def test_a_real_small_model_that_writes_no_code_fails_the_plan_clearly(
+    tmp_path, llm_server, monkeypatch
+):
+    """Replays SmolLM2-135M's real replies to the topic's data step (tests/recorded/real_model/
+    smollm2_topic.jsonl): chat about aider's rules instead of a file, four times. The step fails
+    with what to do, the empty prepare.py is never committed, and nothing is run."""
+    from support.recorded_replies import replies
+
+    project = topic_project(tmp_path, llm_server, monkeypatch)
+    project.config.limits.fix_attempts = 2
+    recorded = replies("smollm2_topic")
+    assert len(recorded) == 4
+    llm_server.script(CODER, *recorded)
+    with pytest.raises(StageFailed) as caught:
+        scaffold(Session(project).context_for("plan"), IDEA)
+    assert (
+        caught.value.message
+        == "no working prepare.py after 2 attempt(s): prepare.py is still empty"
+    )
+    assert llm_server.remaining(CODER) == 0
+    assert "prepare.py" not in project.repo.git.ls_files()
+    assert not (project.root / "prepare.py").exists()
+    assert not (project.root / "data").exists()

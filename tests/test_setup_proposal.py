@@ -88,3 +88,32 @@ def test_the_model_is_asked_over_http_and_its_prose_wrapped_answer_checked(
     prompt = llm_server.requests_for("scripted-init")[0]["messages"][0]["content"]
     assert "train.py" in prompt and "--output_dir" in prompt
     assert "The researcher asks: use the README's learning rate" in prompt
+
+
+def test_a_real_small_models_set_up_is_checked_value_by_value(facts, llm_server, monkeypatch):
+    """Replays SmolLM2-135M's real answers to `labtui init` (tests/recorded/real_model/
+    smollm2_init.jsonl): a bare "python" as the command, the evaluation file as what to edit, a
+    path outside the repository as the paper, then the bare "python" again. Each is refused with
+    the fact that refutes it; what the model left out is the draft's; nothing wrong survives."""
+    from support.recorded_replies import exchanges
+
+    from labtui.core.reviewer import standalone_llm
+
+    found, draft = facts
+    recorded = [e["reply"] for e in exchanges("smollm2_init") if e["status"] == 200]
+    assert len(recorded) == 2
+    monkeypatch.setenv("LABTUI_API_BASE", llm_server.url)
+    monkeypatch.setenv("LABTUI_API_KEY", "sk-test")
+    llm = standalone_llm("openai/scripted-init", 0.5, emit=lambda event: None)
+    refused = []
+    for reply in recorded:
+        llm_server.script("scripted-init", reply)
+        proposal = ask_model(llm, found, draft)
+        refused += proposal.refused
+        assert proposal.values == draft.values, "no value the facts refute is used"
+    assert "experiment.command = 'python': it runs no Python file of the repository" in refused
+    assert any(
+        "experiment.edit = ['evaluate.py']: evaluate.py decides whether a result is true" in r
+        for r in refused
+    )
+    assert any("paper.tex = '/home/" in r and "no main LaTeX file" in r for r in refused)

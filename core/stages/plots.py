@@ -22,7 +22,7 @@ def _existing_figures(root: Path) -> list[str]:
 
 
 def run(ctx: StageContext) -> StageOutput:
-    from ..plot_run import run_plot
+    from ..plot_run import plot_settings, run_plot
 
     runs = ctx.result_of("experiments").get("runs", [])
     start = ctx.project.head()  # the last plot.py and figures that worked (or the template's)
@@ -39,12 +39,7 @@ def run(ctx: StageContext) -> StageOutput:
         if not edit.changed:
             ctx.say(f"plot.py was not changed ({edit.error}); running it as it is")
         result, figures = run_plot(
-            ctx.project.root,
-            python=ctx.config.python,
-            timeout_s=ctx.config.limits.plot_timeout_s,
-            emit=ctx.emit,
-            stage=ctx.stage,
-            sandbox=ctx.config.sandbox,
+            ctx.project.root, emit=ctx.emit, stage=ctx.stage, **plot_settings(ctx.config)
         )
         if result.returncode == 0 and not result.timed_out:
             problem = ""

@@ -13,7 +13,10 @@ repository end to end (the smoke run and the baseline included).
 With --url: `labtui init --yes --model M` on the test repository through the recording proxy of
 real_model.py, so every exchange with the model is kept (`--record FOLDER` copies them for a
 replay test); it prints what the model proposed, what labtui refused of it and why, and the wall
-time. Numbers only: nothing here asserts a goal.
+time. With --url and --topic: a project from a topic alone (`labtui new DIR --idea`), and the
+code written for one fixed idea (core/scaffold.py: prepare.py, experiment.py, the paper's
+skeleton, plot.py) by the model, each file run; it prints what came of each file. Numbers only:
+nothing here asserts a goal.
 """
 
 from __future__ import annotations
@@ -111,6 +114,54 @@ def init_with_model(args: argparse.Namespace, work: Path) -> dict[str, object]:
     }
 
 
+def scaffold_with_model(args: argparse.Namespace, work: Path) -> dict[str, object]:
+    """A topic's code written by the model, through the recording proxy, in process."""
+    from types import SimpleNamespace
+
+    from labtui.core.errors import LabtuiError
+    from labtui.core.pipeline import Session
+    from labtui.core.project import Project
+    from labtui.core.scaffold import scaffold
+
+    folder = work / "exchanges"
+    folder.mkdir()
+    recorder = Recorder(folder / "exchanges.jsonl")
+    project = Project.create_from_topic(work / "topic", TOPIC)
+    tracker = StageTracker(project.root / ".labtui" / "journal.jsonl")
+    idea = SimpleNamespace(name="ridge", title=IDEA_TITLE, experiment=IDEA_EXPERIMENT)
+    events: list[str] = []
+    with RecordingProxy(args.url, recorder, tracker) as proxy:
+        config = project.config
+        config.models.api_base, config.models.experiments = proxy.base_url, args.model
+        config.limits.fix_attempts = args.fix_attempts
+        session = Session(project)
+        session.bus.subscribe(lambda event: events.append(f"{type(event).__name__}: {event}"))
+        started = time.perf_counter()
+        try:
+            written, outcome = scaffold(session.context_for("plan"), idea), "written"
+        except LabtuiError as exc:
+            written, outcome = [], f"{exc.message} (fix: {exc.hint})"
+        wall = time.perf_counter() - started
+    if args.record:
+        Path(args.record).mkdir(parents=True, exist_ok=True)
+        shutil.copy(folder / "exchanges.jsonl", Path(args.record) / "exchanges.jsonl")
+    refusals = [e for e in events if e.startswith(("Refused", "Notice"))]
+    return {
+        "model": args.model,
+        "outcome": outcome,
+        "written": [f"{w.name}: {w.shown}" for w in written],
+        "wall_s": round(wall, 1),
+        "exchanges": recorder.count,
+        "refusals_and_notices": refusals[-12:],
+        "commits": _git(project.root, "log", "--format=%s").splitlines(),
+    }
+
+
+TOPIC = "Linear classifiers on two Gaussian blobs in 2-D: how much ridge regularisation helps."
+IDEA_TITLE = "How Much Ridge Does a Linear Classifier on Blobs Need?"
+IDEA_EXPERIMENT = "Vary the ridge strength and compare test accuracy with the baseline."
+
+
 def _git(root: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True).stdout.strip()
 
@@ -123,9 +174,15 @@ def main() -> None:
     parser.add_argument("--model", default="openai/local")
     parser.add_argument("--record", default="", help="copy the exchanges to this folder")
     parser.add_argument("--timeout", type=float, default=3600)
+    parser.add_argument("--topic", action="store_true", help="a topic's code, by the model")
+    parser.add_argument("--fix-attempts", type=int, default=2)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="labtui-init-bench-") as scratch:
         work = Path(scratch)
+        if args.url and args.topic:
+            result = scaffold_with_model(args, work)
+            print(json.dumps({"bench": "topic-model", **result}, indent=1))
+            return
         if args.url:
             print(json.dumps({"bench": "init-model", **init_with_model(args, work)}, indent=1))
             return
