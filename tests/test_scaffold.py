@@ -8,118 +8,13 @@ import json
 from types import SimpleNamespace
 
 import pytest
-from support.research_script import last_user_text, whole_file_edit
+from support.research_script import whole_file_edit
+from support.research_topic import CODER, TopicCoder
 
 from labtui.core.errors import StageFailed
 from labtui.core.pipeline import Session
 from labtui.core.project import Project
 from labtui.core.scaffold import scaffold, written_markdown
-from labtui.core.templates import default_paper
-
-CODER = "scripted-experiments"
-
-PREPARE = """\
-import os
-import numpy as np
-
-rng = np.random.default_rng(0)
-x = np.concatenate([rng.normal(-1, 1, (200, 2)), rng.normal(1, 1, (200, 2))])
-y = np.array([0] * 200 + [1] * 200)
-os.makedirs("data", exist_ok=True)
-np.savez("data/blobs.npz", x=x, y=y)
-print("data/blobs.npz", x.shape)
-"""
-
-EXPERIMENT = """\
-import argparse
-import json
-import os
-
-import numpy as np
-
-RIDGE = 0.1
-
-
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--out_dir", required=True)
-    out = parser.parse_args().out_dir
-    data = np.load("data/blobs.npz")
-    x = np.c_[data["x"], np.ones(len(data["x"]))]
-    w = np.linalg.solve(x.T @ x + RIDGE * np.eye(3), x.T @ (2 * data["y"] - 1))
-    accuracy = float(((x @ w > 0) == (data["y"] == 1)).mean())
-    print(f"test_accuracy {accuracy:.4f}")
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "final_info.json"), "w") as handle:
-        json.dump({"blobs": {"means": {"test_accuracy": accuracy}}}, handle)
-
-
-main()
-"""
-
-# What a small model does when told the shape of final_info.json: it writes the numbers itself.
-TYPED = """\
-import argparse
-import json
-import os
-
-parser = argparse.ArgumentParser()
-parser.add_argument("--out_dir", required=True)
-out = parser.parse_args().out_dir
-os.makedirs(out, exist_ok=True)
-json.dump({"blobs": {"means": {"test_accuracy": 0.875}}}, open(os.path.join(out, "final_info.json"), "w"))
-"""
-
-PLOT = """\
-import glob
-import json
-
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-
-labels = {"run_0": "Baseline"}
-runs = [r for r in labels if glob.glob(f"{r}/final_info.json")]
-values = [json.load(open(f"{r}/final_info.json"))["blobs"]["means"]["test_accuracy"] for r in runs]
-plt.bar([labels[r] for r in runs], values)
-plt.savefig("accuracy.png")
-"""
-
-
-def skeletons() -> list[str]:
-    """The first drops a placeholder (refused); the second adds a section and a package."""
-    bundled = default_paper().read_text()
-    lost = bundled.replace("RESULTS HERE", "")
-    adapted = bundled.replace("\\usepackage{amsmath}", "\\usepackage{amsmath}\n\\usepackage{bm}")
-    adapted = adapted.replace(
-        "\\section{Method}", "\\section{Problem Setting}\nPROBLEM SETTING HERE\n\n\\section{Method}"
-    )
-    return [lost, adapted]
-
-
-class TopicCoder:
-    """TEST-ONLY: a coder that writes the file each prompt asks for, the first experiment.py
-    with typed-in results (as small models do), the next computed; the first paper skeleton
-    without a placeholder, the next adapted."""
-
-    def __init__(self) -> None:
-        self.experiments = [TYPED, EXPERIMENT]
-        self.skeletons = skeletons()
-
-    def __call__(self, request):
-        text = last_user_text(request)
-        if "skeleton of the paper" in text or ("latex/template.tex" in text and "Fix" in text):
-            tex = self.skeletons.pop(0) if len(self.skeletons) > 1 else self.skeletons[0]
-            return whole_file_edit("latex/template.tex", tex, "The skeleton:")
-        if "Write prepare.py" in text:
-            return whole_file_edit("prepare.py", PREPARE, "The data step:")
-        if "Write plot.py" in text:
-            return whole_file_edit("plot.py", PLOT, "The plots:")
-        if "experiment.py" in text:
-            code = self.experiments.pop(0) if len(self.experiments) > 1 else self.experiments[0]
-            return whole_file_edit("experiment.py", code, "The baseline:")
-        raise AssertionError(f"unexpected prompt: {text[:200]}")
 
 
 def topic_project(tmp_path, llm_server, monkeypatch) -> Project:

@@ -1,8 +1,12 @@
-"""A researcher's own repository from `labtui init` to a reviewed PDF, for real: the scripted
-LLM server and loopback arXiv stand in for the world; the repository's own train.py runs, its
-metrics.json is read, plot.py is written for it, only the named sections of its own draft are
-written, every number in the paper is traced (to runs, to the run's arguments, to imported
-earlier results), and everything is committed on labtui's branch: main is never touched."""
+"""The two new starts, each to a reviewed PDF, for real (the scripted LLM server and loopback
+arXiv stand in for the world):
+
+- a researcher's own repository from `labtui init`: its own train.py runs, its metrics.json is
+  read, plot.py is written for it, only the named sections of its own draft are written, every
+  number in the paper is traced (to runs, to the run's arguments, to imported earlier results),
+  and everything is committed on labtui's branch: main is never touched;
+- a topic alone from `labtui new DIR --idea`: ideas with no code, then the code written for the
+  chosen idea at the plan, and the rest of the pipeline as for a template."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import json
 import pytest
 from conftest import TEST_API_KEY, run_labtui, wire_project
 from support.research_repo import PAPER, RepoResearch, git, make_repository
+from support.research_topic import TOPIC, TopicResearch
 
 from labtui.core.pdf import pdf_text
 
@@ -60,3 +65,39 @@ def test_a_repository_goes_from_init_to_a_reviewed_paper_on_its_own_branch(
     assert git(root, "rev-parse", "main") == main
     assert git(root, "rev-parse", "--abbrev-ref", "HEAD") == "labtui/smaller-learning-rate"
     assert git(root, "status", "--porcelain") == ""
+
+
+def test_a_topic_alone_goes_to_a_reviewed_paper_with_code_the_agents_wrote(
+    tmp_path, llm_server, arxiv_server, network_guard, monkeypatch
+):
+    monkeypatch.setenv("LABTUI_API_KEY", TEST_API_KEY)
+    root = tmp_path / "blobs"
+    created = run_labtui("new", str(root), "--idea", TOPIC)
+    assert created.returncode == 0, created.stderr
+    wire_project(root, llm_server.url, arxiv_server.url)
+    TopicResearch(root).install(llm_server)
+
+    ran = run_labtui("run", "--headless", "--auto", cwd=root, timeout=600)
+    assert ran.returncode == 0, ran.stdout[-4000:] + ran.stderr
+    assert "pipeline finished" in ran.stdout
+    assert "Written for this topic" in ran.stdout  # the plan checkpoint shows the code written
+    log = git(root, "log", "--format=%s").splitlines()
+    for step in (
+        "plan: write prepare.py",
+        "plan: write experiment.py",
+        "baseline: run_0 results",
+        "plan: write latex/template.tex",
+        "plan: write plot.py",
+    ):
+        assert any(line.startswith(step) for line in log), step  # fmt: skip
+    newest_first = log.index
+    assert newest_first("plan: 1 run(s) for ridge_strength") > newest_first(
+        "experiments: run_1 results for ridge_strength"
+    )
+    assert "RIDGE = 10.0" in (root / "experiment.py").read_text()
+    ridge = json.loads((root / "run_1/final_info.json").read_text())["blobs"]["means"]
+    assert f"{ridge['test_accuracy']:.3f}" in pdf_text(root / "paper.pdf")
+    assert "Problem Setting" in pdf_text(root / "paper.pdf")  # the skeleton the agents adapted
+    provenance = json.loads((root / "provenance.json").read_text())
+    assert provenance["untraced"] == [] and provenance["traced"]
+    assert json.loads((root / "review.json").read_text())["decision"] in ("Accept", "Reject")
