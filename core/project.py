@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .config import Config, load_config, save_config
+from .config import CONFIG_NAME, Config, load_config, save_config
 from .errors import LabtuiError
 from .templates import default_paper, find_template, validate_template
 
@@ -111,6 +111,12 @@ class Project:
     @classmethod
     def open(cls, directory: Path) -> Project:
         root = Path(directory).expanduser().resolve()
+        if not (root / CONFIG_NAME).exists() and (branch := _labtui_branch_of(root)):
+            raise LabtuiError(
+                f"{root} is on a branch without labtui.toml; labtui's work is on {branch}",
+                f"git checkout {branch} (labtui never commits to your branch; merge what you "
+                f"keep with git merge {branch})",
+            )
         return cls(root, load_config(root))
 
     def _init_repo(self) -> None:
@@ -273,3 +279,18 @@ def _empty_folder(directory: Path) -> Path:
             "repository, or `labtui run` if it is a labtui project",
         )
     return root
+
+
+def _labtui_branch_of(root: Path) -> str:
+    """The labtui/ branch of a repository that holds labtui.toml ('' when there is none): where
+    `labtui init` put its work, for a researcher who checked out their own branch since."""
+    import subprocess
+
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+
+    listed = git("for-each-ref", "--format=%(refname:short)", f"refs/heads/{LABTUI_BRANCHES}")
+    for branch in listed.stdout.split():
+        if git("cat-file", "-e", f"{branch}:{CONFIG_NAME}").returncode == 0:
+            return branch
+    return ""

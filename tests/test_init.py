@@ -67,6 +67,11 @@ def test_init_proposes_checks_commits_on_its_branch_and_runs_the_baseline(tmp_pa
     # labtui's state stays out of the researcher's git, without touching their .gitignore.
     assert git(root, "status", "--porcelain") == ""
     assert ".labtui/" in (root / ".git/info/exclude").read_text()
+    # Back on their own branch, labtui says where its work is instead of "no project here".
+    git(root, "checkout", "-q", "main")
+    elsewhere = run_labtui("run", "--headless", "--auto", cwd=root)
+    assert "labtui's work is on labtui/learning-rate-schedules" in elsewhere.stderr
+    assert "git checkout labtui/learning-rate-schedules" in elsewhere.stderr
 
 
 def test_earlier_results_are_offered_and_imported_as_evidence(tmp_path):
@@ -155,6 +160,10 @@ def test_a_wrong_edit_is_named_with_its_fix_and_asked_again_losing_nothing(tmp_p
     assert 'edit = ["trian.py"]' in (root / ".labtui/init/labtui.toml").read_text()
     assert git(root, "rev-parse", "--abbrev-ref", "HEAD") == "main"
     assert not (root / "labtui.toml").exists()
+    # Run again, the edited proposal is what is asked about: nothing of the edit is lost.
+    again = init_answering(root, "q\n", editor(tmp_path, ""))
+    assert "continuing with the proposal in .labtui/init/labtui.toml" in again.stdout
+    assert 'edit = ["trian.py"]' in again.stdout
 
 
 def test_a_failing_smoke_run_is_said_before_anything_is_committed(tmp_path):

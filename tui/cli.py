@@ -58,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
     init.add_argument("--model", default="", help="a model that reads the repository too")
     init.add_argument("--no-model", action="store_true", help="propose from the facts alone")
     init.add_argument("--budget", type=float, default=0.5, help="US dollars it may spend")
+    init.add_argument(
+        "--fresh", action="store_true", help="read the repository again, not an earlier proposal"
+    )
 
     evidence = sub.add_parser(
         "import", help="import earlier results as evidence (runs with their commit)"

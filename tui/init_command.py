@@ -43,13 +43,18 @@ def cmd_init(args: argparse.Namespace) -> int:
         f"{len(facts.result_files)} result file(s), {len(facts.latex)} LaTeX draft(s)"
     )
     llm = _model(args, console)
-    proposal = _asked(llm, facts, draft, "", console) if llm else Proposal.of(draft)
     printer = HeadlessPrinter(console)
     port = AutoApprove() if args.yes else TerminalCheckpointPort(console=console, root=root)
     checkpoints = Checkpoints(port, printer)
-    proposal_path = _write(root, proposal, args, branch)
+    proposal_path = root / repo_init.PROPOSAL
+    if proposal_path.is_file() and not args.fresh:
+        # an earlier init stopped before approval: the proposal, perhaps edited, is kept
+        console.print(f"continuing with the proposal in {repo_init.PROPOSAL} (--fresh: a new one)")
+    else:
+        proposal = _asked(llm, facts, draft, "", console) if llm else Proposal.of(draft)
+        proposal_path = _write(root, proposal, args, branch)
     while True:
-        body = _body(root, proposal_path, facts, proposal)
+        body = _body(root, proposal_path, facts)
         decision = checkpoints.ask(
             "init", f"init: how labtui runs {root.name}", body, OPTIONS, kind="init",
             product=repo_init.PROPOSAL,
@@ -184,7 +189,7 @@ def _exclude_state(root: Path, patterns: tuple[str, ...]) -> None:
     Project(root, Config()).exclude_locally(list(patterns))
 
 
-def _body(root: Path, path: Path, facts: Any, proposal: Any) -> str:
+def _body(root: Path, path: Path, facts: Any) -> str:
     """What the checkpoint shows: the proposal file as written, and the earlier results that
     can be imported as evidence."""
     text = path.read_text(encoding="utf-8")
