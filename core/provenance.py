@@ -27,8 +27,7 @@ from typing import Any
 
 from .artifacts import PROVENANCE, result_folders
 from .latex_text import strip_comments
-
-RUN_RECORD = "labtui_run.json"
+from .run_settings import RUN_RECORD, run_settings
 
 
 @dataclass(frozen=True)
@@ -143,8 +142,10 @@ def run_sources(root: Path, baseline: str = "run_0") -> list[Source]:
         values = _final_info_values(run / "final_info.json")
         recorded[run.name] = values
         sources += [Source(v, run.name, what, commit) for what, v in values.items()]
-        sources += _config_sources(root, run.name, commit)
-        sources += _argument_sources(run, commit)
+        settings = run_settings(root, run)
+        sources += [
+            Source(v, run.name, name, commit, kind="config") for name, v in settings.items()
+        ]
     base = recorded.get(baseline, {})
     for run_name, values in recorded.items():
         if run_name == baseline:
@@ -184,55 +185,6 @@ def _commit_of(run: Path) -> str:
         return str(json.loads((run / RUN_RECORD).read_text(encoding="utf-8")).get("commit", ""))
     except (OSError, json.JSONDecodeError, AttributeError):
         return ""
-
-
-_CONSTANT = re.compile(r"^([A-Z][A-Z0-9_]*)\s*=\s*([-+]?[0-9][0-9_.eE+-]*)\s*(?:#.*)?$", re.M)
-
-
-def _config_sources(root: Path, run: str, commit: str) -> list[Source]:
-    """The run's module-level numeric constants, from experiment.py as the run's commit had it
-    (the working copy when the commit is unknown)."""
-    code = _code_at(root, commit) if commit else None
-    if code is None:
-        path = root / "experiment.py"
-        code = path.read_text(encoding="utf-8") if path.is_file() else ""
-    sources = []
-    for name, literal in _CONSTANT.findall(code):
-        try:
-            value = float(literal.replace("_", ""))
-        except ValueError:
-            continue
-        sources.append(Source(value, run, name, commit, kind="config"))
-    return sources
-
-
-def _argument_sources(run: Path, commit: str) -> list[Source]:
-    """The numbers the run's command line gave (``--lr 3e-4``, ``--epochs=20``,
-    ``trainer.max_steps=500``): settings of a repository's runs, from the run's record."""
-    try:
-        argv = json.loads((run / RUN_RECORD).read_text(encoding="utf-8")).get("argv") or []
-    except (OSError, json.JSONDecodeError, AttributeError):
-        return []
-    sources = []
-    for before, word in zip(["", *argv], argv, strict=False):
-        name, _, literal = word.partition("=") if "=" in word else (before, "", word)
-        if not name.lstrip("-") or not _NUMERIC.match(literal):
-            continue
-        sources.append(Source(float(literal), run.name, name, commit, kind="config"))
-    return sources
-
-
-_NUMERIC = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
-
-
-def _code_at(root: Path, commit: str) -> str | None:
-    import subprocess
-
-    done = subprocess.run(
-        ["git", "show", f"{commit}:experiment.py"],
-        cwd=root, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    return done.stdout if done.returncode == 0 else None
 
 
 def _is_number(value: Any) -> bool:

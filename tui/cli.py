@@ -207,6 +207,8 @@ def _dispatch(args: argparse.Namespace) -> int:
 
             return cmd_init(args)
         case "import":
+            from .import_command import cmd_import
+
             return cmd_import(Path(args.directory), args)
         case "run":
             return cmd_run(
@@ -313,6 +315,15 @@ def cmd_new(args: argparse.Namespace) -> int:
     return run_baseline_and_say(project)
 
 
+def _metric(text: str) -> tuple[str, str]:
+    name, _, direction = text.partition("=")
+    if not name or direction not in ("higher", "lower"):
+        raise argparse.ArgumentTypeError(
+            f"--metric {text!r}: write NAME=higher or NAME=lower (which way is better)"
+        )
+    return name, direction
+
+
 def _notes(path: Path | None) -> str:
     from labtui.core.errors import LabtuiError
 
@@ -350,45 +361,6 @@ def run_baseline_and_say(project) -> int:
     print(f"baseline run_0 done in {result.wall_s:.1f} s: {result.means}")
     print(f"next: cd {project.root} && labtui")
     return EXIT_OK
-
-
-def cmd_import(directory: Path, args: argparse.Namespace) -> int:
-    """Earlier results as evidence: each file (or each row of a table) an imported run."""
-    from labtui.core.errors import LabtuiError
-    from labtui.core.evidence import import_file, import_table
-    from labtui.core.project import Project
-
-    project = Project.open(directory)
-    metrics = dict(args.metric) if args.metric else None
-    imported = []
-    for path in args.files:
-        if args.table:
-            imported += import_table(project, path, args.table, metrics=metrics, commit=args.commit)
-        else:
-            imported.append(
-                import_file(project, path, source=args.source, metrics=metrics, commit=args.commit)
-            )
-    for done in imported:
-        row = f" (row {done.row})" if done.row else ""
-        print(
-            f"{done.folder}: {done.source}{row}, commit {done.commit[:8]} ({done.commit_from}): "
-            f"{done.means}"
-        )
-    if any(done.commit_from == "HEAD (assumed)" for done in imported):
-        raise LabtuiError(
-            "imported, but the commit of the code that made these results is assumed to be HEAD",
-            "pass --commit SHA next time; `git log` shows when the results were made",
-        )
-    return EXIT_OK
-
-
-def _metric(text: str) -> tuple[str, str]:
-    name, _, direction = text.partition("=")
-    if not name or direction not in ("higher", "lower"):
-        raise argparse.ArgumentTypeError(
-            f"--metric {text!r}: write NAME=higher or NAME=lower (which way is better)"
-        )
-    return name, direction
 
 
 def cmd_run(directory: Path, *, headless: bool, auto: bool, parallel: int | None = None) -> int:

@@ -1,0 +1,69 @@
+"""A run's settings, as numbers the paper may quote: the module-level constants of the script the
+run ran, as its commit had it (``EPOCHS = 200``, the way The AI Scientist's templates keep their
+settings), and the numbers its command line gave (``--lr 3e-4``, ``--epochs=20``,
+``trainer.max_steps=500``: a repository's settings). Both are read from what the run recorded
+(``labtui_run.json``: its argv and commit), so a number traces to the run that used it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+RUN_RECORD = "labtui_run.json"
+_CONSTANT = re.compile(r"^([A-Z][A-Z0-9_]*)\s*=\s*([-+]?[0-9][0-9_.eE+-]*)\s*(?:#.*)?$", re.M)
+_NUMERIC = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
+
+
+def run_settings(root: Path, run: Path) -> dict[str, float]:
+    """{setting: value} of the run in folder ``run``: its script's constants, then its command
+    line's numbers (which win: they are what the run was given)."""
+    record = _record(run)
+    argv = [str(word) for word in record.get("argv") or []]
+    script = next((word for word in argv[1:] if word.endswith(".py")), "experiment.py")
+    return {**constants(_code(Path(root), script, str(record.get("commit") or ""))),
+            **arguments(argv)}  # fmt: skip
+
+
+def constants(code: str) -> dict[str, float]:
+    found = {}
+    for name, literal in _CONSTANT.findall(code):
+        try:
+            found[name] = float(literal.replace("_", ""))
+        except ValueError:
+            continue
+    return found
+
+
+def arguments(argv: list[str]) -> dict[str, float]:
+    """The numbers of a command line, by the option (or key) that gave each."""
+    found = {}
+    for before, word in zip(["", *argv], argv, strict=False):
+        name, _, literal = word.partition("=") if "=" in word else (before, "", word)
+        if name.lstrip("-") and _NUMERIC.match(literal):
+            found[name] = float(literal)
+    return found
+
+
+def _record(run: Path) -> dict[str, Any]:
+    try:
+        record = json.loads((run / RUN_RECORD).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def _code(root: Path, script: str, commit: str) -> str:
+    """The script as the run's commit had it (the working copy when the commit is unknown)."""
+    if commit:
+        done = subprocess.run(
+            ["git", "show", f"{commit}:{script}"],
+            cwd=root, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        if done.returncode == 0:
+            return done.stdout
+    path = root / script
+    return path.read_text(encoding="utf-8") if path.is_file() else ""
