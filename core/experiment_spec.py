@@ -32,7 +32,7 @@ RUN_ID_ENV = "LABTUI_RUN_ID"
 
 # Folders no glob ever reaches into: labtui's and git's state, caches, environments, and the
 # runs themselves (their outputs are results, not code).
-_NEVER = frozenset({".git", ".labtui", "__pycache__", "node_modules", ".venv", "venv", "env"})
+_NEVER = frozenset({".git", ".labtui", "__pycache__", "node_modules"})
 _RUN_FOLDER_PREFIXES = ("run_", "imported_")
 
 
@@ -101,10 +101,18 @@ def project_files(root: Path) -> list[str]:
         dirs[:] = sorted(
             d
             for d in dirs
-            if d not in _NEVER and not (here == root and d.startswith(_RUN_FOLDER_PREFIXES))
+            if d not in _NEVER
+            and not (here == root and d.startswith(_RUN_FOLDER_PREFIXES))
+            and not _is_environment(here / d)
         )
         found += [(here / name).relative_to(root).as_posix() for name in sorted(files)]
     return found
+
+
+def _is_environment(folder: Path) -> bool:
+    """A Python environment inside the project (.venv/, a conda env); an env/ of RL code is
+    not one."""
+    return (folder / "pyvenv.cfg").is_file() or (folder / "conda-meta").is_dir()
 
 
 def edit_files(root: Path, experiment: ExperimentSection) -> list[str]:

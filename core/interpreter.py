@@ -81,3 +81,30 @@ def probe_interpreter(
     except (json.JSONDecodeError, IndexError):
         return {"error": f"unreadable probe output: {done.stdout[-300:]!r}"}
     return info if isinstance(info, dict) else {"error": f"unexpected probe output: {info!r:.300}"}
+
+
+# Answers with the names it cannot find, run in each candidate interpreter; -I: the project
+# folder on sys.path must not make a repository module pass for an installed package.
+_MISSING_PROBE = (
+    "import importlib.util, json, sys; "
+    "print(json.dumps([m for m in sys.argv[1:] if importlib.util.find_spec(m) is None]))"
+)
+
+
+def interpreter_with(packages: list[str], candidates: list[str]) -> tuple[str, dict[str, list]]:
+    """The first of ``candidates`` (interpreter paths) that finds every one of ``packages``, or
+    ''; with what each candidate lacked (those that could not be run are left out)."""
+    lacking: dict[str, list] = {}
+    for python in dict.fromkeys(candidates):
+        try:
+            done = subprocess.run(
+                [python, "-I", "-c", _MISSING_PROBE, *packages],
+                capture_output=True, text=True, timeout=ENV_PROBE_TIMEOUT_S, check=False,
+            )  # fmt: skip
+            missing = json.loads(done.stdout.strip().splitlines()[-1])
+        except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+            continue
+        lacking[python] = missing
+        if not missing:
+            return python, lacking
+    return "", lacking

@@ -197,3 +197,26 @@ def find_trackers(modules: dict[str, PythonModule]) -> list[Tracker]:
         if re.search(r"(^|[ .])wandb\b|WandbLogger", imported):
             users["wandb"].append(path)
     return [Tracker(name, tuple(paths)) for name, paths in users.items() if paths]
+
+
+# -- what the experiment needs installed ------------------------------------------------------
+
+
+def packages_of(root: Path, paths: list[str], repository: set[str]) -> list[str]:
+    """The top-level packages ``paths`` import that are neither the standard library nor the
+    repository's own (``repository``: its Python files): what the experiment's interpreter
+    must have installed (as import names: sklearn, not scikit-learn)."""
+    import sys
+
+    from .python_source import parse_module
+
+    own = {PurePosixPath(p).parts[0].removesuffix(".py") for p in repository}
+    found: list[str] = []
+    for path in paths:
+        module = parse_module(root, path)
+        if module is None:
+            continue
+        for name in sorted(_packages(module.nodes)):
+            if name not in sys.stdlib_module_names and name not in own and name not in found:
+                found.append(name)
+    return found

@@ -15,9 +15,11 @@ researcher's branch is never written to, and history is never rewritten.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
+import sys
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,11 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from .config import CONFIG_NAME, Config, config_from_dict, save_config, toml_value
-from .config_sections import ExperimentSection
 from .errors import ConfigError, LabtuiError, StageFailed
 from .events import Event
 from .experiment_spec import edit_files, run_argv
+from .interpreter import interpreter_with
 from .project import LABTUI_BRANCHES, LOCAL_EXCLUDES, Project
+from .python_survey import packages_of
+from .repo_facts import RepoSurvey
 from .templates import default_paper
 
 INIT_DIR = ".labtui/init"
@@ -150,7 +154,6 @@ def read_proposal(root: Path, proposal: Path, python: str) -> Config:
         raise ConfigError(f"{proposal}: not valid TOML ({exc})", "fix the line it names") from None
     config = config_from_dict(data, proposal, environ={})
     config.project.origin = "repository"
-    config.experiment.python = config.experiment.python or ""
     check_setup(root, config, proposal, python)
     return config
 
@@ -260,12 +263,50 @@ def smoke_check(
     return True, f"{result.wall_s:.1f} s, read {result.means}"
 
 
-def uses_bundled_paper(config: Config) -> bool:
-    return config.paper.tex == BUNDLED_PAPER
+# -- the research environment ---------------------------------------------------------------
 
 
-def default_experiment() -> ExperimentSection:
-    return ExperimentSection()
+def choose_python(root: Path, survey: RepoSurvey, command: str) -> tuple[str, str, str]:
+    """The interpreter runs should use: (``[experiment] python``, why, or an open question).
+
+    The script the command runs and the repository modules it imports name the packages an
+    experiment needs; the first interpreter that has them all wins, in the order a researcher's
+    environment is most likely: the repository's own virtualenv, the active $VIRTUAL_ENV or
+    $CONDA_PREFIX, python3 on the PATH, labtui's own (written as "": labtui's)."""
+    script = next((w for w in command.split() if w.endswith(".py")), "")
+    if not script:
+        return "", "", ""
+    paths = [script, *survey.imports.get(script, ())]
+    packages = packages_of(root, paths, set(survey.python_files.all))
+    if not packages:
+        return "", f"{script} imports only the standard library: labtui's interpreter runs it", ""
+    python, lacking = interpreter_with(packages, _candidates(root))
+    names = ", ".join(packages)
+    if not python:
+        tried = "; ".join(f"{p} lacks {', '.join(m)}" for p, m in lacking.items())
+        return (
+            "",
+            "",
+            (
+                f"No Python found here has {names}, which {script} imports ({tried}): set python "
+                "in [experiment] to your research environment's interpreter."
+            ),
+        )
+    if Path(python).resolve() == Path(sys.executable).resolve():
+        return "", f"labtui's own interpreter has {names}, which {script} imports", ""
+    return python, f"it has {names}, which {script} imports", ""
+
+
+def _candidates(root: Path) -> list[str]:
+    local = [root / folder / "bin" / "python" for folder in (".venv", "venv", "env")]
+    active = [
+        Path(os.environ[name]) / "bin" / "python"
+        for name in ("VIRTUAL_ENV", "CONDA_PREFIX")
+        if os.environ.get(name)
+    ]
+    on_path = [shutil.which(name) for name in ("python3", "python")]
+    found = [str(p) for p in [*local, *active] if p.is_file()]
+    return [*found, *(p for p in on_path if p), sys.executable]
 
 
 def _git(root: Path, *args: str, strip: bool = True) -> str:

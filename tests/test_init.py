@@ -190,3 +190,25 @@ def test_labtui_new_from_a_topic_writes_no_code_and_checks_the_data(tmp_path):
     assert "data/" in (root / ".gitignore").read_text()
     missing = run_labtui("new", str(tmp_path / "t2"), "--idea", "x", "--data", "/no/such/file")
     assert missing.returncode == 2 and "data not found: /no/such/file" in missing.stderr
+
+
+def test_the_interpreter_is_the_first_that_has_what_the_experiment_imports(tmp_path):
+    from labtui.core.repo_init import choose_python
+    from labtui.core.repo_scan import survey
+
+    root = make_repository(tmp_path / "repo")
+    command = "{python} train.py --output_dir {out_dir}"
+    # The repository's own virtualenv comes first (here a stand-in that is labtui's Python).
+    own = root / ".venv" / "bin" / "python"
+    own.parent.mkdir(parents=True)
+    own.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    own.chmod(0o755)
+    python, why, question = choose_python(root, survey(root), command)
+    assert (python, question) == (str(own), "")
+    assert why == "it has numpy, which train.py imports"
+    # A package no interpreter here has is a question for the researcher, not a guess.
+    (root / "model.py").write_text("import notapackage_xyz\n" + (root / "model.py").read_text())
+    python, why, question = choose_python(root, survey(root), command)
+    assert python == "" and why == ""
+    assert "No Python found here has numpy, notapackage_xyz, which train.py imports" in question
+    assert "set python in [experiment]" in question

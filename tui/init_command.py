@@ -52,7 +52,7 @@ def cmd_init(args: argparse.Namespace) -> int:
         console.print(f"continuing with the proposal in {repo_init.PROPOSAL} (--fresh: a new one)")
     else:
         proposal = _asked(llm, facts, draft, "", console) if llm else Proposal.of(draft)
-        proposal_path = _write(root, proposal, args, branch)
+        proposal_path = _write(root, proposal, args, branch, facts)
     while True:
         body = _body(root, proposal_path, facts)
         decision = checkpoints.ask(
@@ -68,7 +68,7 @@ def cmd_init(args: argparse.Namespace) -> int:
                               "press e to edit the proposal yourself[/]")  # fmt: skip
                 continue
             proposal = _asked(llm, facts, draft, decision.note, console)
-            proposal_path = _write(root, proposal, args, branch)
+            proposal_path = _write(root, proposal, args, branch, facts)
             continue
         if decision.action == "edit":
             continue  # the port opened the file in $EDITOR: show it again as edited
@@ -157,13 +157,21 @@ def _asked(llm: Any, facts: Any, draft: Any, note: str, console: Console) -> Any
         return Proposal.of(draft)
 
 
-def _write(root: Path, proposal: Any, args: argparse.Namespace, branch: str) -> Path:
-    """The proposal file, with labtui's bundled paper where the repository has no LaTeX."""
+def _write(root: Path, proposal: Any, args: argparse.Namespace, branch: str, facts: Any) -> Path:
+    """The proposal file, with the interpreter that has what the experiment imports, and
+    labtui's bundled paper where the repository has no LaTeX."""
     from labtui.core import repo_init
     from labtui.core.project import LOCAL_EXCLUDES
 
     values = {section: dict(fields) for section, fields in proposal.values.items()}
     reasons = dict(proposal.reasons)
+    questions = list(proposal.open_questions)
+    command = values.get("experiment", {}).get("command", "")
+    python, why, question = repo_init.choose_python(root, facts, command)
+    if why:
+        values.setdefault("experiment", {})["python"] = python
+        reasons["experiment.python"] = why
+    questions += [question] if question else []
     if not values.get("paper", {}).get("tex"):
         values["paper"] = {"tex": repo_init.BUNDLED_PAPER, "sections": []}
         reasons["paper.tex"] = (
@@ -176,7 +184,7 @@ def _write(root: Path, proposal: Any, args: argparse.Namespace, branch: str) -> 
     path = root / repo_init.PROPOSAL
     path.parent.mkdir(parents=True, exist_ok=True)
     text = repo_init.render_proposal(
-        values, reasons, proposal.open_questions, proposal.refused, name=root.name, branch=branch
+        values, reasons, questions, proposal.refused, name=root.name, branch=branch
     )
     path.write_text(text, encoding="utf-8")
     return path
