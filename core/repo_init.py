@@ -40,6 +40,7 @@ INIT_DIR = ".labtui/init"
 PROPOSAL = f"{INIT_DIR}/{CONFIG_NAME}"
 BUNDLED_PAPER = "paper/main.tex"  # where labtui's paper goes in a repository that has none
 SMOKE_RUN = "labtui_smoke"
+PLOTS_NEED = "matplotlib"  # plot.py runs in the experiment's interpreter
 
 
 # -- the repository as it is -------------------------------------------------------------------
@@ -270,31 +271,32 @@ def choose_python(root: Path, survey: RepoSurvey, command: str) -> tuple[str, st
     """The interpreter runs should use: (``[experiment] python``, why, or an open question).
 
     The script the command runs and the repository modules it imports name the packages an
-    experiment needs; the first interpreter that has them all wins, in the order a researcher's
-    environment is most likely: the repository's own virtualenv, the active $VIRTUAL_ENV or
-    $CONDA_PREFIX, python3 on the PATH, labtui's own (written as "": labtui's)."""
+    experiment needs, and labtui's plots need matplotlib there too; the first interpreter that
+    has them all wins, in the order a researcher's environment is most likely: the repository's
+    own virtualenv, the active $VIRTUAL_ENV or $CONDA_PREFIX, python3 on the PATH, labtui's own
+    (written as "": labtui's)."""
     script = next((w for w in command.split() if w.endswith(".py")), "")
     if not script:
         return "", "", ""
     paths = [script, *survey.imports.get(script, ())]
-    packages = packages_of(root, paths, set(survey.python_files.all))
-    if not packages:
-        return "", f"{script} imports only the standard library: labtui's interpreter runs it", ""
-    python, lacking = interpreter_with(packages, _candidates(root))
-    names = ", ".join(packages)
+    imported = packages_of(root, paths, set(survey.python_files.all))
+    needed = [*imported, *([PLOTS_NEED] if PLOTS_NEED not in imported else [])]
+    python, lacking = interpreter_with(needed, _candidates(root))
+    names = f"{', '.join(imported) or 'nothing beyond the standard library'} ({script} imports "
+    names += f"them) and {PLOTS_NEED} (labtui's plots use it)"
     if not python:
         tried = "; ".join(f"{p} lacks {', '.join(m)}" for p, m in lacking.items())
         return (
             "",
             "",
             (
-                f"No Python found here has {names}, which {script} imports ({tried}): set python "
-                "in [experiment] to your research environment's interpreter."
+                f"No Python found here has {names}: {tried}. Set python in [experiment] to your "
+                "research environment's interpreter (and install matplotlib there)."
             ),
         )
     if Path(python).resolve() == Path(sys.executable).resolve():
-        return "", f"labtui's own interpreter has {names}, which {script} imports", ""
-    return python, f"it has {names}, which {script} imports", ""
+        return "", f"labtui's own interpreter has {names}", ""
+    return python, f"it has {names}", ""
 
 
 def _candidates(root: Path) -> list[str]:

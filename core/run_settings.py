@@ -19,13 +19,14 @@ _NUMERIC = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
 
 
 def run_settings(root: Path, run: Path) -> dict[str, float]:
-    """{setting: value} of the run in folder ``run``: its script's constants, then its command
-    line's numbers (which win: they are what the run was given)."""
+    """{setting: value} of the run in folder ``run``: its command line's numbers first (what
+    the run was given: a number in the paper traces to them before a default in the code),
+    then its script's constants."""
     record = _record(run)
     argv = [str(word) for word in record.get("argv") or []]
     script = next((word for word in argv[1:] if word.endswith(".py")), "experiment.py")
-    return {**constants(_code(Path(root), script, str(record.get("commit") or ""))),
-            **arguments(argv)}  # fmt: skip
+    code = _code(Path(root), script, str(record.get("commit") or ""))
+    return {**arguments(argv), **constants(code)}
 
 
 def constants(code: str) -> dict[str, float]:

@@ -205,10 +205,10 @@ def test_the_interpreter_is_the_first_that_has_what_the_experiment_imports(tmp_p
     own.chmod(0o755)
     python, why, question = choose_python(root, survey(root), command)
     assert (python, question) == (str(own), "")
-    assert why == "it has numpy, which train.py imports"
+    assert why == "it has numpy (train.py imports them) and matplotlib (labtui's plots use it)"
     # A package no interpreter here has is a question for the researcher, not a guess.
     (root / "model.py").write_text("import notapackage_xyz\n" + (root / "model.py").read_text())
     python, why, question = choose_python(root, survey(root), command)
     assert python == "" and why == ""
-    assert "No Python found here has numpy, notapackage_xyz, which train.py imports" in question
-    assert "set python in [experiment]" in question
+    assert "No Python found here has numpy, notapackage_xyz (train.py imports them)" in question
+    assert "lacks notapackage_xyz" in question and "Set python in [experiment]" in question
