@@ -226,15 +226,7 @@ class Project:
         )
 
     def exclude_locally(self, patterns: list[str]) -> None:
-        """Keep ``patterns`` out of git in this clone only (.git/info/exclude): labtui's state
-        in a repository whose .gitignore is the researcher's."""
-        exclude = Path(self.repo.git_dir) / "info" / "exclude"
-        exclude.parent.mkdir(parents=True, exist_ok=True)
-        have = exclude.read_text(encoding="utf-8").splitlines() if exclude.exists() else []
-        new = [p for p in patterns if p not in have]
-        if new:
-            with exclude.open("a", encoding="utf-8") as handle:
-                handle.write("\n# labtui\n" + "\n".join(new) + "\n")
+        exclude_locally(self.root, patterns)
 
     def file_at(self, sha: str, path: str) -> str | None:
         """The text of ``path`` as commit ``sha`` had it; None when it had no such file."""
@@ -267,6 +259,23 @@ class Project:
             else:
                 self.repo.git.worktree("add", "-b", branch, str(folder), start)
         return Project(folder, self.config)
+
+
+def exclude_locally(root: Path, patterns: list[str]) -> None:
+    """Keep ``patterns`` out of git in this clone only (.git/info/exclude): labtui's state in a
+    repository whose .gitignore is the researcher's."""
+    import subprocess
+
+    git_dir = subprocess.run(
+        ["git", "rev-parse", "--absolute-git-dir"], cwd=root, capture_output=True, text=True
+    ).stdout.strip()
+    exclude = Path(git_dir) / "info" / "exclude"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    have = exclude.read_text(encoding="utf-8").splitlines() if exclude.exists() else []
+    new = [p for p in patterns if p not in have]
+    if new:
+        with exclude.open("a", encoding="utf-8") as handle:
+            handle.write("\n# labtui\n" + "\n".join(new) + "\n")
 
 
 def _empty_folder(directory: Path) -> Path:

@@ -31,7 +31,7 @@ from .errors import ConfigError, LabtuiError, StageFailed
 from .events import Event
 from .experiment_spec import edit_files, run_argv
 from .interpreter import interpreter_with
-from .project import LABTUI_BRANCHES, LOCAL_EXCLUDES, Project
+from .project import LABTUI_BRANCHES, LOCAL_EXCLUDES, Project, exclude_locally
 from .python_survey import packages_of
 from .repo_facts import RepoSurvey
 from .templates import default_paper
@@ -140,6 +140,16 @@ def render_proposal(
     return "\n".join(lines)
 
 
+def write_proposal(root: Path, text: str) -> Path:
+    """The proposal file under .labtui/init/, labtui's state kept out of git in this clone first
+    (.git/info/exclude: the researcher's .gitignore stays theirs)."""
+    exclude_locally(root, list(LOCAL_EXCLUDES))
+    path = root / PROPOSAL
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
 def _wrapped(text: str, width: int = 96) -> list[str]:
     import textwrap
 
@@ -239,7 +249,7 @@ def apply_setup(root: Path, config: Config, branch: str) -> Initialised:
     save_config(config, root)
     project = Project(root, config)
     build = Path(config.paper.tex).parent / "build"
-    project.exclude_locally([*LOCAL_EXCLUDES, f"{build.as_posix()}/", "paper.pdf.tmp"])
+    exclude_locally(root, [*LOCAL_EXCLUDES, f"{build.as_posix()}/"])
     paths = [CONFIG_NAME, *([config.paper.tex] if paper_copied else [])]
     project.commit(f"labtui init: {', '.join(paths)} on {branch}", paths)
     return Initialised(project, branch, paper_copied)

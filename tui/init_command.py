@@ -161,7 +161,6 @@ def _write(root: Path, proposal: Any, args: argparse.Namespace, branch: str, fac
     """The proposal file, with the interpreter that has what the experiment imports, and
     labtui's bundled paper where the repository has no LaTeX."""
     from labtui.core import repo_init
-    from labtui.core.project import LOCAL_EXCLUDES
 
     values = {section: dict(fields) for section, fields in proposal.values.items()}
     reasons = dict(proposal.reasons)
@@ -180,21 +179,10 @@ def _write(root: Path, proposal: Any, args: argparse.Namespace, branch: str, fac
         )
     if args.idea:
         values.setdefault("project", {})["idea"] = args.idea
-    _exclude_state(root, LOCAL_EXCLUDES)  # .labtui/ holds the proposal; git need not list it
-    path = root / repo_init.PROPOSAL
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = repo_init.render_proposal(
         values, reasons, questions, proposal.refused, name=root.name, branch=branch
     )
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def _exclude_state(root: Path, patterns: tuple[str, ...]) -> None:
-    from labtui.core.config import Config
-    from labtui.core.project import Project
-
-    Project(root, Config()).exclude_locally(list(patterns))
+    return repo_init.write_proposal(root, text)
 
 
 def _body(root: Path, path: Path, facts: Any) -> str:
