@@ -8,6 +8,7 @@ answered.
 from __future__ import annotations
 
 import itertools
+import queue
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -25,6 +26,13 @@ BLOCKED_ACTIONS = ("revise", "edit", WAIVE, "abort")  # no approve, and no skip 
 # `improve` revises the product by its own judgement (the paper by its review) and asks again;
 # offered only where a stage can improve what it judged.
 IMPROVE = "improve"
+# `retry` runs an interrupted stage again (offered at the checkpoint an interrupt opens).
+RETRY = "retry"
+INTERRUPTED_ACTIONS = (RETRY, "revise", "skip", "abort")
+# `rewind` returns the project to the commit before a stage started (``Decision.to_stage``;
+# empty: the stage before the one asking) and goes on from there; the work after is kept on a
+# tag. Offered at the pipeline's checkpoints; a rewind the session was asked for answers any.
+REWIND = "rewind"
 
 
 @dataclass(frozen=True)
@@ -49,10 +57,23 @@ class Decision:
     # With ``edit``: the researcher's marks of the checkpoint's subjects ({idea name: "chosen" |
     # "rejected" | "proposed"}), which the stage applies to its product instead of a file edit.
     picks: Mapping[str, str] = field(default_factory=dict)
+    # With ``rewind``: the stage to go back to ('' for the stage before the one asking).
+    to_stage: str = ""
 
     def __post_init__(self) -> None:
-        if self.action not in (*ACTIONS, WAIVE, IMPROVE):
+        if self.action not in (*ACTIONS, WAIVE, IMPROVE, RETRY, REWIND):
             raise ValueError(f"unknown checkpoint action {self.action!r}; use one of {ACTIONS}")
+
+
+class RewindRequested(BaseException):
+    """A checkpoint was answered with ``rewind``: raised out of the stage (whose own
+    ``except Exception`` must not take it) to the pipeline, which rewinds and goes on."""
+
+    def __init__(self, stage: str, to_stage: str, note: str) -> None:
+        super().__init__(to_stage or f"the stage before {stage}")
+        self.stage = stage  # the stage whose checkpoint was answered
+        self.to_stage = to_stage
+        self.note = note
 
 
 class CheckpointPort(Protocol):
@@ -68,6 +89,8 @@ class AutoApprove:
     waive."""
 
     def ask(self, request: CheckpointRequest) -> Decision:
+        if request.kind == "interrupted":  # an interrupt is the researcher's: they decide
+            return Decision("abort", "interrupted under --auto; run labtui again to go on")
         if "approve" in request.options:
             return Decision("approve")
         if "skip" in request.options:  # a run that failed every attempt: on to the next
@@ -125,7 +148,9 @@ class Checkpoints:
             )
         )
         decision = self.port.ask(request)
-        if decision.action not in options:
+        # A rewind the session was asked for (it names its stage) may answer any question.
+        offered = decision.action in options or (decision.action == REWIND and decision.to_stage)
+        if not offered:
             raise LabtuiError(
                 f"the checkpoint {checkpoint_id} was answered with {decision.action!r}, "
                 f"which it did not offer ({', '.join(options)})",
@@ -140,6 +165,69 @@ class Checkpoints:
                 picks=dict(decision.picks),
             )
         )
+        if decision.action == REWIND:
+            raise RewindRequested(stage, decision.to_stage, decision.note)
+        return decision
+
+
+class AnswerablePort:
+    """The front end's port as a session asks it: a rewind asked for while a question waits
+    answers that question (whichever answers first decides), and one asked for between
+    questions answers the next. The front end's own ``ask`` runs in a thread of its own so
+    the session can stop waiting for it; its late answer to a decided question is dropped
+    (front ends close the question when they see it decided)."""
+
+    def __init__(self, port: CheckpointPort, before_ask: Callable[[], None] = lambda: None) -> None:
+        self.port = port
+        self._before_ask = before_ask  # e.g. an interrupt pending is spent: the pause is here
+        self._lock = threading.Lock()
+        self._open: queue.Queue[tuple[str, Any]] | None = None
+        self._pending: Decision | None = None
+        self.asking = threading.Event()  # set while a question waits for its answer
+
+    def ask(self, request: CheckpointRequest) -> Decision:
+        answers: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self._before_ask()
+        with self._lock:
+            if self._pending is not None:
+                decision, self._pending = self._pending, None
+                return decision
+            self._open = answers
+            self.asking.set()
+        threading.Thread(
+            target=self._ask_front_end, args=(request, answers), daemon=True,
+            name=f"labtui-ask-{request.checkpoint_id}",
+        ).start()  # fmt: skip
+        try:
+            kind, value = answers.get()
+        finally:
+            with self._lock:
+                self._open = None
+                self.asking.clear()
+        if kind == "error":
+            raise value
+        return value
+
+    def _ask_front_end(
+        self, request: CheckpointRequest, answers: queue.Queue[tuple[str, Any]]
+    ) -> None:
+        try:
+            answers.put(("answer", self.port.ask(request)))
+        except BaseException as exc:  # handed to the pipeline thread, which raises it
+            answers.put(("error", exc))
+
+    def answer(self, decision: Decision) -> None:
+        """Answer the question waiting now, or else the next one asked."""
+        with self._lock:
+            if self._open is not None:
+                self._open.put(("answer", decision))
+            else:
+                self._pending = decision
+
+    def take_pending(self) -> Decision | None:
+        """The answer kept for the next question, taken (None when there is none)."""
+        with self._lock:
+            decision, self._pending = self._pending, None
         return decision
 
 

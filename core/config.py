@@ -34,6 +34,7 @@ from .config_sections import (
     LiteratureSection,
     LLMSection,
     ModelsSection,
+    NotifySection,
     PaperSection,
     ProjectSection,
     ResultsSection,
@@ -63,6 +64,7 @@ class Config(BaseModel):
     ideas: IdeasSection = Field(default_factory=IdeasSection)
     literature: LiteratureSection = Field(default_factory=LiteratureSection)
     review: ReviewSection = Field(default_factory=ReviewSection)
+    notify: NotifySection = Field(default_factory=NotifySection)
 
     def model_for(self, stage: str) -> ModelSpec | None:
         """The model a stage uses, or None when no model is configured anywhere."""

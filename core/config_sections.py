@@ -395,3 +395,47 @@ class ReviewSection(Section):
     paper_chars: Count = 40000
     """Of the paper's text a reviewer reads (40,000: ~10k tokens, a paper without its
     appendix; 0: all of it). A local model's context and speed want less."""
+
+
+NOTIFY_EVENTS = ("checkpoint", "run_failed", "budget", "ended")
+
+
+def _command_line(value: str) -> str:
+    """A notify command must split into words as a shell would (core/notify.py runs it so)."""
+    import shlex
+
+    try:
+        shlex.split(value)
+    except ValueError as exc:
+        raise PydanticCustomError(
+            "labtui_invalid",
+            "bad command",
+            {
+                "why": f"cannot be split into words ({exc}): {value!r}",
+                "fix": "close every quote, e.g. write {key} = "
+                "'notify-send \"labtui {project}\" \"{message}\"'",
+            },
+        ) from None
+    return value
+
+
+class NotifySection(Section):
+    """A command of yours run when something needs you (core/notify.py): in the background,
+    never holding up the pipeline; a failure is said once, as a notice."""
+
+    command: Annotated[str, AfterValidator(_command_line)] = ""
+    """The command, split into words as a shell would but run without one (the event's text
+    never becomes shell code); empty: no notifications. In each word {event} is checkpoint,
+    run_failed, budget or ended; {project} the project's name, {stage} the stage, {message}
+    one line saying what happened, {dir} the project folder. The same are in the environment
+    as LABTUI_EVENT, LABTUI_PROJECT, LABTUI_STAGE, LABTUI_MESSAGE, LABTUI_PROJECT_DIR (for
+    `sh -c '...'`). E.g. 'notify-send "labtui {project}" "{message}"', or 'curl -s -d
+    "{message}" https://ntfy.sh/your-topic'."""
+    on: list[Literal["checkpoint", "run_failed", "budget", "ended"]] = list(NOTIFY_EVENTS)
+    """When: "checkpoint" (a checkpoint waits for you; never with --auto), "run_failed" (a run
+    failed every fix attempt and was abandoned), "budget" (the spend reached budget_share of
+    [budget] usd: once), "ended" (the pipeline finished, stopped or failed)."""
+    budget_share: Annotated[Number, _at_most(1.0, 0.8)] = 0.8
+    """The share of [budget] usd at which "budget" is sent, once (0.8: at 80 %)."""
+    command_timeout_s: Timeout = 10.0
+    """The longest one command may run; then it is stopped (and said as a failure)."""

@@ -49,7 +49,9 @@ def event_from_dict(data: dict[str, Any]) -> Event:
 
 @dataclass(frozen=True, kw_only=True)
 class StageStarted(Event):
-    pass
+    # The commit HEAD was on as the stage began: where a rewind to this stage returns the
+    # project. '' in journals written before labtui recorded it (core/rewind.py then finds it).
+    head: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -245,6 +247,34 @@ class RunAbandoned(Event):
     attempts: int
     problem: str
     reverted_to: str = ""  # the commit whose code was restored
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rewound(Event):
+    """The project went back to the commit before ``stage`` started (``to_commit``); the work
+    after it is kept on the tag ``kept_as`` ('' when there was none). Replay forgets ``stage``
+    and every stage after it, with their decisions; ``note`` (the researcher's reason, if any)
+    reaches the stage's next attempt. ``stage`` is the stage returned to."""
+
+    to_commit: str
+    kept_as: str = ""
+    from_commit: str = ""  # HEAD before the rewind (the tip of ``kept_as``)
+    note: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StageInterrupted(Event):
+    """The researcher interrupted the stage's work (Escape): ``what`` was stopped (an LLM call,
+    a run); a checkpoint asks how to go on. Everything committed before stays."""
+
+    what: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PipelineEnded(Event):
+    """A session's pipeline ended: ``outcome`` is finished, stopped or failed."""
+
+    outcome: str
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,10 +15,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .events import CheckpointDecided, CostUpdate, Event, StageFinished, event_from_dict
+from .events import (
+    CheckpointDecided,
+    CodeDiff,
+    CostUpdate,
+    Event,
+    Rewound,
+    StageFinished,
+    StageStarted,
+    event_from_dict,
+)
 from .stage_list import STAGES
 
 JOURNAL_NAME = "journal.jsonl"
+TORN_NAME = "journal.torn"  # beside the journal: fragments of writes a crash cut short
 REDACTED = "[REDACTED]"
 
 # Shapes of common provider keys and bearer tokens. Generic on purpose: a false positive costs a
@@ -77,6 +87,8 @@ class Journal:
         self.path = Path(directory) / JOURNAL_NAME
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        # What opening repaired ('' when nothing): a front end may say it.
+        self.repaired = repair_torn_tail(self.path)
         self._file = self.path.open("a", encoding="utf-8")
         self._redactor = Redactor()
 
@@ -92,6 +104,53 @@ class Journal:
 
     def events(self) -> list[Event]:
         return read_events(self.path)
+
+
+def repair_torn_tail(path: Path) -> str:
+    """Make the journal end on a whole line before anything is appended to it.
+
+    A process killed mid-write leaves a last line without its newline. Reading skips it, but
+    an append after it would glue the next event onto it: an unreadable line in the middle,
+    which stops every later resume. A fragment that is a whole event only lacks its newline
+    and gets it; any other is moved to ``journal.torn`` beside the journal (kept, not lost)
+    and cut from the journal. Returns what was done, '' when the journal was whole.
+    """
+    try:
+        with path.open("rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            if size == 0:
+                return ""
+            handle.seek(max(0, size - 1))
+            if handle.read(1) == b"\n":
+                return ""
+            handle.seek(0)
+            data = handle.read()
+    except FileNotFoundError:
+        return ""
+    start = data.rfind(b"\n") + 1
+    fragment = data[start:]
+    if _is_event(fragment):
+        with path.open("ab") as handle:
+            handle.write(b"\n")
+        return f"{path}: the last event lacked its line end (a write was cut short); added"
+    torn = path.with_name(TORN_NAME)
+    with torn.open("ab") as handle:
+        handle.write(fragment + b"\n")
+    with path.open("r+b") as handle:
+        handle.truncate(start)
+    return (
+        f"{path}: a write cut short by a crash left {len(fragment)} bytes of a last line; "
+        f"moved to {torn}"
+    )
+
+
+def _is_event(line: bytes) -> bool:
+    try:
+        event_from_dict(json.loads(line.decode("utf-8")))
+    except (UnicodeDecodeError, json.JSONDecodeError, ValueError, TypeError, AttributeError):
+        return False
+    return True
 
 
 def read_events(path: Path) -> list[Event]:
@@ -115,6 +174,22 @@ def read_events(path: Path) -> list[Event]:
     return events
 
 
+@dataclass(frozen=True)
+class StageStart:
+    """Where a stage first started in the project's current history: what a rewind returns
+    to. ``head`` is '' in journals older than that field; ``commits_before`` (the newest last)
+    are the commits the journal saw before it, for core/rewind.py to find the start from."""
+
+    stage: str
+    head: str
+    ts: float
+    commits_before: tuple[str, ...] = ()
+
+
+# How many earlier commits a start without ``head`` keeps for finding where it was.
+_COMMITS_KEPT = 50
+
+
 @dataclass
 class PipelineState:
     """What replaying the journal tells: finished stages with their results, and decisions."""
@@ -122,6 +197,46 @@ class PipelineState:
     finished: dict[str, StageFinished] = field(default_factory=dict)
     decisions: list[CheckpointDecided] = field(default_factory=list)
     total_cost_usd: float = 0.0
+    # The first start of each stage since the project last went back before it.
+    started: dict[str, StageStart] = field(default_factory=dict)
+    _commits: list[str] = field(default_factory=list, repr=False)
+
+    def apply(self, event: Event) -> None:
+        """Take what ``event`` tells about where the project is."""
+        if isinstance(event, StageFinished):
+            if event.status in ("done", "skipped"):
+                self.finished[event.stage] = event
+            else:
+                self.finished.pop(event.stage, None)
+        elif isinstance(event, StageStarted):
+            if event.stage not in self.started:
+                before = () if event.head else tuple(self._commits[-_COMMITS_KEPT:])
+                self.started[event.stage] = StageStart(event.stage, event.head, event.ts, before)
+        elif isinstance(event, CodeDiff):
+            self._commits.append(event.commit)
+        elif isinstance(event, CheckpointDecided):
+            self.decisions.append(event)
+        elif isinstance(event, CostUpdate):
+            self.total_cost_usd = max(self.total_cost_usd, event.total_cost_usd)
+        elif isinstance(event, Rewound):
+            self._forget_from(event)
+
+    def _forget_from(self, rewound: Rewound) -> None:
+        """Back to before ``rewound.stage``: it and every later stage are as if never run,
+        their decisions (and revision notes) dropped; the reason given for the rewind is the
+        stage's one note. The money spent stays spent."""
+        dropped = set(stages_from(rewound.stage))
+        for stage in dropped:
+            self.finished.pop(stage, None)
+            self.started.pop(stage, None)
+        self.decisions = [d for d in self.decisions if d.stage not in dropped]
+        if rewound.note:
+            self.decisions.append(
+                CheckpointDecided(
+                    stage=rewound.stage, checkpoint_id="", action="rewind", note=rewound.note
+                )
+            )
+        self._commits.append(rewound.to_commit)
 
     @property
     def next_stage(self) -> str | None:
@@ -147,16 +262,14 @@ class PipelineState:
 
 
 def replay(events: list[Event]) -> PipelineState:
-    """Rebuild pipeline state. A failed or aborted stage is not finished: resume redoes it."""
+    """Rebuild pipeline state. A failed or aborted stage is not finished: resume redoes it; a
+    rewind forgets the stage it went back to and every stage after it."""
     state = PipelineState()
     for event in events:
-        if isinstance(event, StageFinished):
-            if event.status in ("done", "skipped"):
-                state.finished[event.stage] = event
-            else:
-                state.finished.pop(event.stage, None)
-        elif isinstance(event, CheckpointDecided):
-            state.decisions.append(event)
-        elif isinstance(event, CostUpdate):
-            state.total_cost_usd = max(state.total_cost_usd, event.total_cost_usd)
+        state.apply(event)
     return state
+
+
+def stages_from(stage: str) -> tuple[str, ...]:
+    """``stage`` and every stage after it, in order (none when it is no stage)."""
+    return STAGES[STAGES.index(stage) :] if stage in STAGES else ()

@@ -52,7 +52,7 @@ from .llm_errors import (
     rejects_response_format,
 )
 from .server_idle import abandons_request, note_abandoned, wait_for_abandoned
-from .streaming import Limits, StreamResult, consume_stream
+from .streaming import Interrupted, Limits, StreamResult, consume_stream
 
 T = TypeVar("T")
 
@@ -341,8 +341,9 @@ class LLM:
                 result = StreamResult(
                     text, getattr(response, "usage", None), seconds=time.monotonic() - started
                 )
-        except Exception as exc:
-            if self.spec.api_base and abandons_request(exc):
+        except (Exception, Interrupted) as exc:
+            # An interrupted request, like one that timed out, may still run on the server.
+            if self.spec.api_base and (isinstance(exc, Interrupted) or abandons_request(exc)):
                 note_abandoned(self.spec.api_base)
             raise
         self.emit(AgentMessage(stage=self.stage, role=self.role, text=result.text))

@@ -3,7 +3,9 @@
 A ``Session`` is one opening of a project: it replays the journal to learn where the project is,
 subscribes the journal to the bus (so everything that happens is recorded before any front end
 sees it) and runs the remaining stages. Front ends only subscribe to ``bus`` and answer
-checkpoints through a ``CheckpointPort``.
+checkpoints through a ``CheckpointPort``; from any thread they may ``interrupt()`` the work
+under way (a checkpoint opens for it), ``request_rewind(stage)`` (applied at the next
+checkpoint, or between stages), ``leave_note`` and ``request_stop``.
 """
 
 from __future__ import annotations
@@ -14,11 +16,16 @@ from pathlib import Path
 from .checkpoints import (
     ACTIONS,
     BLOCKED_ACTIONS,
+    INTERRUPTED_ACTIONS,
+    REWIND,
     WAIVE,
+    AnswerablePort,
+    AutoApprove,
     CheckpointPort,
     Checkpoints,
     Decision,
     ResearcherNotes,
+    RewindRequested,
 )
 from .errors import Aborted, BudgetExceeded, LabtuiError
 from .events import (
@@ -27,16 +34,21 @@ from .events import (
     ErrorEvent,
     Event,
     Notice,
+    PipelineEnded,
     StageFinished,
+    StageInterrupted,
     StageStarted,
 )
-from .journal import Journal, PipelineState, read_events, replay
+from .journal import JOURNAL_NAME, Journal, PipelineState, read_events, replay
 from .ledger import Ledger
+from .notify import notifier_for
 from .profiles import apply_profile, profile_notice
 from .project import Project
+from .rewind import check_stage, rewind_to
 from .stage_context import StageContext, StageOutput, StageServices
 from .stage_list import STAGE_MODEL_NEEDS, STAGES
 from .stage_protocol import Stage, load_stage
+from .streaming import Interrupt, Interrupted, interruptible
 
 
 class Session:
@@ -59,6 +71,19 @@ class Session:
         self.services = StageServices(
             project, self.emit, lambda: self.ledger, self.notes, self.state.result
         )
+        self._interrupt = Interrupt()  # Escape: the stage's LLM call or run stops
+        self._working = threading.Event()  # a stage's work is under way (set: interruptible)
+        self._port: AnswerablePort | None = None  # while run() runs
+        self.notifier = notifier_for(
+            self.config.notify,
+            project=project.name,
+            directory=project.root,
+            budget_usd=self.config.budget.usd,
+            spent_usd=self.state.total_cost_usd,
+            emit=self.emit,
+        )
+        if self.notifier is not None:
+            self.bus.subscribe(self.notifier)
 
     @classmethod
     def open(cls, directory: Path) -> Session:
@@ -138,28 +163,79 @@ class Session:
     def request_stop(self) -> None:
         self._stop.set()
 
+    def interrupt(self) -> bool:
+        """Stop the LLM call or run step under way now (Escape); a checkpoint then asks how to
+        go on (retry, revise with a note, skip, abort). True when there was work to stop; at a
+        checkpoint, or with nothing running, it does nothing (False)."""
+        port = self._port
+        if port is None or not self._working.is_set() or port.asking.is_set():
+            return False
+        if self._interrupt.is_set():
+            return True
+        self._interrupt.set()
+        self.emit(Notice(stage=self._current, text="interrupting: stopping the work under way"))
+        return True
+
+    def request_rewind(self, stage: str) -> None:
+        """Go back to before ``stage`` at the next safe point: a checkpoint waiting now is
+        answered with the rewind, else the next one asked (or the next stage's start), and the
+        pipeline goes on from ``stage``. LabtuiError for a stage unknown or not reached, or
+        when no pipeline runs in this session."""
+        check_stage(stage, self.state, self.project.state_dir / JOURNAL_NAME)
+        port = self._port
+        if port is None:
+            raise LabtuiError(
+                "rewind: no pipeline runs in this session",
+                f"run `labtui rewind {stage}` in {self.project.root} (with no labtui running)",
+            )
+        self.emit(Notice(stage=stage, text=f"rewind to before {stage}: at the next checkpoint"))
+        port.answer(Decision(REWIND, to_stage=stage))
+
     def run(self, port: CheckpointPort) -> str:
         """Run the remaining stages. Returns "finished", "stopped" or "failed"; never raises
         for problems a researcher can fix: those become ErrorEvents and the project stays
         resumable at the stage that failed. A session runs once: the journal closes after."""
-        checkpoints = Checkpoints(port, self.emit)
         try:
             lock = hold_project_lock(self.project.state_dir)
         except LabtuiError:
             self.journal.close()
             raise
+        if self.notifier is not None:
+            self.notifier.checkpoints_wait = not isinstance(port, AutoApprove)
+        self._port = AnswerablePort(port, before_ask=self._interrupt.clear)
+        checkpoints = Checkpoints(self._port, self.emit)
+        outcome = "failed"  # should anything unforeseen escape
+        try:
+            with interruptible(self._interrupt):
+                outcome = self._run_stages(checkpoints)
+            return outcome
+        finally:
+            self._port = None
+            self.emit(PipelineEnded(stage=self._current, outcome=outcome))
+            if self.notifier is not None:
+                self.notifier.close()  # the last notifications go out before the journal closes
+            self.journal.close()
+            lock.close()
+
+    def _run_stages(self, checkpoints: Checkpoints) -> str:
+        if self.journal.repaired:
+            self.emit(Notice(text=self.journal.repaired))
         self._recover_uncommitted_work()
         if notice := profile_notice(self.config, self.profile_changes):
             self.emit(Notice(text=notice))
         try:
             self._pass_over_new_stages()
-            for stage in STAGES:
-                if stage in self.state.finished:
-                    continue
+            while (stage := self._next_stage()) is not None:
                 if self._stop.is_set():
                     self.emit(Notice(stage=stage, text="stopped before this stage; resumable"))
                     return "stopped"
-                self._run_stage_until_decided(stage, checkpoints)
+                try:
+                    self._rewind_if_asked(stage)
+                    self._run_stage_until_decided(stage, checkpoints)
+                except RewindRequested as request:
+                    self._rewind(
+                        request.to_stage or self._stage_before(request.stage), request.note
+                    )
         except Aborted as exc:
             self.emit(Notice(stage=self._current, text=f"aborted by the researcher: {exc.message}"))
             return "stopped"
@@ -170,35 +246,104 @@ class Session:
             self.emit(ErrorEvent(stage=self._current, message=exc.message, hint=exc.hint))
             self.emit(StageFinished(stage=self._current, status="failed", summary=exc.message))
             return "failed"
-        finally:
-            self.journal.close()
-            lock.close()
         return "finished"
+
+    def _next_stage(self) -> str | None:
+        return next((stage for stage in STAGES if stage not in self.state.finished), None)
 
     def _run_stage_until_decided(self, stage: str, checkpoints: Checkpoints) -> None:
         self._current = stage
         declared = load_stage(stage)
-        while True:
-            self.emit(StageStarted(stage=stage))
-            ctx = StageContext(self.services, stage, self.state.notes_for(stage), checkpoints)
-            decision, output = self._checkpoint(ctx, declared, declared.run(ctx), checkpoints)
-            if decision.action == "revise":
-                # The note reaches the next attempt's prompts (and is journaled by Checkpoints).
-                self.state.decisions.append(
-                    CheckpointDecided(
-                        stage=stage, checkpoint_id="", action="revise", note=decision.note
-                    )
+        self._working.set()
+        try:
+            while True:
+                decision, output = self._attempt(stage, declared, checkpoints)
+                if decision.action in ("revise", "retry"):
+                    if decision.action == "revise":  # its note reaches the next attempt's prompts
+                        self.state.decisions.append(
+                            CheckpointDecided(
+                                stage=stage, checkpoint_id="", action="revise", note=decision.note
+                            )
+                        )
+                    continue
+                if decision.action == "abort":
+                    raise Aborted(decision.note or "no note given; the project is resumable")
+                status = "skipped" if decision.action == "skip" else "done"
+                finished = StageFinished(
+                    stage=stage, status=status, summary=output.summary, result=output.result
                 )
-                continue
-            if decision.action == "abort":
-                raise Aborted(decision.note or "no note given; the project is resumable")
-            status = "skipped" if decision.action == "skip" else "done"
-            finished = StageFinished(
-                stage=stage, status=status, summary=output.summary, result=output.result
-            )
-            self.emit(finished)
-            self.state.finished[stage] = finished
-            return
+                self.emit(finished)
+                self.state.finished[stage] = finished
+                return
+        finally:
+            self._working.clear()
+            self._interrupt.clear()
+
+    def _attempt(
+        self, stage: str, declared: Stage, checkpoints: Checkpoints
+    ) -> tuple[Decision, StageOutput]:
+        """One attempt at ``stage`` up to its decision; an interrupt ends it at a checkpoint of
+        its own (retry, revise, skip, abort, rewind)."""
+        started = StageStarted(stage=stage, head=self.project.head())
+        self.emit(started)
+        self.state.apply(started)
+        ctx = StageContext(self.services, stage, self.state.notes_for(stage), checkpoints)
+        ctx.stop = self._interrupt.event  # a run polls it: an interrupt stops the run step
+        try:
+            return self._checkpoint(ctx, declared, declared.run(ctx), checkpoints)
+        except Interrupted:
+            return self._ask_after_interrupt(stage, "the LLM call", checkpoints), StageOutput("")
+        except Aborted:
+            if not self._interrupt.is_set():
+                raise  # the researcher's abort, or a budget stop: not an interrupt
+            return self._ask_after_interrupt(stage, "the run", checkpoints), StageOutput("")
+
+    def _ask_after_interrupt(self, stage: str, what: str, checkpoints: Checkpoints) -> Decision:
+        self._interrupt.clear()
+        self.emit(StageInterrupted(stage=stage, what=what))
+        head = self.project.head()
+        decision = checkpoints.ask(
+            stage,
+            f"{stage}: interrupted",
+            f"You interrupted {what} of stage **{stage}**. Everything committed is kept "
+            f"(the project is at {head[:8]}).\n\n*t retries the stage from its start · r "
+            "revises it with your note · s skips it · q stops here (resumable)"
+            + (" · b rewinds to the stage before" if self._can_rewind(stage) else "")
+            + ".*",
+            INTERRUPTED_ACTIONS + self._rewind_option(stage),
+            kind="interrupted",
+        )
+        if decision.action == "skip":
+            self.emit(Notice(stage=stage, text=f"{stage} skipped after the interrupt"))
+        return decision
+
+    # -- rewinding --------------------------------------------------------------------------
+
+    def _stage_before(self, stage: str) -> str:
+        """The latest stage before ``stage`` that started (``stage`` itself when none did)."""
+        earlier = [s for s in STAGES[: STAGES.index(stage)] if s in self.state.started]
+        return earlier[-1] if earlier else stage
+
+    def _can_rewind(self, stage: str) -> bool:
+        return self._stage_before(stage) != stage
+
+    def _rewind_option(self, stage: str) -> tuple[str, ...]:
+        return (REWIND,) if self._can_rewind(stage) else ()
+
+    def _rewind_if_asked(self, stage: str) -> None:
+        """A rewind asked for while no checkpoint waited is done here, between stages."""
+        port = self._port
+        pending = port.take_pending() if port is not None else None
+        if pending is not None:
+            raise RewindRequested(stage, pending.to_stage, pending.note)
+
+    def _rewind(self, stage: str, note: str) -> None:
+        """Back to before ``stage`` (journaled as Rewound); the pipeline goes on from it."""
+        self._current = stage
+        rewound, told = rewind_to(self.project, self.state, stage, note)
+        self.emit(rewound)
+        self.state.apply(rewound)
+        self.emit(Notice(stage=stage, text=told))
 
     def _checkpoint(
         self, ctx: StageContext, stage: Stage, output: StageOutput, checkpoints: Checkpoints
@@ -212,7 +357,9 @@ class Session:
                 ctx.stage,
                 f"{ctx.stage}: {output.summary}",
                 output.checkpoint_body or output.summary,
-                (BLOCKED_ACTIONS if output.blocked else ACTIONS) + output.extra_actions,
+                (BLOCKED_ACTIONS if output.blocked else ACTIONS)
+                + output.extra_actions
+                + self._rewind_option(ctx.stage),
                 kind=output.kind,
                 product=output.product,
                 subjects=tuple(output.subjects),
@@ -266,6 +413,30 @@ class Session:
         if commit:
             files = ", ".join(commit.files[:5]) + (" …" if len(commit.files) > 5 else "")
             self.emit(Notice(text=f"kept uncommitted changes ({files}) as commit {commit.sha[:8]}"))
+
+
+def rewind_project(directory: Path, stage: str) -> str:
+    """``labtui rewind STAGE``: the project back to before ``stage`` while no labtui runs on
+    it, journaled; says what was done (LabtuiError when refused)."""
+    project = Project.open(directory)
+    try:
+        lock = hold_project_lock(project.state_dir)
+    except LabtuiError as exc:
+        raise LabtuiError(
+            f"rewind: {exc.message}",
+            "stop it first (q in its window), or rewind inside it: the command palette's Rewind",
+        ) from None
+    try:
+        state = replay(read_events(project.state_dir / JOURNAL_NAME))
+        rewound, told = rewind_to(project, state, stage)
+        journal = Journal(project.state_dir)
+        try:
+            journal.append(rewound)
+        finally:
+            journal.close()
+        return told
+    finally:
+        lock.close()
 
 
 def hold_project_lock(state_dir: Path):

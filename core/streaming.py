@@ -12,15 +12,22 @@ makes the next request to that server wait until it is idle.
 The iteration runs in a daemon thread feeding a queue, so the caller can wait on the queue with
 the current limit; the HTTP client's own read timeout (``Limits.http_timeout_s``, a gap timeout
 with streaming) is only a backstop that ends that thread. Nothing here imports litellm.
+
+The researcher may interrupt a call (Escape in the TUI): the pipeline runs its stages inside
+:func:`interruptible`, and setting that :class:`Interrupt` wakes the waiting caller at once,
+closes the stream as a timeout does, and raises :class:`Interrupted` (in labtui's own calls and
+in aider's, which stream through here too).
 """
 
 from __future__ import annotations
 
+import contextvars
 import queue
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -79,6 +86,67 @@ class InactivityTimeout(TimeoutError):
         self.limit_s = limit_s
 
 
+class Interrupted(BaseException):
+    """The researcher interrupted the work (Escape). A BaseException, like KeyboardInterrupt
+    but not one (aider swallows those): no ``except Exception`` in a stage, in aider or in a
+    retry loop takes it for a failure to report and go on from, so it reaches the pipeline,
+    which opens a checkpoint for it."""
+
+
+class Interrupt:
+    """A researcher's interrupt for the work of one pipeline thread: a flag that wakes every
+    call waiting on a stream now, and an ``event`` a running process polls (its stop)."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self._lock = threading.Lock()
+        self._wakers: list[Callable[[], None]] = []
+
+    def set(self) -> None:
+        with self._lock:
+            self.event.set()
+            wakers = list(self._wakers)
+        for wake in wakers:
+            wake()
+
+    def clear(self) -> None:
+        self.event.clear()
+
+    def is_set(self) -> bool:
+        return self.event.is_set()
+
+    @contextmanager
+    def waking(self, wake: Callable[[], None]) -> Iterator[None]:
+        """Call ``wake`` when the interrupt is set while the block runs (at once if it is)."""
+        with self._lock:
+            self._wakers.append(wake)
+            already = self.event.is_set()
+        try:
+            if already:
+                wake()
+            yield
+        finally:
+            with self._lock:
+                self._wakers.remove(wake)
+
+
+_interrupt: contextvars.ContextVar[Interrupt | None] = contextvars.ContextVar(
+    "labtui_interrupt", default=None
+)
+
+
+@contextmanager
+def interruptible(interrupt: Interrupt) -> Iterator[None]:
+    """Streams read in this thread (and its context) while the block runs stop when
+    ``interrupt`` is set. Threads of their own (parallel ideas) are not touched: they end when
+    the pipeline thread's work ends."""
+    token = _interrupt.set(interrupt)
+    try:
+        yield
+    finally:
+        _interrupt.reset(token)
+
+
 @dataclass
 class StreamResult:
     """A whole streamed reply: its text, the usage the server sent (or None), every chunk (to
@@ -107,6 +175,9 @@ def consume_stream(
     generating) or whatever the request or the stream raised.
     """
     _track_connections()
+    interrupt = _interrupt.get()
+    if interrupt is not None and interrupt.is_set():
+        raise Interrupted(f"{what}: interrupted before the request was sent")
     reader = _Reader(open_stream)
     started = time.monotonic()
     reader.start()
@@ -115,24 +186,27 @@ def consume_stream(
     first_at: float | None = None
     deadline = _deadline(started, limits.first_token_s)
     try:
-        while True:
-            kind, item = _next_item(reader, deadline, first_at is None, limits, what)
-            if kind == _END:
-                break
-            if kind == _ERROR:
-                raise item
-            now = time.monotonic()
-            result.chunks.append(item)
-            result.usage = getattr(item, "usage", None) or result.usage
-            if first_at is None and _carries_token(item):
-                first_at = now
-            piece = _content_of(item)
-            if piece:
-                parts.append(piece)
-                if on_text is not None:
-                    on_text(piece)
-            if first_at is not None:
-                deadline = _deadline(now, limits.idle_s)
+        with _woken_by(interrupt, reader):
+            while True:
+                kind, item = _next_item(reader, deadline, first_at is None, limits, what)
+                if kind == _END:
+                    break
+                if kind == _ERROR:
+                    raise item
+                if kind == _INTERRUPTED:
+                    raise Interrupted(f"{what}: interrupted by the researcher")
+                now = time.monotonic()
+                result.chunks.append(item)
+                result.usage = getattr(item, "usage", None) or result.usage
+                if first_at is None and _carries_token(item):
+                    first_at = now
+                piece = _content_of(item)
+                if piece:
+                    parts.append(piece)
+                    if on_text is not None:
+                        on_text(piece)
+                if first_at is not None:
+                    deadline = _deadline(now, limits.idle_s)
     except BaseException:
         reader.cancel()
         raise
@@ -143,7 +217,17 @@ def consume_stream(
     return result
 
 
-_CHUNK, _ERROR, _END = "chunk", "error", "end"
+_CHUNK, _ERROR, _END, _INTERRUPTED = "chunk", "error", "end", "interrupted"
+
+
+@contextmanager
+def _woken_by(interrupt: Interrupt | None, reader: _Reader) -> Iterator[None]:
+    """While reading: an interrupt puts its mark in the reader's queue, which wakes the wait."""
+    if interrupt is None:
+        yield
+        return
+    with interrupt.waking(lambda: reader.items.put((_INTERRUPTED, None))):
+        yield
 
 
 def _deadline(now: float, limit_s: float) -> float | None:
