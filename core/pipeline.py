@@ -301,15 +301,10 @@ class Session:
     def _ask_after_interrupt(self, stage: str, what: str, checkpoints: Checkpoints) -> Decision:
         self._interrupt.clear()
         self.emit(StageInterrupted(stage=stage, what=what))
-        head = self.project.head()
         decision = checkpoints.ask(
             stage,
             f"{stage}: interrupted",
-            f"You interrupted {what} of stage **{stage}**. Everything committed is kept "
-            f"(the project is at {head[:8]}).\n\n*t retries the stage from its start · r "
-            "revises it with your note · s skips it · q stops here (resumable)"
-            + (" · b rewinds to the stage before" if self._can_rewind(stage) else "")
-            + ".*",
+            interrupted_body(stage, what, self.project.head(), self._can_rewind(stage)),
             INTERRUPTED_ACTIONS + self._rewind_option(stage),
             kind="interrupted",
         )
@@ -413,6 +408,20 @@ class Session:
         if commit:
             files = ", ".join(commit.files[:5]) + (" …" if len(commit.files) > 5 else "")
             self.emit(Notice(text=f"kept uncommitted changes ({files}) as commit {commit.sha[:8]}"))
+
+
+def interrupted_body(stage: str, what: str, head: str, can_rewind: bool) -> str:
+    """What the checkpoint an interrupt opens says."""
+    keys = (
+        "t retries the stage from its start · r revises it with your note · s skips it · "
+        "q stops here (resumable)"
+    )
+    if can_rewind:
+        keys += " · b rewinds to the stage before"
+    return (
+        f"You interrupted {what} of stage **{stage}**. Everything committed is kept (the "
+        f"project is at {head[:8] or 'its first commit'}).\n\n*{keys}.*"
+    )
 
 
 def rewind_project(directory: Path, stage: str) -> str:

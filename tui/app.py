@@ -37,7 +37,9 @@ from labtui.core.events import (
     GpuSample,
     LogLine,
     MetricsReported,
+    Rewound,
 )
+from labtui.core.journal import stages_from
 
 from .editor import edit_product, open_in_editor
 from .engine_bridge import (
@@ -89,6 +91,10 @@ class Session(Protocol):
     def leave_note(self, text: str) -> None: ...
 
     def request_stop(self) -> None: ...
+
+    def interrupt(self) -> bool: ...
+
+    def request_rewind(self, stage: str) -> None: ...
 
 
 def describe_crash(error: BaseException | None) -> tuple[str, str, str]:
@@ -248,7 +254,7 @@ class LabtuiApp(App[None]):
                 continue
             if isinstance(event, ErrorEvent):
                 self._last_error = event
-            status_changed |= self.progress.apply(event)
+            status_changed |= self.progress.apply(event) | forget_rewound(self.progress, event)
             main.apply(event)
         if lines:
             main.write_log_lines(lines)
@@ -293,6 +299,31 @@ class LabtuiApp(App[None]):
             self.session.leave_note(note)
             self.notify("the next LLM call will read your note", title="Note kept")
 
+    def action_interrupt(self) -> None:
+        """Escape: stop the LLM call or run under way; a checkpoint then asks what next. With
+        nothing under way (or a question open) it does nothing."""
+        if self.pipeline_running and self.session.interrupt():
+            self.notify("stopping the work under way; a checkpoint follows", title="Interrupt")
+
+    def _rewind_to(self, stage: str) -> None:
+        try:
+            self.session.request_rewind(stage)
+        except LabtuiError as error:
+            self.notify(f"{error.message}\n{error.hint}", title="Cannot rewind", severity="error")
+            return
+        self.notify(f"back to before {stage} at the next checkpoint", title="Rewind")
+
+    def rewind_commands(self) -> Iterable[SystemCommand]:
+        """One palette command per stage the project has reached (while the pipeline runs)."""
+        reached = [stage for stage, state in self.progress.stages.items() if state != "pending"]
+        for stage in reached:
+            yield SystemCommand(
+                f"Rewind to {stage}",
+                f"Back to the commit before {stage} started (the work after it is kept on a "
+                "tag); the pipeline goes on from there",
+                lambda stage=stage: self._rewind_to(stage),
+            )
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(key_groups()))
@@ -316,6 +347,10 @@ class LabtuiApp(App[None]):
             yield SystemCommand(
                 "Stop the pipeline", "Stop at the next safe point", self.action_request_quit
             )
+            yield SystemCommand(
+                "Interrupt", "Stop the LLM call or run under way (escape)", self.action_interrupt
+            )
+            yield from self.rewind_commands()
         yield SystemCommand("Theme", "Change the colours", self.action_change_theme)
         yield SystemCommand(
             "Quit", "Quit labtui (asks first while a stage runs)", self.action_request_quit
@@ -418,6 +453,15 @@ class LabtuiApp(App[None]):
         self.main_screen.dialogue.write(
             Text("■ stopping at the next safe point (q again leaves now)", style="bold")
         )
+
+
+def forget_rewound(progress: Progress, event: Event) -> bool:
+    """A rewind: its stage and the later ones are pending again. True when it was one."""
+    if not isinstance(event, Rewound):
+        return False
+    for stage in stages_from(event.stage):
+        progress.stages[stage] = "pending"
+    return True
 
 
 def last_of_type(events: list[Event], kind: type[Event]) -> Event | None:

@@ -94,6 +94,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     doctor.add_argument("dir", nargs="?", default=None, help="project folder (default: -C or .)")
 
+    rewind = sub.add_parser(
+        "rewind",
+        help="return the project to the commit before STAGE started (the work after it is "
+        "kept on a tag); the next run goes on from STAGE",
+    )
+    rewind.add_argument("stage", help="the stage to go back to (ideas, plan, experiments, …)")
+    rewind.add_argument("dir", nargs="?", default=None, help="project folder (default: -C or .)")
+
     sub.add_parser("templates", help="list the built-in templates")
 
     review = sub.add_parser("review", help="review any PDF on the NeurIPS form (no project needed)")
@@ -219,6 +227,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             )
         case "doctor":
             return cmd_doctor(Path(args.dir or args.directory))
+        case "rewind":
+            return cmd_rewind(Path(args.dir or args.directory), args.stage)
         case "templates":
             return cmd_templates()
         case "review":
@@ -412,6 +422,14 @@ def _run_headless(session, auto: bool) -> int:
     outcome = session.run(port)
     print(f"pipeline {outcome}")
     return EXIT_OK if outcome == "finished" else EXIT_FAILED
+
+
+def cmd_rewind(directory: Path, stage: str) -> int:
+    from labtui.core.pipeline import rewind_project
+
+    print(rewind_project(directory, stage))
+    print(f"next: labtui run {directory} goes on from {stage}")
+    return EXIT_OK
 
 
 def cmd_doctor(directory: Path) -> int:

@@ -1,5 +1,6 @@
 """The checkpoint modal: what a stage proposes, and the researcher's decision (approve, revise with
-a note, edit the product, skip, abort; waive, improve and pick where the stage offers them).
+a note, edit the product, skip, abort; waive, improve and pick where the stage offers them; retry
+after an interrupt; rewind to the stage before).
 """
 
 from collections.abc import Callable
@@ -28,6 +29,7 @@ KIND_TITLES: dict[str, str] = {
     "section": "Draft",
     "paper": "Compiled paper",
     "review": "Review",
+    "interrupted": "Interrupted",
     "stage": "Checkpoint",
 }
 
@@ -74,6 +76,21 @@ class CheckpointScreen(ModalScreen[Decision]):
             "Improve",
             tooltip="Improvement round: revise the paper by the review, recompile and review again",
             id="checkpoint.improve",
+        ),
+        Binding(
+            "t",
+            "decide('retry')",
+            "Retry",
+            tooltip="Retry: run the interrupted stage again from its start",
+            id="checkpoint.retry",
+        ),
+        Binding(
+            "b",
+            "decide('rewind')",
+            "Rewind",
+            tooltip="Rewind: back to the commit before the stage before (the work after it is "
+            "kept on a tag) and on from there",
+            id="checkpoint.rewind",
         ),
         Binding(
             "q",

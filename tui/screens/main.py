@@ -47,6 +47,15 @@ class MainScreen(Screen[None]):
             tooltip="Leave a note for the agents; the next LLM call reads it",
             id="app.note",
         ),
+        # As terminal agents use it; a maximised pane is restored first (Textual's own escape).
+        Binding(
+            "escape",
+            "app.interrupt",
+            "Interrupt",
+            tooltip="Interrupt: stop the LLM call or run under way; a checkpoint asks what next",
+            show=False,
+            id="app.interrupt",
+        ),
     ]
     # Title and cost stay visible while one pane fills the screen.
     ALLOW_IN_MAXIMIZED_VIEW = "StatusHeader, KeyBar"
