@@ -32,6 +32,7 @@ from labtui.core.errors import LabtuiError
 from labtui.core.events import (
     AgentChunk,
     Bus,
+    CheckpointDecided,
     ErrorEvent,
     Event,
     GpuSample,
@@ -61,6 +62,7 @@ from .screens import (
     NoModelScreen,
     NoteScreen,
 )
+from .screens.detach import DETACH, STOP, DetachScreen
 from .status import Clock, Progress
 
 __all__ = ["EXIT_NO_MODEL", "LabtuiApp", "run_tui"]
@@ -145,6 +147,9 @@ class LabtuiApp(App[None]):
         self._last_error: ErrorEvent | None = None
         self._crashed = False
         self._quitting = False
+        self._decided: set[str] = set()  # checkpoints seen decided (live), by id
+        # Attached to a background engine (tui/remote_session.py): quitting may detach.
+        self.detachable = bool(getattr(session, "detachable", False))
 
     # -- screens ---------------------------------------------------------------------------
 
@@ -214,7 +219,10 @@ class LabtuiApp(App[None]):
         if isinstance(self._port, TuiCheckpointPort):
             self._port.close()
         if self._pipeline is not None and self.outcome is None:
-            self.session.request_stop()
+            if self.detachable:
+                self.session.detach()  # type: ignore[attr-defined]  # the run goes on
+            else:
+                self.session.request_stop()
 
     # -- engine events ---------------------------------------------------------------------
 
@@ -254,6 +262,8 @@ class LabtuiApp(App[None]):
                 continue
             if isinstance(event, ErrorEvent):
                 self._last_error = event
+            if isinstance(event, CheckpointDecided) and not replay:
+                self._close_decided_checkpoint(event.checkpoint_id)
             status_changed |= self.progress.apply(event) | forget_rewound(self.progress, event)
             main.apply(event)
         if lines:
@@ -269,6 +279,9 @@ class LabtuiApp(App[None]):
     # -- checkpoints -----------------------------------------------------------------------
 
     def on_checkpoint_asked(self, message: CheckpointAsked) -> None:
+        if message.request.checkpoint_id in self._decided:  # answered elsewhere meanwhile
+            message.answer.give(None)
+            return
         # Events emitted before the question are on screen before the modal covers them.
         self._flush_bursts()
         screen = CheckpointScreen(
@@ -276,6 +289,20 @@ class LabtuiApp(App[None]):
             edit_file=self.edit_product,
         )
         self.push_screen(screen, callback=message.answer.give)
+
+    def _close_decided_checkpoint(self, checkpoint_id: str) -> None:
+        """A question decided elsewhere (another attached front end, a rewind) leaves the
+        screen here too; a modal still open on it would answer nothing."""
+        self._decided.add(checkpoint_id)
+        for screen in self.screen_stack:
+            if (
+                isinstance(screen, CheckpointScreen)
+                and screen.request.checkpoint_id == checkpoint_id
+            ):
+                screen.pop_until_active()
+                screen.dismiss(None)
+                self.notify("this checkpoint was answered elsewhere", title="Answered")
+                return
 
     def edit_product(self, product: str) -> str:
         """Open a project file in the researcher's editor; an error message, or "" when done."""
@@ -435,8 +462,17 @@ class LabtuiApp(App[None]):
                 message="labtui: the pipeline stops at its next safe point; the project stays "
                 "resumable.",
             )
+        elif self.detachable:
+            pid = getattr(self.session, "engine_pid", 0)
+            self.push_screen(DetachScreen(pid), callback=self._detach_or_stop)
         else:
             self.push_screen(ConfirmQuitScreen(), callback=self._quit_confirmed)
+
+    def _detach_or_stop(self, choice: str | None) -> None:
+        if choice == STOP:
+            self._quit_confirmed(True)
+        elif choice == DETACH:
+            self.exit(return_code=EXIT_OK, message=detached_message(self.session))
 
     def _quit_confirmed(self, stop: bool | None) -> None:
         if not stop or not self.pipeline_running:
@@ -453,6 +489,14 @@ class LabtuiApp(App[None]):
         self.main_screen.dialogue.write(
             Text("■ stopping at the next safe point (q again leaves now)", style="bold")
         )
+
+
+def detached_message(session: Session) -> str:
+    pid = getattr(session, "engine_pid", 0)
+    return (
+        f"labtui: detached; the run goes on in its engine (pid {pid}). "
+        f"Follow it again: labtui attach {session.project_root}"
+    )
 
 
 def forget_rewound(progress: Progress, event: Event) -> bool:

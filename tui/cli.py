@@ -82,11 +82,42 @@ def _parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run the pipeline from where the project stands")
     run.add_argument("dir", nargs="?", default=None, help="project folder (default: -C or .)")
-    run.add_argument("--headless", action="store_true", help="print events instead of the app")
+    run.add_argument(
+        "--headless", action="store_true",
+        help="print events instead of the app, in this process (ends with the terminal)",
+    )  # fmt: skip
+    run.add_argument(
+        "--detach", action="store_true",
+        help="run in a background engine and return at once (labtui attach follows it)",
+    )  # fmt: skip
     run.add_argument("--auto", action="store_true", help="never pause at checkpoints")
     run.add_argument(
         "--parallel", type=_ideas_at_once, default=None, metavar="K", help=PARALLEL_HELP
     )
+
+    attach = sub.add_parser(
+        "attach",
+        help="follow the project's background engine (starting one when none runs); "
+        "leaving detaches, the run goes on",
+    )
+    attach.add_argument("dir", nargs="?", default=None, help="project folder (default: -C or .)")
+    attach.add_argument("--headless", action="store_true", help="print events instead of the app")
+    attach.add_argument("--auto", action="store_true", help="a new engine never pauses")
+
+    status = sub.add_parser(
+        "status", help="where each project stands: engine, stage, checkpoint, spending"
+    )
+    status.add_argument(
+        "dirs", nargs="*", type=Path,
+        help="project folders (default: this one and every project whose engine runs)",
+    )  # fmt: skip
+
+    stop = sub.add_parser("stop", help="stop the project's engine at its next safe point")
+    stop.add_argument("dir", nargs="?", default=None, help="project folder (default: -C or .)")
+    stop.add_argument(
+        "--now", action="store_true",
+        help="kill the engine and its experiments at once (the project stays resumable)",
+    )  # fmt: skip
 
     doctor = sub.add_parser(
         "doctor",
@@ -224,7 +255,10 @@ def _dispatch(args: argparse.Namespace) -> int:
                 headless=args.headless,
                 auto=args.auto,
                 parallel=args.parallel,
+                detach=args.detach,
             )
+        case "attach" | "status" | "stop":
+            return _engine_command(args)
         case "doctor":
             return cmd_doctor(Path(args.dir or args.directory))
         case "rewind":
@@ -245,9 +279,23 @@ def _dispatch(args: argparse.Namespace) -> int:
                 },
             )
         case _:
-            return cmd_run(
+            from .engine_commands import cmd_attach
+
+            return cmd_attach(
                 Path(args.directory), headless=False, auto=args.auto, parallel=args.parallel
             )
+
+
+def _engine_command(args: argparse.Namespace) -> int:
+    """The commands of a run in a background engine (tui/engine_commands.py)."""
+    from . import engine_commands
+
+    if args.command == "status":
+        return engine_commands.cmd_status(args.dirs)
+    directory = Path(args.dir or args.directory)
+    if args.command == "stop":
+        return engine_commands.cmd_stop(directory, now=args.now)
+    return engine_commands.cmd_attach(directory, headless=args.headless, auto=args.auto)
 
 
 def cmd_review(
@@ -373,9 +421,24 @@ def run_baseline_and_say(project) -> int:
     return EXIT_OK
 
 
-def cmd_run(directory: Path, *, headless: bool, auto: bool, parallel: int | None = None) -> int:
+def cmd_run(
+    directory: Path,
+    *,
+    headless: bool,
+    auto: bool,
+    parallel: int | None = None,
+    detach: bool = False,
+) -> int:
+    """The app follows a background engine (``--detach``: nothing follows it); ``--headless``
+    runs the pipeline in this process, as scripts and CI want."""
     from labtui.core.pipeline import Session
 
+    if detach or not headless:
+        from .engine_commands import cmd_attach, cmd_run_detached
+
+        if detach:
+            return cmd_run_detached(directory, auto=auto, parallel=parallel)
+        return cmd_attach(directory, headless=False, auto=auto, parallel=parallel)
     session = Session.open(directory)
     if parallel is not None:  # for this session only; labtui.toml keeps its own setting
         session.config.experiment.parallel = parallel
