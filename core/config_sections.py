@@ -397,7 +397,8 @@ class ReviewSection(Section):
     appendix; 0: all of it). A local model's context and speed want less."""
 
 
-NOTIFY_EVENTS = ("checkpoint", "run_failed", "budget", "ended")
+NotifyEvent = Literal["checkpoint", "run_failed", "budget", "ended"]
+NOTIFY_EVENTS: tuple[NotifyEvent, ...] = ("checkpoint", "run_failed", "budget", "ended")
 
 
 def _command_line(value: str) -> str:
@@ -413,7 +414,7 @@ def _command_line(value: str) -> str:
             {
                 "why": f"cannot be split into words ({exc}): {value!r}",
                 "fix": "close every quote, e.g. write {key} = "
-                "'notify-send \"labtui {project}\" \"{message}\"'",
+                '\'notify-send "labtui {project}" "{message}"\'',
             },
         ) from None
     return value
@@ -431,7 +432,7 @@ class NotifySection(Section):
     as LABTUI_EVENT, LABTUI_PROJECT, LABTUI_STAGE, LABTUI_MESSAGE, LABTUI_PROJECT_DIR (for
     `sh -c '...'`). E.g. 'notify-send "labtui {project}" "{message}"', or 'curl -s -d
     "{message}" https://ntfy.sh/your-topic'."""
-    on: list[Literal["checkpoint", "run_failed", "budget", "ended"]] = list(NOTIFY_EVENTS)
+    on: list[NotifyEvent] = list(NOTIFY_EVENTS)
     """When: "checkpoint" (a checkpoint waits for you; never with --auto), "run_failed" (a run
     failed every fix attempt and was abandoned), "budget" (the spend reached budget_share of
     [budget] usd: once), "ended" (the pipeline finished, stopped or failed)."""
