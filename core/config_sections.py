@@ -80,6 +80,27 @@ def _at_least_one(why: str) -> AfterValidator:
 
 
 Count = Annotated[int, BeforeValidator(_whole), Field(ge=0)]
+
+
+def _auto_or_whole(value: Any) -> Any:
+    """The word "auto" stays; any other text is refused with the fix; 3.0 is 3."""
+    if isinstance(value, str) and value != "auto":
+        raise PydanticCustomError(
+            "labtui_invalid",
+            "{why}",
+            {
+                "why": f'is {value!r}, neither a number nor "auto"',
+                "fix": 'write {key} = "auto" (it scales with the CPUs) or a number, 16 or more',
+            },
+        )
+    return _whole(value)
+
+
+TaskCap = Annotated[
+    Annotated[Count, _off_or_at_least(16, "is too low for any run to start")] | Literal["auto"],
+    BeforeValidator(_auto_or_whole),
+]
+"""A number of tasks (0: no cap), or "auto": core/host_limits.py sizes it by the CPUs."""
 Seconds = Annotated[float, Field(ge=0)]
 Timeout = Annotated[float, Field(gt=0)]
 """A wall-clock limit that cannot be off: 0 would stop the work as soon as it started."""
@@ -322,16 +343,36 @@ class SandboxSection(Section):
     cpu_time_s: Count = 0
     """CPU seconds per process (SIGXCPU)."""
     memory_mb: Count = 0
-    """Private writable memory per process (RLIMIT_DATA)."""
-    max_processes: Annotated[Count, _off_or_at_least(16, "is too low for any run to start")] = 4096
-    """Processes + threads of a run (RLIMIT_NPROC and a watcher); Python, a BLAS and a data
-    loader need a few each."""
+    """Private writable memory per process (RLIMIT_DATA), and of the whole run where a cgroup
+    caps it (MemoryMax; 0 there: all RAM but memory_reserve_mb)."""
+    max_processes: TaskCap = "auto"
+    """Processes + threads of a run (a watcher, cgroup TasksMax, RLIMIT_NPROC): a process storm
+    is stopped here. "auto" is 24 per CPU and at least 512: PyTorch keeps about one thread per
+    CPU in each DataLoader worker and two in the main process."""
     max_file_mb: Count = 8192
     """Size of any one file a run writes (RLIMIT_FSIZE)."""
     run_dir_cap_mb: Count = 20480
     """Disk use of the run folder (watched; the run is killed)."""
     tmp_mb: Count = 4096
     """The private /tmp under bubblewrap (it is held in memory)."""
+    oom_score_adj: Annotated[Count, _at_most(1000, 1000)] = 1000
+    """Raised OOM score of a run (0: left as is): out of memory, the kernel kills the
+    experiment, not labtui, a model server or your shell."""
+    nice: Annotated[Count, _at_most(19, 10)] = 10
+    """CPU priority of a run (0: as labtui's; 19: lowest), so the UI and a local model server
+    stay responsive."""
+    ionice: Literal["best-effort", "idle", "off"] = "best-effort"
+    """IO priority of a run: "best-effort" is the normal class at its lowest level (it yields
+    to everyone else, never stops); "idle" gets the disk only when nobody else wants it."""
+    cgroup: Literal["auto", "off"] = "auto"
+    """"auto": cap each run's memory, CPU and tasks with a cgroup v2 (systemd-run --user
+    --scope, or a delegated cgroup) where this machine allows it; "off": rlimits only."""
+    leave_cores: Count = 1
+    """CPUs a run leaves to the rest of the machine (cgroup CPUQuota; at least one CPU runs).
+    0: no CPU quota."""
+    memory_reserve_mb: Count = 2048
+    """RAM a run leaves to labtui, the shell and the system when memory_mb is 0 (cgroup
+    MemoryMax; never less than half the RAM for the run)."""
 
 
 class IdeasSection(Section):

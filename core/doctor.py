@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Config, ModelSpec, load_config
-from .config_sections import LLMSection
+from .config_sections import LLMSection, SandboxSection
 from .errors import ConfigError, LabtuiError
 from .events import CostUpdate, Event
 from .streaming import speed_words
@@ -68,6 +68,46 @@ def _sandbox(config: Config) -> Check:
     if mode == "bwrap":
         return Check("sandbox", False, f"{problem}: runs will refuse to start; {fix}")
     return Check("sandbox", False, f"{problem}: runs get limits only, NOT isolated; {fix}", False)
+
+
+def _containment(config: Config) -> Check:
+    """What keeps the host alive beside a run: the cgroup (or why there is none), priorities,
+    and the caps. Detection is cached and quick (a missing session bus answers at once; the
+    probe's timeout is 5 s)."""
+    from .host_limits import containment, io_words, task_cap
+
+    settings = config.sandbox
+    if settings.mode == "off":
+        return Check("containment", True, 'none ([sandbox] mode = "off")', False)
+    mechanism = containment(settings, task_cap(settings.max_processes))
+    memory = (
+        f"{settings.memory_mb} MB per process (RLIMIT_DATA)"
+        if settings.memory_mb
+        else "no per-process cap (memory_mb = 0)"
+    )
+    parts = [
+        mechanism.describe(),
+        f"nice {settings.nice}, ionice {io_words(settings.ionice)}, "
+        f"oom_score_adj {settings.oom_score_adj}",
+        _task_cap(settings, mechanism.uses_cgroup),
+        f"memory {memory}",
+        f"file cap {settings.max_file_mb or 'none'} MB, run folder cap "
+        f"{settings.run_dir_cap_mb or 'none'} MB",
+    ]
+    return Check("containment", True, "; ".join(parts), False)
+
+
+def _task_cap(settings: SandboxSection, in_cgroup: bool) -> str:
+    """'task cap 512 ("auto": 24 per CPU, at least 512; watcher, RLIMIT_NPROC)'."""
+    import os
+
+    from .host_limits import TASKS_FLOOR, TASKS_PER_CPU, task_cap
+
+    enforcers = ["TasksMax"] if in_cgroup else []
+    enforcers += ["watcher", "RLIMIT_NPROC" if os.geteuid() else "no RLIMIT_NPROC as root"]
+    auto = f'"auto": {TASKS_PER_CPU} per CPU, at least {TASKS_FLOOR}; '
+    how = (auto if settings.max_processes == "auto" else "") + ", ".join(enforcers)
+    return f"task cap {task_cap(settings.max_processes)} ({how})"
 
 
 def _models(config: Config) -> list[Check]:
@@ -160,6 +200,7 @@ def run_checks(project_dir: Path | None) -> list[Check]:
         except ConfigError as exc:
             checks.append(Check("labtui.toml", False, str(exc)))
     checks.append(_sandbox(config))
+    checks.append(_containment(config))
     checks.append(_interpreter(config))
     checks.append(_semantic_scholar())
     checks.append(_profile(config))

@@ -15,6 +15,10 @@ Two layers, chosen by ``[sandbox] mode`` in labtui.toml:
   (``core/run_watch.py``) that kill the whole process group when the run folder outgrows its
   disk cap or the group holds more processes than allowed. Limits apply under bubblewrap too.
 
+For the host's sake every limited run also gets a raised OOM score, a lower CPU and IO priority
+and, where the machine allows it, a cgroup v2 that caps its memory, CPU and tasks
+(``core/host_limits.py``; ``labtui doctor`` says which).
+
 ``--new-session`` is deliberately not passed: the runner already starts bwrap in a session of
 its own (``start_new_session``), which detaches it from any terminal (the TIOCSTI concern that
 ``--new-session`` addresses), and a second setsid inside would take the experiment out of the
@@ -35,10 +39,9 @@ import sys
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    pass
+from .host_limits import Containment, io_words, ioprio
 
 BWRAP = "bwrap"  # the program name or path; tests point it elsewhere to simulate its absence
 MODES = ("auto", "bwrap", "limits", "off")
@@ -61,11 +64,42 @@ NPROC_MARGIN = 16  # RLIMIT_NPROC is a backstop above max_processes, which the r
 _SANDBOX_ENV = {"MPLCONFIGDIR": "/tmp/matplotlib", "TRITON_CACHE_DIR": "/tmp/triton-cache"}
 
 # Runs in labtui's own interpreter *inside* the sandbox (so RLIMIT_NPROC is counted in the
-# sandbox's user namespace where the kernel does that), sets the limits, then becomes the
-# experiment. No preexec_fn: that is unsafe in a process with threads (the TUI has several).
+# sandbox's user namespace where the kernel does that), takes the steps it is given (argv[1], a
+# JSON object), then becomes the experiment. No preexec_fn: that is unsafe in a process with
+# threads (the TUI has several). Steps: "cgroup" (create the run's cgroup v2 and move in; run
+# outside bubblewrap, which sees /sys read-only), "rlimits", "oom_score_adj", "nice" and
+# "ioprio" ([ioprio_set's syscall number, value]: the os module has no ioprio, and a syscall
+# needs neither util-linux's ionice in the sandbox nor one more exec). A step that fails says so
+# on stderr and the run goes on under the others.
 _LIMITS_WRAPPER = r"""
 import json, os, resource, sys
-for name, value in json.loads(sys.argv[1]).items():
+steps = json.loads(sys.argv[1])
+def failed(what, exc):
+    print(f"labtui sandbox: could not {what}: {exc}", file=sys.stderr)
+cgroup = steps.get("cgroup")
+if cgroup:
+    parent, prefix = cgroup["parent"], cgroup["prefix"]
+    here = os.path.join(parent, prefix + str(os.getpid()))
+    try:
+        for name in os.listdir(parent):
+            # Empty cgroups of finished runs; one whose process lives may be moving in now.
+            pid = name[len(prefix):]
+            if name.startswith(prefix) and pid.isdigit() and not os.path.exists("/proc/" + pid):
+                try:
+                    os.rmdir(os.path.join(parent, name))
+                except OSError:
+                    pass
+        os.mkdir(here)
+        for name, value in cgroup["files"].items():
+            if name == "memory.swap.max" and not os.path.exists(os.path.join(here, name)):
+                continue  # no swap accounting on this kernel
+            with open(os.path.join(here, name), "w") as f:
+                f.write(value)
+        with open(os.path.join(here, "cgroup.procs"), "w") as f:
+            f.write("0")
+    except OSError as exc:
+        failed(f"enter the cgroup {here} (rlimits and watchers still apply)", exc)
+for name, value in steps.get("rlimits", {}).items():
     which = getattr(resource, name, None)
     if which is None:
         continue
@@ -76,13 +110,32 @@ for name, value in json.loads(sys.argv[1]).items():
     try:
         resource.setrlimit(which, (soft, hard))
     except (ValueError, OSError) as exc:
-        print(f"labtui sandbox: could not set {name}: {exc}", file=sys.stderr)
+        failed(f"set {name}", exc)
+if steps.get("oom_score_adj"):
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write(str(steps["oom_score_adj"]))
+    except OSError as exc:
+        failed("raise oom_score_adj", exc)
+if steps.get("nice"):
+    os.nice(steps["nice"])
+if steps.get("ioprio"):
+    import ctypes
+    number, value = steps["ioprio"]
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(number, 1, 0, value) != 0:
+        failed("lower the IO priority", os.strerror(ctypes.get_errno()))
 try:
     os.execvp(sys.argv[2], sys.argv[2:])
 except OSError as exc:
     print(f"labtui sandbox: cannot run {sys.argv[2]!r}: {exc}", file=sys.stderr)
     sys.exit(127)
 """
+
+
+def _wrapper(steps: dict[str, Any]) -> list[str]:
+    """The command prefix that takes ``steps`` and then execs the rest of the command line."""
+    return [sys.executable, "-I", "-S", "-c", _LIMITS_WRAPPER, json.dumps(steps)]
 
 
 def environments_under_tmp(programs: list[str]) -> list[str]:
@@ -175,6 +228,7 @@ class SandboxSpec:
     cpu_time_s: int = 0  # 0: no limit (for all of these)
     memory_mb: int = 0
     max_processes: int = 0
+    max_processes_auto: bool = False  # max_processes is what "auto" came to on this machine
     max_file_mb: int = 0
     run_dir: Path | None = None
     run_dir_cap_mb: int = 0
@@ -182,6 +236,12 @@ class SandboxSpec:
     note: str = ""  # why the run is not isolated, when it is not
     env: dict[str, str] = field(default_factory=lambda: dict(_SANDBOX_ENV))
     protected: tuple[str, ...] = ()  # project files no run may change ([experiment] protect)
+    # For the host's sake (core/host_limits.py): who the OOM killer takes, CPU and IO priority,
+    # and the cgroup (or none) that caps the run's memory, CPU and tasks.
+    oom_score_adj: int = 1000  # 0: left as is (for these three)
+    nice: int = 10
+    ionice: str = "best-effort"
+    containment: Containment = field(default_factory=Containment)
 
     @property
     def isolated(self) -> bool:
@@ -190,6 +250,13 @@ class SandboxSpec:
     @property
     def limited(self) -> bool:
         return self.mode != "off"
+
+    @property
+    def task_cap_words(self) -> str:
+        """The task cap as labtui.toml says it, for the messages that name it."""
+        if self.max_processes_auto:
+            return f'[sandbox] max_processes = "auto" ({self.max_processes} tasks here)'
+        return f"[sandbox] max_processes = {self.max_processes}"
 
     def for_run_dir(self, run_dir: Path | None, cap_mb: int | None = None) -> SandboxSpec:
         """The same policy watching ``run_dir`` against the disk cap."""
@@ -226,16 +293,35 @@ class SandboxSpec:
             limits["RLIMIT_NPROC"] = _user_tasks() + self.max_processes + NPROC_MARGIN
         return limits
 
+    def priorities(self) -> dict[str, Any]:
+        """The wrapper's steps that make the run the OOM killer's first choice and put it
+        behind everyone else for CPU and disk."""
+        if not self.limited:
+            return {}
+        steps: dict[str, Any] = {}
+        if self.oom_score_adj:
+            steps["oom_score_adj"] = self.oom_score_adj
+        if self.nice:
+            steps["nice"] = self.nice
+        if io := ioprio(self.ionice):
+            steps["ioprio"] = io
+        return steps
+
     def wrap(self, argv: list[str], cwd: Path) -> list[str]:
-        """``argv`` as it must be started: in bwrap, behind the limits wrapper, or unchanged."""
+        """``argv`` as it must be started: behind the cgroup scope (when one is used), in bwrap,
+        behind the limits wrapper, or unchanged."""
         if not self.limited:
             return list(argv)
-        inner = [
-            sys.executable, "-I", "-S", "-c", _LIMITS_WRAPPER, json.dumps(self.rlimits()), *argv
-        ]  # fmt: skip
+        inside = {"rlimits": self.rlimits(), **self.priorities()}
+        enter = self.containment.enter_step()
         if not self.isolated:
-            return inner
-        return [*self.bwrap_args(cwd, programs=[argv[0]] if argv else []), "--", *inner]
+            command = [*_wrapper({**enter, **inside}), *argv]
+        else:
+            programs = [argv[0]] if argv else []
+            command = [*self.bwrap_args(cwd, programs=programs), "--", *_wrapper(inside), *argv]
+            if enter:
+                command = [*_wrapper(enter), *command]
+        return [*self.containment.prefix(), *command]
 
     def bwrap_args(self, cwd: Path, programs: list[str] | None = None) -> list[str]:
         root = str(self.root)
@@ -292,9 +378,15 @@ class SandboxSpec:
             "cpu_time_s": self.cpu_time_s,
             "memory_mb": self.memory_mb,
             "max_processes": self.max_processes,
+            "max_processes_auto": self.max_processes_auto,
             "max_file_mb": self.max_file_mb,
             "run_dir_cap_mb": self.run_dir_cap_mb,
         }
+        if self.limited:
+            record["oom_score_adj"] = self.oom_score_adj
+            record["nice"] = self.nice
+            record["ionice"] = io_words(self.ionice)
+            record["containment"] = self.containment.record()
         if self.isolated:
             record["read_only_in_project"] = [
                 p.relative_to(self.root).as_posix() for p in self.read_only_paths()
@@ -332,10 +424,7 @@ class SandboxSpec:
         if self.memory_mb and ("MemoryError" in text or "Cannot allocate memory" in text):
             return f"it needed more than [sandbox] memory_mb = {self.memory_mb} MB of memory"
         if self.max_processes and "Resource temporarily unavailable" in text:
-            return (
-                f"it tried to start more than [sandbox] max_processes = {self.max_processes} "
-                "processes/threads"
-            )
+            return f"it tried to start more processes/threads than {self.task_cap_words}"
         if self.isolated and ("Read-only file system" in text or "Errno 30" in text):
             return (
                 "the sandbox makes everything outside the project folder read-only, and "

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from .errors import ConfigError
 from .events import Event, Notice
+from .host_limits import Containment, containment, task_cap
 from .sandbox import MODES, SandboxSpec, bwrap_problem
 
 if TYPE_CHECKING:
@@ -79,17 +80,23 @@ def policy(
             mode = "limits"
             note = f"not isolated: {problem}"
             _warn_once(emit, stage, problem)
+    tasks = task_cap(settings.max_processes)
     return SandboxSpec(
         mode=mode,
         root=Path(root).resolve(),
         network=settings.network,
         cpu_time_s=int(settings.cpu_time_s),
         memory_mb=int(settings.memory_mb),
-        max_processes=int(settings.max_processes),
+        max_processes=tasks,
+        max_processes_auto=settings.max_processes == "auto",
         max_file_mb=int(settings.max_file_mb),
         run_dir_cap_mb=int(settings.run_dir_cap_mb),
         tmp_mb=int(settings.tmp_mb),
         note=note,
+        oom_score_adj=int(settings.oom_score_adj),
+        nice=int(settings.nice),
+        ionice=settings.ionice,
+        containment=containment(settings, tasks) if mode != "off" else Containment(),
     )
 
 

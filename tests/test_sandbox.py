@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import processes_in
 
-from labtui.core import run_watch, sandbox, sandbox_policy
+from labtui.core import host_limits, run_watch, sandbox, sandbox_policy
 from labtui.core.config import Config, load_config, render_config
 from labtui.core.config_sections import SandboxSection
 from labtui.core.errors import ConfigError
@@ -90,7 +90,19 @@ def spec(root: Path, mode: str = "bwrap", **limits) -> SandboxSpec:
     return SandboxSpec(mode=mode, root=root.resolve(), **limits)
 
 
-def run(root: Path, run_id: str = "run_1", *, sandbox_spec=None, timeout_s: float = 20, emit=None):
+# A safety net, never what a test measures: runs end long before it, and a run at nice 10 beside
+# two CPU burners gets a tenth of a core.
+SAFETY_TIMEOUT_S = 300
+
+
+def run(
+    root: Path,
+    run_id: str = "run_1",
+    *,
+    sandbox_spec=None,
+    timeout_s: float = SAFETY_TIMEOUT_S,
+    emit=None,
+):
     return run_experiment(
         root,
         run_id,
@@ -106,7 +118,7 @@ def record(root: Path, run_id: str = "run_1") -> dict:
     return json.loads((root / run_id / "labtui_run.json").read_text())
 
 
-def wait_until_gone(folder: Path, within_s: float = 3.0) -> list[int]:
+def wait_until_gone(folder: Path, within_s: float = 30.0) -> list[int]:
     deadline = time.monotonic() + within_s
     while (left := processes_in(folder)) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -126,7 +138,10 @@ def test_a_normal_run_succeeds_in_the_sandbox_and_records_it(project: Path) -> N
     assert used["mode"] == "bwrap" and used["isolated"] is True and used["network"] is False
     assert set(used["read_only_in_project"]) == {"labtui.toml", ".labtui", ".git"}
     defaults = SandboxSection()
-    assert used["max_processes"] == defaults.max_processes
+    assert defaults.max_processes == "auto"
+    assert used["max_processes"] == host_limits.task_cap("auto") and used["max_processes_auto"]
+    assert used["oom_score_adj"] == 1000 and used["nice"] == 10
+    assert used["containment"]["mechanism"] in ("systemd-scope", "cgroup", "rlimits")
     assert used["run_dir_cap_mb"] == defaults.run_dir_cap_mb
     assert record(project)["limit_hit"] == ""
 
@@ -138,7 +153,8 @@ def test_a_normal_run_succeeds_in_the_sandbox_and_records_it(project: Path) -> N
 @pytest.mark.parametrize("mode", ["bwrap", "limits"])
 def test_a_fork_bomb_is_contained_and_reported(project: Path, mode: str) -> None:
     # Exponential (every process forks again, forever); the sleeps only keep the overshoot
-    # before the first check small, so that the test machine never feels it.
+    # before the first check small, so that the test machine never feels it. The timeout is far
+    # off: what is asserted is that the limit stopped the bomb, however loaded the machine is.
     experiment(
         project,
         """
@@ -151,19 +167,16 @@ def test_a_fork_bomb_is_contained_and_reported(project: Path, mode: str) -> None
             time.sleep(0.02)
         """,
     )
-    start = time.monotonic()
     result = run_experiment(
         project,
         "run_1",
         python=PYTHON,
-        timeout_s=20,
+        timeout_s=SAFETY_TIMEOUT_S,
         emit=Recorder(),
         stage="experiments",
         sandbox=spec(project, mode, max_processes=32),
     )
-    # Well inside the 20 s timeout (a loaded 2-core CI machine took 12 s to start and stop it).
-    assert time.monotonic() - start < 15, "the bomb was stopped by its limit, not the timeout"
-    assert not result.ok and not result.timed_out
+    assert not result.ok and not result.timed_out, "stopped by its limit, not by the timeout"
     assert "process limit exceeded" in result.problem
     assert "max_processes = 32" in result.problem
     assert record(project)["limit_hit"].startswith("process limit exceeded")
@@ -176,7 +189,11 @@ def test_a_fork_bomb_is_contained_and_reported(project: Path, mode: str) -> None
 @pytest.mark.parametrize(
     ("limits", "timeout_s", "expected"),
     [
-        ({"cpu_time_s": 1}, 20, "SIGXCPU (sandbox: it used more than [sandbox] cpu_time_s = 1 s"),
+        (
+            {"cpu_time_s": 1},
+            SAFETY_TIMEOUT_S,
+            "SIGXCPU (sandbox: it used more than [sandbox] cpu_time_s = 1 s",
+        ),
         ({}, 1.0, "timed out after 1 s"),
     ],
     ids=["cpu-limit", "timeout"],
@@ -194,12 +211,63 @@ def test_an_infinite_loop_is_stopped_with_its_whole_group(
             pass
         """,
     )
-    start = time.monotonic()
     result = run(project, sandbox_spec=spec(project, **limits), timeout_s=timeout_s)
-    assert time.monotonic() - start < 8
     assert not result.ok
+    assert result.timed_out == ("cpu_time_s" not in limits)
     assert expected in result.problem
     assert not wait_until_gone(project), "the grandchild outlived the run"
+
+
+# What the experiment reports about itself: its OOM score, nice value (field 19 of
+# /proc/self/stat) and IO priority (util-linux's ionice reads it back, when installed).
+PRIORITIES = """
+import shutil, subprocess
+stat = open("/proc/self/stat").read()
+print("oom_score_adj", open("/proc/self/oom_score_adj").read().strip(), flush=True)
+print("nice", stat[stat.rfind(")") + 2:].split()[16], flush=True)
+if shutil.which("ionice"):
+    print("ionice", subprocess.run(["ionice"], capture_output=True, text=True).stdout.strip(), flush=True)
+"""
+
+
+def reported(result) -> dict[str, str]:
+    return dict(line.split(" ", 1) for line in result.stdout_tail.splitlines() if " " in line)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("mode", ["bwrap", "limits"])
+def test_the_experiment_is_the_oom_killers_choice_and_yields_cpu_and_disk(
+    project: Path, mode: str
+) -> None:
+    experiment(project, PRIORITIES)
+    result = run(project, sandbox_spec=spec(project, mode))
+    assert result.ok, result.problem
+    seen = reported(result)
+    assert seen["oom_score_adj"] == "1000"
+    assert seen["nice"] == "10"
+    if "ionice" in seen:
+        assert seen["ionice"] == "best-effort: prio 7"
+    assert Path("/proc/self/oom_score_adj").read_text().strip() != "1000", "labtui kept its own"
+    used = record(project)["sandbox"]
+    assert (used["oom_score_adj"], used["nice"], used["ionice"]) == (1000, 10, "best-effort 7")
+
+
+@needs_bwrap
+def test_priorities_follow_the_settings_and_zero_leaves_them(project: Path) -> None:
+    experiment(project, PRIORITIES)
+    settings = SandboxSection(oom_score_adj=500, nice=19, ionice="idle")
+    result = run(project, sandbox_spec=settings)
+    assert result.ok, result.problem
+    seen = reported(result)
+    assert (seen["oom_score_adj"], seen["nice"]) == ("500", "19")
+    if "ionice" in seen:
+        assert seen["ionice"] == "idle"
+    left = SandboxSection(oom_score_adj=0, nice=0, ionice="off")
+    result = run(project, "run_2", sandbox_spec=left)
+    assert result.ok, result.problem
+    own = Path("/proc/self/oom_score_adj").read_text().strip()
+    assert reported(result)["oom_score_adj"] == own and reported(result)["nice"] == str(os.nice(0))
+    assert record(project, "run_2")["sandbox"]["ionice"] == "off"
 
 
 @needs_bwrap
@@ -231,10 +299,8 @@ def test_filling_the_run_folder_is_stopped_and_the_pipeline_goes_on(project: Pat
                 time.sleep(0.01)
         """,
     )
-    start = time.monotonic()
     failed = run(project, sandbox_spec=spec(project, run_dir_cap_mb=2))
-    assert time.monotonic() - start < 5
-    assert not failed.ok and failed.final_info is None  # a result, not an exception
+    assert not failed.ok and not failed.timed_out and failed.final_info is None  # a result
     assert "disk cap exceeded" in failed.problem and "run_dir_cap_mb = 2 MB" in failed.problem
     assert record(project)["limit_hit"].startswith("disk cap exceeded")
     # The next run goes ahead as usual.
@@ -360,7 +426,12 @@ def test_plots_run_in_the_sandbox_too(project: Path) -> None:
         "open('loss.png', 'w').write('png')\nopen('labtui.toml', 'a').write('x')\n"
     )
     result, figures = run_plot(
-        project, python=PYTHON, timeout_s=20, emit=Recorder(), stage="plots", sandbox=spec(project)
+        project,
+        python=PYTHON,
+        timeout_s=SAFETY_TIMEOUT_S,
+        emit=Recorder(),
+        stage="plots",
+        sandbox=spec(project),
     )
     assert figures == ["loss.png"]
     assert result.returncode == 1 and "Read-only file system" in result.stderr_tail
@@ -481,7 +552,7 @@ def test_an_interpreter_inside_the_project_is_sandboxed_for_the_environment_prob
         project,
         "run_1",
         python=str(python),
-        timeout_s=20,
+        timeout_s=SAFETY_TIMEOUT_S,
         emit=Recorder(),
         stage="experiments",
         sandbox=spec(project),
@@ -512,7 +583,7 @@ def test_an_interpreter_that_lives_under_tmp_still_runs(project: Path) -> None:
         project,
         "run_1",
         python=python,
-        timeout_s=60,
+        timeout_s=SAFETY_TIMEOUT_S,
         emit=lambda e: None,
         stage="experiments",
         sandbox=spec(project),
@@ -604,7 +675,7 @@ def test_without_bwrap_a_process_that_leaves_the_group_is_still_stopped(project:
     result = run(project, sandbox_spec=spec(project, mode="limits"), emit=events)
     assert result.ok, result.problem
     pid = int(pid_file.read_text())
-    deadline = time.monotonic() + 3
+    deadline = time.monotonic() + 30  # a cap on the wait, not a measure
     while time.monotonic() < deadline and _alive(pid):
         time.sleep(0.05)
     assert not _alive(pid), "the process that left the group is still running"
