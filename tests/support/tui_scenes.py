@@ -24,6 +24,8 @@ from labtui.core.checkpoints import (
     ACTIONS,
     BLOCKED_ACTIONS,
     IMPROVE,
+    INTERRUPTED_ACTIONS,
+    REWIND,
     CheckpointPort,
     Checkpoints,
     Decision,
@@ -51,6 +53,7 @@ from labtui.core.events import (
 from labtui.core.experiment_runs import Attempted, failed_run_body
 from labtui.core.ideas import Idea, ideas_table
 from labtui.core.notebook import metrics_table
+from labtui.core.pipeline import interrupted_body
 from labtui.core.planning import plan_markdown
 from labtui.core.review_form import SCORE_RANGES, parse_review
 from labtui.core.reviewer import ReviewPanel, panel_markdown
@@ -588,6 +591,13 @@ ASKS: dict[str, Ask] = {
         ),
         "experiment.py",
         options=("revise", "edit", "skip", "abort"),
+    ),
+    "interrupted": Ask(
+        "experiments",
+        "interrupted",
+        "experiments: interrupted",
+        interrupted_body("experiments", "the run", "3f9c2a1d7e", can_rewind=True),
+        options=(*INTERRUPTED_ACTIONS, REWIND),
     ),
     "plots": Ask(
         "plots",
