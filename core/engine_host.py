@@ -322,7 +322,8 @@ class EngineHost:
         try:
             if method is None:
                 raise LabtuiError(f"this engine cannot {kind}", "update labtui")
-            method(*arguments)
+            if method(*arguments) is False:  # interrupt: nothing was under way
+                client.outbox.offer(encode("error", message="nothing under way to interrupt"))
         except LabtuiError as exc:
             client.outbox.offer(encode("error", message=f"{exc.message} ({exc.hint})"))
 

@@ -232,12 +232,17 @@ def test_the_app_detaches_and_the_run_goes_on(project):
 
 
 @pytest.mark.slow  # a real engine process: it imports litellm (seconds)
-def test_auto_status_and_a_safe_stop_from_the_command_line(project):
+def test_run_detach_auto_status_and_a_safe_stop_from_the_command_line(project):
     root = project.root
-    with running_engine(root, auto=True) as engine:
-        assert stat.S_IMODE(os.stat(engine.socket).st_mode) == 0o600
-        assert engine.info.auto and engine_files.registered_roots() == [root]
-        watcher, reader = raw_client(engine.socket)
+    started = run_labtui("run", "--detach", "--auto", str(root))
+    assert started.returncode == 0, started.stderr
+    assert "the run goes on in the background" in started.stdout
+    info = engine_files.find_engine(root)
+    assert info is not None and info.auto, "labtui run --detach returned with its engine serving"
+    try:
+        assert stat.S_IMODE(os.stat(info.socket).st_mode) == 0o600
+        assert engine_files.registered_roots() == [root]
+        watcher, reader = raw_client(info.socket)
         hello = next_of_kind(reader, "hello")
         assert hello["auto"] is True and hello["project_name"] == "p"
         # Nobody is attached to answer: --auto approves the first checkpoint by itself.
@@ -251,19 +256,22 @@ def test_auto_status_and_a_safe_stop_from_the_command_line(project):
         assert decided["action"] == "approve"
 
         status = run_labtui("status", str(root))
-        assert f"running (engine pid {engine.info.pid}, --auto)" in status.stdout, status.stdout
+        assert f"running (engine pid {info.pid}, --auto)" in status.stdout, status.stdout
         assert "of $" in status.stdout and "last event" in status.stdout
         stopped = run_labtui("stop", str(root))
         assert stopped.returncode == 0, stopped.stderr
         assert "engine ended: stopped" in stopped.stdout
         assert next_of_kind(reader, "ended")["outcome"] == "stopped"
         watcher.close()
-        assert engine.ended() == 0
+        wait_until(lambda: not engine_files.engine_running(root), what="the engine to end")
+    finally:
+        if engine_files.engine_running(root):
+            engine_files.kill_engine_tree(info.pid)
 
     after = run_labtui("status", cwd=root)
     assert "not running, last run stopped" in after.stdout, after.stdout
     assert engine_files.registered_roots() == []
-    assert not engine_files.info_path(root).exists() and not Path(engine.socket).exists()
+    assert not engine_files.info_path(root).exists() and not Path(info.socket).exists()
     again = run_labtui("stop", str(root))
     assert "no engine runs" in again.stdout and "nothing to stop" in again.stdout
 

@@ -92,11 +92,15 @@ def _follow_in_app(session) -> int:
 
 
 class WatchOnly:
-    """The port of a follower that cannot answer (stdin is no terminal): a checkpoint is said,
-    and waits for a front end that can answer it."""
+    """The port of a follower that cannot answer (stdin is no terminal): a checkpoint is said
+    (unless ``quiet``), and waits for a front end that can answer it."""
+
+    def __init__(self, *, quiet: bool = False) -> None:
+        self.quiet = quiet
 
     def ask(self, request: CheckpointRequest) -> Decision:
-        say(f"{request.title}: waiting for an answer from a terminal (labtui attach)")
+        if not self.quiet:
+            say(f"{request.title}: waiting for an answer from a terminal (labtui attach)")
         raise LabtuiError("this front end only watches")
 
 
@@ -199,7 +203,7 @@ def _stop_at_safe_point(root: Path, pid: int) -> int:
     session.bus.subscribe(progress)
     session.request_stop()
     try:
-        outcome = session.run(WatchOnly())
+        outcome = session.run(WatchOnly(quiet=True))  # a question open now ends unanswered
     except KeyboardInterrupt:
         session.detach()
         print("left; the engine still stops at its next safe point (labtui status)")

@@ -218,8 +218,10 @@ class RemoteSession:
         """Stop the run at its next safe point (a checkpoint waiting now ends unanswered)."""
         self._send(encode("stop"))
 
-    def interrupt(self) -> None:
+    def interrupt(self) -> bool:
+        """Escape, sent to the engine; it says so (a Notice) when nothing was under way."""
         self._send(encode("interrupt"))
+        return True
 
     def request_rewind(self, stage: str) -> None:
         self._send(encode("rewind", stage=stage))
