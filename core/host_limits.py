@@ -254,21 +254,11 @@ def _systemd_scope_problem(program: str, cgroup_root: str) -> str:
         path, *_SCOPE_FLAGS, *_systemd_properties(probe_memory_mb, 100, probe_tasks), "--",
         sys.executable, "-I", "-S", "-c", _OWN_LIMITS, cgroup_root,
     ]  # fmt: skip
-    try:
-        done = subprocess.run(
-            probe,
-            check=False,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=PROBE_TIMEOUT_S,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"{program} could not be started ({exc})"
-    if done.returncode != 0:
-        why = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
-        return f"no systemd user manager to ask ({why})"
+    done = run_probe(probe, PROBE_TIMEOUT_S)
+    if not done.started:
+        return f"{program} could not be started ({done.failure})"
+    if done.failure:
+        return f"no systemd user manager to ask ({done.failure})"
     try:
         seen = json.loads(done.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -281,6 +271,36 @@ def _systemd_scope_problem(program: str, cgroup_root: str) -> str:
             f"{' and '.join(missing)} (the controllers are not delegated to it)"
         )
     return ""
+
+
+@dataclass(frozen=True)
+class Probe:
+    """How a detection probe went: ``failure`` says why it could not start (``started`` False)
+    or, when it exited non-zero, the last line of its stderr; '' when it succeeded."""
+
+    started: bool
+    failure: str
+    stdout: str = ""
+
+
+def run_probe(argv: list[str], timeout_s: float) -> Probe:
+    try:
+        done = subprocess.run(
+            argv,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout_s,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Probe(False, str(exc))
+    if done.returncode != 0:
+        return Probe(
+            True, (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+        )
+    return Probe(True, "", done.stdout)
 
 
 def forget_probes() -> None:

@@ -41,7 +41,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .host_limits import Containment, io_words, ioprio
+from .host_limits import Containment, io_words, ioprio, run_probe
 
 BWRAP = "bwrap"  # the program name or path; tests point it elsewhere to simulate its absence
 MODES = ("auto", "bwrap", "limits", "off")
@@ -174,21 +174,11 @@ def _bwrap_problem(program: str) -> str:
         *_isolation_flags(),
         "true",
     ]  # fmt: skip
-    try:
-        done = subprocess.run(
-            probe,
-            check=False,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=PROBE_TIMEOUT_S,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"{program} could not be started ({exc})"
-    if done.returncode != 0:
-        why = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
-        return f"{program} is installed but cannot create a sandbox here ({why})"
+    done = run_probe(probe, PROBE_TIMEOUT_S)
+    if not done.started:
+        return f"{program} could not be started ({done.failure})"
+    if done.failure:
+        return f"{program} is installed but cannot create a sandbox here ({done.failure})"
     return ""
 
 
