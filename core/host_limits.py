@@ -9,7 +9,8 @@ one containment mechanism, the first this machine offers:
 * **systemd-scope**: systemd's user manager answers ``systemd-run --user --scope``; the run is
   started through it with ``MemoryMax``, ``MemorySwapMax=0``, ``CPUQuota`` and ``TasksMax``.
   ``--scope`` registers the calling process and execs the command in place, so the pid and
-  process group that the runner watches and kills stay the same.
+  process group that the runner watches and kills stay the same. Only where the user lingers
+  (``loginctl enable-linger``): otherwise logout stops the user manager and the run with it.
 * **cgroup**: a cgroup v2 folder this user may write, with the memory and pids controllers
   delegated to its children: each run creates ``labtui-run-<pid>`` there, writes its limits and
   moves itself in before it execs (the wrapper does it, outside bubblewrap, which would see
@@ -42,6 +43,7 @@ SYSTEMD_RUN = "systemd-run"  # the program name or path; tests point it at a fak
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 SELF_CGROUP = Path("/proc/self/cgroup")
 MEMINFO = Path("/proc/meminfo")
+LINGER_DIR = Path("/var/lib/systemd/linger")  # logind's: one empty file per lingering user
 PROBE_TIMEOUT_S = 5.0  # `labtui doctor` runs the probe too: a dead bus must not stall it
 RUN_CGROUP_PREFIX = "labtui-run-"
 CPU_PERIOD_US = 100_000
@@ -240,8 +242,30 @@ def containment(settings: SandboxSection, tasks_max: int) -> Containment:
 
 
 def systemd_scope_problem() -> str:
-    """Why ``systemd-run --user --scope`` cannot cap a run here; '' when it can (cached)."""
-    return _systemd_scope_problem(SYSTEMD_RUN, str(CGROUP_ROOT))
+    """Why ``systemd-run --user --scope`` cannot cap a run here; '' when it can (cached).
+
+    Without lingering, logind stops the user manager, and every scope in it, when the user's
+    last session ends: a run in such a scope would die with the SSH connection that labtui's
+    detached engine outlives. So a working user manager is used only where the user lingers."""
+    problem = _systemd_scope_problem(SYSTEMD_RUN, str(CGROUP_ROOT))
+    if problem:
+        return problem
+    user = _user_name()
+    if not (LINGER_DIR / user).exists():
+        return (
+            f"systemd's user manager stops at logout and would end the run with it "
+            f"(`loginctl enable-linger {user}` lets labtui use it)"
+        )
+    return ""
+
+
+def _user_name() -> str:
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        return str(os.getuid())
 
 
 @lru_cache(maxsize=4)

@@ -42,10 +42,14 @@ def _fresh_probes():
 def fake_systemd_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """Puts a ``systemd-run`` on PATH that logs its arguments and, like the real one with
     --scope, execs the command after ``--`` in place; ``fail`` makes it answer as one does
-    without a user manager. Yields the log file."""
+    without a user manager. This user lingers (see the linger test). Yields the log file."""
     folder = tmp_path / "bin"
     folder.mkdir()
     log = tmp_path / "systemd-run.log"
+    lingering = tmp_path / "linger"
+    lingering.mkdir()
+    (lingering / host_limits._user_name()).write_text("")
+    monkeypatch.setattr(host_limits, "LINGER_DIR", lingering)
 
     def install(fail: bool = False) -> Path:
         failing = 'echo "Failed to connect to bus: No medium found" >&2; exit 1' if fail else ""
@@ -165,6 +169,17 @@ def test_a_user_manager_that_enforces_the_limits_is_used(fake_systemd_run, cgrou
     settings = SandboxSection(memory_mb=4000, leave_cores=0)
     chosen = host_limits.containment(settings, tasks_max=512)
     assert chosen == Containment("systemd-scope", memory_mb=4000, tasks_max=512)
+
+
+def test_a_user_manager_that_stops_at_logout_is_not_used(
+    fake_systemd_run, cgroup_tree, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_systemd_run()
+    cgroup_tree({"memory.max": str(1024 * 1024 * 1024), "pids.max": "64"})
+    monkeypatch.setattr(host_limits, "LINGER_DIR", tmp_path / "nobody-lingers")
+    problem = host_limits.systemd_scope_problem()
+    assert "stops at logout" in problem and "loginctl enable-linger" in problem
+    assert host_limits.containment(SandboxSection(), 512).mechanism != "systemd-scope"
 
 
 def test_a_user_manager_without_delegated_controllers_is_not_trusted(
