@@ -201,6 +201,11 @@ class LimitsSection(Section):
     """Write-up rounds that each add a citation where one is missing."""
     page_limit: Count = 0
     """Pages the compiled paper may have (0: no limit); over it, fix rounds shorten it."""
+    stall_s: Seconds = 600.0
+    """A run with no output, no CPU time and no GPU activity for this long is flagged as idle in
+    the logs and the journal (0: never). A busy infinite loop is no stall: run_timeout_s ends it."""
+    stall_stop_s: Seconds = 600.0
+    """Once flagged, it is stopped after this much more idleness (0: flagged only)."""
 
 
 class AutonomySection(Section):
@@ -353,6 +358,10 @@ class SandboxSection(Section):
     """Size of any one file a run writes (RLIMIT_FSIZE)."""
     run_dir_cap_mb: Count = 20480
     """Disk use of the run folder (watched; the run is killed)."""
+    project_cap_mb: Count = 20480
+    """Disk a run may add to the whole project folder, run folder included (.git and .labtui
+    aside; watched: the run is killed and the files it created outside its run folder are
+    removed, largest first, until it is back under)."""
     tmp_mb: Count = 4096
     """The private /tmp under bubblewrap (it is held in memory)."""
     oom_score_adj: Annotated[Count, _at_most(1000, 1000)] = 1000

@@ -334,6 +334,36 @@ def gpu_sampling(emit: Emit, stage: str) -> Iterator[None]:
                 _sampler = None
 
 
+@contextlib.contextmanager
+def gpu_activity(devices: tuple[int, ...]) -> Iterator[Callable[[], bool] | None]:
+    """For the stall watchdog: a reader of whether any of ``devices`` (a run's lease) computes
+    now; None when the run has no GPU or NVML cannot be used. NVML stays initialised meanwhile."""
+    if not devices:
+        yield None
+        return
+    try:
+        nvml = _import_nvml()
+        nvml.nvmlInit()
+    except Exception:
+        yield None
+        return
+
+    def utilisation(index: int) -> float:
+        handle = nvml.nvmlDeviceGetHandleByIndex(index)
+        return float(nvml.nvmlDeviceGetUtilizationRates(handle).gpu)
+
+    def reading() -> bool:
+        try:
+            return any(utilisation(index) > 0 for index in devices)
+        except Exception:
+            return True  # a GPU that cannot be read is no evidence of a stall
+
+    try:
+        yield reading
+    finally:
+        _shutdown(nvml)
+
+
 def shared_gpu_pool() -> GpuPool:
     """One pool per labtui process, so concurrent runs never get the same GPU."""
     global _shared_pool

@@ -25,8 +25,9 @@ from typing import IO
 from .errors import LabtuiError
 from .events import Event, LogLine, Notice
 from .metrics import metrics_reported
+from .oom import OomCounter
 from .process_group import RUN_MARK, kill_group, kill_marked
-from .run_watch import RunWatcher
+from .run_watch import RunWatcher, Watch
 from .sandbox import SandboxSpec
 
 Emit = Callable[[Event], None]
@@ -47,6 +48,8 @@ class ProcessResult:
     stderr_tail: str
     limit_hit: str = ""  # set when a sandbox watcher killed the run: which limit, and by how much
     stopped: bool = False  # labtui ended it early (``stop`` was set): the run is abandoned
+    oom_struck: bool = False  # the kernel's OOM killer ended a process of the machine meanwhile
+    peak_rss_mb: float = 0.0  # the most resident memory its process tree was seen holding
 
 
 class _Tail:
@@ -101,6 +104,7 @@ class _StreamPump(threading.Thread):
         self._run_id = run_id
         self.tail = _Tail(tail_chars)
         self.error: Exception | None = None
+        self.last_output = 0.0  # time.monotonic() of the last output: the stall watchdog reads it
 
     def _blocks(self) -> Iterator[list[str]]:
         """Lines as they arrive, a block per read. Universal newlines: '\r' progress bars
@@ -130,6 +134,7 @@ class _StreamPump(threading.Thread):
     def run(self) -> None:
         try:
             for lines in self._blocks():
+                self.last_output = time.monotonic()
                 self.tail.extend(lines)
                 if self.error is None:
                     try:
@@ -256,6 +261,7 @@ def run_process(
     tail_chars: int = 4000,
     sandbox: SandboxSpec | None = None,
     stop: threading.Event | None = None,
+    watch: Watch | None = None,
 ) -> ProcessResult:
     """Run ``argv`` to completion or timeout, streaming its output as LogLine events.
 
@@ -265,6 +271,7 @@ def run_process(
     under its limits (and in bubblewrap when the policy says so); a limit that stops the run is
     named in ``limit_hit`` or shows in the stderr tail. Setting ``stop`` ends the run early
     (its whole group), as when the experiments stage ends while parallel ideas still run.
+    ``watch`` adds the stall watchdog and the project's disk cap (core/run_watch.py).
     """
     start = time.monotonic()
     environment = child_env(env)
@@ -273,6 +280,10 @@ def run_process(
     mark = secrets.token_hex(8) if sandbox is not None and not sandbox.isolated else ""
     if mark:
         environment[RUN_MARK] = mark
+    growth = RunWatcher.project_growth(sandbox, watch)
+    if growth is not None:
+        growth.start()  # before the run, so that nothing it writes passes for the baseline
+    oom = OomCounter()
     proc = _start(argv, Path(cwd), environment, sandbox)
     assert proc.stdout is not None and proc.stderr is not None
     pumps = [
@@ -281,17 +292,33 @@ def run_process(
     ]
     for pump in pumps:
         pump.start()
-    watcher = RunWatcher(proc.pid, sandbox) if sandbox and RunWatcher.wanted(sandbox) else None
-    if watcher is not None:
+    oom.watch(proc.pid)
+    watcher = None
+    if sandbox is not None or watch is not None:
+        watcher = RunWatcher(
+            proc.pid,
+            sandbox,
+            watch,
+            mark=mark,
+            growth=growth,
+            oom=oom,
+            last_output=lambda: max(pump.last_output for pump in pumps),
+            emit=emit,
+            stage=stage,
+            run_id=run_id,
+        )
         watcher.start()
     ended = ""
+    escaped = 0  # processes of the run found outside its group once the group was stopped
     try:
         ended = _wait(proc, timeout_s, stop)
         if ended:
             kill_group(proc)
+            if watcher is not None:
+                escaped += watcher.tree.kill()  # what left the group (setsid) goes too
             proc.wait()
         wall_s = time.monotonic() - start
-        _finish_pumps(pumps, proc)
+        escaped += _finish_pumps(pumps, proc, watcher)
     finally:
         if watcher is not None:
             watcher.stop()
@@ -301,7 +328,12 @@ def run_process(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        escaped = kill_marked(mark) if mark else 0
+        escaped += kill_marked(mark) if mark else 0
+        # What left the group (setsid) without leaving the tree, e.g. a child that cleared its
+        # environment of the mark while its parent lives.
+        if watcher is not None:
+            escaped += watcher.tree.kill()
+            watcher.check_after_run()
         if escaped:
             emit(
                 Notice(
@@ -315,14 +347,17 @@ def run_process(
             raise pump.error
     stdout_pump, stderr_pump = pumps
     limit_hit = watcher.reason if watcher is not None else ""
+    returncode = _sandbox_returncode(proc.returncode, sandbox)
     return ProcessResult(
-        returncode=_sandbox_returncode(proc.returncode, sandbox),
+        returncode=returncode,
         timed_out=ended == "timeout" and not limit_hit,
         stopped=ended == "stopped",
         wall_s=wall_s,
         stdout_tail=stdout_pump.tail.text(),
         stderr_tail=stderr_pump.tail.text(),
         limit_hit=limit_hit,
+        oom_struck=returncode != 0 and not limit_hit and not ended and oom.struck(),
+        peak_rss_mb=watcher.peak_rss_mb if watcher is not None else 0.0,
     )
 
 
@@ -341,14 +376,21 @@ def _wait(proc: subprocess.Popen[bytes], timeout_s: float, stop: threading.Event
                 return "stopped"
 
 
-def _finish_pumps(pumps: list[_StreamPump], proc: subprocess.Popen[bytes]) -> None:
-    """Let readers drain; if leftover grandchildren keep the pipes open, stop them."""
+def _finish_pumps(
+    pumps: list[_StreamPump], proc: subprocess.Popen[bytes], watcher: RunWatcher | None
+) -> int:
+    """Let readers drain; if leftover grandchildren keep the pipes open, stop them (and say how
+    many were outside the group)."""
     for pump in pumps:
         pump.join(timeout=DRAIN_AFTER_EXIT_S)
+    escaped = 0
     if any(pump.is_alive() for pump in pumps):
         kill_group(proc)
+        if watcher is not None:
+            escaped = watcher.tree.kill()
         for pump in pumps:
             pump.join(timeout=DRAIN_AFTER_EXIT_S)
+    return escaped
 
 
 def tool_available(name: str) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -27,19 +28,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import sandbox_policy
-from .config_sections import ExperimentSection, ResultsSection
+from .config_sections import ExperimentSection, ResultsSection, SandboxSection
 from .errors import LabtuiError
-from .events import Event, MetricPointData, MetricsReported, RunFinished, RunStarted
+from .events import Event, MetricPointData, MetricsReported, Notice, RunFinished, RunStarted
 from .experiment_spec import protected_files, run_argv, run_env
-from .gpu import GpuPool, gpu_sampling, lease_gpus, shared_gpu_pool
+from .gpu import GpuPool, gpu_activity, gpu_sampling, lease_gpus, shared_gpu_pool
 from .interpreter import probe_interpreter
 from .processes import ProcessResult, last_line, run_process
+from .run_watch import Watch
 from .sandbox import SandboxSpec
 from .templates import check_final_info
 
 if TYPE_CHECKING:
     from .config import Config
-    from .config_sections import SandboxSection
 
 Emit = Callable[[Event], None]
 
@@ -82,6 +83,8 @@ def _describe_failure(
     if proc.timed_out:
         return f"{run_id} timed out after {timeout_s:g} s and was stopped"
     code = proc.returncode
+    if proc.oom_struck and code == -signal.SIGKILL:
+        return _out_of_memory(run_id, proc, sandbox, last)
     if code < 0:
         try:
             how = f"was killed by signal {signal.Signals(-code).name}"
@@ -92,7 +95,28 @@ def _describe_failure(
     why = sandbox.explain(proc.stderr_tail, code) if sandbox is not None else ""
     if why:
         how = f"{how} (sandbox: {why})"
+    elif proc.oom_struck:
+        # A data-loader worker the OOM killer chose: the run then fails with some other error.
+        how = f"{how} (the kernel's OOM killer struck during the run: {_peak(proc)})"
     return f"{run_id} {how}: {last}" if last else f"{run_id} {how} (nothing on stderr)"
+
+
+def _peak(proc: ProcessResult) -> str:
+    return f"peak {proc.peak_rss_mb:.0f} MB seen" if proc.peak_rss_mb else "no peak seen"
+
+
+def _out_of_memory(run_id: str, proc: ProcessResult, sandbox: SandboxSpec | None, last: str) -> str:
+    """A run the kernel's OOM killer ended: said as such, for the researcher and the fix loop."""
+    cap = (
+        f"; [sandbox] memory_mb = {sandbox.memory_mb} MB per process"
+        if sandbox is not None and sandbox.memory_mb
+        else ""
+    )
+    told = f"; its last words: {last}" if last else ""
+    return (
+        f"{run_id} ran out of memory ({_peak(proc)}{cap}): the kernel's OOM killer ended it "
+        f"with SIGKILL. Use less memory (smaller batches or models, fewer workers){told}"
+    )
 
 
 def read_final_info(run_dir: Path) -> tuple[dict[str, Any] | None, dict[str, Any], str]:
@@ -210,6 +234,50 @@ def ignore_large_files(run_dir: Path, cap_mb: int) -> list[str]:
     return large
 
 
+GITIGNORE_HEADER = "# labtui: files over [experiment] commit_file_mb stay on disk but out of git"
+
+
+def ignore_large_project_files(root: Path, cap_mb: int) -> list[str]:
+    """Files a commit would take (untracked, not ignored) anywhere in the project that are over
+    ``cap_mb``, appended to the project's .gitignore; [] when none, when ``cap_mb`` is 0, or when
+    the project is no git repository."""
+    if not cap_mb:
+        return []
+    listed = subprocess.run(
+        ["git", "ls-files", "--others", "--exclude-standard", "-z"],
+        cwd=root,
+        capture_output=True,
+        check=False,
+    )
+    if listed.returncode != 0:
+        return []
+    cap = cap_mb * 1024 * 1024
+    large = []
+    for name in sorted(filter(None, listed.stdout.decode("utf-8", "replace").split("\0"))):
+        path = root / name
+        if path.is_file() and not path.is_symlink() and path.stat().st_size > cap:
+            large.append(name)
+    if large:
+        gitignore = root / ".gitignore"
+        text = gitignore.read_text(encoding="utf-8") if gitignore.is_file() else ""
+        lines = [] if GITIGNORE_HEADER in text else [GITIGNORE_HEADER]
+        # Anchored, with glob characters escaped: the entry names this file and no other.
+        lines += ["/" + re.sub(r"([*?\[\]!#\\])", r"\\\1", name) for name in large]
+        joiner = "" if not text or text.endswith("\n") else "\n"
+        gitignore.write_text(text + joiner + "\n".join(lines) + "\n", encoding="utf-8")
+    return large
+
+
+def _project_cap(sandbox: SandboxSection | SandboxSpec | None, cap_mb: int | None) -> int:
+    """The project's disk cap for a run: as given, else as ``[sandbox]`` (or its default) says;
+    a ready SandboxSpec carries none."""
+    if cap_mb is not None:
+        return cap_mb
+    if isinstance(sandbox, SandboxSpec):
+        return 0
+    return (sandbox or SandboxSection()).project_cap_mb
+
+
 def _write_run_record(run_dir: Path, record: dict[str, Any]) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     text = json.dumps(record, indent=2, ensure_ascii=False, default=str)
@@ -221,6 +289,8 @@ def configured(config: Config) -> dict[str, Any]:
     return {
         "python": config.python,
         "timeout_s": config.limits.run_timeout_s,
+        "stall_s": config.limits.stall_s,
+        "stall_stop_s": config.limits.stall_stop_s,
         "sandbox": config.sandbox,
         "experiment": config.experiment,
         "results": config.results,
@@ -244,6 +314,9 @@ def run_experiment(
     experiment: ExperimentSection | None = None,
     results: ResultsSection | None = None,
     smoke: bool = False,
+    stall_s: float = 0.0,
+    stall_stop_s: float = 0.0,
+    project_cap_mb: int | None = None,
 ) -> RunResult:
     """Run ``[experiment] command`` (None: the template contract's) for ``run_id`` in ``root``
     and judge the numbers ``results`` (None: its final_info.json) points at; ``smoke`` runs the
@@ -256,6 +329,8 @@ def run_experiment(
     run a limit stopped is a failed RunResult that names the limit. Files ``[experiment]
     protect`` names are read-only to the run (under bubblewrap), or put back after it (else),
     and a run that changed one failed. ``stop`` ends the run early (see ``run_process``).
+    ``stall_s``/``stall_stop_s`` are the stall watchdog's periods (0: off) and ``project_cap_mb``
+    caps what the run adds to the project folder (None: ``[sandbox] project_cap_mb``).
     """
     experiment = experiment or ExperimentSection()
     results = results or ResultsSection()
@@ -281,7 +356,14 @@ def run_experiment(
     with (
         lease_gpus(gpus or shared_gpu_pool(), emit, stage, run_id) as lease,
         gpu_sampling(emit, stage),
+        gpu_activity(lease.devices) as gpu_busy,
     ):
+        watch = Watch(
+            stall_s=stall_s,
+            stall_stop_s=stall_stop_s,
+            project_cap_mb=_project_cap(sandbox, project_cap_mb),
+            gpu_busy=gpu_busy,
+        )
         proc = run_process(
             argv,
             cwd=root,
@@ -292,6 +374,7 @@ def run_experiment(
             sandbox=spec,
             env={**lease.env, **run_env(root, run_id)},
             stop=stop,
+            watch=watch,
         )
 
     undone = restore_protected(root, protected)
@@ -308,6 +391,17 @@ def run_experiment(
             "change; labtui put it back, and the run's numbers do not count"
         )
     ignored = ignore_large_files(run_dir, experiment.commit_file_mb)
+    ignored_elsewhere = ignore_large_project_files(root, experiment.commit_file_mb)
+    if ignored or ignored_elsewhere:
+        names = [f"{run_id}/{name}" for name in ignored] + ignored_elsewhere
+        emit(
+            Notice(
+                stage=stage,
+                text=f"{len(names)} file(s) over [experiment] commit_file_mb = "
+                f"{experiment.commit_file_mb} MB stay on disk but out of git (listed in "
+                f".gitignore): {', '.join(names)}",
+            )
+        )
 
     _write_run_record(
         run_dir,
@@ -330,10 +424,13 @@ def run_experiment(
             ),
             "sandbox": spec.record(),
             "limit_hit": proc.limit_hit,
+            "peak_memory_mb": round(proc.peak_rss_mb, 1),
+            "oom_killer_struck": proc.oom_struck,
             "problem": problem,
             "smoke": smoke,
             "results": {"source": results.source, "files": sources},
             "not_committed": ignored,
+            "not_committed_elsewhere": ignored_elsewhere,
         },
     )
     error_tail = "" if not problem else f"{problem}\n{proc.stderr_tail}".strip()
