@@ -33,6 +33,7 @@ latex/build/
 # What labtui writes beside a researcher's files and they never want committed; kept out of git
 # by .git/info/exclude, so their own .gitignore stays theirs.
 LOCAL_EXCLUDES = (".labtui/", ".aider*", "__pycache__/")
+DISK_FULL_BYTES = 1 << 20  # less free than this where a commit failed: the disk is full
 LABTUI_BRANCHES = "labtui/"  # labtui's own branches: [project] branch, parallel ideas
 
 
@@ -49,6 +50,8 @@ class Project:
         self.root = Path(root).resolve()
         self.config = config
         self._repo: git.Repo | None = None
+        self._has_identity: bool | None = None  # does git know who commits here?
+        self._repairs: list[str] = []  # what was repaired in the repository, to be said
 
     # -- creation ---------------------------------------------------------------------------
 
@@ -169,6 +172,7 @@ class Project:
         (LabtuiError) on a branch that is not labtui's own in a project that names one."""
         repo = self.repo
         self._check_branch()
+        self._clear_stale_index_lock()
         if paths is None and self.config.project.origin == "repository":
             # A researcher's repository holds what runs leave behind outside their folders
             # (wandb/, outputs/, checkpoints): only changes to tracked files, and new files the
@@ -191,10 +195,74 @@ class Project:
             staged = repo.git.ls_files().splitlines()
         if not staged:
             return None
-        repo.git.commit("-m", message, "--no-verify")
+        try:
+            with repo.git.custom_environment(**self._fallback_identity()):
+                repo.git.commit("-m", message, "--no-verify")
+        except Exception as exc:  # git.GitCommandError; git is imported lazily
+            self._refuse_if_disk_full(message)
+            raise exc
         sha = repo.head.commit.hexsha
         diff = repo.git.show("--format=", "--patch", sha) if has_head else ""
         return CommitInfo(sha=sha, message=message, files=staged, diff=diff)
+
+    def _refuse_if_disk_full(self, message: str) -> None:
+        """A commit that failed on a full disk is said as such (git only says it could not
+        write a lock file)."""
+        free = shutil.disk_usage(self.root).free
+        if free < DISK_FULL_BYTES:
+            raise LabtuiError(
+                f"the disk is full: {self.root} has {free // 1024} KiB free, and git could not "
+                f"commit {message!r}",
+                "free space on that disk, then run labtui again: it resumes where it stopped, "
+                "and everything committed before is kept",
+            )
+
+    def take_repairs(self) -> list[str]:
+        """What labtui repaired in the repository since last asked, for the front ends."""
+        repairs, self._repairs = self._repairs, []
+        return repairs
+
+    def _clear_stale_index_lock(self) -> None:
+        """A git killed mid-command (with labtui, or by hand) leaves ``.git/index.lock``, and
+        every later commit fails on it. With no git working in the project the lock is stale:
+        removed, and said. With one working it is refused, saying what to do."""
+        lock = Path(self.repo.git_dir) / "index.lock"
+        if not lock.exists():
+            return
+        running = git_processes_in(self.root)
+        if running:
+            raise LabtuiError(
+                f"{lock} exists and git is working in {self.root} (pid "
+                f"{', '.join(map(str, running))})",
+                "wait for that git to finish, or stop it, then run labtui again",
+            )
+        lock.unlink(missing_ok=True)
+        self._repairs.append(
+            f"removed a stale {lock} (a git command was killed before it finished; "
+            "no git process was running)"
+        )
+
+    def _fallback_identity(self) -> dict[str, str]:
+        """labtui's own name on its commits where git knows no identity here: the project was
+        made where one was set globally and runs where none is (another HOME, a service, a
+        container). Without it every commit fails and the run stops; with it the researcher's
+        own identity is still used wherever git has one."""
+        if self._has_identity is None:
+            import git
+
+            try:
+                self.repo.git.var("GIT_AUTHOR_IDENT")
+                self.repo.git.var("GIT_COMMITTER_IDENT")
+                self._has_identity = True
+            except git.GitCommandError:
+                self._has_identity = False
+        if self._has_identity:
+            return {}
+        return {
+            f"GIT_{who}_{what}": value
+            for who in ("AUTHOR", "COMMITTER")
+            for what, value in (("NAME", "labtui"), ("EMAIL", "labtui@localhost"))
+        }
 
     def _add_new_code(self, repo: git.Repo) -> None:
         from .experiment_spec import matches
@@ -239,7 +307,8 @@ class Project:
         return self.repo.git.show("--format=", "--patch", sha)
 
     def tag(self, name: str, message: str) -> None:
-        self.repo.create_tag(name, message=message, force=True)
+        with self.repo.git.custom_environment(**self._fallback_identity()):
+            self.repo.create_tag(name, message=message, force=True)
 
     def has_ref(self, name: str) -> bool:
         try:
@@ -259,6 +328,29 @@ class Project:
             else:
                 self.repo.git.worktree("add", "-b", branch, str(folder), start)
         return Project(folder, self.config)
+
+
+def git_processes_in(root: Path) -> list[int]:
+    """Running git processes whose working folder is ``root`` or inside it, not counting this
+    process's own (GitPython keeps a ``git cat-file`` running); [] where /proc cannot tell."""
+    import os
+
+    inside, found = str(root), []
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if (entry / "comm").read_text().strip() != "git":
+                continue
+            stat = (entry / "stat").read_text()
+            if int(stat[stat.rfind(")") + 2 :].split()[1]) == os.getpid():
+                continue
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue  # gone, or not ours to read
+        if cwd == inside or cwd.startswith(inside + os.sep):
+            found.append(int(entry.name))
+    return found
 
 
 def exclude_locally(root: Path, patterns: list[str]) -> None:
