@@ -281,8 +281,6 @@ def run_process(
     if mark:
         environment[RUN_MARK] = mark
     growth = RunWatcher.project_growth(sandbox, watch)
-    if growth is not None:
-        growth.start()  # before the run, so that nothing it writes passes for the baseline
     oom = OomCounter()
     proc = _start(argv, Path(cwd), environment, sandbox)
     assert proc.stdout is not None and proc.stderr is not None

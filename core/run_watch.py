@@ -133,7 +133,7 @@ class RunWatcher(threading.Thread):
 
     @staticmethod
     def project_growth(sandbox: SandboxSpec | None, watch: Watch | None) -> ProjectGrowth | None:
-        """The project's disk watch for a run, when it has a cap; ``start`` it before the run."""
+        """The project's disk watch for a run, when it has a cap: made before the run starts."""
         if sandbox is None or not sandbox.limited or watch is None or not watch.project_cap_mb:
             return None
         return ProjectGrowth(sandbox.root, sandbox.run_dir, watch.project_cap_mb * 2**20)
@@ -145,6 +145,8 @@ class RunWatcher(threading.Thread):
             self.join(timeout=JOIN_S)
 
     def run(self) -> None:
+        if self._growth is not None:
+            self._growth.start()
         next_disk = 0.0
         while not self._done.wait(PROCESS_WATCH_S):
             now = time.monotonic()
@@ -264,7 +266,9 @@ class RunWatcher(threading.Thread):
     def check_after_run(self) -> None:
         """Once the run and all it started are gone: a project it left over its disk cap (it ended,
         say at the file size cap, before a check saw it) is reported and cleaned up as a trip."""
-        if not self.reason and (reason := self._project_limit(walk_now=True)):
+        if self.reason or self._growth is None or not self._growth.filled():
+            return  # the filesystem grew by less than the cap: so did the project
+        if reason := self._project_limit(walk_now=True):
             self.reason = self._cleaned_up(reason)
 
     def _cleaned_up(self, reason: str) -> str:

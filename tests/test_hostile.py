@@ -15,6 +15,7 @@ import struct
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +23,7 @@ import pytest
 from conftest import processes_in
 
 from labtui.core import run_watch, sandbox
-from labtui.core.events import Event, LogLine, Notice, RunStarted
+from labtui.core.events import Event, LogLine, Notice
 from labtui.core.run_watch import RunWatcher
 from labtui.core.runner import RunResult, run_experiment
 from labtui.core.sandbox import SandboxSpec
@@ -48,17 +49,18 @@ with open(os.path.join(out, "final_info.json"), "w") as f:
     json.dump({{"toy": {{"means": {{"acc": 0.9}}}}}}, f)
 """
 
-# Counts as fast as it can, publishing the count in a shared 8-byte file now and then: what a
-# researcher's shell or a local model server needs from the machine, a slice of CPU.
+# Counts its iterations in a shared 8-byte file, each a millisecond's nap apart: what a
+# researcher's shell, labtui's UI or a local model server needs from the machine, a slice of CPU
+# whenever it wakes up. (A probe that spun would itself be one more CPU burner.)
 PROBE = """
-import mmap, struct, sys
+import mmap, struct, sys, time
 with open(sys.argv[1], "r+b") as f:
     shared = mmap.mmap(f.fileno(), 8)
 count = 0
 while True:
     count += 1
-    if count % 1000 == 0:
-        shared[:8] = struct.pack("Q", count)
+    shared[:8] = struct.pack("Q", count)
+    time.sleep(0.001)
 """
 
 
@@ -66,18 +68,19 @@ class Probe:
     def __init__(self, folder: Path) -> None:
         self._file = folder / "probe.count"
         self._file.write_bytes(b"\0" * 8)
-        self._proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
         self._proc = subprocess.Popen([PYTHON, "-c", PROBE, str(self._file)])
 
     def count(self) -> int:
         return struct.unpack("Q", self._file.read_bytes()[:8])[0]
 
+    def wait_until_counting(self) -> None:
+        while self.count() == 0:
+            assert self._proc.poll() is None, "the probe died"
+            time.sleep(0.01)
+
     def stop(self) -> None:
-        if self._proc is not None:
-            self._proc.kill()
-            self._proc.wait()
+        self._proc.kill()
+        self._proc.wait()
 
 
 class Watching:
@@ -91,10 +94,6 @@ class Watching:
 
     def __call__(self, event: Event) -> None:
         self.events.append(event)
-        if isinstance(event, RunStarted):
-            # Started as the run is (after labtui's own look at the interpreter, which a
-            # spinning probe would only slow down).
-            self.probe.start()
         if isinstance(event, LogLine):
             self.samples.append(self.probe.count())
 
@@ -111,6 +110,7 @@ def watching(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Watchi
     monkeypatch.setattr(run_watch, "PROCESS_WATCH_S", 0.05)
     monkeypatch.setattr(run_watch, "DISK_WATCH_S", 0.1)
     probe = Probe(tmp_path)
+    probe.wait_until_counting()
     watching = Watching(probe)
     trip = RunWatcher._trip
 
@@ -193,6 +193,7 @@ def test_a_fork_bomb_is_stopped_at_the_task_cap(project, watching, mode):
         while True:
             try:
                 os.fork()
+                print("forked", flush=True)
             except OSError:
                 time.sleep(0.01)
         """,

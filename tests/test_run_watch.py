@@ -334,12 +334,32 @@ def test_growth_counts_the_whole_project_but_labtuis_own_state(tmp_path: Path) -
     assert (root / "data" / "old.bin").stat().st_size == 2 * 2**20
 
 
+def test_nothing_is_judged_or_removed_before_the_baseline_is_known(tmp_path: Path) -> None:
+    (tmp_path / "researchers.bin").write_bytes(b"x" * 2 * 2**20)
+    growth = disk_growth.ProjectGrowth(tmp_path, None, cap_bytes=1)
+    assert not growth.over_cap(walk_now=True)
+    assert growth.remove_new_files() == []
+    assert (tmp_path / "researchers.bin").exists()
+
+
+def test_python_environments_in_the_project_are_not_walked(tmp_path: Path) -> None:
+    venv = tmp_path / ".venv" / "lib"
+    venv.mkdir(parents=True)
+    (tmp_path / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "torch.so").write_bytes(b"x" * 2**20)
+    (tmp_path / "train.py").write_text("print(1)\n")
+    assert [Path(path).name for path, _ in disk_growth.walk(tmp_path).files.values()] == [
+        "train.py"
+    ]
+
+
 def test_walks_back_off_unless_the_filesystem_filled(tmp_path: Path, monkeypatch) -> None:
     walks: list[Path] = []
     original = disk_growth.walk
     monkeypatch.setattr(disk_growth, "walk", lambda root: walks.append(root) or original(root))
     growth = disk_growth.ProjectGrowth(tmp_path, None, cap_bytes=2**30)
     growth.start()
+    assert not growth.filled()
     for _ in range(20):
         growth.over_cap()
     assert len(walks) == 1, "no walk while the filesystem did not grow by the cap"
