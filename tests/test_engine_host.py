@@ -407,3 +407,38 @@ def test_the_engine_module_runs_with_its_own_interpreter():
         timeout=60,
     )
     assert result.returncode == 0 and "--ready-fd" in result.stdout
+
+
+@pytest.mark.slow  # a real engine process: it imports litellm (seconds)
+def test_labtui_rewind_goes_through_a_running_engine(project):
+    """With an engine on the project, `labtui rewind` asks it (the engine alone may move its
+    git and journal), and the stage is asked again; an unknown stage is refused first."""
+    from labtui.core.events import Rewound
+
+    root = project.root
+    with running_engine(root) as engine:
+        follower = Follower(root)
+        _literature, answer = follower.port.next()
+        answer.put(Decision("approve"))
+        ideas, _ideas_answer = follower.port.next()
+        assert ideas.stage == "ideas"
+
+        refused = run_labtui("rewind", "nonsense", str(root))
+        assert refused.returncode != 0 and "unknown stage 'nonsense'" in refused.stderr
+        done = run_labtui("rewind", "literature", str(root))
+        assert done.returncode == 0, done.stderr
+        assert "asked the running engine to rewind to literature" in done.stdout
+        wait_until(
+            lambda: any(
+                isinstance(e, CheckpointDecided) and e.action == "rewind" for e in follower.seen
+            ),
+            what="the engine to answer the waiting question with the rewind",
+        )
+        _ideas_answer.put(None)  # what the app does: the modal of an answered question closes
+
+        again, answer_again = follower.port.next()
+        assert again.stage == "literature"
+        answer_again.put(Decision("abort", "enough for the test"))
+        assert follower.result() == "stopped"
+        assert engine.ended() == 0
+    assert [e.stage for e in journal(root) if isinstance(e, Rewound)] == ["literature"]

@@ -488,10 +488,35 @@ def _run_headless(session, auto: bool) -> int:
 
 
 def cmd_rewind(directory: Path, stage: str) -> int:
+    from labtui.core import engine_files
     from labtui.core.pipeline import rewind_project
 
+    root = directory.resolve()
+    if engine_files.engine_running(root):
+        return _rewind_through_engine(root, stage)
     print(rewind_project(directory, stage))
     print(f"next: labtui run {directory} goes on from {stage}")
+    return EXIT_OK
+
+
+def _rewind_through_engine(root: Path, stage: str) -> int:
+    """An engine runs the project: it rewinds at its next safe point (an open checkpoint, or
+    between stages), which is the only way that keeps its journal and git in step."""
+    from labtui.core.stage_list import STAGES
+
+    from .remote_session import RemoteSession
+
+    if stage not in STAGES:
+        print(f"error: unknown stage {stage!r}", file=sys.stderr)
+        print(f"  fix: name one of {', '.join(STAGES)}", file=sys.stderr)
+        return EXIT_USAGE
+    session = RemoteSession.attach(root, replay=False)
+    try:
+        session.request_rewind(stage)
+    finally:
+        session.detach()
+    print(f"asked the running engine to rewind to {stage} at its next safe point")
+    print(f"next: labtui attach {root} to follow it")
     return EXIT_OK
 
 

@@ -156,6 +156,8 @@ class TerminalCheckpointPort:
         "s": "skip",
         "i": "improve",
         "w": "waive",
+        "t": "retry",
+        "b": "rewind",
         "q": "abort",
     }
 
