@@ -14,13 +14,13 @@ import json
 import struct
 import subprocess
 import sys
-import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import processes_in
+from support.experiment_scripts import bare_project, write_experiment
 
 from labtui.core import run_watch, sandbox
 from labtui.core.events import Event, LogLine, Notice
@@ -39,15 +39,6 @@ MODES = [
         ),
     ),
 ]
-
-EXPERIMENT = """
-import json, os, signal, subprocess, sys, time
-out = sys.argv[-1].split("=", 1)[1]
-os.makedirs(out, exist_ok=True)
-{body}
-with open(os.path.join(out, "final_info.json"), "w") as f:
-    json.dump({{"toy": {{"means": {{"acc": 0.9}}}}}}, f)
-"""
 
 # Counts its iterations in a shared 8-byte file, each a millisecond's nap apart: what a
 # researcher's shell, labtui's UI or a local model server needs from the machine, a slice of CPU
@@ -125,21 +116,25 @@ def watching(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Watchi
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    (root / ".labtui").mkdir(parents=True)
-    return root
+    return bare_project(tmp_path)
 
 
-def hostile(root: Path, body: str) -> None:
-    code = EXPERIMENT.format(body=textwrap.dedent(body).strip())
-    (root / "experiment.py").write_text(code, encoding="utf-8")
-
-
-def run(root: Path, mode: str, watching: Watching, timeout_s: float = 60, **kwargs) -> RunResult:
-    fields = {
-        key: kwargs.pop(key) for key in list(kwargs) if key in SandboxSpec.__dataclass_fields__
-    }
-    return run_experiment(
+def run_hostile(
+    root: Path,
+    mode: str,
+    watching: Watching,
+    body: str,
+    *,
+    timeout_s: float = 60,
+    responsive: bool = True,
+    **settings,
+) -> RunResult:
+    """Run ``body`` as the experiment under ``settings`` (SandboxSpec fields, and
+    run_experiment's own); then nothing of it may be left running, and unless ``responsive`` is
+    False (a run too short to sample twice) the probe must have counted on meanwhile."""
+    write_experiment(root, body)
+    fields = {key: settings.pop(key) for key in list(settings) if key in SPEC_FIELDS}
+    result = run_experiment(
         root,
         "run_1",
         python=PYTHON,
@@ -147,181 +142,154 @@ def run(root: Path, mode: str, watching: Watching, timeout_s: float = 60, **kwar
         emit=watching,
         stage="experiments",
         sandbox=SandboxSpec(mode=mode, root=root.resolve(), **fields),
-        **kwargs,
+        **settings,
     )
+    assert not processes_in(root), "a process of the run outlived it"
+    if responsive:
+        watching.assert_machine_responsive()
+    return result
+
+
+SPEC_FIELDS = set(SandboxSpec.__dataclass_fields__)
 
 
 def record(root: Path) -> dict:
     return json.loads((root / "run_1" / "labtui_run.json").read_text())
 
 
-def assert_nothing_left(root: Path) -> None:
-    assert not processes_in(root), "a process of the run outlived it"
-
-
 # -- the cases -----------------------------------------------------------------------------
+
+# Each process starts two more of itself in sessions of their own (out of the group), then
+# waits: the count doubles per generation, as in the 658-process storm of issue 16.
+STORM = """
+print("generation", len(sys.argv), flush=True)
+for _ in range(2):
+    subprocess.Popen([sys.executable, "-S", __file__, "x", *sys.argv[1:]],
+                     start_new_session=True, stdout=subprocess.DEVNULL)
+    time.sleep(0.05)
+time.sleep(600)
+"""
+
+FORK_BOMB = """
+print("bomb", flush=True)
+while True:
+    try:
+        os.fork()
+        print("forked", flush=True)
+    except OSError:
+        time.sleep(0.01)
+"""
+
+MEMORY_HOG = """
+hoard = []
+while True:
+    hoard.append(b"x" * 16 * 2**20)
+    print("holding", 16 * len(hoard), "MB", flush=True)
+"""
+
+SLOW_FILLER = """
+print("filling", flush=True)
+with open("big.bin", "wb") as f:
+    while True:
+        f.write(os.urandom(2**20))
+        f.flush()
+        time.sleep(0.005)
+"""
+
+FAST_FILLER = """
+print("filling", flush=True)
+with open("big.bin", "wb") as f:
+    while True:
+        f.write(b"x" * 2**20)
+"""
+
+SLEEPER = """
+print("waiting for something that never comes", flush=True)
+time.sleep(10_000)
+"""
+
+# Busy and silent: no stall (the timeout would end it if it never stopped). It spins for several
+# stall periods; niced and beside CPU burners it still gets a share of a core.
+SPINNER = """
+print("spinning", flush=True)
+start = time.monotonic()
+while time.monotonic() - start < 1.0:
+    pass
+print("still spinning", flush=True)
+while time.monotonic() - start < 2.0:
+    pass
+"""
+
+DEAF = """
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"
+subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+subprocess.Popen([sys.executable, "-c", code])
+print("ignoring SIGTERM", flush=True)
+while True:
+    time.sleep(0.2)
+    print("still here", flush=True)
+"""
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_script_that_relaunches_itself_is_stopped_as_a_storm(project, watching, mode):
-    # Each process starts two more of itself in sessions of their own (out of the group), then
-    # waits: the count doubles per generation, as in the 658-process storm of issue 16.
-    hostile(
-        project,
-        """
-        print("generation", len(sys.argv), flush=True)
-        for _ in range(2):
-            subprocess.Popen([sys.executable, "-S", __file__, "x", *sys.argv[1:]],
-                             start_new_session=True, stdout=subprocess.DEVNULL)
-            time.sleep(0.05)
-        time.sleep(600)
-        """,
-    )
-    result = run(project, mode, watching, max_processes=2000)
+    result = run_hostile(project, mode, watching, STORM, max_processes=2000)
     assert result.problem.startswith("run_1 was stopped by the sandbox: process storm:")
     assert "[sandbox] max_processes = 2000" in result.problem
-    watching.assert_machine_responsive()
-    assert_nothing_left(project)
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_fork_bomb_is_stopped_at_the_task_cap(project, watching, mode):
-    hostile(
-        project,
-        """
-        print("bomb", flush=True)
-        while True:
-            try:
-                os.fork()
-                print("forked", flush=True)
-            except OSError:
-                time.sleep(0.01)
-        """,
-    )
-    result = run(project, mode, watching, max_processes=64)
+    result = run_hostile(project, mode, watching, FORK_BOMB, max_processes=64)
     assert "was stopped by the sandbox" in result.problem
     assert "[sandbox] max_processes = 64" in result.problem
-    watching.assert_machine_responsive()
-    assert_nothing_left(project)
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_memory_hog_is_stopped_at_its_memory_cap(project, watching, mode):
-    hostile(
-        project,
-        """
-        hoard = []
-        while True:
-            hoard.append(b"x" * 16 * 2**20)
-            print("holding", 16 * len(hoard), "MB", flush=True)
-        """,
-    )
-    result = run(project, mode, watching, memory_mb=200)
+    result = run_hostile(project, mode, watching, MEMORY_HOG, memory_mb=200)
     assert "[sandbox] memory_mb = 200 MB" in result.problem
     assert record(project)["peak_memory_mb"] > 16
-    watching.assert_machine_responsive()
-    assert_nothing_left(project)
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_big_file_in_the_project_root_is_stopped_and_removed(project, watching, mode):
-    hostile(
-        project,
-        """
-        print("filling", flush=True)
-        with open("big.bin", "wb") as f:
-            while True:
-                f.write(os.urandom(2**20))
-                f.flush()
-                time.sleep(0.005)
-        """,
-    )
-    result = run(project, mode, watching, project_cap_mb=8)
+    result = run_hostile(project, mode, watching, SLOW_FILLER, project_cap_mb=8)
     assert "disk cap exceeded" in result.problem
     assert "[sandbox] project_cap_mb = 8 MB" in result.problem
     assert "removed what it created outside its run folder: big.bin" in result.problem
     assert not (project / "big.bin").exists()
-    watching.assert_machine_responsive()
-    assert_nothing_left(project)
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_file_that_hit_the_size_cap_first_is_removed_after_the_run(project, watching, mode):
     # The run ends (SIGXFSZ at max_file_mb) before any check sees the project grow: the check
     # after the run still finds what it left and removes it.
-    hostile(
-        project,
-        """
-        print("filling", flush=True)
-        with open("big.bin", "wb") as f:
-            while True:
-                f.write(b"x" * 2**20)
-        """,
-    )
-    result = run(project, mode, watching, project_cap_mb=2, max_file_mb=4)
+    settings = {"project_cap_mb": 2, "max_file_mb": 4, "responsive": False}
+    result = run_hostile(project, mode, watching, FAST_FILLER, **settings)
     assert "[sandbox] project_cap_mb = 2 MB" in result.problem
     assert "removed what it created outside its run folder: big.bin" in result.problem
     assert not (project / "big.bin").exists()
-    assert_nothing_left(project)
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_run_that_sleeps_forever_is_flagged_then_stopped(project, watching, mode):
-    hostile(
-        project,
-        """
-        print("waiting for something that never comes", flush=True)
-        time.sleep(10_000)
-        """,
-    )
-    result = run(project, mode, watching, stall_s=0.5, stall_stop_s=0.5)
+    result = run_hostile(project, mode, watching, SLEEPER, stall_s=0.5, stall_stop_s=0.5)
     assert "stalled: no output, no CPU time and no GPU activity" in result.problem
     assert "[limits] stall_s = 0.5 s, then stall_stop_s = 0.5 s" in result.problem
     flagged = [n for n in watching.notices() if "run_1 looks idle" in n]
     assert flagged and "it will be stopped in 0.5 s" in flagged[0]
-    watching.assert_machine_responsive()
-    assert_nothing_left(project)
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_silent_cpu_spinner_is_not_flagged(project, watching, mode):
-    # Busy and silent: no stall (the timeout would end it if it never stopped). It spins for
-    # several stall periods; niced and beside CPU burners it still gets a share of a core.
-    hostile(
-        project,
-        """
-        print("spinning", flush=True)
-        start = time.monotonic()
-        while time.monotonic() - start < 1.0:
-            pass
-        print("still spinning", flush=True)
-        while time.monotonic() - start < 2.0:
-            pass
-        """,
-    )
-    result = run(project, mode, watching, stall_s=0.5, stall_stop_s=0.5)
+    result = run_hostile(project, mode, watching, SPINNER, stall_s=0.5, stall_stop_s=0.5)
     assert result.ok, result.problem
     assert not [n for n in watching.notices() if "idle" in n]
-    watching.assert_machine_responsive()
-    assert_nothing_left(project)
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_children_that_ignore_sigterm_are_killed_at_the_timeout(project, watching, mode):
-    hostile(
-        project,
-        """
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"
-        subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
-        subprocess.Popen([sys.executable, "-c", code])
-        print("ignoring SIGTERM", flush=True)
-        while True:
-            time.sleep(0.2)
-            print("still here", flush=True)
-        """,
-    )
-    result = run(project, mode, watching, timeout_s=2)
+    result = run_hostile(project, mode, watching, DEAF, timeout_s=2)
     assert result.timed_out and "timed out after 2 s" in result.problem
-    watching.assert_machine_responsive()
-    assert_nothing_left(project)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import processes_in
+from support.experiment_scripts import bare_project, write_experiment
 
 from labtui.core import disk_growth, gpu, oom, run_tree, run_watch
 from labtui.core.config import Config
@@ -26,15 +27,6 @@ from labtui.core.runner import configured, ignore_large_project_files, run_exper
 from labtui.core.sandbox import SandboxSpec
 
 PYTHON = sys.executable
-
-EXPERIMENT = """
-import json, os, signal, subprocess, sys, time
-out = sys.argv[-1].split("=", 1)[1]
-os.makedirs(out, exist_ok=True)
-{body}
-with open(os.path.join(out, "final_info.json"), "w") as f:
-    json.dump({{"toy": {{"means": {{"acc": 0.9}}}}}}, f)
-"""
 
 
 class Recorder:
@@ -56,14 +48,10 @@ def _fast_watch(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    (root / ".labtui").mkdir(parents=True)
-    return root
+    return bare_project(tmp_path)
 
 
-def experiment(root: Path, body: str) -> None:
-    code = EXPERIMENT.format(body=textwrap.dedent(body).strip())
-    (root / "experiment.py").write_text(code, encoding="utf-8")
+experiment = write_experiment
 
 
 def limits(root: Path, **fields) -> SandboxSpec:
