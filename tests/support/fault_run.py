@@ -70,10 +70,16 @@ class LeanResearch(MoonsResearch):
         self.base_width = base_width
 
     def novelty(self, request: dict[str, Any]) -> str:
-        """As the moons research, and novel when the search found nothing (arXiv broken)."""
+        """As the moons research, and novel when arXiv found nothing (it answered garbage)."""
         text = last_user_text(request)
-        if text.startswith("Results of the query") and "arXiv:" not in text:
-            return json.dumps({"decision": "novel", "reason": "nothing found", "closest": []})
+        if "arXiv:" not in text and ("search is unavailable" in text or "decide now" in text):
+            return json.dumps(
+                {
+                    "decision": "novel",
+                    "reason": "no paper was found on this question",
+                    "closest": [],
+                }
+            )
         return super().novelty(request)
 
     def experiments(self, request: dict[str, Any]) -> str:
