@@ -35,6 +35,7 @@ from .events import (
     Event,
     Notice,
     PipelineEnded,
+    Rewound,
     StageFinished,
     StageInterrupted,
     StageStarted,
@@ -224,6 +225,7 @@ class Session:
         if notice := profile_notice(self.config, self.profile_changes):
             self.emit(Notice(text=notice))
         try:
+            self._restart_interrupted_stage()
             self._pass_over_new_stages()
             while (stage := self._next_stage()) is not None:
                 if self._stop.is_set():
@@ -332,6 +334,22 @@ class Session:
         if pending is not None:
             raise RewindRequested(stage, pending.to_stage, pending.note)
 
+    def _restart_interrupted_stage(self) -> None:
+        """A stage the last session left unfinished (killed, hung up, stopped at its
+        checkpoint: started, never finished nor failed) starts again from the commit it began
+        at, its half-done work kept on a tag: a redo that built on half its own work (code
+        already edited, a run already numbered) would end where an uninterrupted run never
+        goes. A stage that failed is not rewound: the researcher may have fixed its files."""
+        inside = ""
+        for event in self._history:
+            if isinstance(event, StageStarted):
+                inside = event.stage
+            elif isinstance(event, (StageFinished, Rewound)):
+                inside = ""
+        if inside and inside not in self.state.finished and inside in self.state.started:
+            self.emit(Notice(stage=inside, text=f"the last session left {inside} unfinished"))
+            self._rewind(inside, "")
+
     def _rewind(self, stage: str, note: str) -> None:
         """Back to before ``stage`` (journaled as Rewound); the pipeline goes on from it."""
         self._current = stage
@@ -405,6 +423,8 @@ class Session:
         """Edits made since the last session (by hand, or by a run killed mid-stage) are kept as
         a commit before anything else touches the files."""
         commit = self.project.commit("labtui: keep changes made since the last session")
+        for repair in self.project.take_repairs():
+            self.emit(Notice(text=repair))
         if commit:
             files = ", ".join(commit.files[:5]) + (" …" if len(commit.files) > 5 else "")
             self.emit(Notice(text=f"kept uncommitted changes ({files}) as commit {commit.sha[:8]}"))

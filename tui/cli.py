@@ -6,6 +6,7 @@ linecache and tokenize, ~4 ms) only when there is a crash to record.
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from pathlib import Path
 
@@ -227,14 +228,30 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted; the project is resumable with `labtui run`", file=sys.stderr)
         return 130
-    except Exception:  # a bug in labtui: keep the traceback, but in a file, not on the screen
-        import traceback
-
-        crash = Path.home() / ".cache" / "labtui" / "crash.log"
-        crash.parent.mkdir(parents=True, exist_ok=True)
-        crash.write_text(traceback.format_exc(), encoding="utf-8")
-        print(f"internal error: {sys.exc_info()[1]!r}\n  details: {crash}", file=sys.stderr)
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            return _internal_error()
+        where = exc.filename or "the project's disk"
+        print(f"error: the disk is full ({where})", file=sys.stderr)
+        print(
+            "  fix: free space there (old run folders, checkpoints, caches), then run labtui "
+            "again: everything journaled so far is kept",
+            file=sys.stderr,
+        )
         return EXIT_FAILED
+    except Exception:
+        return _internal_error()
+
+
+def _internal_error() -> int:
+    """A bug in labtui: the traceback goes to a file, not on the screen."""
+    import traceback
+
+    crash = Path.home() / ".cache" / "labtui" / "crash.log"
+    crash.parent.mkdir(parents=True, exist_ok=True)
+    crash.write_text(traceback.format_exc(), encoding="utf-8")
+    print(f"internal error: {sys.exc_info()[1]!r}\n  details: {crash}", file=sys.stderr)
+    return EXIT_FAILED
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -482,9 +499,21 @@ def _run_headless(session, auto: bool) -> int:
         return EXIT_USAGE
     session.bus.subscribe(HeadlessPrinter())
     port = AutoApprove() if auto else TerminalCheckpointPort(root=session.project.root)
+    _hang_up_like_ctrl_c()
     outcome = session.run(port)
     print(f"pipeline {outcome}")
     return EXIT_OK if outcome == "finished" else EXIT_FAILED
+
+
+def _hang_up_like_ctrl_c() -> None:
+    """A closed terminal (SIGHUP) ends an in-process run the way Ctrl-C does: its experiments
+    stopped, the journal closed, the project resumable. (An engine run ignores SIGHUP.)"""
+    import signal
+
+    def hung_up(signum, frame) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGHUP, hung_up)
 
 
 def cmd_rewind(directory: Path, stage: str) -> int:

@@ -50,11 +50,12 @@ DEADLINE_S = 600.0  # generous: every wait is on a condition, this only stops a 
 #       appears;
 #   the project's own folder (a run record's cwd): each case works in a folder of its own;
 #   the loopback servers' ports (labtui.toml's api_base and arxiv_url): each test starts its own;
-#   measured times: a run's wall time and start time (run_*/labtui_run.json's wall_s, started_at),
+#   measured times and sizes: a run's wall time, start time and peak memory (run_*/labtui_run.json's
+#       wall_s, started_at, peak_memory_mb),
 #       the experiment's own train_time_s metrics (final_info.json, all_results.json, and the
 #       notebook's rows and "wall time" of them);
 #   paper.pdf: compared by its text (PyMuPDF), as its bytes hold a creation date and a random id.
-MEASURED_KEY = re.compile(r"^(wall_s|started_at|.*(^|_)time_s(_mean|_stderr)?)$")
+MEASURED_KEY = re.compile(r"^(wall_s|started_at|peak_memory_mb|.*(^|_)time_s(_mean|_stderr)?)$")
 MEASURED_LINE = re.compile(r"^\| \S*time_s\S* \|.*$|wall time [0-9.]+ s", re.MULTILINE)
 LOOPBACK_URL = re.compile(r"http://127\.0\.0\.1:\d+")
 HEX_TOKEN = re.compile(r"\b[0-9a-f]{7,40}\b")
