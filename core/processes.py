@@ -326,11 +326,14 @@ def run_process(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        escaped += kill_marked(mark) if mark else 0
-        # What left the group (setsid) without leaving the tree, e.g. a child that cleared its
-        # environment of the mark while its parent lives.
         if watcher is not None:
+            # What left the group (setsid): the tree finds it by descent or by the mark.
             escaped += watcher.tree.kill()
+        # The mark alone, as a backstop: it counts only when the tree found none (a process it
+        # just killed may still carry the mark for a moment).
+        marked = kill_marked(mark) if mark else 0
+        escaped = escaped or marked
+        if watcher is not None:
             watcher.check_after_run()
         if escaped:
             emit(
