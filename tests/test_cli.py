@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import time
 
 from conftest import run_labtui
 
@@ -17,13 +16,12 @@ def _assert_clear_error(result, *needles: str) -> None:
         assert needle in result.stderr, result.stderr
 
 
-def test_help_is_fast_and_lists_commands():
-    started = time.monotonic()
+def test_help_lists_commands():
+    # How fast it answers is the bench's to measure (tests/bench/bench.py, help_ms), not a test's.
     result = run_labtui("--help")
     assert result.returncode == 0
     for command in ("new", "run", "doctor", "templates"):
         assert command in result.stdout
-    assert time.monotonic() - started < 5  # generous; the bench script measures it properly
 
 
 def test_templates_lists_moons():

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 from conftest import TEST_API_KEY, labtui_bin, processes_in, run_labtui
+from support.pilot import wait_for
+from support.waiting import wait_until
 
 from labtui.core.config import load_config, save_config
 from labtui.core.config_sections import ReviewSection
@@ -159,15 +161,6 @@ def _kill_processes_in(root: Path) -> None:
             pass
 
 
-def _wait_for(predicate, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting for the run to reach the kill point")
-
-
 def test_killed_run_resumes_to_the_same_end(moons_project, llm_server, network_guard):
     root = moons_project
     journal = root / ".labtui" / "journal.jsonl"
@@ -180,7 +173,11 @@ def test_killed_run_resumes_to_the_same_end(moons_project, llm_server, network_g
     )
     try:
         # Kill in the middle of the experiment run itself: the harshest point to resume from.
-        _wait_for(lambda: journal.exists() and '"run_id": "run_1"' in journal.read_text(), 180)
+        wait_until(
+            lambda: journal.exists() and '"run_id": "run_1"' in journal.read_text(),
+            "the run reaching the kill point",
+            timeout_s=600,
+        )
         process.send_signal(signal.SIGKILL)
         _kill_processes_in(root)
         process.wait(timeout=10)
@@ -214,11 +211,9 @@ def test_the_app_runs_the_real_pipeline_to_a_reviewed_paper(moons_project):
     async def drive() -> str:
         app = LabtuiApp(Session.open(moons_project), auto=True)
         async with app.run_test(size=(120, 36)) as pilot:
-            for _ in range(1200):
-                await pilot.pause(0.1)
-                if app.outcome is not None:
-                    break
-            await pilot.pause(0.2)
+            # A hang, not a slow machine, is what reaches this deadline.
+            await wait_for(pilot, lambda: app.outcome is not None, timeout=900)
+            await wait_for(pilot, lambda: app.pending_events == 0)
             return f"{app.outcome}: {app.progress.phase} {app.progress.stages}"
 
     outcome = asyncio.run(drive())

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import sys
 import threading
-import time
 import types
 from collections import namedtuple
 from dataclasses import fields
 
 import pytest
+from support.waiting import wait_until
 
 from labtui.core import gpu
 from labtui.core.events import Event, GpuSample
@@ -119,8 +119,7 @@ def test_sampler_starts_no_thread_without_a_gpu(monkeypatch: pytest.MonkeyPatch)
     threads_before = threading.active_count()
     with GpuSampler(emit, "experiments", interval_s=0.01) as sampler:
         assert not sampler.active
-        assert threading.active_count() == threads_before
-        time.sleep(0.05)
+        assert threading.active_count() == threads_before  # no thread: nothing could sample
     assert emit.events == []
 
 
@@ -141,7 +140,7 @@ def test_detect_reads_every_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     )
     assert second.index == 1 and second.name == "NVIDIA H100 80GB HBM3"  # bytes decoded
     assert second.temp_c == 0.0  # unsupported sensor: a number, never an exception
-    assert nvml.calls["init"] == nvml.calls["shutdown"] == 1
+    assert nvml.calls["init"] == nvml.calls["shutdown"]
     assert describe() == "2 × NVIDIA H100 80GB HBM3 (80 GB)"
 
 
@@ -157,9 +156,7 @@ def test_sampler_emits_samples_and_stops(monkeypatch: pytest.MonkeyPatch) -> Non
     emit = Recorder()
     with GpuSampler(emit, "experiments", interval_s=0.02) as sampler:
         assert sampler.active
-        deadline = time.monotonic() + 5
-        while len(emit.samples()) < 3 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until(lambda: len(emit.samples()) >= 3, "three samples")
     assert not sampler.active
     samples = emit.samples()
     assert len(samples) >= 3
@@ -169,23 +166,22 @@ def test_sampler_emits_samples_and_stops(monkeypatch: pytest.MonkeyPatch) -> Non
         assert [g["index"] for g in sample.gpus] == [0, 1]
         assert all(set(g) == expected_keys for g in sample.gpus)
     assert samples[0].gpus[0]["util"] == 37.0 and samples[0].gpus[0]["mem_total_mb"] == 81559.0
-    # Stopped for good: no sample after exit, and NVML shut down as often as it was started.
-    count = len(samples)
-    time.sleep(0.1)
-    assert len(emit.samples()) == count
-    assert nvml.calls["init"] == nvml.calls["shutdown"]
+    # Stopped for good: the thread is gone (so no sample can follow), and NVML shut down as
+    # often as it was started.
     assert not any(t.name == "labtui-gpu-sampler" for t in threading.enumerate())
+    assert nvml.calls["init"] == nvml.calls["shutdown"]
 
 
 def test_sampler_exits_promptly_with_a_long_interval(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "pynvml", fake_nvml([H100]))
+    nvml = fake_nvml([H100])
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
     emit = Recorder()
-    start = time.monotonic()
     with GpuSampler(emit, "experiments", interval_s=60):
-        deadline = time.monotonic() + 5
-        while not emit.samples() and time.monotonic() < deadline:
-            time.sleep(0.01)
-    assert time.monotonic() - start < 2
+        wait_until(emit.samples, "the first sample")
+    # Exiting woke the thread in its 60 s wait: it is gone and shut NVML down (had it slept on,
+    # it would still be alive here, the exit's join having given up on it).
+    assert not any(t.name == "labtui-gpu-sampler" for t in threading.enumerate())
+    assert nvml.calls["init"] == nvml.calls["shutdown"]
     assert len(emit.samples()) == 1
 
 
@@ -225,18 +221,23 @@ def test_runs_are_pinned_to_free_gpus_and_busy_ones_are_left_alone() -> None:
 
 
 def test_a_run_waits_for_a_gpu_and_gets_it_when_released() -> None:
-    import threading
-    import time
+    polls_by_waiter: list[int] = []
 
-    pool = GpuPool(per_run=2, read=lambda: [a_gpu(0), a_gpu(1)], poll_s=0.05)
+    def read() -> list[GpuInfo]:
+        if threading.current_thread() is not threading.main_thread():
+            polls_by_waiter.append(1)
+        return [a_gpu(0), a_gpu(1)]
+
+    pool = GpuPool(per_run=2, read=read, poll_s=0.05)
     held = pool.acquire(timeout_s=1)
     got: list[tuple[int, ...]] = []
-    waiter = threading.Thread(target=lambda: got.append(pool.acquire(timeout_s=5).devices))
+    waiter = threading.Thread(target=lambda: got.append(pool.acquire(timeout_s=60).devices))
     waiter.start()
-    time.sleep(0.2)
+    # It looked, found both GPUs leased, and looked again: it is queued.
+    wait_until(lambda: len(polls_by_waiter) >= 2, "the waiter polling")
     assert got == [], "queued while both GPUs are leased"
     pool.release(held)
-    waiter.join(5)
+    waiter.join(60)
     assert got == [(0, 1)]
 
 
@@ -299,7 +300,4 @@ def test_concurrent_runs_share_one_sampler(monkeypatch: pytest.MonkeyPatch) -> N
         with gpu_sampling(emit, "experiments"):  # a parallel idea's run starts
             assert samplers() == 1, "each GPU must be read once, however many runs there are"
         assert samplers() == 1, "the first run still goes on"
-    deadline = time.monotonic() + 3
-    while samplers() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert samplers() == 0
+    assert samplers() == 0, "the last run's end stopped the sampler"

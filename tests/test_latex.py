@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -157,11 +156,11 @@ def test_timeout_kills_the_whole_process_group(paper_dir: Path, tmp_path: Path) 
         "\\documentclass{article}\n\\begin{document}\n\\def\\x{\\x}\\x\n\\end{document}\n"
     )
     out = tmp_path / "loop.pdf"
-    started = time.monotonic()
 
     outcome = compile_latex(tex, out, timeout_s=2)
 
-    assert time.monotonic() - started < 15
+    # The outcome proves the timeout ended it (TeX's loop never ends by itself); how long the
+    # kill takes is the bench's to measure (tests/bench/stop_bench.py).
     assert outcome.timed_out and not outcome.ok and not out.exists()
     assert any("longer than 2 s" in e.message for e in outcome.errors)
     assert processes_in(paper_dir) == []  # latexmk and its pdflatex are both gone

@@ -11,7 +11,9 @@ import threading
 import time
 
 import pytest
+from conftest import processes_in
 from support.research_script import IDEA, MoonsResearch, whole_file_edit
+from support.waiting import wait_until
 
 from labtui.core.checkpoints import CheckpointRequest, Decision
 from labtui.core.config import load_config, save_config
@@ -111,21 +113,33 @@ def test_the_comparison_has_a_row_per_idea_and_a_column_per_baseline_metric():
 # -- runs that must end early, runs that must wait ---------------------------------------------
 
 
+FOREVER_WITH_A_GRANDCHILD = """\
+import subprocess, time
+subprocess.Popen(["sleep", "600"])
+print("up", flush=True)
+time.sleep(600)
+"""
+
+
 def test_a_stop_ends_a_running_child_and_its_group_promptly(tmp_path):
     stop = threading.Event()
-    threading.Timer(0.5, stop.set).start()
-    started = time.monotonic()
+
+    def stop_once_up(event) -> None:
+        if isinstance(event, LogLine) and "up" in event.text:
+            stop.set()
+
     result = run_process(
-        [sys.executable, "-c", "import time; print('up', flush=True); time.sleep(60)"],
+        [sys.executable, "-c", FOREVER_WITH_A_GRANDCHILD],
         cwd=tmp_path,
-        timeout_s=60,
+        timeout_s=600,
         run_id="run_1",
-        emit=lambda event: None,
+        emit=stop_once_up,
         stage="experiments",
         stop=stop,
     )
+    # It returned, with neither the 600 s child nor the 600 s timeout over: the stop ended it.
     assert result.stopped and not result.timed_out
-    assert time.monotonic() - started < 5
+    wait_until(lambda: processes_in(tmp_path) == [], "the end of the child and its grandchild")
 
 
 SLEEPY_EXPERIMENT = """\
@@ -146,7 +160,13 @@ def _gpu(index: int) -> GpuInfo:
 
 def test_a_run_that_must_queue_for_a_gpu_says_so_and_runs_when_one_is_free(tmp_path):
     (tmp_path / "experiment.py").write_text(SLEEPY_EXPERIMENT)
-    pool = GpuPool(read=lambda: [_gpu(0)], poll_s=0.05)
+    polls: list[int] = []
+
+    def read_the_only_gpu() -> list[GpuInfo]:
+        polls.append(1)
+        return [_gpu(0)]
+
+    pool = GpuPool(read=read_the_only_gpu, poll_s=0.05)
     held = pool.acquire()  # another idea's run holds the only GPU
     events = []
     finished = {}
@@ -165,12 +185,11 @@ def test_a_run_that_must_queue_for_a_gpu_says_so_and_runs_when_one_is_free(tmp_p
 
     thread = threading.Thread(target=second_run)
     thread.start()
-    deadline = time.monotonic() + 10
-    while not any(isinstance(e, Notice) for e in events) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_until(lambda: any(isinstance(e, Notice) for e in events), "the waiting notice")
     waiting = [e.text for e in events if isinstance(e, Notice)]
     assert waiting == ["run_2 waits for a free GPU (all are busy)"]
-    time.sleep(0.3)
+    looked = len(polls)
+    wait_until(lambda: len(polls) >= looked + 2, "the queued run looking again")
     assert not any(isinstance(e, LogLine) for e in events), "it ran without a GPU of its own"
     pool.release(held)
     thread.join(30)

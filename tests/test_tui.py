@@ -685,7 +685,7 @@ def test_help_lists_every_key_of_every_screen_and_pane() -> None:
 
 
 def test_the_command_palette_offers_the_main_actions() -> None:
-    from textual.command import CommandPalette
+    from textual.command import CommandList, CommandPalette
 
     session = FakeSession(ask=None, wait_for_stop=True)
     app = LabtuiApp(session)
@@ -697,13 +697,22 @@ def test_the_command_palette_offers_the_main_actions() -> None:
         await pilot.press("ctrl+p")
         await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
         await pilot.press(*"leave a note")
-        await pilot.pause(0.3)
+        # The palette searches in a worker; enter picks whatever it has highlighted by then.
+        await wait_for(pilot, lambda: highlighted_command(app.screen.query_one(CommandList)))
+        assert highlighted_command(app.screen.query_one(CommandList)) == "Leave a note"
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, NoteScreen))
 
     run_app(app, steps)
     for title in ("Leave a note", "Keys", "Show code diff", "Stop the pipeline", "Quit"):
         assert title in titles
+
+
+def highlighted_command(commands) -> str:
+    """The first line of the command palette's highlighted option ('' while none is)."""
+    if commands.highlighted is None or not commands.has_class("--visible"):
+        return ""
+    return str(commands.get_option_at_index(commands.highlighted).prompt).splitlines()[0]
 
 
 def test_the_header_follows_stages_runs_tokens_and_spend() -> None:
@@ -759,7 +768,8 @@ def test_maximising_rewraps_the_dialogue_to_the_new_width() -> None:
         heights.append(len(log.lines))
         app.main_screen.dialogue.query_one(RichLog).focus()
         await pilot.press("m")
-        await pilot.pause(0.2)
+        # The log rewraps after the resize that maximising causes: wait for that, not a time.
+        await wait_for(pilot, lambda: len(log.lines) != heights[0])
         heights.append(len(log.lines))
         assert max(len(strip.text.rstrip()) for strip in log.lines) > 50
 

@@ -133,6 +133,14 @@ def print_machine(info: dict[str, Any]) -> None:
     )
 
 
+def print_report(rows: list[Row], load_at_start: float) -> None:
+    """The machine, the table, then the JSON line: how every bench script ends."""
+    info = machine(load_at_start)
+    print_machine(info)
+    print_table(rows)
+    print(json_line(rows, machine=info))
+
+
 def slug(text: str) -> str:
     """A JSON key from a label: 'import labtui.core.events (self)' → 'labtui_core_events_self'."""
     return re.sub(r"\W+", "_", text).strip("_").lower()
