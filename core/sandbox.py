@@ -12,8 +12,9 @@ Two layers, chosen by ``[sandbox] mode`` in labtui.toml:
   the network namespace is empty (not even the host's loopback is reachable).
 * **limits**: resource limits set in the child right before it execs the experiment interpreter
   (CPU time, data memory, processes, file size, no core dumps), plus watchers in labtui
-  (``core/run_watch.py``) that kill the whole process group when the run folder outgrows its
-  disk cap or the group holds more processes than allowed. Limits apply under bubblewrap too.
+  (``core/run_watch.py``, over the run's whole process tree from ``core/run_tree.py`` and the
+  project's growth from ``core/disk_growth.py``) that stop a process storm, a run over its task
+  or disk caps, and an idle one. Limits apply under bubblewrap too.
 
 For the host's sake every limited run also gets a raised OOM score, a lower CPU and IO priority
 and, where the machine allows it, a cgroup v2 that caps its memory, CPU and tasks
