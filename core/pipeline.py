@@ -335,16 +335,19 @@ class Session:
             raise RewindRequested(stage, pending.to_stage, pending.note)
 
     def _restart_interrupted_stage(self) -> None:
-        """A stage the last session left unfinished (killed, hung up, stopped at its
-        checkpoint: started, never finished nor failed) starts again from the commit it began
-        at, its half-done work kept on a tag: a redo that built on half its own work (code
+        """A stage the last session left mid-work (killed, hung up, crashed: started, never
+        finished nor failed, and not stopped at a safe point) starts again from the commit it
+        began at, its half-done work kept on a tag: a redo that built on half its own work (code
         already edited, a run already numbered) would end where an uninterrupted run never
-        goes. A stage that failed is not rewound: the researcher may have fixed its files."""
+        goes. A stage that failed, or that the researcher stopped at a checkpoint, is not
+        rewound: they may have fixed or edited its files since."""
         inside = ""
         for event in self._history:
             if isinstance(event, StageStarted):
                 inside = event.stage
             elif isinstance(event, (StageFinished, Rewound)):
+                inside = ""
+            elif isinstance(event, PipelineEnded) and event.outcome == "stopped":
                 inside = ""
         if inside and inside not in self.state.finished and inside in self.state.started:
             self.emit(Notice(stage=inside, text=f"the last session left {inside} unfinished"))
