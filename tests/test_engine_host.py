@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 from conftest import labtui_bin, run_labtui
+from support.waiting import wait_until
 
 from labtui.core import engine_files
 from labtui.core.checkpoints import CheckpointRequest, Decision
@@ -50,16 +51,6 @@ def _own_engine_registry(tmp_path, monkeypatch):
     """Engines started here register in the test's folder, never in the researcher's."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
-
-
-def wait_until(
-    condition: Callable[[], object], timeout: float = DEADLINE_S, what: str = ""
-) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or condition}")
-        time.sleep(0.01)
 
 
 class ManualPort:
@@ -163,6 +154,7 @@ def test_two_front_ends_see_the_same_events_and_only_the_first_answer_counts(pro
         wait_until(
             lambda: any(isinstance(e, CheckpointDecided) for e in second.seen),
             what="the second front end to see the decision",
+            timeout_s=DEADLINE_S,
         )
         answer_second.put(Decision("skip"))  # too late: not sent, the question was answered
         late, reader = raw_client(engine.socket)
@@ -263,7 +255,11 @@ def test_run_detach_auto_status_and_a_safe_stop_from_the_command_line(project):
         assert "engine ended: stopped" in stopped.stdout
         assert next_of_kind(reader, "ended")["outcome"] == "stopped"
         watcher.close()
-        wait_until(lambda: not engine_files.engine_running(root), what="the engine to end")
+        wait_until(
+            lambda: not engine_files.engine_running(root),
+            what="the engine to end",
+            timeout_s=DEADLINE_S,
+        )
     finally:
         if engine_files.engine_running(root):
             engine_files.kill_engine_tree(info.pid)
@@ -433,6 +429,7 @@ def test_labtui_rewind_goes_through_a_running_engine(project):
                 isinstance(e, CheckpointDecided) and e.action == "rewind" for e in follower.seen
             ),
             what="the engine to answer the waiting question with the rewind",
+            timeout_s=DEADLINE_S,
         )
         _ideas_answer.put(None)  # what the app does: the modal of an answered question closes
 

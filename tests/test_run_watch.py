@@ -10,12 +10,12 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 from conftest import processes_in
 from support.experiment_scripts import bare_project, write_experiment
+from support.waiting import wait_until as wait_for
 
 from labtui.core import disk_growth, gpu, oom, run_tree, run_watch
 from labtui.core.config import Config
@@ -73,13 +73,6 @@ def run(root: Path, emit=None, timeout_s: float = 30, **kwargs):
 
 def record(root: Path) -> dict:
     return json.loads((root / "run_1" / "labtui_run.json").read_text())
-
-
-def wait_for(condition, what: str, within_s: float = 30.0) -> None:
-    deadline = time.monotonic() + within_s
-    while not condition():
-        assert time.monotonic() < deadline, f"never happened: {what}"
-        time.sleep(0.02)
 
 
 # -- the process tree ----------------------------------------------------------------------

@@ -26,7 +26,6 @@ import signal
 import socket
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +37,7 @@ from labtui.core.config import load_config, save_config
 from labtui.core.pdf import pdf_text
 from support import scripted_llm
 from support.research_script import MoonsResearch, last_user_text, whole_file_edit
+from support.waiting import wait_until
 
 JOURNAL = Path(".labtui") / "journal.jsonl"
 SEED = 16  # the issue's number: which events the suite kills at
@@ -154,11 +154,8 @@ def journal_lines(root: Path) -> int:
 
 
 def wait_for(predicate: Callable[[], bool], what: str, timeout: float = DEADLINE_S) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
+    """The shared condition wait, with this harness's deadline (a whole pipeline may be ahead)."""
+    wait_until(predicate, what, timeout)
 
 
 def kill_group(process: subprocess.Popen[bytes]) -> None:
