@@ -24,6 +24,7 @@ import threading
 import time
 import traceback
 from collections import deque
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -117,8 +118,10 @@ class AttachedClient:
         self.host = host
         self.outbox = Outbox()
         self._gone = threading.Event()
+        self._closing = threading.Lock()
+        self._sides_done = 0
 
-    def start(self, hello: bytes, replay_to: int | None, reader: LineReader) -> None:
+    def start(self, hello: bytes, replay_to: int | None, reader: Iterable[dict[str, Any]]) -> None:
         threading.Thread(
             target=self._send, args=(hello, replay_to), name="engine-send", daemon=True
         ).start()
@@ -134,12 +137,15 @@ class AttachedClient:
             while (lines := self.outbox.take()) is not None:
                 self.conn.sendall(b"".join(lines))
         except OSError:
-            pass
-        finally:
+            # The front end left. What it said before leaving (`labtui rewind` says one thing
+            # and goes) is still in the socket: the reader reads it to the end first.
             self.host.forget(self)
-            self.close()
+            self._one_side_done()
+            return
+        self.host.forget(self)
+        self.close()  # the run ended: the front end reads EOF, and the reader stops with it
 
-    def _read(self, reader: LineReader) -> None:
+    def _read(self, reader: Iterable[dict[str, Any]]) -> None:
         try:
             for message in reader:
                 self.host.handle(self, message)
@@ -148,11 +154,21 @@ class AttachedClient:
         finally:
             self.host.forget(self)
             self.outbox.close()
+            self._one_side_done()
+
+    def _one_side_done(self) -> None:
+        """The socket closes when both the reader and a failed sender are done with it."""
+        with self._closing:
+            self._sides_done += 1
+            both = self._sides_done == 2
+        if both:
+            self.close()
 
     def close(self) -> None:
-        if self._gone.is_set():
-            return
-        self._gone.set()
+        with self._closing:
+            if self._gone.is_set():
+                return
+            self._gone.set()
         try:
             self.conn.shutdown(socket.SHUT_RDWR)
         except OSError:

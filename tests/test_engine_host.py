@@ -28,8 +28,9 @@ from support.waiting import wait_until
 
 from labtui.core import engine_files
 from labtui.core.checkpoints import CheckpointRequest, Decision
-from labtui.core.engine_host import EngineHost, Outbox, start_engine
+from labtui.core.engine_host import AttachedClient, EngineHost, Outbox, start_engine
 from labtui.core.engine_wire import (
+    CLIENT_KINDS,
     ENGINE_KINDS,
     PROTOCOL,
     LineReader,
@@ -306,6 +307,35 @@ def test_a_foreign_uid_is_refused_and_a_silent_front_end_is_dropped(project, mon
         host.session.emit(LogLine(run_id="run_0", stream="stdout", text=f"line {n} " + "x" * 200))
     assert not host._clients, "the front end that fell behind was dropped"
     host.session.journal.close()
+
+
+def test_what_a_front_end_said_before_leaving_is_read_though_sending_to_it_failed():
+    """`labtui rewind` says one thing and closes without reading. The engine's send to it then
+    fails; the socket must stay open until the reader has read what was said (CI lost a rewind
+    this way on a loaded machine)."""
+    engine_end, front_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    front_end.sendall(encode("rewind", stage="literature"))
+    front_end.close()
+    handled: list[str] = []
+    send_failed = threading.Event()
+
+    class Host:  # what an AttachedClient uses of its EngineHost
+        journal_path = Path("unused")
+
+        def handle(self, client, message):
+            handled.append(message["kind"])
+
+        def forget(self, client):
+            send_failed.set()  # the reader waits below: the first to forget is the sender
+
+    def read_after_the_send_failed():
+        assert send_failed.wait(DEADLINE_S)
+        yield from LineReader(engine_end, CLIENT_KINDS)
+
+    client = AttachedClient(engine_end, Host())  # type: ignore[arg-type]
+    client.start(encode("hello"), None, read_after_the_send_failed())
+    assert client.wait_closed(DEADLINE_S), "the socket is closed once both sides are done"
+    assert handled == ["rewind"]
 
 
 def test_an_outbox_batches_events_and_refuses_past_its_limit():
