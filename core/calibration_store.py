@@ -55,7 +55,7 @@ def save_calibration(record: dict[str, Any], out: Path) -> Path:
     record = {"format": FORMAT, **record, "fingerprint": fingerprint(record["reviewer"])}
     _write(out, record)
     registered = registry() / f"{record['fingerprint']}.json"
-    earlier = _read(registered) or {}
+    earlier = read_json(registered) or {}
     if "probe" in earlier and "probe" not in record:
         record["probe"] = earlier["probe"]
     _write(registered, record)
@@ -66,7 +66,7 @@ def save_probe(reviewer: dict[str, Any], probe: dict[str, Any]) -> Path:
     """Register a fabrication probe's outcome beside the reviewer's calibration (if any)."""
     key = fingerprint(reviewer)
     registered = registry() / f"{key}.json"
-    record = _read(registered) or {"format": FORMAT, "reviewer": reviewer, "fingerprint": key}
+    record = read_json(registered) or {"format": FORMAT, "reviewer": reviewer, "fingerprint": key}
     record["probe"] = probe
     _write(registered, record)
     return registered
@@ -74,7 +74,7 @@ def save_probe(reviewer: dict[str, Any], probe: dict[str, Any]) -> Path:
 
 def find_calibration(reviewer: dict[str, Any]) -> dict[str, Any] | None:
     """The registered record for this reviewer (calibration and/or probe), or None."""
-    return _read(registry() / f"{fingerprint(reviewer)}.json")
+    return read_json(registry() / f"{fingerprint(reviewer)}.json")
 
 
 def trust_line(record: dict[str, Any] | None) -> str:
@@ -119,8 +119,9 @@ def _number(value: Any) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
 
-def _read(path: Path) -> dict[str, Any] | None:
-    # a registry file another labtui is writing, or one a person broke, means "not known"
+def read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON object written by ``write_json``; None when there is none to read."""
+    # a file another labtui is writing, or one a person broke, means "not known"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -128,12 +129,18 @@ def _read(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def write_json(path: Path, record: dict[str, Any]) -> None:
+    """Write ``record`` whole or not at all (a reader never sees half a file); OSError when
+    the folder cannot be written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".part")
+    partial.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    partial.replace(path)
+
+
 def _write(path: Path, record: dict[str, Any]) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(path.name + ".part")
-        partial.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-        partial.replace(path)
+        write_json(path, record)
     except OSError as exc:
         raise LabtuiError(
             f"cannot write the calibration to {path}: {exc.strerror or exc}",
