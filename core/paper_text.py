@@ -1,14 +1,12 @@
 """A paper PDF as Markdown-ish text, so the reviewer sees its structure and not just its words.
 
-A PDF stores positioned glyphs, not sections, so the structure is read back from typography:
-the font size carrying most characters is the body; short lines set larger than the body, or
-entirely bold at body size, are headings. The largest such line near the top of page 1 is the
-title (``# ``); the other heading styles are ranked by size into ``## ``, ``### `` and ``#### ``.
-When a paper numbers its headings ("1 Introduction", "2.1 Setup"), only the styles of numbered
-lines count as heading styles: that keeps author names, figure labels and other large print
-out of the outline. Page numbers and running heads or footers are dropped.
+The structure comes from ``core.paper_outline.read_layout`` (the same analysis that
+``labtui review PAPER.pdf --outline`` prints): the title becomes ``# ``, the abstract's heading
+``## ``, a section ``## ``, a subsection ``### `` and so on, each as printed ("## 1 INTRODUCTION").
+The other lines, in reading order (two columns read one after the other, line numbers of review
+copies and page furniture dropped), become paragraphs, and table rows stay rows ("a | b | c").
 
-Whatever cannot be structured (no headings found, or PyMuPDF fails on the layout) falls back to
+Whatever cannot be structured (no heading found, or PyMuPDF fails on the layout) falls back to
 the plain text of ``core.pdf.pdf_text``, which also raises the clear errors for PDFs without
 a text layer.
 """
@@ -16,22 +14,17 @@ a text layer.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from .pdf import open_paper, pdf_text
-from .pdf_lines import Line, dominant, page_lines, without_furniture
+from .paper_outline import PaperLayout, read_layout
+from .pdf import pdf_text
+from .pdf_lines import Line
 
-MAX_HEADING_WORDS = 12
-# a heading set one size step up from the body: \large over \normalsize is 2 pt, never below 0.5
-HEADING_SIZE_STEP = 0.5
-DEEPEST_LEVEL = 4
-# the title sits on page 1 above this fraction of the page height
-TITLE_ZONE = 0.4
 TABLE_MIN_ROWS = 2
-SENTENCE_ENDINGS = (".", ",", ";", ":")
-NUMBER_CELL = re.compile(r"(\d+(\.\d+)*|[A-Z](\.\d+)*|[IVXL]+)\.?")
-NUMBERED_TEXT = re.compile(r"\d+(\.\d+)*\.?\s+[^\W\d]")
+TABLE_MIN_CELLS = 3
+PARAGRAPH_INDENT_EMS = 0.5
 HYPHENATED_END = re.compile(r"[^\W\d_]-$")
 CAPTION = re.compile(r"(Figure|Fig\.|Table|Algorithm)\s*[A-Z]?\d+[.:]")
 PARAGRAPH_END = re.compile(r"[.!?:;)\]]$")
@@ -43,106 +36,38 @@ class _Part:
 
     kind: str  # "heading", "paragraph" or "table"
     text: str
-    block: tuple[int, int]
     level: int = 0
-    numbered: bool = False
 
     def markdown(self) -> str:
         return f"{'#' * self.level} {self.text}" if self.kind == "heading" else self.text
 
 
 def paper_markdown(pdf: Path) -> str:
-    """The paper as Markdown-ish text: '# ' for the title, '## ' for section headings, '### ' for
-    subsections, paragraphs separated by blank lines; plain text (core.pdf.pdf_text) when no
-    structure can be found."""
-    with open_paper(pdf) as doc:
-        try:
-            pages = [page_lines(page, number) for number, page in enumerate(doc)]
-        except Exception:  # an odd layout must not cost the review: the plain text still serves
-            pages = []
-        title_zone = doc[0].rect.height * TITLE_ZONE if doc.page_count else 0.0
-    lines = without_furniture(pages)
-    levels = _heading_levels(lines, title_zone) if lines else {}
-    if not levels:
+    """The paper as Markdown-ish text: '# ' for the title, '## ' for the abstract's and the
+    section headings, '### ' for subsections, paragraphs separated by blank lines; plain text
+    (core.pdf.pdf_text) when no structure can be found."""
+    layout = read_layout(pdf)
+    if not layout.found_structure:
         return pdf_text(pdf)  # raises "has no extractable text" when there is no text at all
-    parts = _join_continued_paragraphs(_merge_wrapped_headings(_parts(lines, levels)))
+    parts = _join_continued_paragraphs(_parts(layout))
     return "\n\n".join(part.markdown() for part in parts) + "\n"
 
 
-# --------------------------------------------------------------------------------------------
-# Headings
-# --------------------------------------------------------------------------------------------
-
-
-def _heading_levels(lines: list[Line], title_zone: float) -> dict[Line, int]:
-    body = _body_size(lines)
-    candidates = [line for line in lines if _looks_like_heading(line, body)]
-    title = _title_lines(candidates, body, title_zone)
-    not_sections = set(title) | set(_front_matter(lines, body))
-    numbered_styles = {line.style for line in candidates if _is_numbered(line)}
-    sections = [
-        line
-        for line in candidates
-        if line not in not_sections and (not numbered_styles or line.style in numbered_styles)
-    ]
-    ranks = sorted({line.style[:2] for line in sections}, key=lambda s: (-s[0], not s[1]))
-    level_of = {rank: min(2 + i, DEEPEST_LEVEL) for i, rank in enumerate(ranks)}
-    levels = {line: 1 for line in title}
-    levels |= {line: level_of[line.style[:2]] for line in sections}
-    levels |= {line: 2 for line in lines if _is_abstract_heading(line)}
-    return levels
-
-
-def _front_matter(lines: list[Line], body: float) -> list[Line]:
-    # authors and affiliations, between the title and the abstract or the first numbered
-    # section, are often set like headings (a bold \large name is a subsection's style)
-    for index, line in enumerate(lines):
-        if line.page > 0:
-            break
-        if _is_abstract_heading(line) or (_is_numbered(line) and _looks_like_heading(line, body)):
-            return lines[:index]
-    return []
-
-
-def _body_size(lines: list[Line]) -> float:
-    return dominant((f.size, len(f.text)) for line in lines for f in line.fragments)
-
-
-def _looks_like_heading(line: Line, body: float) -> bool:
-    text = line.text
-    if not line.horizontal or not re.search(r"[^\W\d_]", text):
-        return False
-    if len(text.split()) > MAX_HEADING_WORDS or text.endswith(SENTENCE_ENDINGS):
-        return False
-    larger = line.size >= body + HEADING_SIZE_STEP
-    bold_body = line.bold and abs(line.size - body) < HEADING_SIZE_STEP
-    return larger or bold_body
-
-
-def _is_numbered(line: Line) -> bool:
-    cells = line.cells
-    # a lone letter is a number only in its own cell ("A  Proofs"), never in "A Study of ..."
-    number_cell = len(cells) > 1 and NUMBER_CELL.fullmatch(cells[0]) is not None
-    return number_cell or NUMBERED_TEXT.match(line.text) is not None
-
-
-def _title_lines(candidates: list[Line], body: float, title_zone: float) -> list[Line]:
-    top_of_first_page = [
-        line
-        for line in candidates
-        if line.page == 0 and line.y0 < title_zone and not _is_numbered(line)
-    ]
-    if not top_of_first_page:
-        return []
-    size = max(line.size for line in top_of_first_page)
-    numbered_sizes = [line.size for line in candidates if _is_numbered(line)]
-    if size < body + HEADING_SIZE_STEP or size < max(numbered_sizes, default=0) + HEADING_SIZE_STEP:
-        return []
-    return [line for line in top_of_first_page if abs(line.size - size) < HEADING_SIZE_STEP]
-
-
-def _is_abstract_heading(line: Line) -> bool:
-    return line.text.strip(" .:—").lower() == "abstract"
+def _headings(layout: PaperLayout) -> tuple[dict[int, _Part], set[int]]:
+    """The heading part that each heading's first line turns into, and the ids of all lines
+    that headings (and the title) are printed on."""
+    starts: dict[int, _Part] = {}
+    taken: set[int] = set()
+    if layout.title:
+        starts[id(layout.title[0])] = _Part("heading", layout.title_text, 1)
+        taken |= {id(line) for line in layout.title}
+    if layout.abstract is not None:
+        starts[id(layout.abstract)] = _Part("heading", layout.abstract.text, 2)
+        taken.add(id(layout.abstract))
+    for placed in layout.headings:
+        starts[id(placed.lines[0])] = _Part("heading", placed.printed, placed.heading.level + 1)
+        taken |= {id(line) for line in placed.lines}
+    return starts, taken
 
 
 # --------------------------------------------------------------------------------------------
@@ -150,36 +75,67 @@ def _is_abstract_heading(line: Line) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-def _parts(lines: list[Line], levels: dict[Line, int]) -> list[_Part]:
+def _parts(layout: PaperLayout) -> list[_Part]:
+    starts, taken = _headings(layout)
     parts: list[_Part] = []
     pending: list[Line] = []
-    for line in lines:
-        if pending and (line.page, line.block) != (pending[0].page, pending[0].block):
-            parts.append(_body_part(pending))
+    for line in layout.lines:
+        if pending and (
+            id(line) in taken or (line.page, line.block) != (pending[0].page, pending[0].block)
+        ):
+            parts += _body_parts(pending)
             pending = []
-        if line in levels:
-            if pending:
-                parts.append(_body_part(pending))
-                pending = []
-            parts.append(_heading_part(line, levels[line]))
-        else:
+        if id(line) in starts:
+            parts.append(starts[id(line)])
+        elif id(line) not in taken:
             pending.append(line)
-    if pending:
-        parts.append(_body_part(pending))
-    return parts
+    parts += _body_parts(pending)
+    return _joined_tables(parts)
 
 
-def _heading_part(line: Line, level: int) -> _Part:
-    return _Part("heading", line.text, (line.page, line.block), level, _is_numbered(line))
-
-
-def _body_part(lines: list[Line]) -> _Part:
-    block = (lines[0].page, lines[0].block)
-    # a justified line may stretch a space into a wide gap; in a table most rows have gaps
+def _body_parts(lines: list[Line]) -> list[_Part]:
+    """A block's lines as a table, or as its paragraphs."""
+    if not lines:
+        return []
+    # a justified line may stretch a space into a wide gap; in a table most rows have gaps, and
+    # a header row on its own has several cells
     rows = sum(len(line.cells) > 1 for line in lines)
-    if rows >= TABLE_MIN_ROWS and rows * 2 >= len(lines):
-        return _Part("table", "\n".join(" | ".join(line.cells) for line in lines), block)
-    return _Part("paragraph", _join_wrapped([line.text for line in lines]), block)
+    if (rows >= TABLE_MIN_ROWS and rows * 2 >= len(lines)) or (
+        len(lines) == 1 and len(lines[0].cells) >= TABLE_MIN_CELLS
+    ):
+        return [_Part("table", "\n".join(" | ".join(line.cells) for line in lines))]
+    return [
+        _Part("paragraph", _join_wrapped([line.text for line in paragraph]))
+        for paragraph in _paragraphs(lines)
+    ]
+
+
+def _paragraphs(lines: list[Line]) -> list[list[Line]]:
+    # PyMuPDF keeps paragraphs without space between them in one block: a new one starts with
+    # an indented line after a line that ends a sentence or stops short of the margin
+    margin = Counter(round(line.x0) for line in lines).most_common(1)[0][0]
+    right = max(line.x1 for line in lines)
+    paragraphs = [[lines[0]]]
+    for line in lines[1:]:
+        before = paragraphs[-1][-1]
+        indented = line.x0 > margin + PARAGRAPH_INDENT_EMS * line.size
+        ended = PARAGRAPH_END.search(before.text) or before.x1 < right - line.size
+        if indented and ended:
+            paragraphs.append([line])
+        else:
+            paragraphs[-1].append(line)
+    return paragraphs
+
+
+def _joined_tables(parts: list[_Part]) -> list[_Part]:
+    # a table's header row and its body often come as separate blocks
+    joined: list[_Part] = []
+    for part in parts:
+        if joined and part.kind == joined[-1].kind == "table":
+            joined[-1].text = f"{joined[-1].text}\n{part.text}"
+        else:
+            joined.append(part)
+    return joined
 
 
 def _join_wrapped(lines: list[str]) -> str:
@@ -190,24 +146,6 @@ def _join_wrapped(lines: list[str]) -> str:
         else:
             text = f"{text} {line}"
     return text
-
-
-def _merge_wrapped_headings(parts: list[_Part]) -> list[_Part]:
-    # a title or heading too long for one line comes back as several lines of the same style
-    merged: list[_Part] = []
-    for part in parts:
-        previous = merged[-1] if merged else None
-        if (
-            previous is not None
-            and part.kind == previous.kind == "heading"
-            and part.level == previous.level
-            and not part.numbered
-            and (part.level == 1 or part.block == previous.block)
-        ):
-            previous.text = f"{previous.text} {part.text}"
-        else:
-            merged.append(part)
-    return merged
 
 
 def _join_continued_paragraphs(parts: list[_Part]) -> list[_Part]:

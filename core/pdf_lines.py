@@ -1,7 +1,16 @@
-"""A PDF page as lines of text with their typography: PyMuPDF's lines regrouped into the visual
-lines a reader sees (one baseline, cells split at wide gaps), with size, weight and font; and the
-page furniture (running heads, page numbers, line numbers of review copies) left out. What
-``core.paper_text`` builds the paper's outline from.
+"""A PDF page as the lines a reader sees, in reading order, with their typography.
+
+PyMuPDF gives lines of glyph runs (spans) grouped into blocks, in the order the PDF draws them.
+This module turns them into what ``core.paper_outline`` reads a paper's structure from:
+
+- fragments: runs of text on one baseline with no wide gap (a wide gap separates table cells,
+  or a heading's number from its name, which LaTeX separates by a quad);
+- the line numbers of review copies (a ruler of small numbers in a margin or the gutter, as
+  lineno, ACL and ICML print them) left out;
+- one or two columns: a two-column page is read left column top to bottom, then the right one,
+  with what spans both columns (title, wide figures) read where it stands;
+- visual lines: the fragments of one block that share a baseline band, left to right;
+- the page furniture (running heads, footers, page numbers) left out across pages.
 """
 
 from __future__ import annotations
@@ -11,6 +20,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, TypeVar
 
 from .pdf import text_flags
@@ -28,25 +38,49 @@ PAGE_NUMBER = re.compile(
     r"[-–—\s]*(page\s+)?(\d{1,4}|(?=[ivx])x{0,3}(ix|iv|v?i{0,3}))(\s*(of|/)\s*\d{1,4})?[-–—\s]*",
     re.IGNORECASE,
 )
+LETTER = re.compile(r"[^\W\d_]")
+DIGITS = re.compile(r"\d+")
+# fonts that set mathematics (Computer Modern, AMS, Times and Latin Modern math, OpenType math)
+MATH_FONT = re.compile(
+    r"^(CM(MI|SY|EX|BSY|MIB)\d|MSBM|MSAM|EU(FM|SM|RM|EX)|RSFS|ztmcm|rtx|txsy|txex|txmi|pxsy|"
+    r"NewTXMI|Symbol|.*Math)",
+    re.IGNORECASE,
+)
+SMALL_CAPS_FONT = re.compile(r"(CMCSC|SmallCaps|-SC\b|Caps|\bSC\d|csc)", re.IGNORECASE)
+ITALIC_FONT = re.compile(r"(Italic|Oblique|-It\b|-Ital|CMTI|CMSL|-Regu?Ital)", re.IGNORECASE)
+# a ruler of line numbers has at least this many numbers aligned on one x on a page
+RULER_MIN_NUMBERS = 3
+# a two-column page: at most this share of the text crosses the gutter, at least this on each side
+SPANNING_MAX_SHARE = 0.4
+COLUMN_MIN_SHARE = 0.2
+FLAG_ITALIC = 2
+FLAG_BOLD = 16
 
 
 @dataclass(frozen=True)
 class Fragment:
-    """One PyMuPDF line: text on one baseline with no wide gap, and its typography."""
+    """Text on one baseline with no wide gap, and its typography."""
 
     text: str
     x0: float
     y0: float
     x1: float
     y1: float
-    size: float
+    size: float  # the size most of its characters are set in
+    top: float  # the largest size of its letters: the nominal size of faked small capitals
     font: str
     bold: bool
+    italic: bool
+    math: int  # how many of its characters are set in a math font
     horizontal: bool
 
     @property
     def middle(self) -> float:
         return (self.y0 + self.y1) / 2
+
+    @property
+    def has_letters(self) -> bool:
+        return LETTER.search(self.text) is not None
 
 
 @dataclass(eq=False)  # compared by identity: lines are keys of the heading map
@@ -56,16 +90,25 @@ class Line:
     page: int
     block: int
     fragments: list[Fragment]
+    column: int = 0  # 0 on a one-column page or spanning both columns; 1 left, 2 right
 
-    @property
+    @cached_property
+    def x0(self) -> float:
+        return min(f.x0 for f in self.fragments)
+
+    @cached_property
+    def x1(self) -> float:
+        return max(f.x1 for f in self.fragments)
+
+    @cached_property
     def y0(self) -> float:
         return min(f.y0 for f in self.fragments)
 
-    @property
+    @cached_property
     def y1(self) -> float:
         return max(f.y1 for f in self.fragments)
 
-    @property
+    @cached_property
     def cells(self) -> list[str]:
         cells: list[str] = []
         previous: Fragment | None = None
@@ -79,53 +122,268 @@ class Line:
             previous = fragment
         return cells
 
-    @property
+    @cached_property
     def text(self) -> str:
         return " ".join(self.cells)
 
-    @property
+    @cached_property
     def size(self) -> float:
         return dominant((f.size, len(f.text)) for f in self.fragments)
 
-    @property
+    @cached_property
     def font(self) -> str:
         return dominant((f.font, len(f.text)) for f in self.fragments)
 
-    @property
+    @cached_property
+    def words(self) -> list[Fragment]:
+        """The fragments that carry words (letters, not mathematics)."""
+        return [f for f in self.fragments if f.has_letters and f.math * 2 < len(f.text)]
+
+    @cached_property
     def bold(self) -> bool:
-        return all(f.bold for f in self.fragments)
+        return bool(self.words) and all(f.bold for f in self.words)
+
+    @cached_property
+    def italic(self) -> bool:
+        return bool(self.words) and all(f.italic for f in self.words)
+
+    @cached_property
+    def capitals(self) -> bool:
+        """Set in capitals or small capitals (real ones, or faked with smaller capitals)."""
+        letters = [c for f in self.words for c in f.text if c.isalpha()]
+        if len(letters) < 2:
+            return False
+        upper = all(c.isupper() for c in letters)
+        return upper or all(SMALL_CAPS_FONT.search(f.font) for f in self.words)
+
+    @cached_property
+    def nominal_size(self) -> float:
+        """The size the line was set in: faked small capitals set most letters smaller."""
+        if self.capitals and self.words:
+            return max(f.top for f in self.words)
+        return self.size
+
+    @cached_property
+    def math_share(self) -> float:
+        return sum(f.math for f in self.fragments) / max(
+            1, sum(len(f.text) for f in self.fragments)
+        )
 
     @property
     def horizontal(self) -> bool:
         return all(f.horizontal for f in self.fragments)
 
+    @cached_property
+    def style(self) -> tuple[float, bool, bool, bool, str]:
+        """What tells heading levels apart: size, weight, capitals, slant, typeface."""
+        return (
+            round(self.nominal_size * 2) / 2,
+            self.bold,
+            self.capitals,
+            self.italic,
+            family(self.font),
+        )
+
+
+def family(font: str) -> str:
+    """A typeface without its subset prefix and design size: "ABCDEF+CMBX12" → "CMBX"."""
+    return re.sub(r"\d+$", "", font.split("+")[-1])
+
+
+# --------------------------------------------------------------------------------------------
+# A page
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Unit:
+    """A block of one column: the fragments PyMuPDF grouped, split where columns split them."""
+
+    order: int
+    fragments: list[Fragment]
+    column: int = 0
+
     @property
-    def style(self) -> tuple[float, bool, str]:
-        return (round(self.size * 2) / 2, self.bold, self.font)
+    def y0(self) -> float:
+        return min(f.y0 for f in self.fragments)
+
+    @property
+    def y1(self) -> float:
+        return max(f.y1 for f in self.fragments)
+
+    @property
+    def x0(self) -> float:
+        return min(f.x0 for f in self.fragments)
 
 
 def page_lines(page: Any, page_number: int) -> list[Line]:
+    """The page's visual lines in reading order, without line numbers of review copies."""
     flags = text_flags("dict")
     blocks = [b for b in page.get_text("dict", flags=flags)["blocks"] if b.get("type") == 0]
     fragment_blocks = [[f for f in map(_fragment, b["lines"]) if f] for b in blocks]
+    numbers = _line_numbers([f for block in fragment_blocks for f in block])
+    fragment_blocks = [[f for f in block if id(f) not in numbers] for block in fragment_blocks]
+    units = [_Unit(i, block) for i, block in enumerate(fragment_blocks) if block]
+    split = _column_split([f for unit in units for f in unit.fragments])
+    if split is not None:
+        units = _split_columns(units, split)
     lines: list[Line] = []
-    for index, fragments in enumerate(_regroup_blocks([b for b in fragment_blocks if b])):
-        lines += [Line(page_number, index, band) for band in _baseline_bands(fragments)]
+    for index, unit in enumerate(_reading_order(_regroup(units))):
+        lines += [
+            Line(page_number, index, band, unit.column) for band in _baseline_bands(unit.fragments)
+        ]
     return lines
 
 
-def _regroup_blocks(blocks: list[list[Fragment]]) -> list[list[Fragment]]:
-    # PyMuPDF splits what belongs together: a displayed equation into many small blocks side
-    # by side, a bibliography entry into its first line and its hanging-indented rest
-    margins = _right_margins([f for block in blocks for f in block])
-    grouped: list[list[Fragment]] = []
-    for block in blocks:
-        if grouped and (
-            _overlap(grouped[-1], block) > 1.0 or _continues_hanging(grouped[-1], block, margins)
-        ):
-            grouped[-1] += block
+def _fragment(line: dict[str, Any]) -> Fragment | None:
+    spans = [s for s in line["spans"] if s["text"].strip()]
+    text = " ".join("".join(s["text"] for s in line["spans"]).split())
+    if not spans or not text:
+        return None
+    x0, y0, x1, y1 = line["bbox"]
+    horizontal = abs(line["dir"][0] - 1.0) < 1e-3
+    return Fragment(text, x0, y0, x1, y1, *_typography(spans), horizontal)
+
+
+def _typography(spans: list[dict[str, Any]]) -> tuple[float, float, str, bool, bool, int]:
+    """size, top, font, bold, italic, math of a run of spans."""
+    weighted = [(s, len(s["text"].strip())) for s in spans]
+    words = [s for s in spans if LETTER.search(s["text"]) and not MATH_FONT.search(_font(s))]
+    return (
+        dominant((round(s["size"], 1), n) for s, n in weighted),
+        max((round(s["size"], 1) for s in words), default=round(spans[0]["size"], 1)),
+        dominant((_font(s), n) for s, n in weighted),
+        bool(words) and all(s["flags"] & FLAG_BOLD or _is_bold(_font(s)) for s in words),
+        bool(words)
+        and all(s["flags"] & FLAG_ITALIC or ITALIC_FONT.search(_font(s)) for s in words),
+        sum(n for s, n in weighted if MATH_FONT.search(_font(s))),
+    )
+
+
+def _font(span: dict[str, Any]) -> str:
+    return str(span["font"]).split("+")[-1]
+
+
+def _is_bold(font: str) -> bool:
+    name = font.lower()
+    return "bold" in name or "-medi" in name or "black" in name or family(font).startswith("CMB")
+
+
+def _line_numbers(fragments: list[Fragment]) -> set[int]:
+    """The ids of the numbers of a line-number ruler: bare numbers aligned on one x (right-
+    aligned like lineno's, or left-aligned), at least three on the page, with no words above or
+    below them in their own x range (a table's column of numbers has its header above it)."""
+    numbers = [f for f in fragments if f.text.isdigit() and f.horizontal]
+    words = [f for f in fragments if f.has_letters]
+    ruler: set[int] = set()
+    for edge in ("x0", "x1"):
+        for group in _aligned(numbers, edge):
+            if len(group) >= RULER_MIN_NUMBERS and not any(
+                _words_beside(number, words) for number in group
+            ):
+                ruler |= {id(number) for number in group}
+    return ruler
+
+
+def _aligned(fragments: list[Fragment], edge: str) -> list[list[Fragment]]:
+    groups: list[list[Fragment]] = []
+    for fragment in sorted(fragments, key=lambda f: getattr(f, edge)):
+        if groups and getattr(fragment, edge) - getattr(groups[-1][-1], edge) <= 1.0:
+            groups[-1].append(fragment)
         else:
-            grouped.append(block)
+            groups.append([fragment])
+    return groups
+
+
+def _words_beside(number: Fragment, words: list[Fragment]) -> bool:
+    reach = 1.5 * (number.y1 - number.y0) + 6
+    return any(
+        w.x0 < number.x1 + 1
+        and w.x1 > number.x0 - 1
+        and abs(w.middle - number.middle) < reach + (w.y1 - w.y0)
+        for w in words
+    )
+
+
+def _column_split(fragments: list[Fragment]) -> float | None:
+    """The x of the gutter of a two-column page, or None for one column."""
+    text = [f for f in fragments if f.horizontal and f.has_letters]
+    if not text:
+        return None
+    left_edge, right_edge = min(f.x0 for f in text), max(f.x1 for f in text)
+    centre = (left_edge + right_edge) / 2
+    weight = {id(f): len(f.text) for f in text}
+    total = sum(weight.values())
+    left = [f for f in text if f.x1 <= centre]
+    right = [f for f in text if f.x0 >= centre]
+    spanning = total - sum(weight[id(f)] for f in left + right)
+    if (
+        spanning > SPANNING_MAX_SHARE * total
+        or sum(weight[id(f)] for f in left) < COLUMN_MIN_SHARE * total
+        or sum(weight[id(f)] for f in right) < COLUMN_MIN_SHARE * total
+    ):
+        return None
+    # the gutter lies between the left column's right margin and the right column's left one
+    left_margin = _common_edge([f.x1 for f in left], max)
+    right_margin = _common_edge([f.x0 for f in right], min)
+    return (left_margin + right_margin) / 2 if left_margin < right_margin else centre
+
+
+def _common_edge(xs: list[float], pick: Any) -> float:
+    counts = Counter(round(x) for x in xs)
+    common = [x for x, n in counts.items() if n >= JUSTIFIED_MIN_LINES]
+    return float(pick(common or [round(x) for x in xs]))
+
+
+def _split_columns(units: list[_Unit], split: float) -> list[_Unit]:
+    """Each unit in the column it sits in (0 when it spans the gutter); a PyMuPDF block that
+    holds text of both columns becomes two units."""
+    result: list[_Unit] = []
+    for unit in units:
+        spans_gutter = any(f.x0 < split - 3 and f.x1 > split + 3 for f in unit.fragments)
+        if spans_gutter:
+            result.append(_Unit(unit.order, unit.fragments, 0))
+            continue
+        left = [f for f in unit.fragments if (f.x0 + f.x1) / 2 < split]
+        right = [f for f in unit.fragments if (f.x0 + f.x1) / 2 >= split]
+        result += [
+            _Unit(unit.order, part, column) for column, part in ((1, left), (2, right)) if part
+        ]
+    return result
+
+
+def _reading_order(units: list[_Unit]) -> list[_Unit]:
+    """Top to bottom on a one-column page; on a two-column page, between two things that span
+    the gutter, the left column then the right one."""
+    spanning = sorted((u for u in units if u.column == 0), key=lambda u: u.y0)
+    if len(spanning) == len(units):
+        return sorted(units, key=lambda u: (round(u.y0), u.x0))
+
+    def key(unit: _Unit) -> tuple[int, int, float, float]:
+        above = sum(1 for s in spanning if s is not unit and s.y1 <= unit.y0 + 1)
+        rank = 2 if unit.column == 0 else unit.column - 1
+        return (above, rank, unit.y0, unit.x0)
+
+    return sorted(units, key=key)
+
+
+def _regroup(units: list[_Unit]) -> list[_Unit]:
+    # PyMuPDF splits what belongs together: a displayed equation into many small blocks side
+    # by side, a table into a block per column, a bibliography entry into its first line and
+    # its hanging-indented rest
+    margins = _right_margins([f for unit in units for f in unit.fragments])
+    grouped: list[_Unit] = []
+    last_in_column: dict[int, _Unit] = {}
+    for unit in sorted(units, key=lambda u: (u.order, u.column)):
+        previous = last_in_column.get(unit.column)
+        if previous is not None and (
+            _overlap(previous.fragments, unit.fragments) > 1.0
+            or _continues_hanging(previous.fragments, unit.fragments, margins)
+        ):
+            previous.fragments += unit.fragments
+        else:
+            grouped.append(_Unit(unit.order, list(unit.fragments), unit.column))
+            last_in_column[unit.column] = grouped[-1]
     return grouped
 
 
@@ -150,29 +408,10 @@ def _continues_hanging(block: list[Fragment], after: list[Fragment], margins: li
     return 0 <= gap < LINE_GAP_EMS * last.size and indented and runs_to_margin
 
 
-def _fragment(line: dict[str, Any]) -> Fragment | None:
-    spans = [s for s in line["spans"] if s["text"].strip()]
-    text = " ".join("".join(s["text"] for s in line["spans"]).split())
-    if not spans or not text:
-        return None
-    x0, y0, x1, y1 = line["bbox"]
-    return Fragment(
-        text=text,
-        x0=x0,
-        y0=y0,
-        x1=x1,
-        y1=y1,
-        size=dominant((round(s["size"], 1), len(s["text"].strip())) for s in spans),
-        font=dominant((s["font"], len(s["text"].strip())) for s in spans),
-        bold=all(s["flags"] & 16 or "bold" in s["font"].lower() for s in spans),
-        horizontal=abs(line["dir"][0] - 1.0) < 1e-3,
-    )
-
-
 def _baseline_bands(fragments: list[Fragment]) -> list[list[Fragment]]:
     bands: list[list[Fragment]] = []
-    for fragment in fragments:
-        band = next((b for b in bands if _in_band(fragment, b)), None)
+    for fragment in sorted(fragments, key=lambda f: f.y0):
+        band = next((b for b in reversed(bands) if _in_band(fragment, b)), None)
         if band is None:
             bands.append([fragment])
         else:
@@ -193,7 +432,14 @@ def dominant(weighted: Iterable[tuple[T, int]]) -> T:
     return counts.most_common(1)[0][0]
 
 
+# --------------------------------------------------------------------------------------------
+# Pages
+# --------------------------------------------------------------------------------------------
+
+
 def without_furniture(pages: list[list[Line]]) -> list[Line]:
+    """The lines of all pages without running heads, footers and page numbers: what repeats at
+    the top or bottom edge of most pages (digits aside), and bare numbers there."""
     edges = [_edge_lines(page) for page in pages]
     seen_on = Counter(
         key for page_edges in edges for key in {_furniture_key(line) for line in page_edges}
@@ -219,5 +465,6 @@ def _edge_lines(page: list[Line]) -> list[Line]:
 
 
 def _furniture_key(line: Line) -> str:
-    # "Page 3 of 9" and "Page 4 of 9" are the same footer
-    return re.sub(r"\d+", "#", line.text)
+    # "Page 3 of 9" and "Page 4 of 9" are the same footer; a running head that repeats the
+    # title is set smaller than the title on page 1
+    return f"{round(line.size)}|{DIGITS.sub('#', line.text)}"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from support.latex_documents import document, requires_tex
 
-from labtui.core import paper_text
+from labtui.core import paper_outline
 from labtui.core.errors import LabtuiError
 from labtui.core.latex import compile_latex
 from labtui.core.paper_text import paper_markdown
@@ -214,7 +214,7 @@ def test_a_failing_layout_analysis_falls_back_to_the_plain_text(tmp_path, monkey
     def broken(*_args: object) -> None:
         raise RuntimeError("odd layout")
 
-    monkeypatch.setattr(paper_text, "page_lines", broken)
+    monkeypatch.setattr(paper_outline, "page_lines", broken)
     assert paper_markdown(pdf) == pdf_text(pdf)
 
 
