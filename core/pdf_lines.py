@@ -247,21 +247,34 @@ def _fragment(line: dict[str, Any]) -> Fragment | None:
 
 def _typography(spans: list[dict[str, Any]]) -> tuple[float, float, str, bool, bool, int]:
     """size, top, font, bold, italic, math of a run of spans."""
-    weighted = [(s, len(s["text"].strip())) for s in spans]
-    words = [s for s in spans if LETTER.search(s["text"]) and not MATH_FONT.search(_font(s))]
+    sizes: dict[float, int] = {}
+    fonts: dict[str, int] = {}
+    top = 0.0
+    bold = italic = True
+    words = 0
+    math = 0
+    for span in spans:
+        text = span["text"]
+        weight = len(text.strip())
+        size = round(span["size"], 1)
+        font = span["font"].split("+")[-1]
+        sizes[size] = sizes.get(size, 0) + weight
+        fonts[font] = fonts.get(font, 0) + weight
+        if MATH_FONT.match(font):
+            math += weight
+        elif LETTER.search(text):
+            words += 1
+            top = max(top, size)
+            bold = bold and bool(span["flags"] & FLAG_BOLD or _is_bold(font))
+            italic = italic and bool(span["flags"] & FLAG_ITALIC or ITALIC_FONT.search(font))
     return (
-        dominant((round(s["size"], 1), n) for s, n in weighted),
-        max((round(s["size"], 1) for s in words), default=round(spans[0]["size"], 1)),
-        dominant((_font(s), n) for s, n in weighted),
-        bool(words) and all(s["flags"] & FLAG_BOLD or _is_bold(_font(s)) for s in words),
-        bool(words)
-        and all(s["flags"] & FLAG_ITALIC or ITALIC_FONT.search(_font(s)) for s in words),
-        sum(n for s, n in weighted if MATH_FONT.search(_font(s))),
+        max(sizes, key=sizes.__getitem__),
+        top or max(sizes),
+        max(fonts, key=fonts.__getitem__),
+        words > 0 and bold,
+        words > 0 and italic,
+        math,
     )
-
-
-def _font(span: dict[str, Any]) -> str:
-    return str(span["font"]).split("+")[-1]
 
 
 def _is_bold(font: str) -> bool:
@@ -278,9 +291,11 @@ def _line_numbers(fragments: list[Fragment]) -> set[int]:
     ruler: set[int] = set()
     for edge in ("x0", "x1"):
         for group in _aligned(numbers, edge):
-            if len(group) >= RULER_MIN_NUMBERS and not any(
-                _words_beside(number, words) for number in group
-            ):
+            if len(group) < RULER_MIN_NUMBERS:
+                continue
+            left, right = min(n.x0 for n in group) - 1, max(n.x1 for n in group) + 1
+            in_range = [w for w in words if w.x0 < right and w.x1 > left]
+            if not any(_words_beside(number, in_range) for number in group):
                 ruler |= {id(number) for number in group}
     return ruler
 
@@ -425,11 +440,12 @@ def _in_band(fragment: Fragment, band: list[Fragment]) -> bool:
 
 
 def dominant(weighted: Iterable[tuple[T, int]]) -> T:
-    """The value with the most weight (the size or font most of a line's text is set in)."""
-    counts: Counter[T] = Counter()
+    """The value with the most weight (the size or font most of a line's text is set in); the
+    first seen of equal ones."""
+    counts: dict[T, int] = {}
     for value, weight in weighted:
-        counts[value] += weight
-    return counts.most_common(1)[0][0]
+        counts[value] = counts.get(value, 0) + weight
+    return max(counts, key=counts.__getitem__)
 
 
 # --------------------------------------------------------------------------------------------
