@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -46,9 +47,11 @@ NUMBER_CELL = re.compile(
     r"(?:(?:appendix|section)\s+)?(?P<number>\d+(?:\.\d+)*|[A-Z](?:\.\d+)*|[IVXL]+)[.:]?",
     re.IGNORECASE,
 )
-NUMBERED_TEXT = re.compile(r"(?P<number>\d+(?:\.\d+)*)\.?\s+(?P<name>[^\W\d].*)")
+# "2.1 Setup", "2.1. Setup", "A.1 Proofs"; a lone letter only in a cell of its own ("A  Proofs"),
+# never in running text ("A Study of ...")
+NUMBERED_TEXT = re.compile(r"(?P<number>\d+(?:\.\d+)*|[A-Z](?:\.\d+)+)\.?\s+(?P<name>[^\W\d].*)")
 APPENDIX_TEXT = re.compile(
-    r"(?:appendix|appendices)\s+(?P<number>[A-Z](?:\.\d+)*)\s*(?:[:.\-–—]\s*(?P<name>.+))?",
+    r"(?:appendix|appendices)\s+(?P<number>[A-Z](?:\.\d+)*)(?:\s*[:.\-–—]?\s+(?P<name>.+))?",
     re.IGNORECASE,
 )
 ROMAN = re.compile(r"[IVXL]+")
@@ -63,6 +66,8 @@ KNOWN_SECTIONS = re.compile(
     r"reproducibility statement|impact statement|conclusions?)",
     re.IGNORECASE,
 )
+# the text of a paper begins within its first pages
+FRONT_MATTER_PAGES = 3
 # a line this close to a table row (in line heights) belongs to the table
 TABLE_REACH = 1.6
 # a heading starts at its column's left margin (or is centred) within this many points
@@ -188,7 +193,8 @@ class _Candidate:
 
     line: Line
     number: str
-    name: str
+    name: str  # "" for a bare "Appendix A" whose name follows on the next line
+    appendix: bool = False  # numbered with the word: "Appendix A", "Appendix B: Proofs"
 
 
 class _Analysis:
@@ -197,7 +203,10 @@ class _Analysis:
         self.title_zone = title_zone
         self.position = {id(line): index for index, line in enumerate(lines)}
         self.body = dominant((f.size, len(f.text)) for line in lines for f in line.fragments)
-        self.candidates = [c for c in map(_candidate, lines) if c is not None]
+        shared = _sharing_a_baseline(lines)
+        self.candidates = [
+            c for c in map(_candidate, lines) if c is not None and id(c.line) not in shared
+        ]
         self.margins = _column_margins(lines, self.body)
 
     def layout(self, pages: int) -> PaperLayout:
@@ -229,7 +238,12 @@ class _Analysis:
     # numbered headings ------------------------------------------------------------------------
 
     def _numbered(self) -> list[_Candidate]:
-        numbered = [c for c in self.candidates if c.number and self._set_apart(c.line, True)]
+        numbered = [
+            c
+            for c in self.candidates
+            if c.number and self._set_apart(c.line, True) and self._aligned(c.line)
+        ]
+        numbered = self._apart_from_their_kind(numbered)
         by_depth: dict[int, Counter[tuple[Any, ...]]] = {}
         for candidate in numbered:
             by_depth.setdefault(_depth(candidate.number), Counter())[candidate.line.style] += 1
@@ -238,7 +252,18 @@ class _Analysis:
             depth: max(counts, key=lambda s: (counts[s], s[0], s[1]))
             for depth, counts in by_depth.items()
         }
-        return [c for c in numbered if c.line.style == styles[_depth(c.number)]]
+        numbered = [c for c in numbered if _in_heading_style(c, styles)]
+        return _in_sequence(numbered)
+
+    def _apart_from_their_kind(self, numbered: list[_Candidate]) -> list[_Candidate]:
+        """Without numbered lines next to another numbered line in their style and depth: items
+        of a list or cells of a grid; sections have text between them."""
+        return [c for c in numbered if not any(map(partial(_kin, c), self._neighbours(c.line)))]
+
+    def _neighbours(self, line: Line) -> list[Line]:
+        index = self.position[id(line)]
+        around = self.lines[max(0, index - 1) : index] + self.lines[index + 1 : index + 2]
+        return [other for other in around if other.page == line.page]
 
     def _set_apart(self, line: Line, numbered: bool = False) -> bool:
         """Set apart from the body text: larger, bold, in capitals, or (numbered) slanted."""
@@ -250,12 +275,15 @@ class _Analysis:
     # the title and what comes before the text ---------------------------------------------------
 
     def _title(self, numbered: list[_Candidate], abstract: Line | None) -> list[Line]:
+        # the title comes before the abstract or the first section (on a title page, that may
+        # be anywhere on page 1); with neither in sight, at the top of page 1
         end = self._front_matter_end(numbered, abstract)
+        zone = self.title_zone if end == len(self.lines) else float("inf")
         top = [
             line
             for line in self.lines[:end]
             if line.page == 0
-            and line.y0 < self.title_zone
+            and line.y0 < zone
             and line.horizontal
             and not any(c.line is line for c in numbered)
         ]
@@ -274,8 +302,9 @@ class _Analysis:
         return title
 
     def _front_matter_end(self, numbered: list[_Candidate], abstract: Line | None) -> int:
-        """Where the text begins: the abstract's heading, or the first numbered heading."""
-        starts = [self.position[id(c.line)] for c in numbered if c.line.page == 0]
+        """Where the text begins: the abstract's heading, or the first numbered heading when
+        it comes within the first pages (a title page and a licence may come before it)."""
+        starts = [self.position[id(c.line)] for c in numbered if c.line.page < FRONT_MATTER_PAGES]
         if abstract is not None:
             starts.append(self.position[id(abstract)])
         return min(starts, default=len(self.lines))
@@ -295,7 +324,8 @@ class _Analysis:
         the styles of heading-like lines ranked by size, weight and capitals."""
         if numbered:
             style_levels: dict[tuple[Any, ...], int] = {}
-            for candidate in numbered:
+            # an "Appendix A" may be set in any heading style: it says nothing of its level
+            for candidate in (c for c in numbered if not c.appendix):
                 level = levels[candidate.number]
                 style_levels[candidate.line.style] = min(
                     level, style_levels.get(candidate.line.style, level)
@@ -331,9 +361,11 @@ class _Analysis:
         return self._aligned(line) and self._first_in_block(line) and not self._in_table(line)
 
     def _aligned(self, line: Line) -> bool:
+        """Flush with its column's left margin (or hanging into it, as some styles set a
+        heading's number), or centred in the column."""
         left, right = self.margins.get((line.page, line.column), (line.x0, line.x1))
         centred = abs((line.x0 + line.x1) / 2 - (left + right) / 2) <= ALIGNMENT_SLACK
-        return abs(line.x0 - left) <= ALIGNMENT_SLACK or centred
+        return line.x0 <= left + ALIGNMENT_SLACK or centred
 
     def _first_in_block(self, line: Line) -> bool:
         index = self.position[id(line)]
@@ -363,7 +395,8 @@ class _Analysis:
 
     def _placed(self, candidate: _Candidate, level: int) -> PlacedHeading:
         lines = self._wrapped([candidate.line])
-        name = " ".join([candidate.name, *(line.text for line in lines[1:])])
+        parts = [candidate.name, *(line.text for line in lines[1:])]
+        name = " ".join(part for part in parts if part) or candidate.line.text
         heading = Heading(level, candidate.number, name, candidate.line.page + 1)
         return PlacedHeading(heading, tuple(lines))
 
@@ -398,40 +431,138 @@ def _merged(placed: list[PlacedHeading]) -> tuple[PlacedHeading, ...]:
     return tuple(merged)
 
 
+def _kin(candidate: _Candidate, other: Line) -> bool:
+    number, _, _ = _split_number(other)
+    return (
+        bool(number)
+        and other.style == candidate.line.style
+        and (_depth(number) == _depth(candidate.number))
+    )
+
+
+def _sharing_a_baseline(lines: list[Line]) -> set[int]:
+    """The ids of lines that share their baseline with another line of their column (or with
+    any line, for what spans the columns): cells of a table or labels of a figure that PyMuPDF
+    put in blocks of their own. A heading stands alone on its baseline."""
+    by_page: dict[int, list[Line]] = {}
+    for line in lines:
+        by_page.setdefault(line.page, []).append(line)
+    shared: set[int] = set()
+    for page in by_page.values():
+        page.sort(key=lambda line: line.y0)
+        for index, line in enumerate(page):
+            for other in page[index + 1 :]:
+                if other.y0 > line.y1:
+                    break
+                if _same_baseline(line, other) and (
+                    line.column == other.column or 0 in (line.column, other.column)
+                ):
+                    shared |= {id(line), id(other)}
+    return shared
+
+
+def _same_baseline(line: Line, other: Line) -> bool:
+    return (
+        line.y0 <= (other.y0 + other.y1) / 2 <= line.y1
+        or other.y0 <= (line.y0 + line.y1) / 2 <= other.y1
+    )
+
+
 def _candidate(line: Line) -> _Candidate | None:
     """The line as a possible heading: its number and name, or None when its shape rules it
     out (too long, a sentence, a caption, an equation, a table row)."""
     if not line.horizontal or line.math_share > 0.3 or EQUATION_NUMBER.search(line.text):
         return None
-    number, name = _split_number(line)
+    number, name, appendix = _split_number(line)
     if len(line.cells) > (2 if number else 1):
         return None
-    if not re.search(r"[^\W\d_].*[^\W\d_]", name) or CAPTION.match(line.text):
+    words = name or line.text
+    if not re.search(r"[^\W\d_].*[^\W\d_]", words) or CAPTION.match(line.text):
         return None
-    if len(name.split()) > MAX_HEADING_WORDS or name.endswith(SENTENCE_ENDINGS):
+    if len(words.split()) > MAX_HEADING_WORDS or words.endswith(SENTENCE_ENDINGS):
         return None
-    return _Candidate(line, number, name)
+    return _Candidate(line, number, name, appendix)
 
 
-def _split_number(line: Line) -> tuple[str, str]:
-    """("2.1", "Setup") from "2.1 Setup", "2.1. Setup" or "Appendix B: Setup"; ("", text)."""
+def _split_number(line: Line) -> tuple[str, str, bool]:
+    """The number, name and whether the word "Appendix" says it: ("2.1", "Setup", False) from
+    "2.1 Setup" or "2.1. Setup", ("B", "Proofs", True) from "Appendix B: Proofs"."""
     cells = line.cells
     if len(cells) == 2:
         match = NUMBER_CELL.fullmatch(cells[0])
         if match:
-            return match.group("number").upper(), cells[1]
+            named = cells[0].lower().startswith("appendix")
+            return match.group("number").upper(), cells[1], named
     text = line.text
     appendix = APPENDIX_TEXT.fullmatch(text)
     if appendix:
-        return appendix.group("number").upper(), appendix.group("name") or text
+        return appendix.group("number").upper(), appendix.group("name") or "", True
     numbered = NUMBERED_TEXT.fullmatch(text)
     if numbered:
-        return numbered.group("number"), numbered.group("name")
-    return "", text
+        return numbered.group("number"), numbered.group("name"), False
+    return "", text, False
 
 
 def _depth(number: str) -> int:
     return number.count(".") + 1
+
+
+def _in_heading_style(candidate: _Candidate, styles: dict[int, tuple[Any, ...]]) -> bool:
+    """Set in its depth's style, or in a shallower depth's (a subsection of an appendix set like
+    a section); an appendix named as such may be set in any heading style."""
+    depth = _depth(candidate.number)
+    if candidate.appendix:
+        return candidate.line.style in styles.values()
+    return any(candidate.line.style == style for d, style in styles.items() if d <= depth)
+
+
+def _in_sequence(numbered: list[_Candidate]) -> list[_Candidate]:
+    """The sections whose numbers run in order (1, 2, 3; A, B; I, II), each kind on its own: a
+    grid of numbered cells or a stray numbered line out of order is no section."""
+    kinds: dict[str, list[tuple[int, _Candidate]]] = {}
+    for candidate in numbered:
+        if _depth(candidate.number) == 1:
+            kind, value = _section_value(candidate.number)
+            kinds.setdefault(kind, []).append((value, candidate))
+    kept = {id(c) for run in kinds.values() for c in _longest_increasing(run)}
+    return [c for c in numbered if _depth(c.number) > 1 or id(c) in kept]
+
+
+def _section_value(number: str) -> tuple[str, int]:
+    if number.isdigit():
+        return "arabic", int(number)
+    if ROMAN.fullmatch(number) and (len(number) > 1 or number in "IVX"):
+        roman = {"I": 1, "V": 5, "X": 10, "L": 50}
+        values = [roman[c] for c in number]
+        return "roman", sum(
+            -v if v < w else v for v, w in zip(values, [*values[1:], 0], strict=True)
+        )
+    return "letter", ord(number[0])
+
+
+def _longest_increasing(run: list[tuple[int, _Candidate]]) -> list[_Candidate]:
+    """The longest strictly increasing subsequence by value (patience sorting, n log n)."""
+    tails: list[int] = []  # index into run of the smallest tail of each length
+    parents: list[int] = [-1] * len(run)
+    for index, (value, _) in enumerate(run):
+        low, high = 0, len(tails)
+        while low < high:
+            middle = (low + high) // 2
+            if run[tails[middle]][0] < value:
+                low = middle + 1
+            else:
+                high = middle
+        parents[index] = tails[low - 1] if low else -1
+        if low == len(tails):
+            tails.append(index)
+        else:
+            tails[low] = index
+    chain: list[_Candidate] = []
+    index = tails[-1] if tails else -1
+    while index >= 0:
+        chain.append(run[index][1])
+        index = parents[index]
+    return chain[::-1]
 
 
 def _numbered_levels(numbered: list[_Candidate]) -> dict[str, int]:
@@ -458,15 +589,16 @@ def _is_abstract(name: str) -> bool:
 
 
 def _column_margins(lines: list[Line], body: float) -> dict[tuple[int, int], tuple[float, float]]:
-    """Each page column's left and right margins: where most of its body lines start and end."""
-    starts: dict[tuple[int, int], Counter[int]] = {}
-    ends: dict[tuple[int, int], Counter[int]] = {}
+    """Each page column's left and right margins: justified lines end at the right one, and
+    most of them (all but a paragraph's first) start at the left one."""
+    columns: dict[tuple[int, int], list[Line]] = {}
     for line in lines:
         if abs(line.size - body) < HEADING_SIZE_STEP:
-            key = (line.page, line.column)
-            starts.setdefault(key, Counter())[round(line.x0)] += 1
-            ends.setdefault(key, Counter())[round(line.x1)] += 1
-    return {
-        key: (float(starts[key].most_common(1)[0][0]), float(ends[key].most_common(1)[0][0]))
-        for key in starts
-    }
+            columns.setdefault((line.page, line.column), []).append(line)
+    margins = {}
+    for key, column in columns.items():
+        right = Counter(round(line.x1) for line in column).most_common(1)[0][0]
+        full = [line for line in column if abs(line.x1 - right) <= 2] or column
+        left = Counter(round(line.x0) for line in full).most_common(1)[0][0]
+        margins[key] = (float(left), float(right))
+    return margins

@@ -53,6 +53,10 @@ RULER_MIN_NUMBERS = 3
 # a two-column page: at most this share of the text crosses the gutter, at least this on each side
 SPANNING_MAX_SHARE = 0.4
 COLUMN_MIN_SHARE = 0.2
+# a running head or footer is set off from the text by more than this many line heights
+FURNITURE_GAP_LINES = 1.0
+# a line is bold when this share of its letters is
+BOLD_SHARE = 0.6
 FLAG_ITALIC = 2
 FLAG_BOLD = 16
 
@@ -69,7 +73,8 @@ class Fragment:
     size: float  # the size most of its characters are set in
     top: float  # the largest size of its letters: the nominal size of faked small capitals
     font: str
-    bold: bool
+    letters: int  # letters of words (not of mathematics)
+    bold_letters: int  # of those, how many are set in a bold face
     italic: bool
     math: int  # how many of its characters are set in a math font
     horizontal: bool
@@ -141,7 +146,9 @@ class Line:
 
     @cached_property
     def bold(self) -> bool:
-        return bool(self.words) and all(f.bold for f in self.words)
+        """Mostly bold: a bold heading may set a logo or a name in another face ("BibTeX")."""
+        letters = sum(f.letters for f in self.fragments)
+        return letters > 0 and sum(f.bold_letters for f in self.fragments) >= BOLD_SHARE * letters
 
     @cached_property
     def italic(self) -> bool:
@@ -245,14 +252,13 @@ def _fragment(line: dict[str, Any]) -> Fragment | None:
     return Fragment(text, x0, y0, x1, y1, *_typography(spans), horizontal)
 
 
-def _typography(spans: list[dict[str, Any]]) -> tuple[float, float, str, bool, bool, int]:
-    """size, top, font, bold, italic, math of a run of spans."""
+def _typography(spans: list[dict[str, Any]]) -> tuple[float, float, str, int, int, bool, int]:
+    """size, top, font, letters, bold letters, italic and math of a run of spans."""
     sizes: dict[float, int] = {}
     fonts: dict[str, int] = {}
     top = 0.0
-    bold = italic = True
-    words = 0
-    math = 0
+    letters = bold = math = 0
+    italic = True
     for span in spans:
         text = span["text"]
         weight = len(text.strip())
@@ -263,16 +269,18 @@ def _typography(spans: list[dict[str, Any]]) -> tuple[float, float, str, bool, b
         if MATH_FONT.match(font):
             math += weight
         elif LETTER.search(text):
-            words += 1
             top = max(top, size)
-            bold = bold and bool(span["flags"] & FLAG_BOLD or _is_bold(font))
+            letters += weight
+            if span["flags"] & FLAG_BOLD or _is_bold(font):
+                bold += weight
             italic = italic and bool(span["flags"] & FLAG_ITALIC or ITALIC_FONT.search(font))
     return (
         max(sizes, key=sizes.__getitem__),
         top or max(sizes),
         max(fonts, key=fonts.__getitem__),
-        words > 0 and bold,
-        words > 0 and italic,
+        letters,
+        bold,
+        letters > 0 and italic,
         math,
     )
 
@@ -454,21 +462,43 @@ def dominant(weighted: Iterable[tuple[T, int]]) -> T:
 
 
 def without_furniture(pages: list[list[Line]]) -> list[Line]:
-    """The lines of all pages without running heads, footers and page numbers: what repeats at
-    the top or bottom edge of most pages (digits aside), and bare numbers there."""
+    """The lines of all pages without running heads, footers and page numbers: bare numbers at
+    the top or bottom edge of a page, and what repeats there on most pages, either as text
+    (digits aside) or as a line set apart from the text at the same height and size (a running
+    head that names the current section)."""
     edges = [_edge_lines(page) for page in pages]
-    seen_on = Counter(
+    most_pages = max(2, math.ceil(len(pages) / 2))
+    texts = Counter(
         key for page_edges in edges for key in {_furniture_key(line) for line in page_edges}
     )
-    most_pages = max(2, math.ceil(len(pages) / 2))
-    repeated = {key for key, count in seen_on.items() if count >= most_pages}
+    places = Counter(
+        key
+        for page, page_edges in zip(pages, edges, strict=True)
+        for key in {_place(line) for line in page_edges if _set_off(line, page)}
+    )
+    repeated = {key for key, count in texts.items() if count >= most_pages}
+    placed = {key for key, count in places.items() if count >= most_pages}
     furniture = {
         id(line)
-        for page_edges in edges
+        for page, page_edges in zip(pages, edges, strict=True)
         for line in page_edges
-        if PAGE_NUMBER.fullmatch(line.text) or _furniture_key(line) in repeated
+        if PAGE_NUMBER.fullmatch(line.text)
+        or _furniture_key(line) in repeated
+        or (_place(line) in placed and _set_off(line, page))
     }
     return [line for page in pages for line in page if id(line) not in furniture]
+
+
+def _place(line: Line) -> tuple[int, int]:
+    return (round(line.y0), round(line.size))
+
+
+def _set_off(edge: Line, page: list[Line]) -> bool:
+    """Set off from the text by more than a line's spacing, as a running head or a footer."""
+    height = edge.y1 - edge.y0
+    others = [line for line in page if line.y1 < edge.y0 or line.y0 > edge.y1]
+    gaps = [max(line.y0 - edge.y1, edge.y0 - line.y1) for line in others]
+    return bool(gaps) and min(gaps) > FURNITURE_GAP_LINES * height
 
 
 def _edge_lines(page: list[Line]) -> list[Line]:
