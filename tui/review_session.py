@@ -1,0 +1,43 @@
+"""What the commands that review a paper without a project share (``labtui review`` and its
+``--probe``): the ``[review]`` settings given on the command line, the reviewer model, and what is
+said on stderr while the reviewers work (stdout is the review's)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from labtui.core.config_sections import ReviewSection
+from labtui.core.events import Notice, Refused
+from labtui.core.reviewer import standalone_llm
+
+
+def review_settings(overrides: dict | None) -> ReviewSection:
+    """``[review]`` with what the command line gave (None: the default) in place."""
+    given = {key: value for key, value in (overrides or {}).items() if value is not None}
+    return ReviewSection(**given)
+
+
+def reviewer_llm(model: str, budget: float) -> Any:
+    """The reviewer model (``model`` or $LABTUI_MODEL) under a ``budget`` in US dollars, saying
+    its refusals and notices on stderr."""
+    return standalone_llm(model, budget, emit=say_refusals_and_notices)
+
+
+def who_reviews(settings: ReviewSection) -> str:
+    if settings.ensemble > 1:
+        return f"{settings.ensemble} reviewers and an Area Chair"
+    return "one reviewer"
+
+
+def progress(text: str) -> None:
+    print(f"  {text} …", file=sys.stderr)
+
+
+def say_refusals_and_notices(event: object) -> None:
+    """While the reviewers work: each refused answer (and why) and each notice, on stderr (the
+    review itself is stdout's)."""
+    if isinstance(event, Refused):
+        print(f"  refused {event.subject or event.what}: {event.reason}", file=sys.stderr)
+    elif isinstance(event, Notice):
+        print(f"  {event.text}", file=sys.stderr)
