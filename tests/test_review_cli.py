@@ -198,3 +198,61 @@ def test_a_real_small_models_review_is_refused_and_never_printed(tex_pdf, llm_se
     assert "gave no usable review after 3 attempts" in done.stderr
     assert done.stdout.strip() == "" and "Traceback" not in done.stderr
     assert llm_server.remaining("scripted-review") == 0
+
+
+# -- how far the reviewer is trusted, under the decision -----------------------------------------
+
+
+def printed_review(trust: str, color: bool = False) -> str:
+    """print_review of a one-reviewer panel with ``trust`` (ANSI colours kept when ``color``)."""
+    import io
+
+    from rich.console import Console
+
+    from labtui.core.review_form import parse_review
+    from labtui.core.reviewer import ReviewPanel
+    from labtui.tui.review_view import print_review
+
+    review = parse_review(REVIEW)
+    out = io.StringIO()
+    console = Console(file=out, width=200, force_terminal=color, color_system=None)
+    if color:
+        console = Console(file=out, width=200, force_terminal=True, color_system="standard")
+    print_review(ReviewPanel([review], review, 6.0), "paper.pdf", console, trust=trust)
+    return out.getvalue()
+
+
+def test_the_review_says_an_uncalibrated_reviewer_as_a_warning_with_the_way_to_calibrate():
+    from labtui.core.calibration_store import CALIBRATE_HINT, UNCALIBRATED, trust_line
+
+    lines = printed_review(trust_line(None)).splitlines()
+    assert lines[:3] == [
+        "paper.pdf: Reject, overall 3.00/10 (Accept from 6)",
+        UNCALIBRATED,
+        f"  {CALIBRATE_HINT}",
+    ]
+    assert lines[3].split() == ["score", "value"], "the scores come right after"
+    assert f"\x1b[33m{UNCALIBRATED}" in printed_review(trust_line(None), color=True), "yellow"
+
+
+def test_the_review_shows_a_calibrated_reviewers_line_muted_and_a_failed_probe_in_red(tmp_path):
+    from labtui.core.calibration_store import find_calibration, save_calibration, save_probe
+    from labtui.core.calibration_store import trust_line as said
+    from labtui.core.config_sections import ReviewSection
+    from labtui.core.reviewer import reviewer_facts
+
+    facts = reviewer_facts("openai/scripted-review", ReviewSection())
+    metrics = {"papers": 40, "balanced_accuracy": 0.58, "roc_auc": 0.6}
+    record = {"reviewer": facts, "metrics": metrics, "benchmark": {"name": "ICLR 2022"}}
+    save_calibration(record, tmp_path / "calibration.json")
+    line = said(find_calibration(facts))
+    lines = printed_review(line).splitlines()
+    assert lines[1] == "this reviewer: balanced accuracy 0.58 on 40 ICLR 2022 papers · AUC 0.60"
+    assert lines[2].split() == ["score", "value"], "no hint for a calibrated reviewer"
+    assert f"\x1b[2m{line}" in printed_review(line, color=True), "muted"
+
+    save_probe(facts, {"noticed": False, "paper": "paper.pdf", "alterations": []})
+    flagged = said(find_calibration(facts))
+    colored = printed_review(flagged, color=True)
+    assert "\x1b[1;31mFLAGGED: accepted a results table with impossible values" in colored
+    assert printed_review("").splitlines()[1].split() == ["score", "value"], "no line: nothing"

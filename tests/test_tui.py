@@ -322,6 +322,87 @@ def test_a_review_without_details_shows_the_markdown_body() -> None:
     assert session.decisions == [Decision("approve")]
 
 
+def review_card_shows(details: dict) -> dict[str, str]:
+    """The text of each part of the review card built for ``details``, keyed by id or classes."""
+    ask = Ask("review", "review", "review: Reject", "**Reject**", "review.json", details=details)
+    session = FakeSession(ask=ask)
+    shown: dict[str, str] = {}
+
+    async def steps(pilot: Pilot) -> None:
+        screen = await wait_for_checkpoint(pilot)
+        for widget in screen.query_one(ReviewCard).query(Static):
+            key = widget.id or " ".join(sorted(widget.classes))
+            shown[key] = shown.get(key, "") + str(widget.render()) + "\n"
+        await pilot.press("a")
+        await wait_for_end(pilot)
+
+    run_app(LabtuiApp(session), steps)
+    return shown
+
+
+def test_the_review_card_says_that_the_reviewer_is_uncalibrated() -> None:
+    from labtui.core.calibration_store import UNCALIBRATED
+
+    lines = review_card_shows(review_details())["review-decision"].splitlines()
+    assert lines == ["Reject · overall 4.0/10 (threshold 6) · 3 reviewers", UNCALIBRATED]
+
+
+def test_the_review_card_shows_the_reviewers_calibration_and_a_failed_probe(tmp_path) -> None:
+    from labtui.core.calibration_store import save_calibration, save_probe
+
+    details = review_details()
+    reviewer = details["reviewer"]
+    metrics = {
+        "papers": 100,
+        "balanced_accuracy": 0.61,
+        "balanced_accuracy_ci": [0.52, 0.7],
+        "roc_auc": 0.64,
+        "accept_rate": 0.38,
+        "human_accept_rate": 0.4,
+    }
+    benchmark = {"name": "ICLR 2022", "sampled": 100}
+    record = {"reviewer": reviewer, "metrics": metrics, "benchmark": benchmark}
+    save_calibration(record, tmp_path / "calibration.json")
+    lines = review_card_shows(details)["review-decision"].splitlines()
+    assert lines[1] == (
+        "this reviewer: balanced accuracy 0.61 (95% CI 0.52–0.70) on 100 ICLR 2022 papers · "
+        "AUC 0.64 · accepts 38% (humans 40%)"
+    )
+    assert len(lines) == 2, "no hint for a calibrated reviewer"
+
+    save_probe(reviewer, {"noticed": False, "paper": "paper.pdf", "alterations": []})
+    lines = review_card_shows(details)["review-decision"].splitlines()
+    assert lines[1].endswith("· FLAGGED: accepted a results table with impossible values")
+    another = {**details, "reviewer": {**reviewer, "model": "openai/another"}}
+    assert (
+        review_card_shows(another)["review-decision"]
+        .splitlines()[1]
+        .startswith("uncalibrated reviewer")
+    ), "a calibration is the reviewer's own: another model is not calibrated by it"
+
+
+def test_a_review_record_without_its_reviewer_shows_no_trust_line() -> None:
+    details = {key: value for key, value in review_details().items() if key != "reviewer"}
+    shown = review_card_shows(details)
+    assert shown["review-decision"] == "Reject · overall 4.0/10 (threshold 6) · 3 reviewers\n"
+
+
+def test_the_trust_line_is_muted_uncalibrated_a_warning_and_a_failed_probe_an_error() -> None:
+    from labtui.core.calibration_store import UNCALIBRATED
+    from labtui.tui.review_card import trust_lines
+
+    measured = trust_lines("this reviewer: balanced accuracy 0.61 on 100 ICLR 2022 papers")
+    assert {span.style for span in measured.spans} == {"$text-muted"}
+    flagged = trust_lines(
+        f"{UNCALIBRATED} · FLAGGED: accepted a results table with impossible values"
+    )
+    styled = {flagged.plain[span.start : span.end]: span.style for span in flagged.spans}
+    assert styled[f"{UNCALIBRATED} · "] == "$text-warning"
+    assert styled["FLAGGED: accepted a results table with impossible values"] == (
+        "bold $text-error"
+    )
+
+
 # -- panes -----------------------------------------------------------------------------------
 
 

@@ -1,9 +1,11 @@
-"""The review checkpoint, laid out: the decision, the ensemble's scores (mean ± spread, each
-reviewer's, the last improvement round's before → after), then the meta-review's summary,
-strengths, weaknesses and questions.
+"""The review checkpoint, laid out: the decision, how far the reviewer is to be trusted, the
+ensemble's scores (mean ± spread, each reviewer's, the last improvement round's before → after),
+then the meta-review's summary, strengths, weaknesses and questions.
 
 The card reads the checkpoint's ``details`` (the content of review.json) once into a
-``ReviewDetails`` and renders that; missing parts are left out, never guessed.
+``ReviewDetails`` and renders that; missing parts are left out, never guessed. The reviewer's
+calibration (``core.calibration_store``) is looked up once, when the card is built, for the
+reviewer that review.json names.
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Static
 
+from labtui.core.calibration_store import find_calibration, trust_line
 from labtui.core.review_form import SCORE_RANGES
+
+from .review_view import trust_spans
 
 # The lists of the meta-review the card shows, in order; Questions are shown last and muted.
 LISTS = ("Strengths", "Weaknesses", "Questions")
@@ -130,6 +135,24 @@ def decision_line(review: ReviewDetails) -> Content:
     )
 
 
+TONES = {"muted": "$text-muted", "warning": "$text-warning", "error": "bold $text-error"}
+
+
+def trust_of(details: Mapping[str, Any]) -> str:
+    """What the registry says of the reviewer review.json names ("" when it names none)."""
+    reviewer = details.get("reviewer")
+    if not isinstance(reviewer, Mapping):
+        return ""
+    return trust_line(find_calibration(dict(reviewer)))
+
+
+def trust_lines(trust: str) -> Content:
+    """The trust line in its tones. The way to calibrate (``labtui review --calibrate``) is left
+    to the command line and the README: on an 80×24 terminal it would push the Overall score
+    out of the card's first screen."""
+    return Content.assemble(*((text, TONES[tone]) for text, tone in trust_spans(trust)))
+
+
 def _change(before: float | None, after: float | None) -> Content:
     if before is None or after is None:
         return Content("–")
@@ -209,10 +232,14 @@ class ReviewCard(Vertical):
     def __init__(self, details: Mapping[str, Any], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.review = ReviewDetails.from_details(details)
+        self.trust = trust_of(details)
 
     def compose(self) -> ComposeResult:
         review = self.review
-        yield Static(decision_line(review), id="review-decision")
+        decision = decision_line(review)
+        if self.trust:  # right under the decision, before the margin that sets the scores apart
+            decision = Content("\n").join([decision, trust_lines(self.trust)])
+        yield Static(decision, id="review-decision")
         yield Static(score_table(review), id="review-scores")
         if review.round is not None:
             yield Static(round_note(review), id="review-round")

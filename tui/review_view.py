@@ -1,18 +1,28 @@
-"""A review, readable in a terminal (``labtui review``): the decision, the scores as a table (the
-reviewers' mean ± spread beside each reviewer's and the Area Chair's), then the meta-review's
-summary and the lists of the form."""
+"""A review, readable in a terminal (``labtui review``): the decision, how far this reviewer is
+to be trusted (its calibration, or that it has none), the scores as a table (the reviewers'
+mean ± spread beside each reviewer's and the Area Chair's), then the meta-review's summary and
+the lists of the form."""
 
 from __future__ import annotations
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
+from labtui.core.calibration_store import CALIBRATE_HINT, UNCALIBRATED
 from labtui.core.review_form import SCORE_RANGES
 from labtui.core.reviewer import ReviewPanel
 
+# The probe's failure as ``calibration_store.trust_line`` appends it.
+FLAGGED = " · FLAGGED"
+RICH_TONES = {"muted": "dim", "warning": "yellow", "error": "bold red"}
 
-def print_review(panel: ReviewPanel, title: str, console: Console | None = None) -> None:
+
+def print_review(
+    panel: ReviewPanel, title: str, console: Console | None = None, trust: str = ""
+) -> None:
+    """``trust``: ``calibration_store.trust_line`` for the reviewer ("": say nothing)."""
     console = console or Console()
     style = "bold green" if panel.decision == "Accept" else "bold red"
     rule = f" (Accept from {panel.threshold:g})" if panel.threshold else ""
@@ -20,6 +30,11 @@ def print_review(panel: ReviewPanel, title: str, console: Console | None = None)
         f"[bold]{escape(title)}[/]: [{style}]{panel.decision}[/], "
         f"overall {panel.overall:.2f}/10{rule}"
     )
+    if trust:
+        spans = [(text, RICH_TONES[tone]) for text, tone in trust_spans(trust)]
+        console.print(Text.assemble(*spans), highlight=False)
+        if uncalibrated(trust):
+            console.print(Text(f"  {CALIBRATE_HINT}", style="dim"), highlight=False)
     console.print(_score_table(panel))
     fields = panel.meta.fields
     console.print(f"\n[bold]Summary[/]\n{escape(fields['Summary'])}")
@@ -53,3 +68,17 @@ def _score_table(panel: ReviewPanel) -> Table:
             row = [name, f"{panel.meta.fields[name]}/{high}"]
         table.add_row(*row)
     return table
+
+
+def trust_spans(trust: str) -> list[tuple[str, str]]:
+    """The trust line cut into (text, tone): "muted" for a measured reviewer, "warning" for an
+    uncalibrated one, and "error" for a fabrication probe it failed."""
+    said, flagged, rest = trust.partition(FLAGGED)
+    tone = "warning" if uncalibrated(trust) else "muted"
+    if not flagged:
+        return [(said, tone)]
+    return [(said + " · ", tone), (flagged.removeprefix(" · ") + rest, "error")]
+
+
+def uncalibrated(trust: str) -> bool:
+    return trust.startswith(UNCALIBRATED)

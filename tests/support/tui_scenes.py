@@ -30,6 +30,7 @@ from labtui.core.checkpoints import (
     Checkpoints,
     Decision,
 )
+from labtui.core.config_sections import ReviewSection
 from labtui.core.errors import Aborted
 from labtui.core.events import (
     AgentChunk,
@@ -56,7 +57,7 @@ from labtui.core.notebook import metrics_table
 from labtui.core.pipeline import interrupted_body
 from labtui.core.planning import plan_markdown
 from labtui.core.review_form import SCORE_RANGES, parse_review
-from labtui.core.reviewer import ReviewPanel, panel_markdown
+from labtui.core.reviewer import ReviewPanel, panel_markdown, reviewer_facts
 from labtui.core.stage_list import STAGES
 from labtui.core.stages.experiments import _diff_block
 from labtui.core.stages.novelty import _evidence_markdown
@@ -518,6 +519,8 @@ def review_details() -> dict[str, Any]:
             {"round": 1, "before": before, "after": after, "commit": "1a2b3c4d", "pages": 3}
         ],
         "undone": [{"round": 2, "why": "the paper does not compile after 2 fix round(s)"}],
+        # who reviewed, as the review stage records it: the card says how far it is trusted
+        "reviewer": reviewer_facts("openai/scripted-review", ReviewSection()),
     }
 
 
