@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -31,6 +33,9 @@ def main() -> None:
     parser.add_argument("scenes", nargs="*", choices=[[], *SCENES], help="scenes to shoot")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    # As in the snapshot tests: a calibration registered on this machine must not show in the
+    # pictures; the review card reads labtui's data folder.
+    os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="labtui-screenshots-")
     for name in args.scenes or SCENES:
         print(asyncio.run(shoot(SCENES[name], args.out)))
 

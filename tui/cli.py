@@ -136,8 +136,48 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("templates", help="list the built-in templates")
 
-    review = sub.add_parser("review", help="review any PDF on the NeurIPS form (no project needed)")
-    review.add_argument("pdf", help="the paper")
+    review = sub.add_parser(
+        "review",
+        help="review any PDF on the NeurIPS form (no project needed); --outline shows what the "
+        "reviewer reads, --calibrate DIR measures the reviewer, --probe tests it",
+    )
+    review.add_argument("pdf", nargs="?", default=None, help="the paper")
+    review.add_argument(
+        "--outline", action="store_true",
+        help="print the outline the reviewer reads (title, headings with level and page); "
+        "no model is asked",
+    )  # fmt: skip
+    review.add_argument(
+        "--calibrate", type=Path, default=None, metavar="DIR",
+        help="review a sample of a benchmark of human-reviewed papers (The AI Scientist's "
+        "ratings TSV, or labtui's benchmark.csv) and measure this reviewer against the human "
+        "decisions",
+    )  # fmt: skip
+    review.add_argument(
+        "--n", type=_papers, default=100, metavar="N",
+        help="with --calibrate: papers in the seeded sample (default 100)",
+    )  # fmt: skip
+    review.add_argument(
+        "--seed", type=int, default=1, help="with --calibrate: the sample's seed (default 1)"
+    )
+    review.add_argument(
+        "--skip-missing", action="store_true",
+        help="with --calibrate: leave out rows whose paper is missing (counted, not an error)",
+    )  # fmt: skip
+    review.add_argument(
+        "--name", default="",
+        help="with --calibrate: the benchmark's name (default: the venue its rows name, else "
+        "DIR's name)",
+    )  # fmt: skip
+    review.add_argument(
+        "--out", type=Path, default=None, metavar="FILE",
+        help="with --calibrate: where calibration.json goes (default: DIR/calibration.json)",
+    )  # fmt: skip
+    review.add_argument(
+        "--probe", action="store_true",
+        help="review the paper and a copy with its results table altered to impossible "
+        "values, and say whether the reviewer noticed",
+    )  # fmt: skip
     review.add_argument("--model", default="", help="reviewer model (default: $LABTUI_MODEL)")
     review.add_argument("--json", action="store_true", help="print the review as JSON")
     review.add_argument(
@@ -170,8 +210,10 @@ def _parser() -> argparse.ArgumentParser:
         help="Accept when the reviewers' mean Overall reaches T (default 6; 0: the Area Chair's)",
     )
     review.add_argument(
-        "--budget", type=float, default=1.0, help="US dollars the review may spend (default 1)"
-    )
+        "--budget", type=float, default=None,
+        help="US dollars it may spend (default 1 for a review, 2 for a probe, 10 for a "
+        "calibration, which continues from its cache when run again)",
+    )  # fmt: skip
     return parser
 
 
@@ -194,6 +236,7 @@ def _count_of(what: str, metavar: str, least: int = 1):
 _ideas_at_once = _count_of("ideas", "K")
 _reviewers = _count_of("reviewers", "E")
 _rounds = _count_of("rounds or examples", "the value", least=0)
+_papers = _count_of("papers", "N")
 
 
 def _overall(text: str) -> float:
@@ -283,18 +326,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         case "templates":
             return cmd_templates()
         case "review":
-            return cmd_review(
-                Path(args.pdf),
-                model=args.model,
-                as_json=args.json,
-                budget=args.budget,
-                overrides={
-                    "ensemble": args.ensemble,
-                    "reflections": args.reflections,
-                    "few_shot": args.few_shot,
-                    "threshold": args.threshold,
-                },
-            )
+            from .review_command import cmd_review_command
+
+            return cmd_review_command(args)
         case _:
             from .engine_commands import cmd_attach
 
@@ -313,53 +347,6 @@ def _engine_command(args: argparse.Namespace) -> int:
     if args.command == "stop":
         return engine_commands.cmd_stop(directory, now=args.now)
     return engine_commands.cmd_attach(directory, headless=args.headless, auto=args.auto)
-
-
-def cmd_review(
-    pdf: Path, *, model: str, as_json: bool, budget: float, overrides: dict | None = None
-) -> int:
-    """Review one PDF and print the review (rich, or JSON); nothing is written anywhere.
-    ``overrides``: [review] settings given on the command line (None: the default)."""
-    import json
-
-    from labtui.core.config_sections import ReviewSection
-    from labtui.core.prompts import load_prompt
-    from labtui.core.reviewer import read_paper, review_panel, reviewer_facts, standalone_llm
-
-    given = {key: value for key, value in (overrides or {}).items() if value is not None}
-    settings = ReviewSection(**given)
-    paper = read_paper(pdf)  # before any model call: a bad PDF costs nothing
-    llm = standalone_llm(model, budget, emit=_say_refusals_and_notices)
-
-    def progress(text: str) -> None:
-        print(f"  {text} …", file=sys.stderr)
-
-    who = (
-        f"{settings.ensemble} reviewers and an Area Chair"
-        if settings.ensemble > 1
-        else "one reviewer"
-    )
-    progress(f"reviewing {pdf.name} ({len(paper):,} characters): {who}, {llm.spec.name}")
-    panel = review_panel(llm, load_prompt, paper, settings, progress=progress)
-    if as_json:
-        facts = reviewer_facts(llm.spec.name, settings)
-        print(json.dumps({**panel.to_json(), "reviewer": facts}, indent=2))
-        return EXIT_OK
-    from .review_view import print_review
-
-    print_review(panel, title=pdf.name)
-    return EXIT_OK
-
-
-def _say_refusals_and_notices(event: object) -> None:
-    """While the reviewers work: each refused answer (and why) and each notice, on stderr (the
-    review itself is stdout's)."""
-    from labtui.core.events import Notice, Refused
-
-    if isinstance(event, Refused):
-        print(f"  refused {event.subject or event.what}: {event.reason}", file=sys.stderr)
-    elif isinstance(event, Notice):
-        print(f"  {event.text}", file=sys.stderr)
 
 
 def cmd_templates() -> int:

@@ -1,0 +1,139 @@
+"""``labtui review``: one command, four uses, none needing a project.
+
+- ``labtui review PAPER.pdf`` reviews the paper and prints the review with a line on how far this
+  reviewer is to be trusted (its calibration, or that it has none);
+- ``--outline`` prints what the reviewer reads of the paper's structure, asking no model;
+- ``--calibrate DIR`` measures the reviewer on a benchmark of human-reviewed papers
+  (``tui/calibrate_command.py``);
+- ``--probe`` reviews the paper beside a copy with impossible results (``tui/probe_command.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from labtui.core.errors import LabtuiError
+
+EXIT_OK = 0
+BUDGETS_USD = {"review": 1.0, "probe": 2.0, "calibrate": 10.0}
+CALIBRATE_ONLY = ("n", "seed", "skip_missing", "name", "out")
+
+
+def cmd_review_command(args: argparse.Namespace) -> int:
+    mode = _mode(args)
+    budget = args.budget if args.budget is not None else BUDGETS_USD.get(mode, 0.0)
+    overrides = {
+        "ensemble": args.ensemble,
+        "reflections": args.reflections,
+        "few_shot": args.few_shot,
+        "threshold": args.threshold,
+    }
+    if mode == "calibrate":
+        from .calibrate_command import cmd_calibrate
+
+        return cmd_calibrate(
+            args.calibrate,
+            model=args.model,
+            budget=budget,
+            n=args.n,
+            seed=args.seed,
+            skip_missing=args.skip_missing,
+            name=args.name,
+            out=args.out,
+            as_json=args.json,
+            overrides=overrides,
+            project=_project(Path(args.directory)),
+        )
+    paper = Path(args.pdf)
+    if mode == "outline":
+        return cmd_outline(paper, as_json=args.json)
+    if mode == "probe":
+        from .probe_command import cmd_probe
+
+        return cmd_probe(
+            paper, model=args.model, budget=budget, overrides=overrides, as_json=args.json
+        )
+    return cmd_review(
+        paper, model=args.model, as_json=args.json, budget=budget, overrides=overrides
+    )
+
+
+def _mode(args: argparse.Namespace) -> str:
+    """Which use the arguments ask for; LabtuiError for a combination that means nothing."""
+    asked = [flag for flag in ("outline", "probe") if getattr(args, flag)]
+    if args.calibrate is not None:
+        asked.append("calibrate")
+    if len(asked) > 1:
+        flags = " and ".join(f"--{flag}" for flag in asked)
+        raise LabtuiError(f"{flags} cannot be combined", "run labtui review once for each")
+    mode = asked[0] if asked else "review"
+    if mode == "calibrate" and args.pdf is not None:
+        raise LabtuiError(
+            f"--calibrate reviews the benchmark's papers, not {args.pdf}",
+            f"run labtui review --calibrate {args.calibrate} alone",
+        )
+    if mode != "calibrate" and args.pdf is None:
+        raise LabtuiError(
+            "no paper given", "labtui review PAPER.pdf, or labtui review --calibrate DIR"
+        )
+    given = [f"--{name.replace('_', '-')}" for name in CALIBRATE_ONLY if _given(args, name)]
+    if mode != "calibrate" and given:
+        verb = "applies" if len(given) == 1 else "apply"
+        raise LabtuiError(f"{', '.join(given)} {verb} only to --calibrate", "leave it out")
+    return mode
+
+
+def _given(args: argparse.Namespace, name: str) -> bool:
+    defaults = {"n": 100, "seed": 1, "skip_missing": False, "name": "", "out": None}
+    return getattr(args, name) != defaults[name]
+
+
+def _project(directory: Path) -> Path | None:
+    """The project whose reviewer a calibration measures: -C DIR (or .) when it is one."""
+    return directory if (directory / "labtui.toml").is_file() else None
+
+
+def cmd_review(
+    pdf: Path, *, model: str, as_json: bool, budget: float, overrides: dict | None = None
+) -> int:
+    """Review one PDF and print the review (rich, or JSON) with this reviewer's calibration;
+    nothing is written anywhere. ``overrides``: [review] settings given on the command line
+    (None: the default)."""
+    from labtui.core.calibration_store import find_calibration, trust_line
+    from labtui.core.prompts import load_prompt
+    from labtui.core.reviewer import read_paper, review_panel, reviewer_facts
+
+    from .review_session import progress, review_settings, reviewer_llm, who_reviews
+
+    settings = review_settings(overrides)
+    paper = read_paper(pdf)  # before any model call: a bad PDF costs nothing
+    llm = reviewer_llm(model, budget)
+    progress(
+        f"reviewing {pdf.name} ({len(paper):,} characters): "
+        f"{who_reviews(settings)}, {llm.spec.name}"
+    )
+    panel = review_panel(llm, load_prompt, paper, settings, progress=progress)
+    facts = reviewer_facts(llm.spec.name, settings)
+    calibration = find_calibration(facts)
+    if as_json:
+        record = {**panel.to_json(), "reviewer": facts, "calibration": calibration}
+        print(json.dumps(record, indent=2))
+        return EXIT_OK
+    from .review_view import print_review
+
+    print_review(panel, title=pdf.name, trust=trust_line(calibration))
+    return EXIT_OK
+
+
+def cmd_outline(pdf: Path, *, as_json: bool) -> int:
+    """The outline the reviewer reads: title, headings with their level and page."""
+    from labtui.core.paper_outline import outline_of, outline_text
+
+    outline = outline_of(pdf)
+    if as_json:
+        print(json.dumps(outline.to_json(), indent=2))
+    else:
+        print(outline_text(outline), end="")
+    return EXIT_OK
