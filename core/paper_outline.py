@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
@@ -44,15 +45,15 @@ TITLE_ZONE = 0.4
 DEEPEST_RANKED_LEVEL = 3
 SENTENCE_ENDINGS = (".", ",", ";", ":")
 NUMBER_CELL = re.compile(
-    r"(?:(?:appendix|section)\s+)?(?P<number>\d+(?:\.\d+)*|[A-Z](?:\.\d+)*|[IVXL]+)[.:]?",
-    re.IGNORECASE,
+    r"(?:(?i:appendix|section)\s+)?(?P<number>\d+(?:\.\d+)*|[A-Z](?:\.\d+)*|[IVXL]+)[.:]?"
 )
-# "2.1 Setup", "2.1. Setup", "A.1 Proofs"; a lone letter only in a cell of its own ("A  Proofs"),
-# never in running text ("A Study of ...")
-NUMBERED_TEXT = re.compile(r"(?P<number>\d+(?:\.\d+)*|[A-Z](?:\.\d+)+)\.?\s+(?P<name>[^\W\d].*)")
+# "2.1 Setup", "2.1. Setup", "A.1 Proofs", "A. Proofs"; a lone letter without a period only in a
+# cell of its own ("A  Proofs"), never in running text ("A Study of ...")
+NUMBERED_TEXT = re.compile(
+    r"(?P<number>\d+(?:\.\d+)*|[A-Z](?:\.\d+)+|[A-Z](?=\.))\.?\s+(?P<name>[^\W\d].*)"
+)
 APPENDIX_TEXT = re.compile(
-    r"(?:appendix|appendices)\s+(?P<number>[A-Z](?:\.\d+)*)(?:\s*[:.\-–—]?\s+(?P<name>.+))?",
-    re.IGNORECASE,
+    r"(?i:appendix|appendices)\s+(?P<number>[A-Z](?:\.\d+)*)(?:\s*[:.\-–—]?\s+(?P<name>.+))?"
 )
 ROMAN = re.compile(r"[IVXL]+")
 CAPTION = re.compile(
@@ -208,6 +209,7 @@ class _Analysis:
             c for c in map(_candidate, lines) if c is not None and id(c.line) not in shared
         ]
         self.margins = _column_margins(lines, self.body)
+        self.level = _level_rule([c for c in self.candidates if self._set_apart(c.line, True)])
 
     def layout(self, pages: int) -> PaperLayout:
         abstract = next((c.line for c in self.candidates if _is_abstract(c.name)), None)
@@ -215,10 +217,10 @@ class _Analysis:
         title = self._title(numbered, abstract)
         excluded = {id(line) for line in (*title, *self._front_matter(numbered, abstract))}
         numbered = [c for c in numbered if id(c.line) not in excluded]
-        levels = _numbered_levels(numbered)
-        numbered = [c for c in numbered if _has_parent(c, levels)]
-        style_levels = self._style_levels(numbered, levels, excluded | {id(abstract)})
-        chosen = {id(c.line): (c, levels[c.number]) for c in numbered}
+        numbers = {c.number for c in numbered}
+        numbered = [c for c in numbered if _has_parent(c, numbers)]
+        style_levels = self._style_levels(numbered, excluded | {id(abstract)})
+        chosen = {id(c.line): (c, self.level(c)) for c in numbered}
         for candidate in self.candidates:
             if id(candidate.line) in chosen or id(candidate.line) in excluded:
                 continue
@@ -244,16 +246,16 @@ class _Analysis:
             if c.number and self._set_apart(c.line, True) and self._aligned(c.line)
         ]
         numbered = self._apart_from_their_kind(numbered)
-        by_depth: dict[int, Counter[tuple[Any, ...]]] = {}
+        by_level: dict[int, Counter[tuple[Any, ...]]] = {}
         for candidate in numbered:
-            by_depth.setdefault(_depth(candidate.number), Counter())[candidate.line.style] += 1
+            by_level.setdefault(self.level(candidate), Counter())[candidate.line.style] += 1
         # a level's headings share one style; a bold numbered list item is set like the body
         styles = {
-            depth: max(counts, key=lambda s: (counts[s], s[0], s[1]))
-            for depth, counts in by_depth.items()
+            level: max(counts, key=lambda s: (counts[s], s[0], s[1]))
+            for level, counts in by_level.items()
         }
-        numbered = [c for c in numbered if _in_heading_style(c, styles)]
-        return _in_sequence(numbered)
+        numbered = [c for c in numbered if _in_heading_style(c, self.level(c), styles)]
+        return _in_sequence([c for c in numbered if self.level(c) == 1], numbered)
 
     def _apart_from_their_kind(self, numbered: list[_Candidate]) -> list[_Candidate]:
         """Without numbered lines next to another numbered line in their style and depth: items
@@ -275,8 +277,10 @@ class _Analysis:
     # the title and what comes before the text ---------------------------------------------------
 
     def _title(self, numbered: list[_Candidate], abstract: Line | None) -> list[Line]:
-        # the title comes before the abstract or the first section (on a title page, that may
-        # be anywhere on page 1); with neither in sight, at the top of page 1
+        """The title's lines: the largest print before the abstract or the first section (on a
+        title page, that may be anywhere on page 1; with neither in sight, at the top of page
+        1). A style that sets its title no larger than its headings (amsart: bold capitals at
+        body size) has it as the first line set apart before the abstract."""
         end = self._front_matter_end(numbered, abstract)
         zone = self.title_zone if end == len(self.lines) else float("inf")
         top = [
@@ -291,12 +295,22 @@ class _Analysis:
             return []
         size = max(line.nominal_size for line in top)
         heading_size = max((c.line.nominal_size for c in numbered), default=0.0)
-        if size < self.body + HEADING_SIZE_STEP or size < heading_size + HEADING_SIZE_STEP:
+        if size >= self.body + HEADING_SIZE_STEP and size >= heading_size + HEADING_SIZE_STEP:
+            first = next(line for line in top if abs(line.nominal_size - size) < HEADING_SIZE_STEP)
+        elif end < len(self.lines):
+            first = next((line for line in top if line.bold or line.capitals), None)
+            if first is None:
+                return []
+        else:
             return []
-        first = next(line for line in top if abs(line.nominal_size - size) < HEADING_SIZE_STEP)
+        return self._title_run(first, end)
+
+    def _title_run(self, first: Line, end: int) -> list[Line]:
+        """The title's first line and the lines of the same size and weight that follow it."""
         title = [first]
         for line in self.lines[self.position[id(first)] + 1 : end]:
-            if abs(line.nominal_size - size) >= HEADING_SIZE_STEP or line.page != 0:
+            same = abs(line.nominal_size - first.nominal_size) < HEADING_SIZE_STEP
+            if not same or line.bold != first.bold or line.page != 0:
                 break
             title.append(line)
         return title
@@ -318,7 +332,7 @@ class _Analysis:
     # unnumbered headings --------------------------------------------------------------------------
 
     def _style_levels(
-        self, numbered: list[_Candidate], levels: dict[str, int], excluded: set[int]
+        self, numbered: list[_Candidate], excluded: set[int]
     ) -> dict[tuple[Any, ...], int]:
         """Each heading style and its level: from numbered headings when there are any, else
         the styles of heading-like lines ranked by size, weight and capitals."""
@@ -326,7 +340,7 @@ class _Analysis:
             style_levels: dict[tuple[Any, ...], int] = {}
             # an "Appendix A" may be set in any heading style: it says nothing of its level
             for candidate in (c for c in numbered if not c.appendix):
-                level = levels[candidate.number]
+                level = self.level(candidate)
                 style_levels[candidate.line.style] = min(
                     level, style_levels.get(candidate.line.style, level)
                 )
@@ -492,11 +506,11 @@ def _split_number(line: Line) -> tuple[str, str, bool]:
         match = NUMBER_CELL.fullmatch(cells[0])
         if match:
             named = cells[0].lower().startswith("appendix")
-            return match.group("number").upper(), cells[1], named
+            return match.group("number"), cells[1], named
     text = line.text
     appendix = APPENDIX_TEXT.fullmatch(text)
     if appendix:
-        return appendix.group("number").upper(), appendix.group("name") or "", True
+        return appendix.group("number"), appendix.group("name") or "", True
     numbered = NUMBERED_TEXT.fullmatch(text)
     if numbered:
         return numbered.group("number"), numbered.group("name"), False
@@ -507,25 +521,27 @@ def _depth(number: str) -> int:
     return number.count(".") + 1
 
 
-def _in_heading_style(candidate: _Candidate, styles: dict[int, tuple[Any, ...]]) -> bool:
-    """Set in its depth's style, or in a shallower depth's (a subsection of an appendix set like
+def _in_heading_style(
+    candidate: _Candidate, level: int, styles: dict[int, tuple[Any, ...]]
+) -> bool:
+    """Set in its level's style, or in a higher level's (a subsection of an appendix set like
     a section); an appendix named as such may be set in any heading style."""
-    depth = _depth(candidate.number)
     if candidate.appendix:
         return candidate.line.style in styles.values()
-    return any(candidate.line.style == style for d, style in styles.items() if d <= depth)
+    return any(candidate.line.style == style for at, style in styles.items() if at <= level)
 
 
-def _in_sequence(numbered: list[_Candidate]) -> list[_Candidate]:
-    """The sections whose numbers run in order (1, 2, 3; A, B; I, II), each kind on its own: a
-    grid of numbered cells or a stray numbered line out of order is no section."""
+def _in_sequence(sections: list[_Candidate], numbered: list[_Candidate]) -> list[_Candidate]:
+    """``numbered`` without the ``sections`` whose numbers break the order (1, 2, 3; A, B; I,
+    II), each kind of number on its own: a grid of numbered cells or a stray numbered line out
+    of order is no section."""
     kinds: dict[str, list[tuple[int, _Candidate]]] = {}
-    for candidate in numbered:
-        if _depth(candidate.number) == 1:
-            kind, value = _section_value(candidate.number)
-            kinds.setdefault(kind, []).append((value, candidate))
+    for candidate in sections:
+        kind, value = _section_value(candidate.number)
+        kinds.setdefault(kind, []).append((value, candidate))
     kept = {id(c) for run in kinds.values() for c in _longest_increasing(run)}
-    return [c for c in numbered if _depth(c.number) > 1 or id(c) in kept]
+    dropped = {id(c) for c in sections} - kept
+    return [c for c in numbered if id(c) not in dropped]
 
 
 def _section_value(number: str) -> tuple[str, int]:
@@ -565,23 +581,24 @@ def _longest_increasing(run: list[tuple[int, _Candidate]]) -> list[_Candidate]:
     return chain[::-1]
 
 
-def _numbered_levels(numbered: list[_Candidate]) -> dict[str, int]:
-    """The level of each heading number: its depth, except that lettered headings under
-    roman-numbered sections ("II. Method", "A. Setup") are subsections."""
-    numbers = [c.number for c in numbered]
-    roman_sections = any(ROMAN.fullmatch(n) and len(n) > 1 for n in numbers)
-    levels = {}
-    for number in numbers:
+def _level_rule(candidates: list[_Candidate]) -> Callable[[_Candidate], int]:
+    """The level of a numbered heading: the depth of its number, except that lettered headings
+    under roman-numbered sections ("II. Method", "A. Setup") are subsections."""
+    roman_sections = any(ROMAN.fullmatch(c.number) and len(c.number) > 1 for c in candidates)
+
+    def level(candidate: _Candidate) -> int:
+        number = candidate.number
         lettered = len(number) == 1 and number.isalpha() and not ROMAN.fullmatch(number)
-        levels[number] = 2 if roman_sections and lettered else _depth(number)
-    return levels
+        return 2 if roman_sections and lettered and not candidate.appendix else _depth(number)
+
+    return level
 
 
-def _has_parent(candidate: _Candidate, levels: dict[str, int]) -> bool:
+def _has_parent(candidate: _Candidate, numbers: set[str]) -> bool:
     # "3.1" needs a section 3; "0.5 Dropout" in a bold table cell has none
     if "." not in candidate.number:
         return True
-    return candidate.number.rsplit(".", 1)[0] in levels
+    return candidate.number.rsplit(".", 1)[0] in numbers
 
 
 def _is_abstract(name: str) -> bool:

@@ -10,7 +10,8 @@ The point is the typography, not the name:
   margin, a small-caps title and abstract heading, lettered appendix sections.
 - NeurIPS-like: Times, \large bold numbered sections, \normalsize bold subsections and
   subsubsections, \paragraph run-ins, page numbers in the footer, line numbers, a displayed
-  equation, a TikZ figure with bold box labels, an appendix; about ten pages.
+  equation, a TikZ figure with bold box labels, a heading that wraps onto a second line, an
+  appendix; about ten pages.
 - two-column ICML/ACL-like: \twocolumn, sections in small caps at body size ("1. INTRODUCTION":
   Times fakes small caps with smaller capitals), bold subsections, line numbers in both margins,
   a running head, a one-column table.
@@ -487,7 +488,8 @@ Ours & 29.4 & 25.9 & 23.7 \\
 
 <<7>>
 
-\subsection{Where the Warmup Helps}
+% a subsection name long enough to wrap onto a second line
+\subsection{Where the Warmup Helps Most: Small Batches, Deep Stacks, Noisy Labels and Other Hard Regimes of Training}
 <<8>>
 
 <<7>>
