@@ -295,15 +295,12 @@ class _Analysis:
             return []
         size = max(line.nominal_size for line in top)
         heading_size = max((c.line.nominal_size for c in numbered), default=0.0)
+        first: Line | None = None
         if size >= self.body + HEADING_SIZE_STEP and size >= heading_size + HEADING_SIZE_STEP:
             first = next(line for line in top if abs(line.nominal_size - size) < HEADING_SIZE_STEP)
         elif end < len(self.lines):
             first = next((line for line in top if line.bold or line.capitals), None)
-            if first is None:
-                return []
-        else:
-            return []
-        return self._title_run(first, end)
+        return self._title_run(first, end) if first is not None else []
 
     def _title_run(self, first: Line, end: int) -> list[Line]:
         """The title's first line and the lines of the same size and weight that follow it."""
