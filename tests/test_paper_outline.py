@@ -415,23 +415,31 @@ def body(x: float, y: float, numbered_from: int | None = None) -> list:
     return lines
 
 
+def sectioned(title: str, headings: list[tuple[str, str, float, str]], numbered: bool) -> list:
+    """A page: the title, then each (number, name, size, font) heading with a paragraph below
+    it, the paragraphs with line numbers in the margin when ``numbered``."""
+    items: list = [(72, 70, title, 18, "hebo")]
+    for index, (number, name, size, font) in enumerate(headings):
+        y = 110 + 80 * index
+        if number:  # LaTeX sets a quad between a heading's number and its name
+            items += [(72, y, number, size, font), (97, y, name, size, font)]
+        else:
+            items.append((72, y, name, size, font))
+        items += body(72, y + 20, 1 + 3 * index if numbered else None)
+    return items
+
+
 def test_uppercase_headings_at_body_size_are_found(tmp_path: Path) -> None:
-    pdf = generated_pdf(
-        tmp_path / "caps.pdf",
+    page = sectioned(
+        "Reading Papers in Capitals",
         [
-            [
-                (72, 80, "Reading Papers in Capitals", 16, "hebo"),
-                (72, 130, "1", 10, "hebo"),
-                (90, 130, "INTRODUCTION", 10, "hebo"),
-                *body(72, 150, numbered_from=1),
-                (72, 210, "1.1", 10, "hebo"),
-                (95, 210, "Motivation", 10, "hebo"),
-                *body(72, 230, numbered_from=4),
-                (72, 290, "REFERENCES", 10, "hebo"),
-                *body(72, 310),
-            ]
+            ("1", "INTRODUCTION", 10, "hebo"),
+            ("1.1", "Motivation", 10, "hebo"),
+            ("", "REFERENCES", 10, "hebo"),
         ],
+        numbered=True,
     )
+    pdf = generated_pdf(tmp_path / "caps.pdf", [page])
     assert outline_of(pdf) == Outline(
         "Reading Papers in Capitals",
         1,
@@ -446,6 +454,38 @@ def test_uppercase_headings_at_body_size_are_found(tmp_path: Path) -> None:
     assert not [p for p in paragraphs if re.search(r"\d", p)], "line numbers are dropped"
 
 
+def test_unnumbered_headings_are_ranked_by_size(tmp_path: Path) -> None:
+    headings = [("Introduction", 14), ("Earlier Work", 11), ("Discussion", 14), ("References", 14)]
+    page = sectioned("An Essay", [("", name, size, "hebo") for name, size in headings], False)
+    outline = outline_of(generated_pdf(tmp_path / "unnumbered.pdf", [page]))
+    assert [(h.level, h.number, h.text) for h in outline.headings] == [
+        (1, "", "Introduction"),
+        (2, "", "Earlier Work"),
+        (1, "", "Discussion"),
+        (1, "", "References"),
+    ]
+
+
+def test_roman_sections_have_lettered_subsections(tmp_path: Path) -> None:
+    """IEEE: "II. METHOD" in capitals at body size, "A. Data" in italics under it."""
+    headings = [
+        ("I.", "INTRODUCTION", 10, "helv"),
+        ("A.", "Setup", 10, "heit"),
+        ("II.", "METHOD", 10, "helv"),
+        ("A.", "Data", 10, "heit"),
+        ("III.", "RESULTS", 10, "helv"),
+    ]
+    page = sectioned("Learning Rates in the Wild", headings, numbered=False)
+    outline = outline_of(generated_pdf(tmp_path / "ieee.pdf", [page]))
+    assert [(h.level, h.number, h.text) for h in outline.headings] == [
+        (1, "I", "INTRODUCTION"),
+        (2, "A", "Setup"),
+        (1, "II", "METHOD"),
+        (2, "A", "Data"),
+        (1, "III", "RESULTS"),
+    ]
+
+
 COLUMN = (
     "Words set in a narrow column of text",
     "that wraps after some forty letters",
@@ -458,68 +498,6 @@ def column(x: float, y: float, paragraphs: int) -> list:
         (x, y + 40 * p + 12 * i, line, 10, "helv")
         for p in range(paragraphs)
         for i, line in enumerate(COLUMN)
-    ]
-
-
-def test_unnumbered_headings_are_ranked_by_size(tmp_path: Path) -> None:
-    pdf = generated_pdf(
-        tmp_path / "unnumbered.pdf",
-        [
-            [
-                (72, 70, "An Essay Without Numbers", 18, "hebo"),
-                (72, 110, "Introduction", 14, "hebo"),
-                *body(72, 130),
-                (72, 190, "Earlier Work", 11, "hebo"),
-                *body(72, 210),
-                (72, 270, "Discussion", 14, "hebo"),
-                *body(72, 290),
-                (72, 350, "References", 14, "hebo"),
-                *body(72, 370),
-            ]
-        ],
-    )
-    assert outline_of(pdf) == Outline(
-        "An Essay Without Numbers",
-        1,
-        (
-            Heading(1, "", "Introduction", 1),
-            Heading(2, "", "Earlier Work", 1),
-            Heading(1, "", "Discussion", 1),
-            Heading(1, "", "References", 1),
-        ),
-    )
-
-
-def test_roman_sections_have_lettered_subsections(tmp_path: Path) -> None:
-    """IEEE: "II. METHOD" in capitals at body size, "A. Data" in italics under it."""
-
-    def heading(y: float, number: str, name: str, font: str) -> list:
-        return [(72, y, number, 10, font), (97, y, name, 10, font)]
-
-    pdf = generated_pdf(
-        tmp_path / "ieee.pdf",
-        [
-            [
-                (72, 70, "Learning Rates in the Wild", 18, "hebo"),
-                *heading(110, "I.", "INTRODUCTION", "helv"),
-                *body(72, 130),
-                *heading(190, "A.", "Setup", "heit"),
-                *body(72, 210),
-                *heading(270, "II.", "METHOD", "helv"),
-                *body(72, 290),
-                *heading(350, "A.", "Data", "heit"),
-                *body(72, 370),
-                *heading(430, "III.", "RESULTS", "helv"),
-                *body(72, 450),
-            ]
-        ],
-    )
-    assert [(h.level, h.number, h.text) for h in outline_of(pdf).headings] == [
-        (1, "I", "INTRODUCTION"),
-        (2, "A", "Setup"),
-        (1, "II", "METHOD"),
-        (2, "A", "Data"),
-        (1, "III", "RESULTS"),
     ]
 
 
