@@ -43,6 +43,10 @@ HEADING_SIZE_STEP = 0.5
 # the title sits on page 1 above this fraction of the page height
 TITLE_ZONE = 0.4
 DEEPEST_RANKED_LEVEL = 3
+# a title wraps onto a few lines; more of them in one size are a block of text
+MAX_TITLE_LINES = 4
+# a line of running text has at least this many words
+MIN_TEXT_WORDS = 8
 SENTENCE_ENDINGS = (".", ",", ";", ":")
 NUMBER_CELL = re.compile(
     r"(?:(?i:appendix|section)\s+)?(?P<number>\d+(?:\.\d+)*|[A-Z](?:\.\d+)*|[IVXL]+)[.:]?"
@@ -222,9 +226,10 @@ class _Analysis:
         style_levels = self._style_levels(numbered, excluded | {id(abstract)})
         chosen = {id(c.line): (c, self.level(c)) for c in numbered}
         for candidate in self.candidates:
-            if id(candidate.line) in chosen or id(candidate.line) in excluded:
+            # a numbered line the numbered headings turned down is no unnumbered heading
+            if candidate.number or candidate.line is abstract:
                 continue
-            if candidate.line is abstract:
+            if id(candidate.line) in chosen or id(candidate.line) in excluded:
                 continue
             level = self._unnumbered_level(candidate, style_levels)
             if level:
@@ -247,13 +252,10 @@ class _Analysis:
         ]
         numbered = self._apart_from_their_kind(numbered)
         by_level: dict[int, Counter[tuple[Any, ...]]] = {}
-        for candidate in numbered:
+        # an "Appendix A" may be set in any heading style: it says nothing of its level's
+        for candidate in [c for c in numbered if not c.appendix] or numbered:
             by_level.setdefault(self.level(candidate), Counter())[candidate.line.style] += 1
-        # a level's headings share one style; a bold numbered list item is set like the body
-        styles = {
-            level: max(counts, key=lambda s: (counts[s], s[0], s[1]))
-            for level, counts in by_level.items()
-        }
+        styles = {level: _heading_style(counts) for level, counts in by_level.items()}
         numbered = [c for c in numbered if _in_heading_style(c, self.level(c), styles)]
         return _in_sequence([c for c in numbered if self.level(c) == 1], numbered)
 
@@ -299,8 +301,16 @@ class _Analysis:
         if size >= self.body + HEADING_SIZE_STEP and size >= heading_size + HEADING_SIZE_STEP:
             first = next(line for line in top if abs(line.nominal_size - size) < HEADING_SIZE_STEP)
         elif end < len(self.lines):
-            first = next((line for line in top if line.bold or line.capitals), None)
+            first = next((line for line in top if line.bold and _candidate(line)), None)
+            if first is not None and self._text_before(first):
+                first = None  # a title comes before any running text
         return self._title_run(first, end) if first is not None else []
+
+    def _text_before(self, line: Line) -> bool:
+        return any(
+            len(other.text.split()) >= MIN_TEXT_WORDS and not self._set_apart(other)
+            for other in self.lines[: self.position[id(line)]]
+        )
 
     def _title_run(self, first: Line, end: int) -> list[Line]:
         """The title's first line and the lines of the same size and weight that follow it."""
@@ -310,7 +320,7 @@ class _Analysis:
             if not same or line.bold != first.bold or line.page != 0:
                 break
             title.append(line)
-        return title
+        return title if len(title) <= MAX_TITLE_LINES else []
 
     def _front_matter_end(self, numbered: list[_Candidate], abstract: Line | None) -> int:
         """Where the text begins: the abstract's heading, or the first numbered heading when
@@ -374,7 +384,7 @@ class _Analysis:
     def _aligned(self, line: Line) -> bool:
         """Flush with its column's left margin (or hanging into it, as some styles set a
         heading's number), or centred in the column."""
-        left, right = self.margins.get((line.page, line.column), (line.x0, line.x1))
+        left, right = self.margins.get((line.page % 2, line.column), (line.x0, line.x1))
         centred = abs((line.x0 + line.x1) / 2 - (left + right) / 2) <= ALIGNMENT_SLACK
         return line.x0 <= left + ALIGNMENT_SLACK or centred
 
@@ -518,6 +528,13 @@ def _depth(number: str) -> int:
     return number.count(".") + 1
 
 
+def _heading_style(counts: Counter[tuple[Any, ...]]) -> tuple[Any, ...]:
+    """The style a level's headings are set in: of the styles seen more than once, the largest
+    (a paper checklist's numbered items are many, but set at body size), then the most used."""
+    repeated = [style for style, count in counts.items() if count > 1] or list(counts)
+    return max(repeated, key=lambda s: (s[0], counts[s], s[1], s[2]))
+
+
 def _in_heading_style(
     candidate: _Candidate, level: int, styles: dict[int, tuple[Any, ...]]
 ) -> bool:
@@ -603,12 +620,14 @@ def _is_abstract(name: str) -> bool:
 
 
 def _column_margins(lines: list[Line], body: float) -> dict[tuple[int, int], tuple[float, float]]:
-    """Each page column's left and right margins: justified lines end at the right one, and
-    most of them (all but a paragraph's first) start at the left one."""
+    """The left and right margins of each column, on odd and on even pages (two-sided layouts
+    shift them): justified lines end at the right one, and most of them (all but a paragraph's
+    first) start at the left one. Read over the whole paper, so that a page of lists or a
+    table does not move them."""
     columns: dict[tuple[int, int], list[Line]] = {}
     for line in lines:
         if abs(line.size - body) < HEADING_SIZE_STEP:
-            columns.setdefault((line.page, line.column), []).append(line)
+            columns.setdefault((line.page % 2, line.column), []).append(line)
     margins = {}
     for key, column in columns.items():
         right = Counter(round(line.x1) for line in column).most_common(1)[0][0]
