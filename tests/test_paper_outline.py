@@ -70,13 +70,14 @@ EXPECTED: dict[str, Outline] = {
             ),
             Heading(1, "6", "Discussion", 6),
             Heading(1, "7", "Limitations and Future Work", 6),
-            Heading(1, "8", "Conclusion", 7),
-            Heading(1, "", "References", 8),
-            Heading(1, "A", "Proofs", 8),
-            Heading(2, "A.1", "Proof of the Main Theorem", 8),
-            Heading(2, "A.2", "Proof of the Corollary", 9),
-            Heading(1, "B", "Experimental Details", 9),
-            Heading(2, "B.1", "Hyperparameters", 9),
+            Heading(1, "8", "Conclusion", 6),
+            Heading(1, "", "References", 7),
+            Heading(1, "A", "Proofs", 7),
+            Heading(2, "A.1", "Proof of the Main Theorem", 7),
+            Heading(2, "A.2", "Proof of the Corollary", 8),
+            Heading(1, "B", "Experimental Details", 8),
+            Heading(2, "B.1", "Hyperparameters", 8),
+            Heading(1, "", "NeurIPS Paper Checklist", 9),
         ),
     ),
     "twocolumn": Outline(
@@ -223,7 +224,7 @@ def test_no_caption_table_cell_or_figure_label_becomes_a_heading(
 ) -> None:
     not_headings = re.compile(
         r"#+ (Figure|Table|Ours|Baselines?|Method|Encoder|Decoder|Loss|Warmup|Pattern|"
-        r"Dense|Local|Linear|Datasets\.|Implementation details)"
+        r"Dense|Local|Linear|Datasets\.|Implementation details|\d+\. Claims|Claims)"
     )
     assert not [line for line in heading_lines(markdown[style]) if not_headings.match(line)]
 

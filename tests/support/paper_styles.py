@@ -11,7 +11,8 @@ The point is the typography, not the name:
 - NeurIPS-like: Times, \large bold numbered sections, \normalsize bold subsections and
   subsubsections, \paragraph run-ins, page numbers in the footer, line numbers, a displayed
   equation, a TikZ figure with bold box labels, a heading that wraps onto a second line, an
-  appendix; about ten pages.
+  appendix, and the paper checklist (numbered bold items, more of them than sections); about
+  ten pages.
 - two-column ICML/ACL-like: \twocolumn, sections in small caps at body size ("1. INTRODUCTION":
   Times fakes small caps with smaller capitals), bold subsections, line numbers in both margins,
   a running head, a one-column table.
@@ -498,14 +499,6 @@ Ours & 29.4 & 25.9 & 23.7 \\
 
 <<8>>
 
-<<7>>
-
-<<8>>
-
-<<8>>
-
-<<7>>
-
 \section{Discussion}
 <<8>>
 
@@ -514,12 +507,6 @@ Ours & 29.4 & 25.9 & 23.7 \\
 <<8>>
 
 \section{Limitations and Future Work}
-<<8>>
-
-<<8>>
-
-<<7>>
-
 <<8>>
 
 <<8>>
@@ -559,24 +546,52 @@ Ours & 29.4 & 25.9 & 23.7 \\
 \section{Experimental Details}
 <<8>>
 
-<<8>>
-
-<<7>>
-
 \subsection{Hyperparameters}
 <<8>>
 
 <<8>>
 
-<<7>>
-
-<<8>>
-
-<<7>>
-
-<<8>>
-
-<<7>>
+\newpage
+% the checklist NeurIPS asks for: numbered bold items, more of them than sections
+\section*{NeurIPS Paper Checklist}
+\begin{enumerate}
+\item {\bf Claims}
+\item[] Question: <<2>>
+\item[] Answer: [Yes]
+\item[] Justification: <<2>>
+\item {\bf Limitations}
+\item[] Question: <<2>>
+\item[] Answer: [Yes]
+\item[] Justification: <<2>>
+\item {\bf Theory assumptions and proofs}
+\item[] Question: <<2>>
+\item[] Answer: [Yes]
+\item[] Justification: <<2>>
+\item {\bf Experimental result reproducibility}
+\item[] Question: <<2>>
+\item[] Answer: [Yes]
+\item[] Justification: <<2>>
+\item {\bf Open access to data and code}
+\item[] Question: <<2>>
+\item[] Answer: [Yes]
+\item[] Justification: <<2>>
+\item {\bf Experimental setting/details}
+\item[] Question: <<2>>
+\item[] Answer: [Yes]
+\item[] Justification: <<2>>
+\item {\bf Experiment statistical significance}
+\item[] Question: <<2>>
+\item[] Answer: [Yes]
+\item[] Justification: <<2>>
+\item {\bf Compute resources}
+\item[] Question: <<2>>
+\item[] Answer: [Yes]
+\item[] Justification: <<2>>
+\item {\bf Code of ethics}
+\item[] Question: <<2>>
+\item[] Answer: [Yes]
+\item[] Justification: <<2>>
+\end{enumerate}
 \end{document}
 """
 )
