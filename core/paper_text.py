@@ -28,6 +28,8 @@ PARAGRAPH_INDENT_EMS = 0.5
 HYPHENATED_END = re.compile(r"[^\W\d_]-$")
 CAPTION = re.compile(r"(Figure|Fig\.|Table|Algorithm)\s*[A-Z]?\d+[.:]")
 PARAGRAPH_END = re.compile(r"[.!?:;)\]]$")
+# the end of a sentence (a displayed equation's number "(1)" is none)
+SENTENCE_END = re.compile(r"[.!?:]$")
 
 
 @dataclass
@@ -112,14 +114,14 @@ def _body_parts(lines: list[Line]) -> list[_Part]:
 
 def _paragraphs(lines: list[Line]) -> list[list[Line]]:
     # PyMuPDF keeps paragraphs without space between them in one block: a new one starts with
-    # an indented line after a line that ends a sentence or stops short of the margin
+    # an indented line after a line that ends a sentence, or that stops short of the margin
     margin = Counter(round(line.x0) for line in lines).most_common(1)[0][0]
     right = max(line.x1 for line in lines)
     paragraphs = [[lines[0]]]
     for line in lines[1:]:
         before = paragraphs[-1][-1]
         indented = line.x0 > margin + PARAGRAPH_INDENT_EMS * line.size
-        ended = PARAGRAPH_END.search(before.text) or before.x1 < right - line.size
+        ended = SENTENCE_END.search(before.text) or before.x1 < right - line.size
         if indented and ended:
             paragraphs.append([line])
         else:

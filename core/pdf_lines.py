@@ -3,8 +3,8 @@
 PyMuPDF gives lines of glyph runs (spans) grouped into blocks, in the order the PDF draws them.
 This module turns them into what ``core.paper_outline`` reads a paper's structure from:
 
-- fragments: runs of text on one baseline with no wide gap (a wide gap separates table cells,
-  or a heading's number from its name, which LaTeX separates by a quad);
+- fragments: PyMuPDF's lines, text on one baseline with no wide gap (MuPDF splits at wide
+  gaps: table cells, or a heading's number and its name, which LaTeX separates by a quad);
 - the line numbers of review copies (a ruler of small numbers in a margin or the gutter, as
   lineno, ACL and ICML print them) left out;
 - one or two columns: a two-column page is read left column top to bottom, then the right one,
