@@ -96,20 +96,50 @@ def _parts(layout: PaperLayout) -> list[_Part]:
 
 
 def _body_parts(lines: list[Line]) -> list[_Part]:
-    """A block's lines as a table, or as its paragraphs."""
+    """A block's lines as a table, or as its paragraphs; a caption that shares its table's
+    block is a paragraph of its own."""
     if not lines:
         return []
+    found = _caption_and_rows(lines)
+    if found is not None:
+        caption, rows, caption_first = found
+        parts = [_paragraph(caption), _table(rows)]
+        return parts if caption_first else parts[::-1]
+    if _is_table(lines):
+        return [_table(lines)]
+    return [_paragraph(paragraph) for paragraph in _paragraphs(lines)]
+
+
+def _caption_and_rows(lines: list[Line]) -> tuple[list[Line], list[Line], bool] | None:
+    """The caption, the rows and whether the caption comes first, of a block that holds a
+    table and its caption ("Table 1: ..." above its rows, or below them)."""
+    start = next((i for i, line in enumerate(lines) if CAPTION.match(line.text)), None)
+    if start is None:
+        return None
+    if start > 0:  # below the rows
+        rows, caption = lines[:start], lines[start:]
+    else:  # above the rows, perhaps on several lines
+        end = next((i for i, line in enumerate(lines) if len(line.cells) > 1), len(lines))
+        caption, rows = lines[:end], lines[end:]
+    if rows and all(len(line.cells) > 1 for line in rows):
+        return caption, rows, start == 0
+    return None
+
+
+def _is_table(lines: list[Line]) -> bool:
     # a justified line may stretch a space into a wide gap; in a table most rows have gaps, and
     # a header row on its own has several cells
     rows = sum(len(line.cells) > 1 for line in lines)
-    if (rows >= TABLE_MIN_ROWS and rows * 2 >= len(lines)) or (
-        len(lines) == 1 and len(lines[0].cells) >= TABLE_MIN_CELLS
-    ):
-        return [_Part("table", "\n".join(" | ".join(line.cells) for line in lines))]
-    return [
-        _Part("paragraph", _join_wrapped([line.text for line in paragraph]))
-        for paragraph in _paragraphs(lines)
-    ]
+    single_row = len(lines) == 1 and len(lines[0].cells) >= TABLE_MIN_CELLS
+    return (rows >= TABLE_MIN_ROWS and rows * 2 >= len(lines)) or single_row
+
+
+def _table(lines: list[Line]) -> _Part:
+    return _Part("table", "\n".join(" | ".join(line.cells) for line in lines))
+
+
+def _paragraph(lines: list[Line]) -> _Part:
+    return _Part("paragraph", _join_wrapped([line.text for line in lines]))
 
 
 def _paragraphs(lines: list[Line]) -> list[list[Line]]:

@@ -231,9 +231,9 @@ def page_lines(page: Any, page_number: int) -> list[Line]:
     numbers = _line_numbers([f for block in fragment_blocks for f in block])
     fragment_blocks = [[f for f in block if id(f) not in numbers] for block in fragment_blocks]
     units = [_Unit(i, block) for i, block in enumerate(fragment_blocks) if block]
-    split = _column_split([f for unit in units for f in unit.fragments])
-    if split is not None:
-        units = _split_columns(units, split)
+    gutter = _gutter([f for unit in units for f in unit.fragments])
+    if gutter is not None:
+        units = _split_columns(units, gutter)
     lines: list[Line] = []
     for index, unit in enumerate(_reading_order(_regroup(units))):
         lines += [
@@ -328,8 +328,21 @@ def _words_beside(number: Fragment, words: list[Fragment]) -> bool:
     )
 
 
-def _column_split(fragments: list[Fragment]) -> float | None:
-    """The x of the gutter of a two-column page, or None for one column."""
+@dataclass(frozen=True)
+class _Gutter:
+    """The space between two columns: from the left column's right margin to the right
+    column's left margin."""
+
+    left: float
+    right: float
+
+    @property
+    def split(self) -> float:
+        return (self.left + self.right) / 2
+
+
+def _gutter(fragments: list[Fragment]) -> _Gutter | None:
+    """The gutter of a two-column page, or None for one column."""
     text = [f for f in fragments if f.horizontal and f.has_letters]
     if not text:
         return None
@@ -346,10 +359,11 @@ def _column_split(fragments: list[Fragment]) -> float | None:
         or sum(weight[id(f)] for f in right) < COLUMN_MIN_SHARE * total
     ):
         return None
-    # the gutter lies between the left column's right margin and the right column's left one
     left_margin = _common_edge([f.x1 for f in left], max)
     right_margin = _common_edge([f.x0 for f in right], min)
-    return (left_margin + right_margin) / 2 if left_margin < right_margin else centre
+    if left_margin >= right_margin:
+        return _Gutter(centre, centre)
+    return _Gutter(left_margin, right_margin)
 
 
 def _common_edge(xs: list[float], pick: Any) -> float:
@@ -358,21 +372,37 @@ def _common_edge(xs: list[float], pick: Any) -> float:
     return float(pick(common or [round(x) for x in xs]))
 
 
-def _split_columns(units: list[_Unit], split: float) -> list[_Unit]:
-    """Each unit in the column it sits in (0 when it spans the gutter); a PyMuPDF block that
-    holds text of both columns becomes two units."""
+def _split_columns(units: list[_Unit], gutter: _Gutter) -> list[_Unit]:
+    """Each unit in the column it sits in, or 0 when it spans the gutter (a title, a table or
+    an equation as wide as the page); a PyMuPDF block that holds text of both columns becomes
+    two units."""
     result: list[_Unit] = []
     for unit in units:
-        spans_gutter = any(f.x0 < split - 3 and f.x1 > split + 3 for f in unit.fragments)
-        if spans_gutter:
+        left = [f for f in unit.fragments if (f.x0 + f.x1) / 2 < gutter.split]
+        right = [f for f in unit.fragments if (f.x0 + f.x1) / 2 >= gutter.split]
+        if _spans(unit.fragments, left, right, gutter):
             result.append(_Unit(unit.order, unit.fragments, 0))
-            continue
-        left = [f for f in unit.fragments if (f.x0 + f.x1) / 2 < split]
-        right = [f for f in unit.fragments if (f.x0 + f.x1) / 2 >= split]
-        result += [
-            _Unit(unit.order, part, column) for column, part in ((1, left), (2, right)) if part
-        ]
+        else:
+            result += [
+                _Unit(unit.order, part, column) for column, part in ((1, left), (2, right)) if part
+            ]
     return result
+
+
+def _spans(
+    fragments: list[Fragment], left: list[Fragment], right: list[Fragment], gutter: _Gutter
+) -> bool:
+    """Whether a block spans the gutter: some of its text crosses it, or it sets text on both
+    sides of it on one baseline with a gap other than the gutter (the cells of a wide table;
+    two lines of the two columns are a gutter apart)."""
+    if any(f.x0 < gutter.split - 3 and f.x1 > gutter.split + 3 for f in fragments):
+        return True
+    return any(
+        abs(a.middle - b.middle) < (a.y1 - a.y0) / 2
+        and abs((b.x0 - a.x1) - (gutter.right - gutter.left)) > 2
+        for a in left
+        for b in right
+    )
 
 
 def _reading_order(units: list[_Unit]) -> list[_Unit]:

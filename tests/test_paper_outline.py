@@ -247,6 +247,19 @@ def test_tables_keep_their_rows_and_bold_group_rows_stay_in_the_table(
 
 
 @requires_tex
+def test_a_table_as_wide_as_both_columns_keeps_its_rows_whole(markdown: dict[str, str]) -> None:
+    text = markdown["twocolumn"]
+    caption = "Table 2: Accuracy on six benchmarks: a table as wide as the page."
+    table = text.split(f"{caption}\n\n", 1)[1].split("\n\n")[0]
+    assert table.splitlines() == [
+        "Method | CIFAR | SVHN | MNIST | STL | Tiny | Cars",
+        "Dense | 71.2 | 88.1 | 98.9 | 60.1 | 40.2 | 80.0",
+        "Local | 70.4 | 87.5 | 98.8 | 59.0 | 39.9 | 79.1",
+        "Ours | 74.9 | 90.2 | 99.1 | 63.3 | 44.0 | 83.1",
+    ]
+
+
+@requires_tex
 def test_a_displayed_equation_is_text_not_a_heading(markdown: dict[str, str]) -> None:
     text = markdown["neurips"]
     assert "Accuracy =" in text and "correct predictions" in text
