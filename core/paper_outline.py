@@ -49,15 +49,17 @@ MAX_TITLE_LINES = 4
 MIN_TEXT_WORDS = 8
 SENTENCE_ENDINGS = (".", ",", ";", ":")
 NUMBER_CELL = re.compile(
-    r"(?:(?i:appendix|section)\s+)?(?P<number>\d+(?:\.\d+)*|[A-Z](?:\.\d+)*|[IVXL]+)[.:]?"
+    r"(?:(?i:appendix|chapter|section)\s+)?(?P<number>\d+(?:\.\d+)*|[A-Z](?:\.\d+)*|[IVXL]+)[.:]?"
 )
 # "2.1 Setup", "2.1. Setup", "A.1 Proofs", "A. Proofs"; a lone letter without a period only in a
 # cell of its own ("A  Proofs"), never in running text ("A Study of ...")
 NUMBERED_TEXT = re.compile(
     r"(?P<number>\d+(?:\.\d+)*|[A-Z](?:\.\d+)+|[A-Z](?=\.))\.?\s+(?P<name>[^\W\d].*)"
 )
-APPENDIX_TEXT = re.compile(
-    r"(?i:appendix|appendices)\s+(?P<number>[A-Z](?:\.\d+)*)(?:\s*[:.\-–—]?\s+(?P<name>.+))?"
+# "Appendix B: Proofs", "Appendix B" (its name on the next line), "Chapter 2 Methods"
+LABELLED_TEXT = re.compile(
+    r"(?i:appendix|appendices|chapter)\s+(?P<number>[A-Z](?:\.\d+)*|\d+)"
+    r"(?:\s*[:.\-–—]?\s+(?P<name>.+))?"
 )
 ROMAN = re.compile(r"[IVXL]+")
 CAPTION = re.compile(
@@ -199,7 +201,7 @@ class _Candidate:
     line: Line
     number: str
     name: str  # "" for a bare "Appendix A" whose name follows on the next line
-    appendix: bool = False  # numbered with the word: "Appendix A", "Appendix B: Proofs"
+    labelled: bool = False  # numbered with a word: "Appendix A", "Chapter 2"
 
 
 class _Analysis:
@@ -221,8 +223,7 @@ class _Analysis:
         title = self._title(numbered, abstract)
         excluded = {id(line) for line in (*title, *self._front_matter(numbered, abstract))}
         numbered = [c for c in numbered if id(c.line) not in excluded]
-        numbers = {c.number for c in numbered}
-        numbered = [c for c in numbered if _has_parent(c, numbers)]
+        numbered = _with_parents(numbered)
         style_levels = self._style_levels(numbered, excluded | {id(abstract)})
         chosen = {id(c.line): (c, self.level(c)) for c in numbered}
         for candidate in self.candidates:
@@ -253,7 +254,7 @@ class _Analysis:
         numbered = self._apart_from_their_kind(numbered)
         by_level: dict[int, Counter[tuple[Any, ...]]] = {}
         # an "Appendix A" may be set in any heading style: it says nothing of its level's
-        for candidate in [c for c in numbered if not c.appendix] or numbered:
+        for candidate in [c for c in numbered if not c.labelled] or numbered:
             by_level.setdefault(self.level(candidate), Counter())[candidate.line.style] += 1
         styles = {level: _heading_style(counts) for level, counts in by_level.items()}
         numbered = [c for c in numbered if _in_heading_style(c, self.level(c), styles)]
@@ -346,7 +347,7 @@ class _Analysis:
         if numbered:
             style_levels: dict[tuple[Any, ...], int] = {}
             # an "Appendix A" may be set in any heading style: it says nothing of its level
-            for candidate in (c for c in numbered if not c.appendix):
+            for candidate in (c for c in numbered if not c.labelled):
                 level = self.level(candidate)
                 style_levels[candidate.line.style] = min(
                     level, style_levels.get(candidate.line.style, level)
@@ -494,7 +495,7 @@ def _candidate(line: Line) -> _Candidate | None:
     out (too long, a sentence, a caption, an equation, a table row)."""
     if not line.horizontal or line.math_share > 0.3 or EQUATION_NUMBER.search(line.text):
         return None
-    number, name, appendix = _split_number(line)
+    number, name, labelled = _split_number(line)
     if len(line.cells) > (2 if number else 1):
         return None
     words = name or line.text
@@ -502,22 +503,22 @@ def _candidate(line: Line) -> _Candidate | None:
         return None
     if len(words.split()) > MAX_HEADING_WORDS or words.endswith(SENTENCE_ENDINGS):
         return None
-    return _Candidate(line, number, name, appendix)
+    return _Candidate(line, number, name, labelled)
 
 
 def _split_number(line: Line) -> tuple[str, str, bool]:
-    """The number, name and whether the word "Appendix" says it: ("2.1", "Setup", False) from
+    """The number, name and whether a word labels the number: ("2.1", "Setup", False) from
     "2.1 Setup" or "2.1. Setup", ("B", "Proofs", True) from "Appendix B: Proofs"."""
     cells = line.cells
     if len(cells) == 2:
         match = NUMBER_CELL.fullmatch(cells[0])
         if match:
-            named = cells[0].lower().startswith("appendix")
+            named = cells[0].lower().startswith(("appendix", "chapter"))
             return match.group("number"), cells[1], named
     text = line.text
-    appendix = APPENDIX_TEXT.fullmatch(text)
-    if appendix:
-        return appendix.group("number"), appendix.group("name") or "", True
+    labelled = LABELLED_TEXT.fullmatch(text)
+    if labelled:
+        return labelled.group("number"), labelled.group("name") or "", True
     numbered = NUMBERED_TEXT.fullmatch(text)
     if numbered:
         return numbered.group("number"), numbered.group("name"), False
@@ -540,7 +541,7 @@ def _in_heading_style(
 ) -> bool:
     """Set in its level's style, or in a higher level's (a subsection of an appendix set like
     a section); an appendix named as such may be set in any heading style."""
-    if candidate.appendix:
+    if candidate.labelled:
         return candidate.line.style in styles.values()
     return any(candidate.line.style == style for at, style in styles.items() if at <= level)
 
@@ -603,16 +604,24 @@ def _level_rule(candidates: list[_Candidate]) -> Callable[[_Candidate], int]:
     def level(candidate: _Candidate) -> int:
         number = candidate.number
         lettered = len(number) == 1 and number.isalpha() and not ROMAN.fullmatch(number)
-        return 2 if roman_sections and lettered and not candidate.appendix else _depth(number)
+        return 2 if roman_sections and lettered and not candidate.labelled else _depth(number)
 
     return level
 
 
-def _has_parent(candidate: _Candidate, numbers: set[str]) -> bool:
-    # "3.1" needs a section 3; "0.5 Dropout" in a bold table cell has none
-    if "." not in candidate.number:
-        return True
-    return candidate.number.rsplit(".", 1)[0] in numbers
+def _with_parents(numbered: list[_Candidate]) -> list[_Candidate]:
+    """Without numbered lines whose parent number is nowhere ("0.5 Dropout" in a bold table
+    cell); subsections whose section heading was missed (a chapter, an odd style) stay when
+    they are several."""
+    numbers = {c.number for c in numbered}
+    parents = Counter(c.number.rsplit(".", 1)[0] for c in numbered if "." in c.number)
+    return [
+        c
+        for c in numbered
+        if "." not in c.number
+        or c.number.rsplit(".", 1)[0] in numbers
+        or (parents[c.number.rsplit(".", 1)[0]] > 1 and not c.number.startswith("0"))
+    ]
 
 
 def _is_abstract(name: str) -> bool:
