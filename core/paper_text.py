@@ -26,6 +26,8 @@ TABLE_MIN_ROWS = 2
 TABLE_MIN_CELLS = 3
 PARAGRAPH_INDENT_EMS = 0.5
 HYPHENATED_END = re.compile(r"[^\W\d_]-$")
+# TeX breaks a line after a dash or a slash without a space there
+UNSPACED_BREAKS = ("–", "—", "/")
 CAPTION = re.compile(r"(Figure|Fig\.|Table|Algorithm)\s*[A-Z]?\d+[.:]")
 PARAGRAPH_END = re.compile(r"[.!?:;)\]]$")
 # the end of a sentence (a displayed equation's number "(1)" is none)
@@ -175,6 +177,8 @@ def _join_wrapped(lines: list[str]) -> str:
     for line in lines[1:]:
         if HYPHENATED_END.search(text) and line[:1].islower():
             text = text[:-1] + line  # "regulari-" + "sation": a word TeX broke at the margin
+        elif text.endswith(UNSPACED_BREAKS):
+            text += line  # "pages 448–" + "456", "https://example.org/" + "paper"
         else:
             text = f"{text} {line}"
     return text

@@ -335,6 +335,15 @@ def test_running_heads_are_dropped(markdown: dict[str, str], style: str, running
     assert text.count(running_head) == (1 if running_head == title else 0)
 
 
+@requires_tex
+@pytest.mark.parametrize("style", sorted(EXPECTED))
+def test_each_reference_reads_as_one_paragraph(markdown: dict[str, str], style: str) -> None:
+    references = re.split(r"^#+ REFERENCES$|^#+ References$", markdown[style], flags=re.M)[1]
+    entries = references.split("\n\n")
+    ioffe = next(entry for entry in entries if entry.startswith("Sergey Ioffe"))
+    assert ioffe.endswith("pages 448–456, 2015."), "an entry and a range broken at a dash"
+
+
 # --------------------------------------------------------------------------------------------
 # The listing and the JSON
 # --------------------------------------------------------------------------------------------
