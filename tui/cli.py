@@ -179,7 +179,10 @@ def _parser() -> argparse.ArgumentParser:
         "values, and say whether the reviewer noticed",
     )  # fmt: skip
     review.add_argument("--model", default="", help="reviewer model (default: $LABTUI_MODEL)")
-    review.add_argument("--json", action="store_true", help="print the review as JSON")
+    review.add_argument(
+        "--json", action="store_true",
+        help="print the result as JSON (the review, the outline, the calibration or the probe)",
+    )  # fmt: skip
     review.add_argument(
         "--ensemble",
         type=_reviewers,
