@@ -43,6 +43,8 @@ HEADING_SIZE_STEP = 0.5
 # the title sits on page 1 above this fraction of the page height
 TITLE_ZONE = 0.4
 DEEPEST_RANKED_LEVEL = 3
+# the column of heading names in the listing is at most this wide
+LISTING_TEXT_WIDTH = 60
 # a title wraps onto a few lines; more of them in one size are a block of text
 MAX_TITLE_LINES = 4
 # a line of running text has at least this many words
@@ -162,7 +164,10 @@ def outline_text(outline: Outline) -> str:
     if not outline.headings:
         return "\n".join([*lines, "  (no headings found)"]) + "\n"
     number_width = max(len(h.number) + 2 * (h.level - 1) for h in outline.headings)
-    text_width = max(len(h.text) + 2 * (h.level - 1) for h in outline.headings)
+    # a very long heading runs past the page column rather than pushing every page number out
+    text_width = min(
+        LISTING_TEXT_WIDTH, max(len(h.text) + 2 * (h.level - 1) for h in outline.headings)
+    )
     for heading in outline.headings:
         indent = "  " * (heading.level - 1)
         number = f"{indent}{heading.number}".ljust(number_width)

@@ -391,6 +391,15 @@ def test_the_listing_indents_by_level_and_counts_each_level() -> None:
     )
 
 
+def test_a_long_heading_runs_past_the_page_column_of_the_others() -> None:
+    long = "Where the Warmup Helps Most: Small Batches, Deep Stacks and Noisy Labels"
+    listing = outline_text(
+        Outline("A Paper", 2, (Heading(1, "1", "Setup", 1), Heading(1, "2", long, 2)))
+    ).splitlines()
+    assert listing[2] == "  1  Setup" + " " * 55 + "  p. 1"
+    assert listing[3] == f"  2  {long}  p. 2"
+
+
 def test_an_outline_without_headings_says_so() -> None:
     assert outline_text(Outline("", 2, ())) == "(no title found)\n2 pages\n  (no headings found)\n"
 
