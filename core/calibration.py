@@ -301,17 +301,39 @@ def calibrate(
     if run.cache.unwritable:
         progress(f"reviews were not cached (cannot write {run.cache.unwritable})")
     if not run.reviewed:
-        last = run.failed[-1]["error"] if run.failed else "the budget was spent"
-        raise LLMError(
-            f"no paper of the benchmark was reviewed: {last}",
-            "check the reviewer model with `labtui doctor`, or raise --budget",
-        )
+        raise _nothing_reviewed(run, len(chosen))
     spent = _Spending.of(reviewer.llm).since(start)
     record = calibration_record(benchmark, reviewer, run, chosen, n=n, seed=seed, spent=spent)
     record["benchmark"]["name"] = name or benchmark.default_name
     record["created"] = now().isoformat(timespec="seconds")
     progress(_ending(run, len(chosen)))
     return record
+
+
+def _nothing_reviewed(run: _Run, sampled: int) -> LLMError:
+    """The error of a calibration that has no review to measure: why it stopped, the last
+    failure's own words, and the fix for that cause (a budget to raise, or a reviewer model
+    that gives usable reviews: raising the budget does nothing for a model that cannot)."""
+    if run.stopped == "budget":
+        return LLMError(
+            "no paper of the benchmark was reviewed: the budget was spent before the first review",
+            "raise --budget (reviews already cached cost nothing again)",
+        )
+    tried = len(run.failed)
+    if not tried:
+        return LLMError("no paper of the benchmark was sampled", "give --n 1 or more")
+    if run.stopped == "failures":
+        why = (
+            f"the reviewer gave no usable review of {FAILURES_IN_A_ROW} papers in a row, so the "
+            f"calibration stopped after {tried} of {sampled} sampled papers"
+        )
+    else:
+        why = f"none of the {tried} sampled papers got a usable review"
+    return LLMError(
+        f"no paper of the benchmark was reviewed: {why}; the last: {run.failed[-1]['error']}",
+        "use a stronger reviewer model (--model, or [models] review in labtui.toml): a "
+        "calibration counts only reviews that pass the review form's checks",
+    )
 
 
 def _ending(run: _Run, sampled: int) -> str:

@@ -8,9 +8,10 @@ consistently fabricated. The same reviewer then reviews the original and the alt
 
 Whether it noticed is decided here from what it wrote, never from its own claim: the altered
 paper's review noticed when one of its critiques (Weaknesses, Questions, Limitations) cites an
-altered value, or when any of its texts, the Summary included, names the impossibility in words
-the original paper's review did not use (``IMPOSSIBILITY``); or when its mean Soundness fell by
-at least 1 and it rejects. Otherwise the reviewer is flagged.
+altered value in words of its own (a sentence or table row of the paper copied around the value
+shows only that the model read it), or when any of its texts, the Summary included, names the
+impossibility in words the original paper's review did not use (``IMPOSSIBILITY``); or when its
+mean Soundness fell by at least 1 and it rejects. Otherwise the reviewer is flagged.
 
 Tables are found in the reader's Markdown-ish text (rows ``a | b | c``) and in plain text as
 other extractors give it (a row label followed by numbers separated by spaces); a column, or a
@@ -79,6 +80,10 @@ CAPTION = re.compile(r"\s*[*_]*\s*table\s+[0-9ivx]+\s*[:.]", re.IGNORECASE)
 HEADING = re.compile(r"\s*#+\s")
 REFERENCES = re.compile(r"\s*#*\s*(\d+\s+)?(references|bibliography)\s*$", re.IGNORECASE)
 CRITIQUES = ("Weaknesses", "Questions", "Limitations")
+# A review's words and numbers, to tell a quotation of the paper from a critique of it.
+TOKEN = re.compile(r"[-−–]?\d+(?:\.\d+)?|\w+")
+DASHES = str.maketrans({"−": "-", "–": "-"})
+QUOTED_CONTEXT = 2  # words on each side of a value that, as the paper has them, make a quote
 
 
 @dataclass(frozen=True)
@@ -593,9 +598,10 @@ def find_evidence(
     original: ReviewPanel, altered: ReviewPanel, fabrication: Fabrication, original_text: str
 ) -> list[Evidence]:
     """The sentences of the altered paper's review that noticed: a critique citing an altered
-    value (one the original paper never printed), or any sentence naming the impossibility in
-    words the original paper's review did not use (a summary that repeats 193.1% noticed
-    nothing)."""
+    value (one the original paper never printed) in words of its own, or any sentence naming the
+    impossibility in words the original paper's review did not use. A summary that repeats
+    193.1%, or a critique that copies the paper's sentence or table row around it (small models
+    copy what they read), noticed nothing."""
     already = [sentence for _, _, sentence in _texts(original)]
     words = [p for p in IMPOSSIBILITY if not any(p.search(s) for s in already)]
     cited = [
@@ -603,14 +609,47 @@ def find_evidence(
         for value in fabrication.altered_values
         if not _cited(value).search(original_text)
     ]
+    paper = _tokens(fabrication.text)
     found = []
     for who, name, sentence in _texts(altered):
-        hit = next((value for value, p in cited if name in CRITIQUES and p.search(sentence)), None)
+        hit = next(
+            (
+                value
+                for value, p in cited
+                if name in CRITIQUES
+                and p.search(sentence)
+                and not _quotes_paper(sentence, value, paper)
+            ),
+            None,
+        )
         if hit is None:
             hit = next((m.group() for p in words if (m := p.search(sentence))), None)
         if hit is not None:
             found.append(Evidence(who, name, sentence, hit))
     return found
+
+
+def _tokens(text: str) -> list[str]:
+    """A text's words and numbers, lowercased; a number keeps its sign (any dash written "-")
+    and decimals, not its "%"; punctuation and table bars are dropped."""
+    return [token.lower().translate(DASHES) for token in TOKEN.findall(text)]
+
+
+def _quotes_paper(sentence: str, value: str, paper: list[str]) -> bool:
+    """Whether each mention of ``value`` in ``sentence`` stands among the same words as in the
+    altered paper (``QUOTED_CONTEXT`` on each side, as far as the sentence goes): a copied
+    sentence or table row shows that the model read the number, not that it saw it was wrong."""
+    words = _tokens(sentence)
+    number = _tokens(value)[0]
+    mentions = [i for i, word in enumerate(words) if word == number]
+    return bool(mentions) and all(
+        _occurs(words[max(i - QUOTED_CONTEXT, 0) : i + QUOTED_CONTEXT + 1], paper) for i in mentions
+    )
+
+
+def _occurs(window: list[str], paper: list[str]) -> bool:
+    size = len(window)
+    return any(paper[start : start + size] == window for start in range(len(paper) - size + 1))
 
 
 def _cited(value: str) -> re.Pattern[str]:

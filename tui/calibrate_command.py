@@ -36,7 +36,8 @@ def cmd_calibrate(
     """Review a seeded sample of ``n`` papers of the benchmark in ``directory`` and measure the
     reviewer: ``project``'s (when it is a labtui project) or labtui's default settings, with
     ``model`` and ``overrides`` (None: not given) in their place. Progress on stderr; EXIT_FAILED
-    when the budget or the model stopped it before every sampled paper was reviewed."""
+    when not every sampled paper was measured: the budget or the model stopped it, or papers got
+    no usable review."""
     from labtui.core.calibration import calibrate, project_reviewer, standalone_reviewer
     from labtui.core.calibration_store import save_calibration
     from labtui.core.config import CONFIG_NAME
@@ -109,9 +110,29 @@ def print_calibration(record: dict[str, Any], path: Path, console: Console | Non
         table.add_row(*row)
     console.print(table)
     if not record["complete"]:
-        console.print("[yellow]incomplete[/]: the budget or the model stopped it (see above)")
+        console.print(f"[yellow]incomplete[/]: {escape(why_incomplete(record))}")
     console.print(escape(trust_line(record)))
     console.print(f"saved to {escape(str(path))}")
+
+
+def why_incomplete(record: dict[str, Any]) -> str:
+    """Why a calibration measured fewer papers than it sampled: the budget, a model that failed
+    papers in a row, or papers without a usable review in a run that went to the end."""
+    from labtui.core.calibration import FAILURES_IN_A_ROW
+
+    measured = f"{record['metrics']['papers']} of {record['benchmark']['sampled']} sampled papers"
+    if record.get("stopped") == "budget":
+        return f"the budget was spent after {measured} (see above)"
+    if record.get("stopped") == "failures":
+        return (
+            f"stopped after {FAILURES_IN_A_ROW} papers in a row without a usable review; "
+            f"{measured} measured (see above)"
+        )
+    failed = len(record.get("failed") or [])
+    return (
+        f"{failed} sampled paper{'s' if failed != 1 else ''} got no usable review and "
+        f"{'are' if failed != 1 else 'is'} not measured; {measured} measured (see above)"
+    )
 
 
 def _rows(record: dict[str, Any]) -> list[tuple[str, str, str]]:
