@@ -114,6 +114,7 @@ def test_an_orphan_that_left_the_session_is_found_by_its_mark(tmp_path: Path):
         "import os, time\n"
         "if os.fork() == 0:\n"
         "    os.setsid()\n"
+        "    open('left', 'w').close()\n"
         "    time.sleep(60)\n"
         "else:\n"
         "    time.sleep(60)\n"
@@ -122,6 +123,8 @@ def test_an_orphan_that_left_the_session_is_found_by_its_mark(tmp_path: Path):
     leader = subprocess.Popen([PYTHON, str(script)], start_new_session=True, env=env, cwd=tmp_path)
     tree = RunTree(leader.pid, mark="feedc0de")
     try:
+        # on a busy machine the child may not have run setsid yet when both are seen
+        wait_for(lambda: (tmp_path / "left").exists(), "the child in a session of its own")
         wait_for(lambda: tree.sample().processes == 2, "the leader and its child")
         leader.kill()
         leader.wait()

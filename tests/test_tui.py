@@ -864,3 +864,18 @@ def test_a_note_shows_in_the_dialogue_as_the_journal_records_it() -> None:
     history = [ev(ResearcherNote, stage="experiments", text="keep three seeds")]
     seen = run_app(LabtuiApp(FakeSession(history=history, problems=["x"])), wait_for_end_or_pause)
     assert "✎ your note: keep three seeds" in seen.dialogue
+
+
+def test_a_pipeline_that_ends_as_the_app_closes_has_nothing_to_show_and_no_error() -> None:
+    """Quitting stops the pipeline; its end can reach the app after the panes were removed (CI
+    saw NoMatches there on a loaded machine). The outcome is kept; nothing is drawn."""
+    app = LabtuiApp(FakeSession(ask=None, wait_for_stop=True))
+
+    async def steps(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.pipeline_running)
+
+    run_app(app, steps)
+    app.session.request_stop()
+    app._pipeline_ended("stopped")
+    app._pipeline_crashed(RuntimeError("late"))
+    assert app.outcome == "failed"

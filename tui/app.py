@@ -403,8 +403,10 @@ class LabtuiApp(App[None]):
                 self._pipeline_crashed(worker.error)
 
     def _pipeline_ended(self, outcome: str) -> None:
-        self._flush_bursts()
         self.outcome = outcome
+        if self._closing_down():
+            return
+        self._flush_bursts()
         self.main_screen.dialogue.clear_streaming()
         self._set_phase(outcome)
         if self._quitting:
@@ -419,9 +421,11 @@ class LabtuiApp(App[None]):
             self.push_screen(ErrorScreen("The pipeline failed", message, hint))
 
     def _pipeline_crashed(self, error: BaseException | None) -> None:
-        self._flush_bursts()
         self._crashed = True
         self.outcome = "failed"
+        if self._closing_down():
+            return
+        self._flush_bursts()
         self._set_phase("crashed")
         if self._quitting:
             self.exit(return_code=EXIT_FAILED)
@@ -430,6 +434,11 @@ class LabtuiApp(App[None]):
         # The dialog goes away; the dialogue pane keeps the record.
         self.main_screen.apply(ErrorEvent(message=f"{title}: {message}", hint=hint))
         self.push_screen(ErrorScreen(title, message, hint))
+
+    def _closing_down(self) -> bool:
+        """The app is closing and its panes are gone: a pipeline that ends just then (the
+        quit's own stop) has nowhere left to say so."""
+        return not self.main_screen.query(DialoguePane)
 
     @property
     def pending_events(self) -> int:
