@@ -32,7 +32,8 @@ from labtui.core.calibration import FAILURES_IN_A_ROW
 from labtui.core.calibration_store import find_calibration
 from labtui.core.config_sections import ReviewSection
 from labtui.core.errors import LLMError
-from labtui.core.fabrication_probe import Fabrication, ProbeResult, fabricate, find_evidence
+from labtui.core.fabrication import Fabrication, fabricate
+from labtui.core.fabrication_probe import ProbeResult, find_evidence
 from labtui.core.json_reply import extract_json
 from labtui.core.records import ReviewForm
 from labtui.core.review_form import SCORE_RANGES, parse_review

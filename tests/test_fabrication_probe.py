@@ -17,12 +17,8 @@ from support.research_script import REVIEW, fenced_json, last_user_text
 from labtui.core.calibration_store import find_calibration, trust_line
 from labtui.core.config_sections import ReviewSection
 from labtui.core.errors import LabtuiError
-from labtui.core.fabrication_probe import (
-    Fabrication,
-    fabricate,
-    find_evidence,
-    probe_text,
-)
+from labtui.core.fabrication import Fabrication, fabricate
+from labtui.core.fabrication_probe import find_evidence, probe_text
 from labtui.core.latex import compile_latex
 from labtui.core.review_form import parse_review
 from labtui.core.reviewer import ReviewPanel, reviewer_facts

@@ -13,7 +13,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from labtui.core.calibration_store import save_probe
-from labtui.core.fabrication_probe import ProbeResult, fabricate, probe_text, run_probe
+from labtui.core.fabrication import fabricate
+from labtui.core.fabrication_probe import ProbeResult, probe_text, run_probe
 from labtui.core.prompts import load_prompt
 from labtui.core.reviewer import ReviewPanel, reviewer_facts
 

@@ -371,7 +371,8 @@ def which_paper(exchange: dict[str, Any], changed: list[str]) -> str:
 
 
 def changed_lines(paper: Path) -> list[str]:
-    from labtui.core.fabrication_probe import fabricate, probe_text
+    from labtui.core.fabrication import fabricate
+    from labtui.core.fabrication_probe import probe_text
 
     text = probe_text(paper)
     altered = fabricate(text, str(paper)).text.splitlines()
