@@ -3,12 +3,10 @@ typography alone: no model, a fraction of a second a paper.
 
 A PDF stores positioned glyphs, not sections, so headings are recognised by how they are set.
 ``core.pdf_lines`` gives the visual lines in reading order (columns, line numbers of review copies
-and page furniture handled); this module decides which lines are the title, the abstract's
-heading and the section headings. The one analysis, :func:`read_layout`, serves both
+and page furniture handled); ``core.paper_headings`` decides which of them are the title, the
+abstract's heading and the section headings. The one analysis, :func:`read_layout`, serves both
 :func:`outline_of` (what ``labtui review PAPER.pdf --outline`` prints) and
 ``core.paper_text.paper_markdown`` (what the reviewer reads).
-
-How headings are found is ``core.paper_headings``'s.
 """
 
 from __future__ import annotations
