@@ -154,18 +154,18 @@ def _parser() -> argparse.ArgumentParser:
         "decisions",
     )  # fmt: skip
     review.add_argument(
-        "--n", type=_papers, default=100, metavar="N",
+        "--n", type=_papers, default=None, metavar="N",
         help="with --calibrate: papers in the seeded sample (default 100)",
     )  # fmt: skip
     review.add_argument(
-        "--seed", type=int, default=1, help="with --calibrate: the sample's seed (default 1)"
+        "--seed", type=int, default=None, help="with --calibrate: the sample's seed (default 1)"
     )
     review.add_argument(
         "--skip-missing", action="store_true",
         help="with --calibrate: leave out rows whose paper is missing (counted, not an error)",
     )  # fmt: skip
     review.add_argument(
-        "--name", default="",
+        "--name", default=None,
         help="with --calibrate: the benchmark's name (default: the venue its rows name, else "
         "DIR's name)",
     )  # fmt: skip

@@ -18,6 +18,7 @@ from labtui.core.errors import LabtuiError
 
 EXIT_OK = 0
 BUDGETS_USD = {"review": 1.0, "probe": 2.0, "calibrate": 10.0}
+SAMPLE_PAPERS, SAMPLE_SEED = 100, 1  # --n and --seed when not given
 CALIBRATE_ONLY = ("n", "seed", "skip_missing", "name", "out")
 
 
@@ -37,10 +38,10 @@ def cmd_review_command(args: argparse.Namespace) -> int:
             args.calibrate,
             model=args.model,
             budget=budget,
-            n=args.n,
-            seed=args.seed,
+            n=SAMPLE_PAPERS if args.n is None else args.n,
+            seed=SAMPLE_SEED if args.seed is None else args.seed,
             skip_missing=args.skip_missing,
-            name=args.name,
+            name=args.name or "",
             out=args.out,
             as_json=args.json,
             overrides=overrides,
@@ -78,16 +79,16 @@ def _mode(args: argparse.Namespace) -> str:
         raise LabtuiError(
             "no paper given", "labtui review PAPER.pdf, or labtui review --calibrate DIR"
         )
-    given = [f"--{name.replace('_', '-')}" for name in CALIBRATE_ONLY if _given(args, name)]
+    # the calibration's options have no default of their own: given means not None (or set)
+    given = [
+        f"--{name.replace('_', '-')}"
+        for name in CALIBRATE_ONLY
+        if getattr(args, name) not in (None, False)
+    ]
     if mode != "calibrate" and given:
         verb = "applies" if len(given) == 1 else "apply"
         raise LabtuiError(f"{', '.join(given)} {verb} only to --calibrate", "leave it out")
     return mode
-
-
-def _given(args: argparse.Namespace, name: str) -> bool:
-    defaults = {"n": 100, "seed": 1, "skip_missing": False, "name": "", "out": None}
-    return getattr(args, name) != defaults[name]
 
 
 def _project(directory: Path) -> Path | None:
