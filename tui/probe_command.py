@@ -18,9 +18,9 @@ from labtui.core.fabrication_probe import ProbeResult, probe_text, run_probe
 from labtui.core.prompts import load_prompt
 from labtui.core.reviewer import ReviewPanel, reviewer_facts
 
+from .cli import EXIT_OK
 from .review_session import progress, review_settings, reviewer_llm, who_reviews
 
-EXIT_OK = 0
 SHOWN_EVIDENCE = 3  # sentences quoted; the JSON has them all
 
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from labtui.core.errors import LabtuiError
 
-EXIT_OK = 0
+from .cli import EXIT_OK
+
 BUDGETS_USD = {"review": 1.0, "probe": 2.0, "calibrate": 10.0}
 SAMPLE_PAPERS, SAMPLE_SEED = 100, 1  # --n and --seed when not given
 CALIBRATE_ONLY = ("n", "seed", "skip_missing", "name", "out")
