@@ -258,7 +258,9 @@ class InventingResearch:
     """TEST-ONLY: the moons research, but the write-up claims a result no run produced and the
     fix round does not remove it."""
 
-    INVENTED = "It also reaches 97.2\\% on a held-out set we never built."
+    # four decimals: a test accuracy of 0.972, or a timing's relative difference of 97.2 %, both
+    # happen in real runs and would trace 97.2 % by chance
+    INVENTED = "It also reaches 97.2146\\% on a held-out set we never built."
 
     def __init__(self, root: Path) -> None:
         from support.research_script import MoonsResearch
@@ -306,7 +308,7 @@ def test_an_invented_number_blocks_approval_until_the_researcher_waives_it(proje
     first, again = [r for r in port.asked if "paper drafted" in r.title][:2]
     assert "approve" not in first.options and "waive" in first.options
     assert "1 number(s) in the paper match no run" in first.title
-    assert "`97.2\\%` on line" in first.body
+    assert "`97.2146\\%` on line" in first.body
     assert "approve" in again.options and "quoted from the original paper" in again.body
     fix_prompts = [
         r for r in llm_server.requests_for("scripted-writeup") if "match no value" in json.dumps(r)
