@@ -46,14 +46,20 @@ def load_runs() -> dict[str, dict]:
     return runs
 
 
+def mean_and_stderr(curves: list[list[float | None]]) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and standard error over seeds at each epoch. A seed the run budget stopped early
+    has nulls after its last epoch; it is left out there (the others still count)."""
+    values = np.asarray(curves, dtype=float)  # seeds x epochs, NaN where a seed has no value
+    counts = np.sum(~np.isnan(values), axis=0)
+    return np.nanmean(values, axis=0), np.nanstd(values, axis=0) / np.sqrt(counts)
+
+
 def plot_metric(runs: dict[str, dict], metric: str, ylabel: str, filename: str) -> None:
     colors = plt.get_cmap("tab10")
     fig, ax = plt.subplots(figsize=(6, 4))
     for i, (run, results) in enumerate(runs.items()):
-        curves = np.asarray(results[metric], dtype=float)  # seeds x epochs
+        mean, stderr = mean_and_stderr(results[metric])
         epochs = np.asarray(results["epochs"])
-        mean = curves.mean(axis=0)
-        stderr = curves.std(axis=0) / np.sqrt(curves.shape[0])
         color = colors(i % 10)
         ax.plot(epochs, mean, label=labels[run], color=color)
         ax.fill_between(epochs, mean - stderr, mean + stderr, color=color, alpha=0.2)
