@@ -47,15 +47,21 @@ def load_runs() -> dict[str, dict]:
     return runs
 
 
+def mean_and_stderr(curves: list[list[float | None]]) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and standard error over seeds at each evaluation. A seed the run budget stopped
+    early has nulls where it was not evaluated; it is left out there (the others still count)."""
+    values = np.asarray(curves, dtype=float)  # seeds x evaluations, NaN where a seed has none
+    counts = np.sum(~np.isnan(values), axis=0)
+    return np.nanmean(values, axis=0), np.nanstd(values, axis=0) / np.sqrt(counts)
+
+
 def plot_metric(runs: dict[str, dict], metric: str, ylabel: str, filename: str) -> None:
     colors = plt.get_cmap("tab10")
     fig, ax = plt.subplots(figsize=(6, 4))
     best = float("inf")
     for i, (run, results) in enumerate(runs.items()):
-        curves = np.asarray(results[metric], dtype=float)  # seeds x evaluations
+        mean, stderr = mean_and_stderr(results[metric])
         iters = np.asarray(results["iters"])
-        mean = curves.mean(axis=0)
-        stderr = curves.std(axis=0) / np.sqrt(curves.shape[0])
         color = colors(i % 10)
         ax.plot(iters, mean, label=labels[run], color=color)
         ax.fill_between(iters, mean - stderr, mean + stderr, color=color, alpha=0.2)
