@@ -11,6 +11,11 @@ both. It writes:
 
 Set the environment variable LABTUI_SMOKE=1 for a tiny run (a few seconds on a CPU) that checks
 the code path; without it the run is the real experiment, sized for a GPU (minutes).
+
+labtui may set two more (README, "Run budget and seeds"): LABTUI_RUN_BUDGET_S, the seconds the
+whole run may take (training stops early, at TRAIN_SHARE of it, so that the results are written
+in time), and LABTUI_SEED, an offset that gives the run other training seeds on the same splits.
+Without them the run is the one described above.
 """
 
 from __future__ import annotations
@@ -18,8 +23,11 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import os
+import sys
 import time
+from typing import NoReturn
 
 import numpy as np
 
@@ -59,8 +67,11 @@ WARMUP_STEPS = 50  # linear learning-rate warm-up, then constant
 # Evaluation and logging
 EVAL_EVERY = 100  # evaluate on the full training and validation sets every EVAL_EVERY steps
 GROK_THRESHOLD = 0.99  # the grokking step is the first evaluation with val_acc >= this
-N_SEEDS = 3
+N_SEEDS = 3  # seeds 0..N_SEEDS-1; LABTUI_SEED=k gives seeds k*N_SEEDS..(k+1)*N_SEEDS-1 instead
 LOG_EVERY = 500  # print a progress line every LOG_EVERY steps
+
+# Run budget (LABTUI_RUN_BUDGET_S): NUM_STEPS stays the cap, the budget may stop training earlier
+TRAIN_SHARE = 0.85  # training stops at this fraction of the budget; the rest evaluates and writes
 
 # LABTUI_SMOKE=1: a tiny run that only checks the code path (a few seconds on a CPU).
 SMOKE = os.environ.get("LABTUI_SMOKE") == "1"
@@ -74,6 +85,127 @@ if SMOKE:
 
 DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 CPU_THREADS = 1  # torch threads on a CPU: the models are tiny, extra threads mostly contend
+
+
+# ---------------------------------------------------------------------------------------------
+# Run budget and seeds, from the environment labtui sets
+# ---------------------------------------------------------------------------------------------
+BUDGET_VAR = "LABTUI_RUN_BUDGET_S"  # seconds the whole run may take; unset or empty: no budget
+SEED_VAR = "LABTUI_SEED"  # whole number >= 0; unset or empty: 0, the seeds of a plain run
+
+
+def process_start() -> float:
+    """time.monotonic() at the start of this process: the budget counts from there, so that the
+    interpreter, the imports and the data preparation count too (Linux /proc; elsewhere: now)."""
+    try:
+        with open("/proc/self/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()  # the name in (...) may hold spaces
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # seconds after boot
+        age_s = time.clock_gettime(time.CLOCK_BOOTTIME) - started
+    except (OSError, ValueError, IndexError, AttributeError):
+        age_s = 0.0
+    return time.monotonic() - (age_s if 0.0 <= age_s < 3600.0 else 0.0)
+
+
+STARTED = process_start()
+
+
+def env_error(name: str, raw: str, wanted: str, fix: str) -> NoReturn:
+    """A bad value in the environment: say which variable and what to do, exit code 2."""
+    print(f"error: {name}={raw!r} is not {wanted}; {fix}", file=sys.stderr)
+    sys.exit(2)
+
+
+def read_run_env() -> tuple[float | None, int]:
+    """(the run budget in seconds or None, the seed offset) from the environment."""
+    raw = os.environ.get(BUDGET_VAR, "").strip()
+    budget_s = None
+    if raw:
+        try:
+            budget_s = float(raw)
+        except ValueError:
+            budget_s = math.nan
+        if not (math.isfinite(budget_s) and budget_s > 0):
+            env_error(
+                BUDGET_VAR,
+                raw,
+                "a positive number of seconds",
+                f"set e.g. {BUDGET_VAR}=300 (fractions allowed), or unset it for no budget",
+            )
+    raw = os.environ.get(SEED_VAR, "").strip()
+    offset = 0
+    if raw:
+        try:
+            offset = int(raw)
+        except ValueError:
+            offset = -1
+        if offset < 0:
+            env_error(
+                SEED_VAR,
+                raw,
+                "a whole number >= 0",
+                f"set e.g. {SEED_VAR}=1 for other seeds, or unset it for the usual ones",
+            )
+    return budget_s, offset
+
+
+class Budget:
+    """When each training must stop. Every training of the run (one per operation and seed) starts with
+    an equal share of the training time left, so an early seed cannot starve the later ones and
+    time an earlier one did not use passes on; each still trains at least one step."""
+
+    def __init__(self, budget_s: float | None, trainings: int) -> None:
+        self.budget_s = budget_s
+        self.end = None if budget_s is None else STARTED + TRAIN_SHARE * budget_s
+        self.left = trainings
+
+    def next_deadline(self) -> float | None:
+        """time.monotonic() at which the next training stops (None: no budget)."""
+        if self.end is None:
+            return None
+        now = time.monotonic()
+        share = max(0.0, self.end - now) / max(self.left, 1)
+        self.left -= 1
+        return now + share
+
+    def describe(self) -> str:
+        if self.budget_s is None:
+            return f"budget none ({BUDGET_VAR} unset): training runs to the caps"
+        return (
+            f"budget {self.budget_s:g} s from {BUDGET_VAR}: "
+            f"training stops at {TRAIN_SHARE * self.budget_s:g} s"
+        )
+
+    def record(self, trained: list[int], cap: int, unit: str) -> dict:
+        """What the budget did, for final_info.json (beside "means": labtui reads only those)."""
+        return {
+            "budget_s": self.budget_s,
+            "stopped_early": any(n < cap for n in trained),
+            "trained": trained,  # steps per seed
+            "cap": cap,
+            "unit": unit,
+        }
+
+
+def out_of_time(deadline: float | None) -> bool:
+    return deadline is not None and time.monotonic() >= deadline
+
+
+def seeds_of(offset: int) -> list[int]:
+    """N_SEEDS training seeds; offsets 0, 1, 2, ... give disjoint sets (0: 0..N_SEEDS-1)."""
+    return [offset * N_SEEDS + i for i in range(N_SEEDS)]
+
+
+def aligned(
+    xs: list[list[int]], ys: list[list[float]]
+) -> tuple[list[int], list[list[float | None]]]:
+    """Per-seed curves on one x axis, the union of their points, with None (null in JSON) where
+    a seed has no point: the budget may stop seeds at different steps, each with a last
+    point of its own. plot.py skips the nulls. Without a budget the axis is every seed's."""
+    axis = sorted(set().union(*xs))
+    return axis, [
+        [dict(zip(x, y, strict=True)).get(s) for s in axis] for x, y in zip(xs, ys, strict=True)
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -187,8 +319,9 @@ def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> tuple[float,
     return correct / len(x), loss_sum / len(x)
 
 
-def train(operation: str, seed: int, data: dict) -> dict:
-    """Train one transformer; return its final metrics and curves."""
+def train(operation: str, seed: int, data: dict, deadline: float | None = None) -> dict:
+    """Train one transformer for NUM_STEPS steps, or fewer when the run budget's deadline passes
+    (at least one, then a last evaluation); return its final metrics and curves."""
     torch.manual_seed(seed)
     generator = torch.Generator(device=DEVICE).manual_seed(seed)
     model = Transformer(data["vocab_size"], data["n_classes"]).to(DEVICE)
@@ -212,7 +345,8 @@ def train(operation: str, seed: int, data: dict) -> dict:
         loss.backward()
         optimizer.step()
         scheduler.step()
-        if step % EVAL_EVERY == 0 or step == NUM_STEPS:
+        stop = step < NUM_STEPS and out_of_time(deadline)
+        if step % EVAL_EVERY == 0 or step == NUM_STEPS or stop:
             train_acc, train_loss = evaluate(model, x_train, y_train)
             val_acc, val_loss = evaluate(model, data["x_val"], data["y_val"])
             for key, value in zip(
@@ -221,13 +355,20 @@ def train(operation: str, seed: int, data: dict) -> dict:
                 curves[key].append(value)
             if grok_step is None and val_acc >= GROK_THRESHOLD:
                 grok_step = step
-        if step % LOG_EVERY == 0 or step == NUM_STEPS:
+        if step % LOG_EVERY == 0 or step == NUM_STEPS or stop:
             print(
                 f"op {operation} seed {seed} step {step}/{NUM_STEPS} "
                 f"train_loss {curves['train_loss'][-1]:.4f} train_acc {curves['train_acc'][-1]:.4f} "
                 f"val_loss {curves['val_loss'][-1]:.4f} val_acc {curves['val_acc'][-1]:.4f}",
                 flush=True,
             )
+        if stop:
+            print(
+                f"budget: stopped early after {step}/{NUM_STEPS} steps "
+                f"(op {operation} seed {seed})",
+                flush=True,
+            )
+            break
     if DEVICE.type == "cuda":
         torch.cuda.synchronize()
     metrics = {
@@ -235,12 +376,13 @@ def train(operation: str, seed: int, data: dict) -> dict:
         "final_val_acc": curves["val_acc"][-1],
         "final_train_loss": curves["train_loss"][-1],
         "final_val_loss": curves["val_loss"][-1],
-        # never reaching the threshold counts as NUM_STEPS (a censored value): see "grokked"
+        # never reaching the threshold counts as NUM_STEPS (a censored value): see "grokked";
+        # so does a run the budget stopped before it grokked
         "step_val_acc_99": grok_step if grok_step is not None else NUM_STEPS,
         "grokked": 1.0 if grok_step is not None else 0.0,
         "train_time_s": time.perf_counter() - start,
     }
-    return {"metrics": metrics, "curves": curves}
+    return {"metrics": metrics, "curves": curves, "steps": curves["step"][-1]}
 
 
 def summarize(results: list[dict]) -> dict:
@@ -258,27 +400,32 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out_dir", type=str, default="run_0", help="where results are written")
     args = parser.parse_args()
+    budget_s, seed_offset = read_run_env()
     os.makedirs(args.out_dir, exist_ok=True)
     torch.use_deterministic_algorithms(True, warn_only=True)
     if DEVICE.type == "cpu":
         torch.set_num_threads(CPU_THREADS)
     print(f"device {DEVICE.type} smoke {int(SMOKE)} operations {','.join(OPERATIONS)}", flush=True)
+    seeds = seeds_of(seed_offset)
+    budget = Budget(budget_s, trainings=len(OPERATIONS) * len(seeds))
+    print(f"seeds {seeds} (offset {seed_offset} from {SEED_VAR})", flush=True)
+    print(budget.describe(), flush=True)
 
     final_info: dict[str, dict] = {}
     all_results: dict[str, dict] = {}
     for operation in OPERATIONS:
         data = make_data(operation)
-        results = [train(operation, seed, data) for seed in range(N_SEEDS)]
-        final_info[operation] = summarize(results)
-        curves = [r["curves"] for r in results]
-        all_results[operation] = {
-            "seeds": list(range(N_SEEDS)),
-            "steps": curves[0]["step"],
-            **{
-                k: [c[k] for c in curves]
-                for k in ("train_acc", "train_loss", "val_acc", "val_loss")
-            },
+        results = [train(operation, seed, data, budget.next_deadline()) for seed in seeds]
+        final_info[operation] = {
+            **summarize(results),
+            "seeds": seeds,
+            "budget": budget.record([r["steps"] for r in results], NUM_STEPS, "steps"),
         }
+        curves = [r["curves"] for r in results]
+        steps = [c["step"] for c in curves]
+        all_results[operation] = {"seeds": seeds, "steps": aligned(steps, steps)[0]}
+        for key in ("train_acc", "train_loss", "val_acc", "val_loss"):
+            all_results[operation][key] = aligned(steps, [c[key] for c in curves])[1]
 
     with open(os.path.join(args.out_dir, "final_info.json"), "w") as f:
         json.dump(final_info, f, indent=2)

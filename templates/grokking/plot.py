@@ -53,6 +53,14 @@ def operations_of(runs: dict[str, dict]) -> list[str]:
     return seen
 
 
+def mean_and_stderr(curves: list[list[float | None]]) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and standard error over seeds at each evaluation. A seed the run budget stopped
+    early has nulls where it was not evaluated; it is left out there (the others still count)."""
+    values = np.asarray(curves, dtype=float)  # seeds x evaluations, NaN where a seed has none
+    counts = np.sum(~np.isnan(values), axis=0)
+    return np.nanmean(values, axis=0), np.nanstd(values, axis=0) / np.sqrt(counts)
+
+
 def plot_operation(runs: dict[str, dict], operation: str, figure: str) -> None:
     ylabel, train_key, val_key = FIGURES[figure]
     colors = plt.get_cmap("tab10")
@@ -63,9 +71,7 @@ def plot_operation(runs: dict[str, dict], operation: str, figure: str) -> None:
         steps = np.asarray(results[operation]["steps"])
         color = colors(i % 10)
         for key, style, split in ((train_key, "--", "train"), (val_key, "-", "val")):
-            curves = np.asarray(results[operation][key], dtype=float)  # seeds x evaluations
-            mean = curves.mean(axis=0)
-            stderr = curves.std(axis=0) / np.sqrt(curves.shape[0])
+            mean, stderr = mean_and_stderr(results[operation][key])
             ax.plot(steps, mean, style, color=color, label=f"{labels[run]} ({split})")
             ax.fill_between(steps, mean - stderr, mean + stderr, color=color, alpha=0.2)
     ax.set_xlabel("Training step")
