@@ -11,6 +11,11 @@ new points by ancestral sampling from pure Gaussian noise. It writes:
 
 Set the environment variable LABTUI_SMOKE=1 for a tiny run (a few seconds on a CPU) that checks
 the code path; without it the run is the real experiment, sized for a GPU (minutes).
+
+labtui may set two more (README, "Run budget and seeds"): LABTUI_RUN_BUDGET_S, the seconds the
+whole run may take (training stops early, at TRAIN_SHARE of it, so that the results are written
+in time), and LABTUI_SEED, an offset that gives the run other training seeds on the same data.
+Without them the run is the one described above.
 """
 
 from __future__ import annotations
@@ -19,7 +24,9 @@ import argparse
 import json
 import math
 import os
+import sys
 import time
+from typing import NoReturn
 
 import numpy as np
 
@@ -65,9 +72,12 @@ N_GENERATED = 2000  # points sampled from the trained model per data set and see
 KDE_BANDWIDTH = 0.1  # Gaussian kernel width (standardised units) for the KL estimate
 
 # Seeds and logging
-N_SEEDS = 3
+N_SEEDS = 3  # seeds 0..N_SEEDS-1; LABTUI_SEED=k gives seeds k*N_SEEDS..(k+1)*N_SEEDS-1 instead
 LOG_EVERY = 1000  # print a progress line every LOG_EVERY steps
 CURVE_EVERY = 50  # record the mean training loss of every CURVE_EVERY steps for plot.py
+
+# Run budget (LABTUI_RUN_BUDGET_S): TRAIN_STEPS stays the cap, the budget may stop training earlier
+TRAIN_SHARE = 0.85  # training stops at this fraction of the budget; the rest evaluates and writes
 
 # LABTUI_SMOKE=1: a tiny run that only checks the code path (a few seconds on a CPU).
 SMOKE = os.environ.get("LABTUI_SMOKE") == "1"
@@ -82,6 +92,127 @@ if SMOKE:
 
 DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 CPU_THREADS = 1  # torch threads on a CPU: the models are tiny, extra threads mostly contend
+
+
+# ---------------------------------------------------------------------------------------------
+# Run budget and seeds, from the environment labtui sets
+# ---------------------------------------------------------------------------------------------
+BUDGET_VAR = "LABTUI_RUN_BUDGET_S"  # seconds the whole run may take; unset or empty: no budget
+SEED_VAR = "LABTUI_SEED"  # whole number >= 0; unset or empty: 0, the seeds of a plain run
+
+
+def process_start() -> float:
+    """time.monotonic() at the start of this process: the budget counts from there, so that the
+    interpreter, the imports and the data preparation count too (Linux /proc; elsewhere: now)."""
+    try:
+        with open("/proc/self/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()  # the name in (...) may hold spaces
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # seconds after boot
+        age_s = time.clock_gettime(time.CLOCK_BOOTTIME) - started
+    except (OSError, ValueError, IndexError, AttributeError):
+        age_s = 0.0
+    return time.monotonic() - (age_s if 0.0 <= age_s < 3600.0 else 0.0)
+
+
+STARTED = process_start()
+
+
+def env_error(name: str, raw: str, wanted: str, fix: str) -> NoReturn:
+    """A bad value in the environment: say which variable and what to do, exit code 2."""
+    print(f"error: {name}={raw!r} is not {wanted}; {fix}", file=sys.stderr)
+    sys.exit(2)
+
+
+def read_run_env() -> tuple[float | None, int]:
+    """(the run budget in seconds or None, the seed offset) from the environment."""
+    raw = os.environ.get(BUDGET_VAR, "").strip()
+    budget_s = None
+    if raw:
+        try:
+            budget_s = float(raw)
+        except ValueError:
+            budget_s = math.nan
+        if not (math.isfinite(budget_s) and budget_s > 0):
+            env_error(
+                BUDGET_VAR,
+                raw,
+                "a positive number of seconds",
+                f"set e.g. {BUDGET_VAR}=300 (fractions allowed), or unset it for no budget",
+            )
+    raw = os.environ.get(SEED_VAR, "").strip()
+    offset = 0
+    if raw:
+        try:
+            offset = int(raw)
+        except ValueError:
+            offset = -1
+        if offset < 0:
+            env_error(
+                SEED_VAR,
+                raw,
+                "a whole number >= 0",
+                f"set e.g. {SEED_VAR}=1 for other seeds, or unset it for the usual ones",
+            )
+    return budget_s, offset
+
+
+class Budget:
+    """When each training must stop. Every training of the run (one per data set and seed) starts with
+    an equal share of the training time left, so an early seed cannot starve the later ones and
+    time an earlier one did not use passes on; each still trains at least one step."""
+
+    def __init__(self, budget_s: float | None, trainings: int) -> None:
+        self.budget_s = budget_s
+        self.end = None if budget_s is None else STARTED + TRAIN_SHARE * budget_s
+        self.left = trainings
+
+    def next_deadline(self) -> float | None:
+        """time.monotonic() at which the next training stops (None: no budget)."""
+        if self.end is None:
+            return None
+        now = time.monotonic()
+        share = max(0.0, self.end - now) / max(self.left, 1)
+        self.left -= 1
+        return now + share
+
+    def describe(self) -> str:
+        if self.budget_s is None:
+            return f"budget none ({BUDGET_VAR} unset): training runs to the caps"
+        return (
+            f"budget {self.budget_s:g} s from {BUDGET_VAR}: "
+            f"training stops at {TRAIN_SHARE * self.budget_s:g} s"
+        )
+
+    def record(self, trained: list[int], cap: int, unit: str) -> dict:
+        """What the budget did, for final_info.json (beside "means": labtui reads only those)."""
+        return {
+            "budget_s": self.budget_s,
+            "stopped_early": any(n < cap for n in trained),
+            "trained": trained,  # steps per seed
+            "cap": cap,
+            "unit": unit,
+        }
+
+
+def out_of_time(deadline: float | None) -> bool:
+    return deadline is not None and time.monotonic() >= deadline
+
+
+def seeds_of(offset: int) -> list[int]:
+    """N_SEEDS training seeds; offsets 0, 1, 2, ... give disjoint sets (0: 0..N_SEEDS-1)."""
+    return [offset * N_SEEDS + i for i in range(N_SEEDS)]
+
+
+def aligned(
+    xs: list[list[int]], ys: list[list[float]]
+) -> tuple[list[int], list[list[float | None]]]:
+    """Per-seed curves on one x axis, the union of their points, with None (null in JSON) where
+    a seed has no point: the budget may stop seeds at different steps, each with a last
+    point of its own. plot.py skips the nulls. Without a budget the axis is every seed's."""
+    axis = sorted(set().union(*xs))
+    return axis, [
+        [dict(zip(x, y, strict=True)).get(s) for s in axis] for x, y in zip(xs, ys, strict=True)
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -279,8 +410,11 @@ def kl_divergence(real: np.ndarray, generated: np.ndarray) -> float:
 # ---------------------------------------------------------------------------------------------
 # Training
 # ---------------------------------------------------------------------------------------------
-def train(dataset: str, seed: int, data: dict[str, np.ndarray]) -> dict:
-    """Train one denoiser; return its final metrics, loss curve and generated points."""
+def train(
+    dataset: str, seed: int, data: dict[str, np.ndarray], deadline: float | None = None
+) -> dict:
+    """Train one denoiser for TRAIN_STEPS steps, or fewer when the run budget's deadline passes
+    (at least one); return its final metrics, loss curve and generated points."""
     torch.manual_seed(seed)
     generator = torch.Generator(device=DEVICE).manual_seed(seed)
     schedule = NoiseSchedule(NUM_TIMESTEPS, BETA_SCHEDULE)
@@ -316,16 +450,24 @@ def train(dataset: str, seed: int, data: dict[str, np.ndarray]) -> dict:
         if ema is not None:
             ema.update(model)
         window.append(loss.detach())
-        if step % CURVE_EVERY == 0 or step == TRAIN_STEPS:
+        stop = step < TRAIN_STEPS and out_of_time(deadline)
+        if step % CURVE_EVERY == 0 or step == TRAIN_STEPS or stop:
             curve_steps.append(step)
             curve_loss.append(float(torch.stack(window).mean()))
             window = []
-        if step % LOG_EVERY == 0 or step == TRAIN_STEPS:
+        if step % LOG_EVERY == 0 or step == TRAIN_STEPS or stop:
             print(
                 f"dataset {dataset} seed {seed} step {step}/{TRAIN_STEPS} "
                 f"train_loss {curve_loss[-1]:.4f}",
                 flush=True,
             )
+        if stop:
+            print(
+                f"budget: stopped early after {step}/{TRAIN_STEPS} steps "
+                f"(dataset {dataset} seed {seed})",
+                flush=True,
+            )
+            break
     if DEVICE.type == "cuda":
         torch.cuda.synchronize()
     train_time_s = time.perf_counter() - start
@@ -356,6 +498,7 @@ def train(dataset: str, seed: int, data: dict[str, np.ndarray]) -> dict:
     )
     return {
         "metrics": metrics,
+        "steps": curve_steps[-1],
         "curve_steps": curve_steps,
         "curve_loss": curve_loss,
         "generated": generated_np,
@@ -377,23 +520,35 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out_dir", type=str, default="run_0", help="where results are written")
     args = parser.parse_args()
+    budget_s, seed_offset = read_run_env()
     os.makedirs(args.out_dir, exist_ok=True)
     torch.use_deterministic_algorithms(True, warn_only=True)
     if DEVICE.type == "cpu":
         torch.set_num_threads(CPU_THREADS)
     print(f"device {DEVICE.type} smoke {int(SMOKE)} datasets {','.join(DATASETS)}", flush=True)
+    seeds = seeds_of(seed_offset)
+    budget = Budget(budget_s, trainings=len(DATASETS) * len(seeds))
+    print(f"seeds {seeds} (offset {seed_offset} from {SEED_VAR})", flush=True)
+    print(budget.describe(), flush=True)
 
     final_info: dict[str, dict] = {}
     all_results: dict[str, dict] = {}
     for dataset in DATASETS:
         data = make_data(dataset)
-        results = [train(dataset, seed, data) for seed in range(N_SEEDS)]
-        final_info[dataset] = summarize(results)
+        results = [train(dataset, seed, data, budget.next_deadline()) for seed in seeds]
+        final_info[dataset] = {
+            **summarize(results),
+            "seeds": seeds,
+            "budget": budget.record([r["steps"] for r in results], TRAIN_STEPS, "steps"),
+        }
         n_plot = min(1000, N_GENERATED, N_EVAL)
+        steps, train_loss = aligned(
+            [r["curve_steps"] for r in results], [r["curve_loss"] for r in results]
+        )
         all_results[dataset] = {
-            "seeds": list(range(N_SEEDS)),
-            "steps": results[0]["curve_steps"],
-            "train_loss": [r["curve_loss"] for r in results],
+            "seeds": seeds,
+            "steps": steps,
+            "train_loss": train_loss,
             "real": np.round(data["eval"][:n_plot], 4).tolist(),
             "generated": np.round(results[0]["generated"][:n_plot], 4).tolist(),
         }

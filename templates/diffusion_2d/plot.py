@@ -49,6 +49,14 @@ def datasets_of(runs: dict[str, dict]) -> list[str]:
     return seen
 
 
+def mean_and_stderr(curves: list[list[float | None]]) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and standard error over seeds at each point. A seed the run budget stopped early
+    has nulls where it has no point; it is left out there (the others still count)."""
+    values = np.asarray(curves, dtype=float)  # seeds x points, NaN where a seed has none
+    counts = np.sum(~np.isnan(values), axis=0)
+    return np.nanmean(values, axis=0), np.nanstd(values, axis=0) / np.sqrt(counts)
+
+
 def plot_train_loss(runs: dict[str, dict], datasets: list[str], filename: str) -> None:
     colors = plt.get_cmap("tab10")
     fig, axes = plt.subplots(
@@ -58,10 +66,8 @@ def plot_train_loss(runs: dict[str, dict], datasets: list[str], filename: str) -
         for i, (run, results) in enumerate(runs.items()):
             if dataset not in results:
                 continue
-            curves = np.asarray(results[dataset]["train_loss"], dtype=float)  # seeds x points
+            mean, stderr = mean_and_stderr(results[dataset]["train_loss"])
             steps = np.asarray(results[dataset]["steps"])
-            mean = curves.mean(axis=0)
-            stderr = curves.std(axis=0) / np.sqrt(curves.shape[0])
             color = colors(i % 10)
             ax.plot(steps, mean, label=labels[run], color=color)
             ax.fill_between(steps, mean - stderr, mean + stderr, color=color, alpha=0.2)
