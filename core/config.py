@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .config_sections import (
     AutonomySection,
     BudgetSection,
+    ClimbSection,
     ExperimentSection,
     IdeasSection,
     LimitsSection,
@@ -40,6 +41,7 @@ from .config_sections import (
     ResultsSection,
     ReviewSection,
     SandboxSection,
+    TreeSection,
 )
 from .errors import ConfigError
 from .stage_list import model_key
@@ -59,6 +61,8 @@ class Config(BaseModel):
     autonomy: AutonomySection = Field(default_factory=AutonomySection)
     experiment: ExperimentSection = Field(default_factory=ExperimentSection)
     results: ResultsSection = Field(default_factory=ResultsSection)
+    climb: ClimbSection = Field(default_factory=ClimbSection)
+    tree: TreeSection = Field(default_factory=TreeSection)
     paper: PaperSection = Field(default_factory=PaperSection)
     sandbox: SandboxSection = Field(default_factory=SandboxSection)
     ideas: IdeasSection = Field(default_factory=IdeasSection)
@@ -84,6 +88,12 @@ class Config(BaseModel):
             input_usd_per_mtok=self.models.input_usd_per_mtok,
             output_usd_per_mtok=self.models.output_usd_per_mtok,
         )
+
+    @property
+    def search(self) -> ClimbSection | TreeSection | None:
+        """The settings of the experiments' search strategy; None for the planned runs."""
+        sections: dict[str, ClimbSection | TreeSection] = {"climb": self.climb, "tree": self.tree}
+        return sections.get(self.experiment.strategy)
 
     @property
     def python(self) -> str:

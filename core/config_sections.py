@@ -237,6 +237,10 @@ class ExperimentSection(Section):
 
     python: str = ""
     """The research interpreter; empty: the one labtui runs in."""
+    strategy: Literal["plan", "climb", "tree"] = "plan"
+    """How the experiments search: "plan" runs the approved plan's runs in a line; "climb" is an
+    overnight hill-climb ([climb]: small changes kept only when the metric beats the best by more
+    than the noise); "tree" a best-first tree search over code variants ([tree])."""
     parallel: Count = 1
     """Ideas whose runs go on at once, each beyond the first in a git worktree of its own
     (core/parallel.py); `labtui run --parallel K` overrides. 0 or 1: one."""
@@ -269,6 +273,88 @@ class ExperimentSection(Section):
                 },
             )
         return self
+
+
+Metric = Annotated[str, Field(pattern=r"^$|^[^\s]+$")]
+
+
+class SearchSection(Section):
+    """What a hill-climb and a tree search share (core/search.py): the metric they improve, the
+    budget of each run, when they stop and how the best is checked. 0 turns a limit off."""
+
+    metric: Metric = ""
+    """The number to improve: a mean of final_info.json as "metric" or "dataset.metric" (e.g.
+    "test_accuracy_mean"). Empty: the first metric the project declares (prompt.json's
+    "metrics", or [results] metrics) that the baseline reports."""
+    direction: Literal["", "higher", "lower"] = ""
+    """Which way is better; empty: as the project declares it, else by the metric's name."""
+    run_budget_s: Timeout = 300.0
+    """The wall-clock budget of one run. The run finds it in $LABTUI_RUN_BUDGET_S (and {budget_s}
+    in [experiment] command) and must have written its results by then."""
+    overrun_s: Seconds = 30.0
+    """How long past run_budget_s a run may go (evaluating, writing) before it is stopped
+    (SIGTERM, then SIGKILL) and judged on what it wrote."""
+    max_hours: Number = 10.0
+    """Hours the search may take, summed over sessions (resume keeps the count)."""
+    baseline_repeats: Count = 2
+    """Extra runs of the unchanged code with other seeds ($LABTUI_SEED = 1, 2, …), before the
+    search: their spread with run_0 is the run-to-run noise."""
+    noise_sigmas: Number = 2.0
+    """A change counts as better only when it beats the best by more than this many standard
+    deviations of that noise."""
+    seeds: Count = 3
+    """Runs of the best code with other seeds at the end: the result the paper reports is
+    their mean and spread (0: the best single run)."""
+    checkpoint_every: Count = 0
+    """A checkpoint every this many attempts or nodes (0: only at the end); --auto never
+    pauses."""
+
+
+class ClimbSection(SearchSection):
+    """The overnight hill-climb ([experiment] strategy = "climb"): one small change at a time,
+    kept (a commit on labtui/climb/<idea>) when it beats the best by more than the noise,
+    discarded (git reset; its diff kept in the ledger) when not. Each attempt is a line of the
+    ledger ledgers/climb-<idea>/results.tsv."""
+
+    run_budget_s: Timeout = 300.0
+    """The wall-clock budget of one run (five minutes: about twelve attempts an hour). The run
+    finds it in $LABTUI_RUN_BUDGET_S (and {budget_s} in [experiment] command) and must have
+    written its results by then."""
+    max_runs: Count = 100
+    """Attempts at most (about eight hours at five minutes each); baseline repeats and seed
+    runs aside."""
+    fix_attempts: Count = 2
+    """Fixes of a change whose run crashed before it is discarded as a crash."""
+
+    @property
+    def limit(self) -> int:
+        return self.max_runs
+
+
+class TreeSection(SearchSection):
+    """The tree search ([experiment] strategy = "tree", The AI Scientist v2 after AIDE): every
+    node a commit on labtui/tree/<idea>/node-<n>. Each step drafts a new root, debugs a buggy
+    leaf or improves the best node; the best is chosen by the metric, not by a model."""
+
+    max_nodes: Count = 20
+    """Nodes at most (drafts, debugs and improvements); seed runs aside."""
+    drafts: Annotated[Count, _at_least_one("leaves the tree without a root")] = 3
+    """Root drafts: fresh implementations of the idea from the project's code."""
+    debug_prob: Annotated[Number, _at_most(1.0, 0.5)] = 0.5
+    """The chance that a step debugs a buggy leaf rather than improving the best node."""
+    max_debug_depth: Count = 3
+    """Debug steps in a row a buggy line gets before it is left as it is."""
+    workers: Annotated[Count, _at_least_one("runs nothing")] = 1
+    """Nodes worked on at once, each in a worktree of its own; every run leases its GPUs from
+    the pool, so workers beyond the free GPUs wait."""
+    finalists: Annotated[Count, _at_least_one("re-evaluates nothing")] = 2
+    """The best nodes by the metric that are run again with seeds; the best mean wins."""
+    seed: Count = 0
+    """Seed of the choices between debugging and improving (the same tree every time)."""
+
+    @property
+    def limit(self) -> int:
+        return self.max_nodes
 
 
 class ResultsSection(Section):

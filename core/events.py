@@ -250,6 +250,60 @@ class RunAbandoned(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class SearchStarted(Event):
+    """A hill-climb or tree search begins (or goes on after a resume): what it improves, which
+    way, the noise a change must beat, and the baseline it starts from."""
+
+    strategy: str  # climb | tree
+    idea: str
+    metric: str  # "dataset.metric" as final_info.json has it
+    direction: str  # higher | lower
+    baseline: float
+    noise: float  # a change must beat the best by more than this (0: any strict improvement)
+    run_budget_s: float
+    limit: int  # attempts or nodes at most
+    ledger: str  # the ledger's TSV, relative to the project
+    branch: str  # labtui/climb/<idea>, or the prefix of labtui/tree/<idea>/node-<n>
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchStep(Event):
+    """One attempt of a hill-climb or one node of a tree search, judged and written to the
+    ledger: the logs pane's ledger view, the headless printer and notifications read it."""
+
+    strategy: str  # climb | tree
+    step: int  # the attempt's or node's number (its run is run_<step>)
+    status: str  # climb: keep | discard | crash; tree: ok | buggy
+    description: str
+    value: float | None = None  # the metric as the run reported it (None: it reported none)
+    best: float | None = None  # the best value after this step
+    new_best: bool = False
+    run_id: str = ""
+    commit: str = ""  # the code's commit (kept on the branch, or only in the ledger's diff)
+    parent: int = 0  # tree: the node it was made from (0: a root draft from the project's code)
+    action: str = ""  # tree: draft | debug | improve; climb: ''
+    problem: str = ""  # why it crashed or is buggy
+    wall_s: float = 0.0
+    tokens: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchEnded(Event):
+    """A search ended: why, and the result the paper is written from (the best code's mean over
+    its seed runs when there were any)."""
+
+    strategy: str
+    reason: str  # what ended it, in words ("100 attempts", "10 hours", "stopped by you")
+    steps: int
+    best_step: int  # 0: nothing beat the baseline
+    best: float
+    seed_mean: float | None = None
+    seed_std: float | None = None
+    seed_runs: int = 0
+    counts: dict[str, int] = field(default_factory=dict)  # status -> how many
+
+
+@dataclass(frozen=True, kw_only=True)
 class Rewound(Event):
     """The project went back to the commit before ``stage`` started (``to_commit``); the work
     after it is kept on the tag ``kept_as`` ('' when there was none). Replay forgets ``stage``

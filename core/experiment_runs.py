@@ -10,15 +10,17 @@ already ran (its results would be a copy, not a new measurement).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .events import Refused, RunAbandoned
-from .experiment_spec import edit_files
+from .experiment_spec import NO_TERMS, RunTerms, edit_files
 from .notebook import append_failure
 
 FAILED_RUNS = "failed_runs"  # under .labtui/: the folders of abandoned runs, kept for the record
@@ -33,6 +35,9 @@ class Attempted:
     problem: str = ""  # why the last attempt failed ('' on success)
     tried: list[str] = field(default_factory=list)  # one line per attempt, for notes.md
     sent: list[str] = field(default_factory=list)  # the prompts the coder was given
+    stderr_tail: str = ""  # the last failed run's standard error (its end)
+    digest: str = ""  # of the code last run (or refused as already run)
+    run_s: float = 0.0  # the runs' own wall time, every attempt's
 
     @property
     def ok(self) -> bool:
@@ -106,12 +111,29 @@ def _run_number(folder: Path) -> int:
     return int(suffix) if suffix.isdigit() else -1
 
 
-def attempt_run(ctx: Any, coder: Any, run_id: str, prompt: str, *, index: int) -> Attempted:
-    """Edit, check, run, feed errors back: up to [limits] fix_attempts tries."""
+def attempt_run(
+    ctx: Any,
+    coder: Any,
+    run_id: str,
+    prompt: str,
+    *,
+    index: int,
+    attempts: int | None = None,
+    terms: RunTerms = NO_TERMS,
+    overrun_s: float = 0.0,
+    known: dict[str, str] | None = None,
+    accept: Callable[[Any], str] | None = None,
+) -> Attempted:
+    """Edit, check, run, feed errors back: up to ``attempts`` tries ([limits] fix_attempts).
+    ``known``: the digests of code run before elsewhere (a search's discarded changes), beside
+    the project's finished runs, with what ran it; such code is never run again. ``terms`` and
+    ``overrun_s`` are a search's budget and seed for the run (core/runner.py); ``accept`` says
+    what is wrong with a run that ended well ('' when nothing), which is then fixed like a
+    failure (a search's run that does not report its metric)."""
     from .edit_guard import EditPolicy
 
-    attempts = max(1, ctx.config.limits.fix_attempts)
-    known = code_of_runs(ctx.project)
+    attempts = max(1, ctx.config.limits.fix_attempts if attempts is None else attempts)
+    known = {**(known or {}), **code_of_runs(ctx.project)}
     files = code_files(ctx.project)
     names = ", ".join(files)
     outcome = Attempted()
@@ -122,7 +144,7 @@ def attempt_run(ctx: Any, coder: Any, run_id: str, prompt: str, *, index: int) -
             files,
             prompt,
             commit_message=f"experiments: {run_id} code (attempt {attempt})",
-            read_only=["notes.md"],
+            read_only=[name for name in ("notes.md",) if (ctx.project.root / name).is_file()],
             policy=EditPolicy(),
         )
         outcome.edit = edit
@@ -134,6 +156,7 @@ def attempt_run(ctx: Any, coder: Any, run_id: str, prompt: str, *, index: int) -
             prompt = ctx.prompt("experiment_noop", error=edit.error or "no file changed")
             continue
         code = code_digest(code_now(ctx.project, files))
+        outcome.digest = code
         same = known.get(code)
         if same is not None:
             outcome.problem = f"{names} is the very code {same} already ran"
@@ -142,12 +165,21 @@ def attempt_run(ctx: Any, coder: Any, run_id: str, prompt: str, *, index: int) -
             prompt = ctx.prompt("experiment_same", run_id=run_id, same=same)
             continue
         result = run_in_project(
-            ctx, run_id, edit.commit.sha if edit.commit else ctx.project.head(), index
+            ctx,
+            run_id,
+            edit.commit.sha if edit.commit else ctx.project.head(),
+            index,
+            terms=terms,
+            overrun_s=overrun_s,
         )
+        outcome.run_s += result.wall_s
+        if result.ok and accept is not None and (unusable := accept(result)):
+            result = dataclasses.replace(result, problem=unusable)
         if result.ok:
             outcome.result, outcome.problem = result, ""
             return outcome
         ctx.check_stop()
+        outcome.stderr_tail = result.stderr_tail[-1500:]
         known[code] = f"{run_id} (attempt {attempt}, failed)"
         outcome.problem = result.problem
         outcome.tried.append(f"attempt {attempt}: {result.problem}")
@@ -161,11 +193,20 @@ def attempt_run(ctx: Any, coder: Any, run_id: str, prompt: str, *, index: int) -
     return outcome
 
 
-def run_in_project(ctx: Any, run_id: str, commit: str, index: int) -> Any:
-    """The run ``run_id`` as the project's settings say (``[experiment] command``): a
-    RunResult."""
+def run_in_project(
+    ctx: Any,
+    run_id: str,
+    commit: str,
+    index: int,
+    *,
+    terms: RunTerms = NO_TERMS,
+    overrun_s: float = 0.0,
+) -> Any:
+    """The run ``run_id`` as the project's settings say (``[experiment] command``), with a
+    search's budget and seed when ``terms`` has them: a RunResult."""
     from .runner import configured, run_experiment
 
+    search = ctx.config.search
     return run_experiment(
         ctx.project.root,
         run_id,
@@ -173,8 +214,10 @@ def run_in_project(ctx: Any, run_id: str, commit: str, index: int) -> Any:
         stage=ctx.stage,
         commit=commit,
         index=index,
-        total=max(1, ctx.config.limits.max_runs),
+        total=max(1, search.limit if search is not None else ctx.config.limits.max_runs),
         stop=ctx.stop,
+        terms=terms,
+        overrun_s=overrun_s,
         **configured(ctx.config),
     )
 

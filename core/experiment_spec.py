@@ -26,9 +26,11 @@ if TYPE_CHECKING:
     from .config import Config
     from .config_sections import ExperimentSection
 
-PLACEHOLDERS = ("{python}", "{out_dir}")
+PLACEHOLDERS = ("{python}", "{out_dir}", "{budget_s}", "{seed}")
 OUT_DIR_ENV = "LABTUI_OUT_DIR"  # the run's folder (absolute), for scripts that read it
 RUN_ID_ENV = "LABTUI_RUN_ID"
+BUDGET_ENV = "LABTUI_RUN_BUDGET_S"  # a search's wall-clock budget of the run, in seconds
+SEED_ENV = "LABTUI_SEED"  # an offset of the run's seeds: 0, or 1, 2, … for repeats
 
 # Folders no glob ever reaches into: labtui's and git's state, caches, environments, and the
 # runs themselves (their outputs are results, not code).
@@ -39,12 +41,37 @@ _RUN_FOLDER_PREFIXES = ("run_", "imported_")
 # -- the command ---------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class RunTerms:
+    """What a search tells one run: its wall-clock budget (0: none, the run's timeout rules) and
+    its seed offset (0: the code's own seeds). The plan's runs get neither."""
+
+    budget_s: float = 0.0
+    seed: int = 0
+
+    def env(self) -> dict[str, str]:
+        terms = {SEED_ENV: str(self.seed)} if self.seed else {}
+        if self.budget_s:
+            terms[BUDGET_ENV] = f"{self.budget_s:g}"
+        return terms
+
+
+NO_TERMS = RunTerms()
+
+
 def run_argv(
-    experiment: ExperimentSection, python: str, run_id: str, *, smoke: bool = False
+    experiment: ExperimentSection,
+    python: str,
+    run_id: str,
+    *,
+    smoke: bool = False,
+    terms: RunTerms = NO_TERMS,
+    timeout_s: float = 0.0,
 ) -> list[str]:
     """The command line of one run: ``[experiment] command`` (or ``smoke_command``) split as a
-    shell would, with {python} and {out_dir} filled in. A command that cannot be split, or that
-    names a placeholder labtui does not know, is a ConfigError naming the field and the fix."""
+    shell would, with {python}, {out_dir}, {budget_s} (the search's budget, else ``timeout_s``)
+    and {seed} filled in. A command that cannot be split, or that names a placeholder labtui
+    does not know, is a ConfigError naming the field and the fix."""
     field = "smoke_command" if smoke else "command"
     template = getattr(experiment, field)
     if not template.strip():
@@ -60,7 +87,18 @@ def run_argv(
             "close the quote it opens",
         ) from None
     _check_placeholders(field, template)
-    return [word.replace("{python}", python).replace("{out_dir}", run_id) for word in words]
+    values = {
+        "{python}": python,
+        "{out_dir}": run_id,
+        "{budget_s}": f"{terms.budget_s or timeout_s:g}",
+        "{seed}": str(terms.seed),
+    }
+    filled = []
+    for word in words:
+        for name, value in values.items():
+            word = word.replace(name, value)
+        filled.append(word)
+    return filled
 
 
 def _check_placeholders(field: str, template: str) -> None:
@@ -69,7 +107,8 @@ def _check_placeholders(field: str, template: str) -> None:
         raise ConfigError(
             f"labtui.toml: [experiment] {field} has {', '.join(unknown)}, which labtui does "
             "not fill in",
-            "use {python} (the interpreter) and {out_dir} (the run's folder) only",
+            "use {python} (the interpreter), {out_dir} (the run's folder), {budget_s} (its "
+            "time budget in seconds) and {seed} (its seed offset) only",
         )
 
 

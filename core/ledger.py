@@ -6,8 +6,9 @@ is a ``CostUpdate`` event, and once the budget is spent :meth:`Ledger.check` ref
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from .errors import BudgetExceeded
@@ -23,6 +24,15 @@ class _StageTotals:
     cost_usd: float = 0.0
 
 
+@dataclass
+class Meter:
+    """What the calls made on one thread booked while it was open (a search's step): tokens and
+    seconds spent waiting for the model."""
+
+    tokens: int = 0
+    model_s: float = 0.0
+
+
 class Ledger:
     """Thread-safe token and dollar accounting per stage, and the hard budget cap.
 
@@ -36,6 +46,7 @@ class Ledger:
         self._carried_usd = float(spent_usd)
         self._stages: dict[str, _StageTotals] = {}
         self._lock = threading.RLock()
+        self._meters = threading.local()  # per thread: the Meters open on it
 
     def record(
         self,
@@ -52,6 +63,9 @@ class Ledger:
 
         ``first_token_s`` and ``seconds``: the call's timing when it was measured (0: not), from
         which the status bar and ``labtui doctor`` show the model's speed."""
+        for meter in getattr(self._meters, "open", ()):
+            meter.tokens += tokens_in + tokens_out
+            meter.model_s += seconds
         with self._lock:
             totals = self._stages.setdefault(stage, _StageTotals())
             totals.tokens_in += tokens_in
@@ -74,6 +88,18 @@ class Ledger:
                     seconds=seconds,
                 )
             )
+
+    @contextlib.contextmanager
+    def meter(self) -> Iterator[Meter]:
+        """A Meter of the calls this thread makes until the block ends (calls of other threads,
+        a parallel worker's, are not counted)."""
+        meter = Meter()
+        opened = getattr(self._meters, "open", [])
+        self._meters.open = [*opened, meter]
+        try:
+            yield meter
+        finally:
+            self._meters.open = opened
 
     @property
     def total_usd(self) -> float:

@@ -350,6 +350,15 @@ class Session:
             elif isinstance(event, PipelineEnded) and event.outcome == "stopped":
                 inside = ""
         if inside and inside not in self.state.finished and inside in self.state.started:
+            if load_stage(inside).resumes_in_place(self.config):
+                self.emit(
+                    Notice(
+                        stage=inside,
+                        text=f"the last session left {inside} unfinished: it goes on from "
+                        "where its record says it stopped",
+                    )
+                )
+                return
             self.emit(Notice(stage=inside, text=f"the last session left {inside} unfinished"))
             self._rewind(inside, "")
 

@@ -335,6 +335,37 @@ class RunAnalysis(Record):
     why: Prose(3, "why the runs go on or finish, in one sentence")
 
 
+# -- a search's next change (core.climb, core.tree_search) ----------------------------------------
+
+DESCRIPTION_CHARS = 120  # a ledger line's description
+
+
+def _one_line(value: str) -> str:
+    if "\n" in value.strip():
+        raise answer_error("not_one_line", "must be one line, for the ledger")
+    if len(value.strip()) > DESCRIPTION_CHARS:
+        raise answer_error(
+            "too_long",
+            f"is {len(value.strip())} characters; at most {DESCRIPTION_CHARS}, for the ledger",
+        )
+    return " ".join(value.split())
+
+
+class Proposal(Record):
+    """One change a hill-climb or a tree search tries next; whether it is new is checked
+    against the ledger by the caller."""
+
+    model_config = ConfigDict(title="proposal")
+    shape: ClassVar[str] = (
+        '{"description": <the change in one line>, "change": <exactly what to change and why>}'
+    )
+
+    description: Annotated[
+        Prose(3, "the change in one short line, as the ledger lists it"), AfterValidator(_one_line)
+    ]
+    change: Prose(6, "exactly what to change in the code, and why it should help")
+
+
 # -- figure descriptions (core.stages.plots) ------------------------------------------------------
 
 

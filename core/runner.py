@@ -31,7 +31,7 @@ from . import sandbox_policy
 from .config_sections import ExperimentSection, ResultsSection, SandboxSection
 from .errors import LabtuiError
 from .events import Event, MetricPointData, MetricsReported, Notice, RunFinished, RunStarted
-from .experiment_spec import protected_files, run_argv, run_env
+from .experiment_spec import NO_TERMS, RunTerms, protected_files, run_argv, run_env
 from .gpu import GpuPool, gpu_activity, gpu_sampling, lease_gpus, shared_gpu_pool
 from .interpreter import probe_interpreter
 from .processes import ProcessResult, last_line, run_process
@@ -59,6 +59,8 @@ class RunResult:
     final_info: dict[str, Any] | None
     means: dict[str, Any] = field(default_factory=dict)  # dataset -> its "means" dict
     problem: str = ""  # '' when the run succeeded and final_info.json is valid
+    peak_memory_mb: float = 0.0  # the run's peak resident memory, as sampled
+    over_budget: bool = False  # stopped at its budget and judged on what it had written
 
     @property
     def ok(self) -> bool:
@@ -72,7 +74,11 @@ def _check_run_id(run_id: str) -> None:
 
 
 def _describe_failure(
-    run_id: str, proc: ProcessResult, timeout_s: float, sandbox: SandboxSpec | None = None
+    run_id: str,
+    proc: ProcessResult,
+    timeout_s: float,
+    sandbox: SandboxSpec | None = None,
+    terms: RunTerms = NO_TERMS,
 ) -> str:
     last = last_line(proc.stderr_tail)
     if proc.stopped:
@@ -80,6 +86,12 @@ def _describe_failure(
     if proc.limit_hit:
         told = f"; its last words: {last}" if last else ""
         return f"{run_id} was stopped by the sandbox: {proc.limit_hit}{told}"
+    if proc.timed_out and terms.budget_s:
+        return (
+            f"{run_id} ran past its budget of {terms.budget_s:g} s and was stopped after "
+            f"{timeout_s:g} s without valid results: the code must stop training by "
+            "$LABTUI_RUN_BUDGET_S seconds and write them"
+        )
     if proc.timed_out:
         return f"{run_id} timed out after {timeout_s:g} s and was stopped"
     code = proc.returncode
@@ -317,6 +329,8 @@ def run_experiment(
     stall_s: float = 0.0,
     stall_stop_s: float = 0.0,
     project_cap_mb: int | None = None,
+    terms: RunTerms = NO_TERMS,
+    overrun_s: float = 0.0,
 ) -> RunResult:
     """Run ``[experiment] command`` (None: the template contract's) for ``run_id`` in ``root``
     and judge the numbers ``results`` (None: its final_info.json) points at; ``smoke`` runs the
@@ -331,6 +345,10 @@ def run_experiment(
     and a run that changed one failed. ``stop`` ends the run early (see ``run_process``).
     ``stall_s``/``stall_stop_s`` are the stall watchdog's periods (0: off) and ``project_cap_mb``
     caps what the run adds to the project folder (None: ``[sandbox] project_cap_mb``).
+
+    ``terms`` gives a search's run its budget and seed ($LABTUI_RUN_BUDGET_S, $LABTUI_SEED):
+    with a budget the run is stopped ``overrun_s`` after it (not at ``timeout_s``) and judged on
+    the results it had written by then.
     """
     experiment = experiment or ExperimentSection()
     results = results or ResultsSection()
@@ -342,7 +360,9 @@ def run_experiment(
     if run_dir.exists():
         # Left by a failed attempt: its partial files must not pass for this run's results.
         shutil.rmtree(run_dir)
-    argv = run_argv(experiment, python, run_id, smoke=smoke)
+    argv = run_argv(experiment, python, run_id, smoke=smoke, terms=terms, timeout_s=timeout_s)
+    if terms.budget_s:
+        timeout_s = terms.budget_s + overrun_s
     protected = protected_files(root, experiment)
     policy = sandbox_policy.resolve(sandbox, root, emit, stage)
     spec = policy.for_run_dir(run_dir).protecting(protected)
@@ -372,19 +392,32 @@ def run_experiment(
             emit=_keeping_points(emit, points) if results.source == "stdout" else emit,
             stage=stage,
             sandbox=spec,
-            env={**lease.env, **run_env(root, run_id)},
+            env={**lease.env, **run_env(root, run_id), **terms.env()},
             stop=stop,
             watch=watch,
         )
 
     undone = restore_protected(root, protected)
     sources: list[str] = []
-    if proc.timed_out or proc.stopped or proc.returncode != 0 or proc.limit_hit:
-        means: dict[str, Any] = {}
-        final_info, problem = None, _describe_failure(run_id, proc, timeout_s, spec)
-    else:
+    ended_early = bool(proc.timed_out or proc.stopped or proc.returncode or proc.limit_hit)
+    over_budget = bool(proc.timed_out and terms.budget_s and not proc.limit_hit)
+    final_info: dict[str, Any] | None = None
+    means: dict[str, Any] = {}
+    problem = ""
+    if over_budget or not ended_early:
         final_info, problem, sources = _collect_results(results, root, run_dir, started, points)
         means = _means_of(final_info)
+    if ended_early and (problem or not over_budget):
+        final_info, means = None, {}
+        problem = _describe_failure(run_id, proc, timeout_s, spec, terms)
+    elif over_budget:
+        emit(
+            Notice(
+                stage=stage,
+                text=f"{run_id} reached its budget of {terms.budget_s:g} s and was stopped "
+                f"after {timeout_s:g} s; it is judged on the results it had written",
+            )
+        )
     if undone:
         problem = (
             f"{run_id} changed {', '.join(undone)}, which [experiment] protect keeps from any "
@@ -419,6 +452,9 @@ def run_experiment(
             "timed_out": proc.timed_out,
             "stopped": proc.stopped,
             "timeout_s": timeout_s,
+            "budget_s": terms.budget_s,
+            "seed": terms.seed,
+            "over_budget": over_budget and not problem,
             "CUDA_VISIBLE_DEVICES": lease.env.get(
                 "CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES")
             ),
@@ -455,4 +491,6 @@ def run_experiment(
         final_info=final_info,
         means=means,
         problem=problem,
+        peak_memory_mb=round(proc.peak_rss_mb, 1),
+        over_budget=over_budget and not problem,
     )

@@ -101,6 +101,20 @@ class StageContext:
         lane._emit = lambda event: self.services.emit(labelled(event, label))
         return lane
 
+    def in_checkout(
+        self, project: Project, stop: threading.Event | None = None, *, pauses: bool = True
+    ) -> StageContext:
+        """This stage at work in another checkout of the project (a search's worktree): its
+        events go out as this context's, unlabelled; ``pauses`` false: it never asks a
+        checkpoint (a search's parallel worker)."""
+        other = StageContext(
+            self.services, self.stage, self.notes, self._checkpoints if pauses else None
+        )
+        other.project = project
+        other.stop = stop if stop is not None else self.stop
+        other._emit = self._emit
+        return other
+
     def check_stop(self) -> None:
         if self.stop is not None and self.stop.is_set():
             raise Aborted(f"{self.label or self.stage} stopped: the experiments stage ended")

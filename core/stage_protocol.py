@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from .checkpoints import WAIVE
+from .config import Config
 from .errors import LabtuiError
 from .stage_context import StageContext, StageOutput
 
@@ -24,6 +25,9 @@ StageReload = Callable[[StageContext, StageOutput], StageOutput]
 StageAction = Callable[[StageContext, StageOutput, str], StageOutput]
 # Applies the researcher's marks of the checkpoint's subjects to the stage's product.
 StagePicks = Callable[[StageContext, Mapping[str, str]], None]
+# Whether, under these settings, the stage's work left half done (a kill) goes on from where it
+# is rather than from the commit the stage began at (a search resumes from its ledger).
+StageResumes = Callable[[Config], bool]
 
 
 @runtime_checkable
@@ -42,6 +46,8 @@ class Stage(Protocol):
         self, action: str, ctx: StageContext, output: StageOutput, note: str
     ) -> StageOutput: ...
 
+    def resumes_in_place(self, config: Config) -> bool: ...
+
 
 @dataclass(frozen=True)
 class DeclaredStage:
@@ -52,6 +58,12 @@ class DeclaredStage:
     reload: StageReload | None = None
     actions: Mapping[str, StageAction] = field(default_factory=dict)
     picks: StagePicks | None = None
+    resumes: StageResumes | None = None
+
+    def resumes_in_place(self, config: Config) -> bool:
+        """True when a half-done attempt of this stage goes on from where it is (its own
+        record says what is finished), instead of being rewound to where it began."""
+        return self.resumes is not None and self.resumes(config)
 
     def run(self, ctx: StageContext) -> StageOutput:
         output = self.run_stage(ctx)

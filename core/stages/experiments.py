@@ -46,6 +46,7 @@ from ..parallel import (
     run_alongside,
 )
 from ..planning import chosen_idea, propose_plan
+from ..project import CommitInfo
 from ..run_analysis import RunReview, review_run
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
@@ -60,6 +61,8 @@ def _next_run_number(root: Path) -> int:
 def run(ctx: StageContext) -> StageOutput:
     idea = chosen_idea(ctx)
     baseline = ensure_baseline(ctx)
+    if ctx.config.experiment.strategy != "plan":
+        return _search(ctx, idea, baseline)
     max_runs = max(1, ctx.config.limits.max_runs)
     # The approved (or edited) plan decides the runs; a project planned before plans existed
     # gets max_runs runs chosen one at a time.
@@ -103,6 +106,40 @@ def run(ctx: StageContext) -> StageOutput:
         ),
         kind="run",
         product=code_files(ctx.project)[0],
+    )
+
+
+def _search(ctx: StageContext, idea: Any, baseline: dict[str, Any]) -> StageOutput:
+    """A hill-climb or a tree search instead of the plan's runs (core/climb.py,
+    core/tree_search.py): it ends with its best code merged into the project."""
+    from ..climb import run_climb
+    from ..runner import read_final_info
+    from ..tree_search import run_tree
+
+    strategy = ctx.config.experiment.strategy
+    if ctx.config.experiment.parallel > 1:
+        ctx.say(
+            f"[experiment] parallel runs other ideas beside a plan only; the {strategy} "
+            "searches the chosen idea"
+            + (" with [tree] workers at once" if strategy == "tree" else "")
+        )
+    outcome = (run_climb if strategy == "climb" else run_tree)(ctx, idea, baseline)
+    means = {run: read_final_info(ctx.project.root / run)[1] for run in outcome.runs}
+    final = outcome.final
+    best = (
+        f"best {outcome.target.key} {final.best_value:.6g} (step {final.best_step})"
+        if final.best_step
+        else "nothing beat the baseline beyond the noise"
+    )
+    return StageOutput(
+        summary=f"{strategy}: {len(outcome.steps)} step(s) for {idea.name}; {best}",
+        result=outcome.result(baseline, means),
+        checkpoint_body=outcome.summary
+        + _diff_block(
+            "The best code against the code the search started from",
+            CommitInfo(final.commit, "", [], outcome.best_diff) if final.best_step else None,
+        ),
+        kind="search",
     )
 
 
@@ -412,4 +449,9 @@ def _diff_block(heading: str, commit: Any) -> str:
     return f"\n\n{heading} (commit `{commit.sha[:8]}`):\n\n```diff\n{shown}\n```\n"
 
 
-STAGE = DeclaredStage("experiments", run)
+def _resumes_in_place(config: Any) -> bool:
+    """A search's ledger says which steps are done: a killed search goes on from there."""
+    return config.experiment.strategy != "plan"
+
+
+STAGE = DeclaredStage("experiments", run, resumes=_resumes_in_place)

@@ -1,0 +1,376 @@
+"""The overnight hill-climb ([experiment] strategy = "climb", after karpathy/autoresearch): one
+small change at a time to the experiment's code, each run under the same wall-clock budget,
+kept only when the metric beats the best so far by more than the run-to-run noise.
+
+The climb works in the worktree ``.labtui/worktrees/climb-<idea>`` on the branch
+``labtui/climb/<idea>``. An attempt is a proposal asked of the model (one line for the ledger,
+and what to change), aider's edit of the code, and its run with up to ``[climb] fix_attempts``
+fixes when it crashes. Then, computed:
+
+- **keep**: the metric beats the best by more than the noise: the code and the run folder stay
+  on the branch (two commits), and the notebook gets the run's entry;
+- **discard**: it does not: the branch goes back to the best (git reset); the diff and the run's
+  numbers are kept in the ledger only;
+- **crash**: it failed every fix: the same, with the error.
+
+Every attempt is a step of the ledger (core/search_ledger.py), committed on the project's
+branch, so a killed climb resumes at the next attempt. It stops at ``max_runs`` attempts,
+``max_hours``, a skip at a checkpoint (every ``checkpoint_every`` attempts) or the $ budget.
+The best code is then run with fresh seeds and merged into the project: the paper is written
+from it, with the path of kept changes that led there.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .artifacts import NOTES, load_plan
+from .effect_text import effects_markdown
+from .effects import effects_of_runs, metric_directions
+from .errors import Aborted
+from .events import SearchStarted, SearchStep
+from .experiment_runs import attempt_run, code_files
+from .experiment_spec import RunTerms, code_text
+from .notebook import append_run, code_change, own_words, start_notebook
+from .search import (
+    SearchOutcome,
+    Target,
+    bring_home,
+    checkpoint_due,
+    diff_between,
+    drop_run_folder,
+    find_target,
+    hours_used,
+    keep_abandoned_tip,
+    keep_results,
+    known_code,
+    ledger_lines,
+    measure_noise,
+    open_checkout,
+    propose,
+    put_summary,
+    reset_checkout,
+    result_step,
+    search_markdown,
+    seed_values,
+    step_clock,
+)
+from .search_ledger import CRASH, DISCARD, KEEP, Final, Noise, SearchLedger, Step
+from .stage_context import StageContext
+
+STRATEGY = "climb"
+
+
+def run_climb(ctx: StageContext, idea: Any, baseline: dict[str, Any]) -> SearchOutcome:
+    """The climb for ``idea``, from its ledger's last attempt (or the start) to its end."""
+    section = ctx.config.climb
+    root = ctx.project.root
+    target = find_target(section, STRATEGY, baseline, root)
+    ledger = SearchLedger(root, STRATEGY, idea.name, target.key)
+    steps = ledger.steps()
+    known_noise = ledger.noise()
+    start = known_noise.commit if known_noise is not None else ctx.project.head()
+    branch = f"labtui/climb/{idea.name}"
+    checkout = open_checkout(ctx.project, f"climb-{idea.name}", branch, start)
+    best_tip = next((s.tip for s in reversed(steps) if s.status == KEEP), start)
+    keep_abandoned_tip(ctx, checkout, best_tip, f"climb-{idea.name}")
+    reset_checkout(checkout, best_tip)
+    work = ctx.in_checkout(checkout)
+    start_notebook(root, idea.title, idea.experiment, baseline)
+
+    noise = measure_noise(work, checkout, target, ledger, section, start)
+    best = next((s.value for s in reversed(steps) if s.status == KEEP), noise.values[0])
+    assert best is not None
+    ctx.emit(
+        SearchStarted(
+            stage=ctx.stage,
+            strategy=STRATEGY,
+            idea=idea.name,
+            metric=target.key,
+            direction=target.direction,
+            baseline=noise.values[0],
+            noise=noise.threshold,
+            run_budget_s=section.run_budget_s,
+            limit=section.max_runs,
+            ledger=f"{ledger.relative}/results.tsv",
+            branch=branch,
+        )
+    )
+    ledger.write_tsv(noise.values[0], start)
+    ctx.commit(
+        f"experiments: climb of {idea.name} on {target.key} (noise {noise.threshold:.4g})",
+        [ledger.relative, NOTES],
+    )
+
+    climb = Climb(ctx, work, idea, target, ledger, noise, steps, best, best_tip, start)
+    reason = climb.go()
+    return climb.finish(reason, branch)
+
+
+class Climb:
+    """One climb's state between attempts: the steps so far and the best."""
+
+    def __init__(
+        self,
+        ctx: StageContext,
+        work: StageContext,
+        idea: Any,
+        target: Target,
+        ledger: SearchLedger,
+        noise: Noise,
+        steps: list[Step],
+        best: float,
+        best_tip: str,
+        start: str,
+    ) -> None:
+        self.ctx, self.work, self.idea, self.target = ctx, work, idea, target
+        self.section = ctx.config.climb
+        self.ledger, self.noise, self.steps = ledger, noise, steps
+        self.best, self.best_tip, self.start = best, best_tip, start
+        self.checkout = work.project
+        self.coder: Any = None
+
+    def go(self) -> str:
+        """Attempts until a limit or the researcher ends the climb; the reason it ended."""
+        while not (reason := self.limit_reached()):
+            self.ctx.check_stop()
+            self.ctx.services.ledger.check()  # the $ budget: stop before spending more
+            step = self.attempt((self.steps[-1].step if self.steps else 0) + 1)
+            self.steps.append(step)
+            if checkpoint_due(self.section, len(self.steps)) and not self.go_on():
+                return "stopped at a checkpoint by the researcher"
+        return reason
+
+    def limit_reached(self) -> str:
+        if len(self.steps) >= self.section.max_runs:
+            return f"{self.section.max_runs} attempts made"
+        used = hours_used(self.noise.wall_s, self.steps)
+        if self.section.max_hours and used >= self.section.max_hours:
+            return f"{self.section.max_hours:g} hours used"
+        return ""
+
+    # -- one attempt ------------------------------------------------------------------------------
+
+    def attempt(self, number: int) -> Step:
+        ctx, work, target = self.ctx, self.work, self.target
+        run_id = f"run_{number}"
+        with step_clock(ctx) as clock:
+            proposal = propose(work, self._proposal_prompt(), self.steps)
+            if self.coder is None:
+                self.coder = work.coder()
+            attempted = attempt_run(
+                work,
+                self.coder,
+                run_id,
+                work.prompt(
+                    "search_edit",
+                    run_id=run_id,
+                    step_text=f"attempt {number} of the climb",
+                    change=proposal.change,
+                    budget_s=f"{self.section.run_budget_s:g}",
+                    notes=work.notes_block(),
+                ),
+                index=number,
+                attempts=1 + self.section.fix_attempts,
+                terms=RunTerms(self.section.run_budget_s),
+                overrun_s=self.section.overrun_s,
+                known=known_code(self.steps),
+                accept=lambda result: _reports(result, target),
+            )
+            step = result_step(
+                work,
+                self.checkout,
+                number,
+                attempted,
+                base=self.best_tip,
+                description=proposal.description,
+                change=proposal.change,
+            )
+            step.best_before = self.best
+            diff = diff_between(self.checkout, self.best_tip, "HEAD")
+            self._judge(step, attempted)
+            step.wall_s, step.model_s = clock.wall_s, clock.meter.model_s
+            step.tokens = clock.meter.tokens
+            self.ledger.write_step(step, diff=diff, run_dir=self.checkout.root / run_id)
+            if step.status != KEEP:
+                drop_run_folder(self.checkout, run_id)
+            self.ledger.write_tsv(self.noise.values[0], self.start)
+            ctx.commit(
+                f"experiments: climb attempt {number} {step.status}: {step.description}",
+                [self.ledger.relative, NOTES],
+            )
+        self._tell(step)
+        return step
+
+    def _judge(self, step: Step, attempted: Any) -> None:
+        """keep, discard or crash, computed from the run's numbers against the best and the
+        noise; a kept change's results are committed on the branch, anything else reset."""
+        target = self.target
+        if not attempted.ok:
+            step.status = CRASH
+            step.verdict = f"crashed after {len(attempted.tried)} attempt(s): {attempted.problem}"
+        else:
+            step.value = target.value(attempted.result.means)
+            assert step.value is not None
+            gain = target.gain(step.value, self.best)
+            threshold = self.noise.threshold
+            if gain > threshold:
+                step.status, step.new_best = KEEP, True
+                step.verdict = (
+                    f"{gain:+.4g} on the best {self.best:.6g} (beats the noise {threshold:.4g})"
+                )
+            else:
+                step.status = DISCARD
+                within = "within the noise" if gain > 0 else "no better"
+                step.verdict = (
+                    f"{gain:+.4g} on the best {self.best:.6g}: {within} ({threshold:.4g})"
+                )
+        if step.status == KEEP:
+            self._write_notebook(step, attempted)
+            step.tip = keep_results(
+                self.work, step, f"experiments: {step.run_id} results (kept: {step.verdict})"
+            )
+            self.best, self.best_tip = step.value or self.best, step.tip
+        else:
+            reset_checkout(self.checkout, self.best_tip)
+
+    def _write_notebook(self, step: Step, attempted: Any) -> None:
+        root, checkout = self.ctx.project.root, self.checkout
+        run_dir = checkout.root / step.run_id
+        found = effects_of_runs(run_dir, root / "run_0", metric_directions(root))
+        changes = "; ".join(
+            code_change(
+                checkout.file_at(self.best_tip, name) or "",
+                (checkout.root / name).read_text(encoding="utf-8"),
+                name,
+            )
+            for name in code_files(checkout)
+        )
+        append_run(
+            root,
+            step.run_id,
+            what_changed=f"{step.description}\n\n"
+            + own_words(attempted.edit.explanation, attempted.sent),
+            computed=f"{changes} (against the best before, attempt {self._best_step()})",
+            results=effects_markdown(found),
+            commit=step.commit,
+            wall_s=step.run_s,
+        )
+
+    def _best_step(self) -> str:
+        kept = [s.step for s in self.steps if s.status == KEEP]
+        return str(kept[-1]) if kept else "0: the project's code"
+
+    def _tell(self, step: Step) -> None:
+        self.ctx.emit(
+            SearchStep(
+                stage=self.ctx.stage,
+                strategy=STRATEGY,
+                step=step.step,
+                status=step.status,
+                description=step.description,
+                value=step.value,
+                best=self.best,
+                new_best=step.new_best,
+                run_id=step.run_id,
+                commit=step.commit,
+                problem=step.problem if step.status == CRASH else step.verdict,
+                wall_s=step.wall_s,
+                tokens=step.tokens,
+            )
+        )
+
+    def _proposal_prompt(self) -> str:
+        work, target = self.work, self.target
+        planned = load_plan(self.ctx.project.root, max(1, self.ctx.config.limits.max_runs))
+        directions = (
+            "\nDirections the researcher approved in the plan (try them, one at a time):\n"
+            + "\n".join(f"- {run.change}" for run in planned)
+            + "\n"
+            if planned
+            else ""
+        )
+        return work.prompt(
+            "climb_propose",
+            title=self.idea.title,
+            experiment=self.idea.experiment,
+            budget_s=f"{self.section.run_budget_s:g}",
+            metric=target.key,
+            direction=target.direction,
+            best=f"{self.best:.6g}",
+            threshold=f"{self.noise.threshold:.4g}",
+            code=code_text(work.project.root, work.config.experiment),
+            ledger=ledger_lines(self.steps, target),
+            directions=directions,
+            notes=work.notes_block(),
+        )
+
+    # -- checkpoints and the end ---------------------------------------------------------------
+
+    def go_on(self) -> bool:
+        """The checkpoint every ``checkpoint_every`` attempts: approve goes on, a note reaches
+        the next proposals, skip ends the climb here (its best is the result), abort stops."""
+        done = len(self.steps)
+        last = self.steps[-self.section.checkpoint_every :]
+        decision = self.ctx.ask(
+            f"experiments: climb — {done} attempt(s), best {self.target.key} {self.best:.6g}",
+            f"The last {len(last)} attempt(s):\n\n"
+            + ledger_lines(last, self.target)
+            + "\n\n*approve goes on · r gives the next proposals your note · s ends the climb "
+            "here (its best is the result) · q stops (resumable).*",
+            kind="search",
+            options=("approve", "revise", "skip", "abort"),
+        )
+        if decision.action == "abort":
+            raise Aborted(decision.note or "stopped at the climb's checkpoint; resumable")
+        return decision.action != "skip"
+
+    def finish(self, reason: str, branch: str) -> SearchOutcome:
+        """The best code run with fresh seeds, the summary in the notebook, the best merged
+        into the project."""
+        ctx, target, ledger = self.ctx, self.target, self.ledger
+        kept = [s for s in self.steps if s.status == KEEP]
+        best_step = kept[-1].step if kept else 0
+        seeds = (
+            seed_values(self.work, self.checkout, target, ledger, self.section, best_step)
+            if best_step and self.section.seeds
+            else []
+        )
+        final = Final(
+            best_step, self.best, self.best_tip, {str(best_step): seeds} if seeds else {}, reason
+        )
+        ledger.write_final(final)
+        ledger.write_tsv(self.noise.values[0], self.start)
+        path = [s.step for s in kept]
+        summary = search_markdown(target, self.noise, self.steps, final, ledger, path)
+        put_summary(ctx.project.root, "The climb", f"It ended: {reason}.\n\n{summary}")
+        ctx.commit(
+            f"experiments: climb of {self.idea.name} ended ({reason})", [ledger.relative, NOTES]
+        )
+        if best_step:
+            bring_home(
+                ctx, branch, f"experiments: the climb's best, attempt {best_step}, from {branch}"
+            )
+        outcome = SearchOutcome(
+            strategy=STRATEGY,
+            idea=self.idea.name,
+            target=target,
+            noise=self.noise,
+            steps=self.steps,
+            final=final,
+            path=path,
+            ledger=ledger.relative,
+            branch=branch,
+            summary=summary,
+            best_diff=diff_between(self.checkout, self.start, self.best_tip) if best_step else "",
+        )
+        ctx.emit(outcome.ended_event(ctx.stage))
+        return outcome
+
+
+def _reports(result: Any, target: Target) -> str:
+    if target.value(result.means) is not None:
+        return ""
+    reported = json.dumps(result.means)[:300]
+    return f"{result.run_id} ran but reports no {target.key} (its means: {reported})"

@@ -1,0 +1,521 @@
+"""The tree search ([experiment] strategy = "tree", The AI Scientist v2 after AIDE): best-first
+search over variants of the experiment's code, each node a commit.
+
+Every step takes one of three actions, chosen by rules (and a seeded coin), not by a model:
+
+- **draft** a new root from the project's code, until ``[tree] drafts`` roots exist (and again
+  when no node works and no buggy one may be debugged);
+- **debug** a buggy leaf (a node whose run failed and that has no child yet), with probability
+  ``debug_prob``, while its line has had fewer than ``max_debug_depth`` debug steps;
+- **improve** the best working node, by the metric.
+
+A node is a proposal asked of the model and aider's edit, run once under the budget: it is
+**ok** (it reported the metric) or **buggy** (its error kept for the debug step). Node n lives on
+the branch ``labtui/tree/<idea>/node-<n>``: its code commit, and for an ok node its run folder
+``run_<n>``. ``workers`` nodes grow at once, each in a worktree of its own; every run leases its
+GPUs from the pool. The main thread alone chooses, records (the ledger, core/search_ledger.py)
+and asks checkpoints, so the ledger is written in one order.
+
+At the end the ``finalists`` best nodes by the metric are run with fresh seeds; the best mean
+wins, and its branch (with the run folders of its ancestors: the path to it) is merged into the
+project, where the paper is written from it.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import Any
+
+from .artifacts import NOTES
+from .effect_text import effects_markdown
+from .effects import effects_of_runs, metric_directions
+from .errors import Aborted
+from .events import SearchStarted, SearchStep
+from .experiment_runs import attempt_run
+from .experiment_spec import RunTerms, code_text
+from .notebook import append_run
+from .project import Project
+from .search import (
+    SearchOutcome,
+    Target,
+    bring_home,
+    checkpoint_due,
+    diff_between,
+    drop_run_folder,
+    find_target,
+    hours_used,
+    keep_results,
+    known_code,
+    ledger_lines,
+    measure_noise,
+    open_worker,
+    propose,
+    put_summary,
+    result_step,
+    search_markdown,
+    seed_values,
+    step_clock,
+    switch_checkout,
+)
+from .search_ledger import BUGGY, OK, Final, Noise, SearchLedger, Step
+from .stage_context import StageContext
+
+STRATEGY = "tree"
+DRAFT, DEBUG, IMPROVE = "draft", "debug", "improve"
+WAIT_S = 0.5  # how often the main thread looks up from waiting on workers (an interrupt)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What a step does: its action, the node it starts from (None: a draft) and its number."""
+
+    action: str
+    parent: Step | None
+    number: int
+
+    @property
+    def depth(self) -> int:
+        return self.parent.depth + 1 if self.action == DEBUG and self.parent else 0
+
+
+def choose(
+    nodes: list[Step], growing: list[Choice], section: Any, target: Target
+) -> tuple[str, Step | None]:
+    """The next action by the rules of the module's note; ``growing``: the steps under way."""
+    drafts = sum(1 for n in nodes if n.action == DRAFT) + sum(
+        1 for c in growing if c.action == DRAFT
+    )
+    if drafts < section.drafts:
+        return DRAFT, None
+    parents = {n.parent for n in nodes} | {c.parent.step for c in growing if c.parent}
+    leaves = [
+        n
+        for n in nodes
+        if n.status == BUGGY and n.step not in parents and n.depth < section.max_debug_depth
+    ]
+    coin = random.Random(f"{section.seed}:{len(nodes) + len(growing)}")
+    if leaves and coin.random() < section.debug_prob:
+        return DEBUG, coin.choice(leaves)
+    working = [n for n in nodes if n.status == OK and n.value is not None]
+    if working:
+        best = target.best_of([n.value for n in working if n.value is not None])
+        return IMPROVE, next(n for n in working if n.value == best)
+    if leaves:
+        return DEBUG, coin.choice(leaves)
+    return DRAFT, None
+
+
+def run_tree(ctx: StageContext, idea: Any, baseline: dict[str, Any]) -> SearchOutcome:
+    """The tree search for ``idea``, from its ledger's nodes (or the start) to its end."""
+    section = ctx.config.tree
+    root = ctx.project.root
+    target = find_target(section, STRATEGY, baseline, root)
+    ledger = SearchLedger(root, STRATEGY, idea.name, target.key)
+    known_noise = ledger.noise()
+    start = known_noise.commit if known_noise is not None else ctx.project.head()
+    tree = Tree(ctx, idea, target, ledger, start)
+    tree.noise = measure_noise(
+        tree.workers[0].work, tree.workers[0].checkout, target, ledger, section, start
+    )
+    ctx.emit(
+        SearchStarted(
+            stage=ctx.stage,
+            strategy=STRATEGY,
+            idea=idea.name,
+            metric=target.key,
+            direction=target.direction,
+            baseline=tree.noise.values[0],
+            noise=tree.noise.threshold,
+            run_budget_s=section.run_budget_s,
+            limit=section.max_nodes,
+            ledger=f"{ledger.relative}/results.tsv",
+            branch=f"{tree.prefix}/node-<n>",
+        )
+    )
+    ledger.write_tsv(tree.noise.values[0], start)
+    ctx.commit(
+        f"experiments: tree search of {idea.name} on {target.key} (noise {tree.noise.threshold:.4g})",
+        [ledger.relative, NOTES],
+    )
+    return tree.finish(tree.grow())
+
+
+class Worker:
+    """One worktree and the context and coder that work in it."""
+
+    def __init__(
+        self, ctx: StageContext, number: int, idea: str, start: str, stop: threading.Event
+    ) -> None:
+        self.checkout: Project = open_worker(ctx.project, f"tree-{idea}-w{number}", start)
+        self.work = ctx.in_checkout(self.checkout, stop, pauses=False)
+        self.coder: Any = None
+
+
+class Tree:
+    """One tree search: its nodes, its workers and the main thread's bookkeeping."""
+
+    def __init__(
+        self, ctx: StageContext, idea: Any, target: Target, ledger: SearchLedger, start: str
+    ) -> None:
+        self.ctx, self.idea, self.target, self.ledger, self.start = ctx, idea, target, ledger, start
+        self.section = ctx.config.tree
+        self.prefix = f"labtui/tree/{idea.name}"
+        self.nodes = ledger.steps()
+        self.noise = Noise([], 0.0)
+        self.stop = threading.Event()
+        self.workers = [
+            Worker(ctx, n, idea.name, start, self.stop) for n in range(1, self.section.workers + 1)
+        ]
+
+    # -- growing --------------------------------------------------------------------------------
+
+    def limit_reached(self, growing: int) -> str:
+        if len(self.nodes) + growing >= self.section.max_nodes:
+            return f"{self.section.max_nodes} nodes grown"
+        used = hours_used(self.noise.wall_s, self.nodes)
+        if self.section.max_hours and used >= self.section.max_hours:
+            return f"{self.section.max_hours:g} hours used"
+        return ""
+
+    def grow(self) -> str:
+        """Nodes until a limit or the researcher ends the search; why it ended."""
+        free = list(self.workers)
+        growing: dict[Future[Step], tuple[Worker, Choice]] = {}
+        ended = ""
+        with ThreadPoolExecutor(len(self.workers), thread_name_prefix="labtui-tree") as pool:
+            try:
+                while True:
+                    while free and not ended and not self.limit_reached(len(growing)):
+                        self.ctx.check_stop()
+                        self.ctx.services.ledger.check()
+                        choice = self._next_choice([c for _, c in growing.values()])
+                        worker = free.pop(0)
+                        growing[pool.submit(self._grow_node, worker, choice)] = (worker, choice)
+                    if not growing:
+                        return ended or self.limit_reached(0)
+                    done, _ = wait(growing, timeout=WAIT_S, return_when=FIRST_COMPLETED)
+                    self.ctx.check_stop()
+                    for future in done:
+                        worker, _ = growing.pop(future)
+                        self._record(future.result())
+                        free.append(worker)
+                        if (
+                            not ended
+                            and checkpoint_due(self.section, len(self.nodes))
+                            and not self.go_on()
+                        ):
+                            ended = "stopped at a checkpoint by the researcher"
+            except BaseException:
+                self.stop.set()  # the workers end their runs; the pool waits for them
+                raise
+
+    def _next_choice(self, growing: list[Choice]) -> Choice:
+        action, parent = choose(self.nodes, growing, self.section, self.target)
+        taken = [n.step for n in self.nodes] + [c.number for c in growing]
+        return Choice(action, parent, max(taken, default=0) + 1)
+
+    def _grow_node(self, worker: Worker, choice: Choice) -> Step:
+        """One node, in ``worker``'s thread and worktree: proposed, made, run, written to the
+        ledger's folder (the main thread commits it)."""
+        work, checkout, section = worker.work, worker.checkout, self.section
+        parent = choice.parent
+        if choice.action == DRAFT or parent is None:
+            base = self.start
+        elif choice.action == IMPROVE:
+            base = parent.tip
+        else:
+            base = parent.commit or parent.base_commit
+        run_id = f"run_{choice.number}"
+        with step_clock(self.ctx) as clock:
+            switch_checkout(checkout, f"{self.prefix}/node-{choice.number}", base)
+            proposal = propose(work, self._proposal_prompt(work, choice), self.nodes)
+            if worker.coder is None:
+                worker.coder = work.coder()
+            attempted = attempt_run(
+                work,
+                worker.coder,
+                run_id,
+                work.prompt(
+                    "search_edit",
+                    run_id=run_id,
+                    step_text=f"node {choice.number} of the tree: {_said(choice)}",
+                    change=proposal.change,
+                    budget_s=f"{section.run_budget_s:g}",
+                    notes=work.notes_block(),
+                ),
+                index=choice.number,
+                attempts=1,
+                terms=RunTerms(section.run_budget_s),
+                overrun_s=section.overrun_s,
+                known=known_code(self.nodes),
+                accept=lambda result: (
+                    ""
+                    if self.target.value(result.means) is not None
+                    else f"{run_id} reports no {self.target.key}"
+                ),
+            )
+            node = result_step(
+                work,
+                checkout,
+                choice.number,
+                attempted,
+                base=base,
+                description=proposal.description,
+                change=proposal.change,
+            )
+            node.action, node.depth = choice.action, choice.depth
+            node.parent = parent.step if parent is not None else 0
+            diff = diff_between(checkout, base, "HEAD")
+            if attempted.ok:
+                node.status, node.value = OK, self.target.value(attempted.result.means)
+                node.tip = keep_results(
+                    work,
+                    node,
+                    f"experiments: {run_id} results (node {choice.number}, {choice.action})",
+                )
+            else:
+                node.status = BUGGY
+            node.wall_s, node.model_s, node.tokens = (
+                clock.wall_s,
+                clock.meter.model_s,
+                clock.meter.tokens,
+            )
+            self.ledger.write_step(node, diff=diff, run_dir=checkout.root / run_id)
+            if node.status == BUGGY:
+                drop_run_folder(checkout, run_id)
+        return node
+
+    def _record(self, node: Step) -> None:
+        """A grown node into the ledger's table, committed, and told (main thread only)."""
+        values = [n.value for n in self.nodes if n.status == OK and n.value is not None]
+        best_before = self.target.best_of(values) if values else None
+        node.best_before = best_before
+        node.new_best = node.value is not None and (
+            best_before is None or self.target.gain(node.value, best_before) > 0
+        )
+        self.nodes.append(node)
+        self.nodes.sort(key=lambda n: n.step)
+        self.ledger.write_step(node)  # best_before and new_best, now known
+        self.ledger.write_tsv(self.noise.values[0], self.start)
+        self.ctx.commit(
+            f"experiments: tree node {node.step} ({node.action}) {node.status}: {node.description}",
+            [self.ledger.relative],
+        )
+        best = (
+            self.target.best_of([*values, node.value] if node.value is not None else values)
+            if (values or node.value is not None)
+            else None
+        )
+        self.ctx.emit(
+            SearchStep(
+                stage=self.ctx.stage,
+                strategy=STRATEGY,
+                step=node.step,
+                status=node.status,
+                description=node.description,
+                value=node.value,
+                best=best,
+                new_best=node.new_best,
+                run_id=node.run_id,
+                commit=node.commit,
+                parent=node.parent,
+                action=node.action,
+                problem=node.problem,
+                wall_s=node.wall_s,
+                tokens=node.tokens,
+            )
+        )
+
+    def _proposal_prompt(self, work: StageContext, choice: Choice) -> str:
+        parent, section = choice.parent, self.section
+        shared = {
+            "title": self.idea.title,
+            "budget_s": f"{section.run_budget_s:g}",
+            "metric": self.target.key,
+            "code": code_text(work.project.root, work.config.experiment),
+            "notes": work.notes_block(),
+        }
+        if choice.action == DRAFT or parent is None:
+            return work.prompt(
+                "tree_draft",
+                experiment=self.idea.experiment,
+                direction=self.target.direction,
+                ledger=ledger_lines(self.nodes, self.target),
+                **shared,
+            )
+        if choice.action == IMPROVE:
+            return work.prompt(
+                "tree_improve",
+                experiment=self.idea.experiment,
+                direction=self.target.direction,
+                node=parent.step,
+                value=f"{self.target.key} {parent.value:.6g}",
+                ledger=ledger_lines(self.nodes, self.target),
+                **shared,
+            )
+        return work.prompt(
+            "tree_debug",
+            node=parent.step,
+            problem=parent.problem,
+            stderr=parent.stderr_tail,
+            **shared,
+        )
+
+    def go_on(self) -> bool:
+        """The checkpoint every ``checkpoint_every`` nodes (workers go on meanwhile): approve
+        goes on, a note reaches the next proposals, skip ends the search, abort stops."""
+        decision = self.ctx.ask(
+            f"experiments: tree search — {len(self.nodes)} node(s)",
+            tree_markdown(self.nodes, self.target)
+            + "\n\n*approve goes on · r gives the next proposals your note · s ends the search "
+            "here (the best node is the result) · q stops (resumable).*",
+            kind="search",
+            options=("approve", "revise", "skip", "abort"),
+        )
+        if decision.action == "abort":
+            raise Aborted(decision.note or "stopped at the tree search's checkpoint; resumable")
+        return decision.action != "skip"
+
+    # -- the end --------------------------------------------------------------------------------
+
+    def finish(self, reason: str) -> SearchOutcome:
+        """The finalists run with fresh seeds, the best of them merged into the project."""
+        ctx, target, ledger = self.ctx, self.target, self.ledger
+        working = sorted(
+            (n for n in self.nodes if n.status == OK and n.value is not None),
+            key=lambda n: target.gain(n.value or 0.0, 0.0),
+            reverse=True,
+        )
+        finalists = working[: self.section.finalists]
+        seeds: dict[str, list[float]] = {}
+        worker = self.workers[0]
+        for node in finalists if self.section.seeds else []:
+            switch_checkout(worker.checkout, f"{self.prefix}/node-{node.step}", node.tip)
+            seeds[str(node.step)] = seed_values(
+                worker.work, worker.checkout, target, ledger, self.section, node.step
+            )
+        best = _best_finalist(finalists, seeds, target)
+        if (
+            best is not None
+            and self.noise.values
+            and target.gain(best.value or 0.0, self.noise.values[0]) <= self.noise.threshold
+        ):
+            ctx.say(
+                f"the best node, {best.step}, does not beat the baseline by more than the noise; "
+                "it is still the result the paper is written from"
+            )
+        final = Final(
+            best.step if best else 0,
+            best.value if best and best.value is not None else self.noise.values[0],
+            best.tip if best else self.start,
+            seeds,
+            reason,
+        )
+        ledger.write_final(final)
+        ledger.write_tsv(self.noise.values[0], self.start)
+        path = self.path_to(best) if best else []
+        summary = search_markdown(target, self.noise, self.nodes, final, ledger, path)
+        branch = f"{self.prefix}/node-{best.step}" if best else ""
+        if best is not None:
+            bring_home(
+                ctx, branch, f"experiments: the tree's best, node {best.step}, from {branch}"
+            )
+            self._write_notebook(path)
+        put_summary(
+            ctx.project.root,
+            "The tree search",
+            f"It ended: {reason}.\n\n{summary}\n\n{tree_markdown(self.nodes, target)}",
+        )
+        ctx.commit(
+            f"experiments: tree search of {self.idea.name} ended ({reason})",
+            [ledger.relative, NOTES],
+        )
+        outcome = SearchOutcome(
+            strategy=STRATEGY,
+            idea=self.idea.name,
+            target=target,
+            noise=self.noise,
+            steps=self.nodes,
+            final=final,
+            path=path,
+            ledger=ledger.relative,
+            branch=branch,
+            summary=summary,
+            best_diff=diff_between(worker.checkout, self.start, best.tip) if best else "",
+        )
+        ctx.emit(outcome.ended_event(ctx.stage))
+        return outcome
+
+    def path_to(self, node: Step) -> list[int]:
+        """The working nodes from a root down to ``node``: whose run folders its branch has."""
+        by_number = {n.step: n for n in self.nodes}
+        path: list[int] = []
+        current: Step | None = node
+        while current is not None:
+            if current.status == OK:
+                path.append(current.step)
+            current = by_number.get(current.parent)
+        return path[::-1]
+
+    def _write_notebook(self, path: list[int]) -> None:
+        """The nodes of the path, each as a run of the notebook (numbers computed)."""
+        root = self.ctx.project.root
+        by_number = {n.step: n for n in self.nodes}
+        notes = (root / NOTES).read_text(encoding="utf-8") if (root / NOTES).is_file() else ""
+        for number in path:
+            node = by_number[number]
+            if f"\n## {node.run_id}\n" in notes:
+                continue
+            found = effects_of_runs(root / node.run_id, root / "run_0", metric_directions(root))
+            append_run(
+                root,
+                node.run_id,
+                what_changed=node.description,
+                computed=f"node {number}, a {node.action} of "
+                + (f"node {node.parent}" if node.parent else "the project's code"),
+                results=effects_markdown(found),
+                commit=node.commit,
+                wall_s=node.run_s,
+            )
+
+
+def _best_finalist(
+    finalists: list[Step], seeds: dict[str, list[float]], target: Target
+) -> Step | None:
+    """The finalist with the best mean over its seed runs (its single run without seeds)."""
+    import statistics
+
+    def score(node: Step) -> float:
+        values = seeds.get(str(node.step)) or [node.value or 0.0]
+        return target.gain(statistics.fmean(values), 0.0)
+
+    return max(finalists, key=score, default=None)
+
+
+def _said(choice: Choice) -> str:
+    if choice.parent is None:
+        return "a new draft from the project's code"
+    return f"{'a fix' if choice.action == DEBUG else 'an improvement'} of node {choice.parent.step}"
+
+
+def tree_markdown(nodes: list[Step], target: Target) -> str:
+    """The tree as an indented list: each node with its action, status and metric."""
+    children: dict[int, list[Step]] = {}
+    for node in nodes:
+        children.setdefault(node.parent, []).append(node)
+    lines: list[str] = []
+
+    def walk(parent: int, depth: int) -> None:
+        for node in children.get(parent, []):
+            value = f"{node.value:.6g}" if node.value is not None else "no result"
+            lines.append(
+                f"{'  ' * depth}- node {node.step} ({node.action}, {node.status}): {target.name} "
+                f"{value} — {node.description}"
+            )
+            walk(node.step, depth + 1)
+
+    walk(0, 0)
+    return "\n".join(lines) or "(no node yet)"

@@ -1,0 +1,119 @@
+"""TEST-ONLY scripted searches: a toy experiment whose score is a constant of its code (with a
+seed's noise), and a scripted searcher that proposes changes and makes them as aider edits, one
+after the other. Never used by the product.
+
+The toy's score for seeds 0, 1, 2 is SCORE + 0, +0.004, -0.004: the baseline's three runs have a
+standard deviation of 0.004, so with ``noise_sigmas = 2`` a change must gain more than 0.008.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from support.research_script import fenced_json, last_user_text, whole_file_edit
+
+TOY = '''\
+"""A toy experiment: its score is SCORE, moved a little by the seed."""
+
+import argparse
+import json
+import os
+
+SCORE = 0.50
+SEED_NOISE = {0: 0.0, 1: 0.004, 2: -0.004}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out_dir", default="run_0")
+    out = parser.parse_args().out_dir
+    os.makedirs(out, exist_ok=True)
+    seed = int(os.environ.get("LABTUI_SEED", "0"))
+    score = SCORE + SEED_NOISE.get(seed % 3, 0.0)
+    print(f"score {score:.4f} seed {seed} budget {os.environ.get('LABTUI_RUN_BUDGET_S')}")
+    with open(os.path.join(out, "final_info.json"), "w") as handle:
+        json.dump({"toy": {"means": {"score": score}}}, handle)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def with_score(code: str, score: float) -> str:
+    return re.sub(r"^SCORE = .*$", f"SCORE = {score}", code, count=1, flags=re.MULTILINE)
+
+
+def crashing(code: str) -> str:
+    return code.replace("    seed = int(", "    raise RuntimeError('the toy exploded')\n    seed = int(", 1)
+
+
+def fixed(code: str) -> str:
+    return code.replace("    raise RuntimeError('the toy exploded')\n", "", 1)
+
+
+@dataclass
+class Change:
+    """One scripted step: the proposal's line and what the edit does to the code."""
+
+    description: str
+    edit: Callable[[str], str]
+    fix: Callable[[str], str] | None = None  # what a fix request does (after a crash)
+
+
+def score_change(score: float, why: str = "") -> Change:
+    return Change(why or f"set SCORE to {score}", lambda code: with_score(code, score))
+
+
+class ScriptedSearcher:
+    """The experiments model of a search: each proposal takes the next change; the edit that
+    follows applies it to the checkout's code as it is (found by the prompt's run id); a fix
+    request applies the change's fix."""
+
+    def __init__(self, root: Path, changes: list[Change]) -> None:
+        self.root = Path(root)
+        self.changes = list(changes)
+        self.current: Change | None = None
+        self.proposals = 0
+        self.edits: list[str] = []
+
+    def install(self, server) -> None:
+        server.default("scripted-experiments", self.reply)
+
+    def reply(self, request: dict[str, Any]) -> str:
+        text = last_user_text(request)
+        if text.startswith(("You are running a hill-climb", "You are drafting", "You are improving", "You are fixing")):
+            self.current = self.changes.pop(0)
+            self.proposals += 1
+            return fenced_json(
+                {
+                    "description": self.current.description,
+                    "change": f"{self.current.description}, by editing experiment.py directly.",
+                }
+            )
+        assert self.current is not None, f"an edit before any proposal: {text[:200]}"
+        checkout = self._checkout(request)
+        code = (checkout / "experiment.py").read_text(encoding="utf-8")
+        if re.match(r"run_\d+ failed", text) or " reports no " in text:
+            assert self.current.fix is not None, f"no fix scripted for {self.current.description}"
+            self.edits.append(f"fix: {self.current.description}")
+            return whole_file_edit("experiment.py", self.current.fix(code), "Fix the crash.")
+        self.edits.append(self.current.description)
+        return whole_file_edit("experiment.py", self.current.edit(code), self.current.description + ".")
+
+    def _checkout(self, request: dict[str, Any]) -> Path:
+        """The worktree aider edits: the climb's, or the tree worker's that is on the node of
+        the run the prompt names."""
+        number = re.search(r"\brun_(\d+)\b", last_user_text(request)).group(1)
+        for folder in sorted((self.root / ".labtui" / "worktrees").glob("*")):
+            branch = subprocess.run(
+                ["git", "branch", "--show-current"], cwd=folder, capture_output=True, text=True
+            ).stdout.strip()
+            if branch.startswith("labtui/climb/") or branch.endswith(f"/node-{number}"):
+                return folder
+        raise AssertionError(f"no worktree works on run_{number}")

@@ -1,0 +1,117 @@
+"""The overnight hill-climb ([experiment] strategy = "climb") with a scripted searcher on a toy
+experiment whose score is a constant of its code: changes kept only when they beat the best by
+more than the baseline's noise, discarded ones reset and kept in the ledger, crashes fixed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from conftest import TEST_API_KEY, wire_project
+from support.search_script import TOY, Change, ScriptedSearcher, crashing, fixed, score_change, with_score
+
+from labtui.core.baseline import run_baseline
+from labtui.core.events import SearchEnded, SearchStarted, SearchStep, StageFinished
+from labtui.core.pipeline import Session
+from labtui.core.project import Project
+from labtui.core.stages import experiments as experiments_stage
+
+IDEA = {
+    "Name": "higher_score",
+    "Title": "A Higher Score",
+    "Experiment": "Raise the toy's score.",
+    "Interestingness": 3,
+    "Feasibility": 3,
+    "Novelty": 3,
+}
+
+
+@pytest.fixture
+def session(tmp_path, llm_server, arxiv_server, monkeypatch):
+    """A project with the toy experiment, its baseline, the idea chosen, the climb set up."""
+    monkeypatch.setenv("LABTUI_API_KEY", TEST_API_KEY)
+    project = Project.create(tmp_path / "p", "moons")
+    root = project.root
+    (root / "experiment.py").write_text(TOY)
+    (root / "ideas.json").write_text(json.dumps([IDEA]))
+    project.commit("test: the toy experiment and its idea")
+    wire_project(root, llm_server.url, arxiv_server.url)
+    session = Session.open(root)
+    config = session.config
+    config.experiment.strategy = "climb"
+    config.climb.metric = "score"
+    config.climb.direction = "higher"
+    config.climb.run_budget_s = 60
+    config.climb.max_runs = 5
+    config.climb.baseline_repeats = 2
+    config.climb.seeds = 2
+    run_baseline(session.project, session.emit)
+    session.state.finished["novelty"] = StageFinished(stage="novelty", result={"idea": IDEA["Name"]})
+    session.events = []
+    session.bus.subscribe(session.events.append)
+    return session
+
+
+def git(root, *args) -> str:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
+
+
+def test_a_climb_keeps_two_improvements_discards_worse_and_noise_and_fixes_a_crash(session, llm_server):
+    root = session.project.root
+    searcher = ScriptedSearcher(
+        root,
+        [
+            score_change(0.6),
+            score_change(0.55),
+            Change("set SCORE to 0.7", crashing, fix=lambda code: with_score(fixed(code), 0.7)),
+            score_change(0.65),
+            score_change(0.705, "nudge SCORE to 0.705"),
+        ],
+    )
+    searcher.install(llm_server)
+    output = experiments_stage.run(session.context_for("experiments"))
+
+    steps = [e for e in session.events if isinstance(e, SearchStep)]
+    assert [(s.step, s.status) for s in steps] == [
+        (1, "keep"), (2, "discard"), (3, "keep"), (4, "discard"), (5, "discard")
+    ]
+    assert [s.value for s in steps] == pytest.approx([0.6, 0.55, 0.7, 0.65, 0.705])
+    assert "within the noise" in steps[4].problem
+    started = next(e for e in session.events if isinstance(e, SearchStarted))
+    assert started.metric == "toy.score" and started.noise == pytest.approx(0.008)
+    ended = next(e for e in session.events if isinstance(e, SearchEnded))
+    assert ended.best_step == 3 and ended.seed_mean == pytest.approx(0.7)
+
+    # The ledger: the baseline and its repeats, five attempts, two seed runs of the best.
+    ledger = root / "ledgers" / "climb-higher_score"
+    rows = [line.split("\t") for line in (ledger / "results.tsv").read_text().splitlines()]
+    assert rows[0][:6] == ["attempt", "commit", "toy.score", "memory_mb", "status", "description"]
+    assert rows[0][6:] == ["wall_s", "tokens"]
+    assert [(r[0], r[4]) for r in rows[1:]] == [
+        ("0", "baseline"), ("0/seed1", "baseline"), ("0/seed2", "baseline"),
+        ("1", "keep"), ("2", "discard"), ("3", "keep"), ("4", "discard"), ("5", "discard"),
+        ("3/seed1", "seed"), ("3/seed2", "seed"),
+    ]
+    assert [r[5] for r in rows[4:9]] == [
+        "set SCORE to 0.6", "set SCORE to 0.55", "set SCORE to 0.7", "set SCORE to 0.65",
+        "nudge SCORE to 0.705",
+    ]
+    assert all(r[6] and r[7] for r in rows[4:9]), "every attempt has its wall time and tokens"
+    assert "SCORE = 0.55" in (ledger / "steps" / "0002" / "change.diff").read_text()
+    crash = json.loads((ledger / "steps" / "0003" / "step.json").read_text())
+    assert "the toy exploded" in crash["tried"][0] and len(crash["tried"]) == 1
+
+    # The branch has the kept changes only; the project has the best code and the path's runs.
+    branch = git(root, "log", "--format=%s", "labtui/climb/higher_score")
+    assert "run_1 results (kept" in branch and "run_3 results (kept" in branch
+    assert "run_2" not in branch and "run_4" not in branch and "run_5" not in branch
+    assert "SCORE = 0.7" in (root / "experiment.py").read_text()
+    assert sorted(p.name for p in root.glob("run_*")) == ["run_0", "run_1", "run_3"]
+    assert output.result["runs"] == ["run_1", "run_3"]
+    assert output.result["best"]["step"] == 3
+
+    notes = (root / "notes.md").read_text()
+    assert "## run_1" in notes and "## run_3" in notes and "## run_2" not in notes
+    assert "## The climb" in notes and "mean 0.7" in notes
+    assert git(root, "status", "--porcelain") == ""
