@@ -2,7 +2,10 @@
 
 Every artifact change in a labtui project is a commit whose message starts with the stage that made
 it ("experiments: run_2 code (attempt 1)"), and finished runs are tagged
-(``labtui/<idea>/run_2``), so the history can be read back as stages and runs.
+(``labtui/<idea>/run_2``), so the history can be read back as stages and runs. While a hill-climb
+or tree search runs, its kept commits are on its own branches (``labtui/climb/<idea>``,
+``labtui/tree/<idea>/node-<n>``, checked out in worktrees) until its best is merged in: the
+history lists them too, in date order among the project's own.
 
 This talks to the ``git`` command directly rather than through GitPython: listing 300 commits
 with their tags takes ~10 ms with one ``git log`` and ~60 ms through GitPython's objects. Every
@@ -30,6 +33,9 @@ WORKING_TREE_MESSAGE = "working tree (uncommitted changes)"
 _STAGE_PREFIX = re.compile(r"^\s*([A-Za-z]+)\s*:")
 _RUN_NAME = re.compile(r"(?<![A-Za-z0-9_])run_\d+(?![A-Za-z0-9_])")
 _LABELLED_STAGES = frozenset((*STAGES, "baseline"))
+# The branches a search commits on before its best reaches HEAD (core/climb.py, tree_search.py);
+# git's --branches glob lets `*` match across slashes.
+SEARCH_BRANCHES = ("labtui/climb/*", "labtui/tree/*")
 # Fields and records of `git log` output: control characters no commit subject contains.
 _FIELD, _RECORD = "\x1f", "\x1e"
 # Variables a surrounding git process (a hook, `git rebase -x`) may set; they would redirect
@@ -130,11 +136,13 @@ class CommitLog:
         self._env = _git_environment(self.root)
 
     def entries(self, limit: int = 2000) -> list[CommitEntry]:
-        """The newest ``limit`` commits reachable from HEAD, oldest first; [] before any commit."""
+        """The newest ``limit`` commits reachable from HEAD or a search's branches, oldest first
+        (by commit date, never a parent after its child); [] before any commit."""
         if limit <= 0 or not self._has_commits():
             return []
         output = self._git(
             "log",
+            "--date-order",
             "--reverse",  # git applies -n first, so this is the newest `limit`, oldest first
             f"-n{limit}",
             "--no-color",
@@ -142,6 +150,7 @@ class CommitLog:
             "--decorate-refs=refs/tags/",
             f"--format=%H{_FIELD}%s{_FIELD}%D{_RECORD}",
             "HEAD",
+            *(f"--branches={pattern}" for pattern in SEARCH_BRANCHES),
             "--",
         )
         return [_parse_log_record(record) for record in output.split(_RECORD) if record.strip()]

@@ -67,6 +67,56 @@ def test_entries_of_a_repository_without_commits(tmp_path):
     assert CommitLog(tmp_path / "empty").entries() == []
 
 
+def at_minute(monkeypatch: pytest.MonkeyPatch, minute: int) -> None:
+    """The next commits are dated ``minute`` minutes into the day (date order is tested)."""
+    date = f"2024-05-01T12:{minute:02d}:00+00:00"
+    monkeypatch.setenv("GIT_AUTHOR_DATE", date)
+    monkeypatch.setenv("GIT_COMMITTER_DATE", date)
+
+
+def test_a_searchs_branches_are_listed_in_date_order_beside_head(tmp_path, monkeypatch):
+    """A climb commits its attempts on labtui/climb/<idea> in a worktree and a tree search each
+    node on labtui/tree/<idea>/node-<n>: the diff pane steps through them before the best is
+    merged into HEAD. Other branches stay out, and a merged commit is listed once."""
+    root = tmp_path / "project"
+    repo = init_repo(root)
+    at_minute(monkeypatch, 0)
+    start = commit(repo, "baseline: run_0 results", {"experiment.py": "score = 0.5\n"})
+    worktree = tmp_path / "climb"
+    repo.git.worktree("add", "-q", "-b", "labtui/climb/toy", str(worktree), start)
+    climb = git.Repo(worktree)
+    at_minute(monkeypatch, 1)
+    commit(climb, "experiments: run_1 code (attempt 1)", {"experiment.py": "score = 0.6\n"})
+    at_minute(monkeypatch, 2)
+    commit(repo, "experiments: climb attempt 1 keep: set SCORE to 0.6", {"ledger.tsv": "1\n"})
+    at_minute(monkeypatch, 3)
+    commit(climb, "experiments: run_1 results (kept)", {"run_1/final_info.json": "{}\n"})
+    at_minute(monkeypatch, 4)
+    repo.git.branch("labtui/tree/toy/node-1", start)
+    repo.git.branch("feature", start)
+    for branch, message in (
+        ("labtui/tree/toy/node-1", "experiments: run_1 code (node 1)"),
+        ("feature", "my own work"),
+    ):
+        repo.git.checkout("-q", branch)
+        commit(repo, message, {"other.py": "x = 1\n"})
+    repo.git.checkout("-q", "main")
+    listed = [entry.message for entry in CommitLog(root).entries()]
+    assert listed == [
+        "baseline: run_0 results",
+        "experiments: run_1 code (attempt 1)",
+        "experiments: climb attempt 1 keep: set SCORE to 0.6",
+        "experiments: run_1 results (kept)",
+        "experiments: run_1 code (node 1)",
+    ]
+    at_minute(monkeypatch, 5)
+    repo.git.merge("--no-ff", "-q", "-m", "experiments: the climb's best", "labtui/climb/toy")
+    listed = [entry.message for entry in CommitLog(root).entries()]
+    assert listed.count("experiments: run_1 results (kept)") == 1
+    assert listed[-1] == "experiments: the climb's best"
+    assert [entry.message for entry in CommitLog(root).entries(limit=2)] == listed[-2:]
+
+
 def test_only_the_first_line_of_a_message_is_listed(tmp_path):
     repo = init_repo(tmp_path / "repo")
     commit(repo, "review: scores\n\nrun_7 was the best", {"review.md": "ok\n"})

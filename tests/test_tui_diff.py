@@ -238,6 +238,34 @@ def test_following_shows_each_commit_and_browsing_counts_them(project):
     run(app, steps)
 
 
+def test_the_kept_attempts_of_a_running_climb_are_stepped_through(project, tmp_path, monkeypatch):
+    """A climb commits in its worktree on labtui/climb/<idea>, not on HEAD: its commits are
+    listed (in date order) and `[`/`]` step through them while it runs."""
+    root, shas = project
+    worktree = tmp_path / "climb"
+    git.Repo(root).git.worktree("add", "-q", "-b", "labtui/climb/smoothing", str(worktree))
+    climb = git.Repo(worktree)
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2024-05-01T12:05:00+00:00")
+    kept = commit(climb, "experiments: run_1 results (kept: +0.1)", {"run_1/x.json": "{}\n"})
+    app = DiffApp(CommitLog(root))
+
+    async def steps(pilot: Pilot) -> None:
+        assert app.pane.shown_sha == kept and "commit 9/9" in app.header
+        monkeypatch.setenv("GIT_COMMITTER_DATE", "2024-05-01T12:06:00+00:00")
+        sha = commit(climb, "experiments: run_2 code (attempt 1)", {"experiment.py": "lr=2\n"})
+        app.pane.apply(CodeDiff.from_commit("experiments", CommitLog(worktree).show(sha)))
+        await settle_diff(pilot)
+        assert app.pane.shown_sha == sha and "commit 10/10" in app.header
+        await press(pilot, "left_square_bracket")
+        assert app.pane.shown_sha == kept and "run_1" in app.header
+        await press(pilot, "left_square_bracket")
+        assert app.pane.shown_sha == shas[7]
+        await press(pilot, "right_square_bracket", "right_square_bracket")
+        assert app.pane.shown_sha == sha and "+lr=2" in app.body
+
+    run(app, steps)
+
+
 def test_a_commit_made_while_the_working_tree_is_open_shows_when_it_closes(project):
     root, _ = project
     app = DiffApp(CommitLog(root))
