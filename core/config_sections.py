@@ -533,8 +533,15 @@ class ReviewSection(Section):
     appendix; 0: all of it). A local model's context and speed want less."""
 
 
-NotifyEvent = Literal["checkpoint", "run_failed", "budget", "ended"]
-NOTIFY_EVENTS: tuple[NotifyEvent, ...] = ("checkpoint", "run_failed", "budget", "ended")
+NotifyEvent = Literal["checkpoint", "run_failed", "budget", "ended", "best", "search"]
+NOTIFY_EVENTS: tuple[NotifyEvent, ...] = (
+    "checkpoint",
+    "run_failed",
+    "budget",
+    "ended",
+    "best",
+    "search",
+)
 
 
 def _command_line(value: str) -> str:
@@ -563,15 +570,17 @@ class NotifySection(Section):
     command: Annotated[str, AfterValidator(_command_line)] = ""
     """The command, split into words as a shell would but run without one (the event's text
     never becomes shell code); empty: no notifications. In each word {event} is checkpoint,
-    run_failed, budget or ended; {project} the project's name, {stage} the stage, {message}
-    one line saying what happened, {dir} the project folder. The same are in the environment
-    as LABTUI_EVENT, LABTUI_PROJECT, LABTUI_STAGE, LABTUI_MESSAGE, LABTUI_PROJECT_DIR (for
-    `sh -c '...'`). E.g. 'notify-send "labtui {project}" "{message}"', or 'curl -s -d
+    run_failed, budget, ended, best or search; {project} the project's name, {stage} the
+    stage, {message} one line saying what happened, {dir} the project folder. The same are in
+    the environment as LABTUI_EVENT, LABTUI_PROJECT, LABTUI_STAGE, LABTUI_MESSAGE,
+    LABTUI_PROJECT_DIR (for `sh -c '...'`). E.g. 'notify-send "labtui {project}" "{message}"', or 'curl -s -d
     "{message}" https://ntfy.sh/your-topic'."""
     on: list[NotifyEvent] = list(NOTIFY_EVENTS)
     """When: "checkpoint" (a checkpoint waits for you; never with --auto), "run_failed" (a run
     failed every fix attempt and was abandoned), "budget" (the spend reached budget_share of
-    [budget] usd: once), "ended" (the pipeline finished, stopped or failed)."""
+    [budget] usd: once), "ended" (the pipeline finished, stopped or failed), "best" (a
+    hill-climb or tree search found a new best), "search" (a search ended: why, its best, and
+    the best code's mean ± std over its seed runs)."""
     budget_share: Annotated[Number, _at_most(1.0, 0.8)] = 0.8
     """The share of [budget] usd at which "budget" is sent, once (0.8: at 80 %)."""
     command_timeout_s: Timeout = 10.0

@@ -1,8 +1,9 @@
 """``[notify] command``: the researcher's own command, run when something needs them.
 
-A bus subscriber turns four kinds of moment into a notification: a checkpoint waits (not under
+A bus subscriber turns six kinds of moment into a notification: a checkpoint waits (not under
 ``--auto``, where nobody waits), a run failed every fix attempt and was abandoned, the spend
-reached ``budget_share`` of the budget (once), and the pipeline ended. Each is run in one
+reached ``budget_share`` of the budget (once), the pipeline ended, a hill-climb or tree search
+found a new best, and a search ended. Each is run in one
 background thread, in order, without a shell (the event's text is a word of the command, never
 shell code), with the text in the placeholders and the environment the field's doc lists, and
 stopped after ``command_timeout_s``. Nothing of it may hold up or crash the engine: the subscriber only
@@ -29,6 +30,9 @@ from .events import (
     Notice,
     PipelineEnded,
     RunAbandoned,
+    SearchEnded,
+    SearchStarted,
+    SearchStep,
 )
 
 QUEUE_SIZE = 32  # notifications waiting at most; beyond, new ones are dropped
@@ -37,16 +41,20 @@ _STOP = None  # the worker's end mark
 
 @dataclass(frozen=True)
 class Notification:
-    event: str  # checkpoint | run_failed | budget | ended
+    event: str  # checkpoint | run_failed | budget | ended | best | search
     stage: str
     message: str
 
 
 def notification_for(
-    event: Event, settings: NotifySection, *, budget_usd: float
+    event: Event,
+    settings: NotifySection,
+    *,
+    budget_usd: float,
+    search: SearchStarted | None = None,
 ) -> Notification | None:
     """What ``event`` is worth saying (None: nothing). Budget is judged here, once-ness by the
-    Notifier."""
+    Notifier; ``search`` is how the search a step or end belongs to began (its idea, metric)."""
     if isinstance(event, CheckpointRequested):
         return Notification("checkpoint", event.stage, f"checkpoint waits: {event.title}")
     if isinstance(event, RunAbandoned):
@@ -66,7 +74,42 @@ def notification_for(
         return None
     if isinstance(event, PipelineEnded):
         return Notification("ended", event.stage, f"pipeline {event.outcome}")
+    if isinstance(event, SearchStep) and event.new_best and event.value is not None:
+        unit = "attempt" if event.strategy == "climb" else "node"
+        return Notification(
+            "best",
+            event.stage,
+            f"{_search_name(event.strategy, search)}: new best {_metric(search)}"
+            f"{event.value:.4g} at {unit} {event.step}",
+        )
+    if isinstance(event, SearchEnded):
+        return Notification("search", event.stage, _ended_message(event, search))
     return None
+
+
+def _search_name(strategy: str, search: SearchStarted | None) -> str:
+    """'climb of wider_hidden_layer', 'tree search of …' ('climb' when its start is unknown)."""
+    name = "climb" if strategy == "climb" else "tree search"
+    return f"{name} of {search.idea}" if search is not None else name
+
+
+def _metric(search: SearchStarted | None) -> str:
+    return f"{search.metric} " if search is not None else ""
+
+
+def _ended_message(event: SearchEnded, search: SearchStarted | None) -> str:
+    """'climb of wider ended (100 attempts made): best toy.score 0.72 at attempt 6; seed mean
+    0.71 ± 0.01 over 3 run(s)'."""
+    unit = "attempt" if event.strategy == "climb" else "node"
+    if event.best_step:
+        best = f"best {_metric(search)}{event.best:.4g} at {unit} {event.best_step}"
+    else:
+        best = f"nothing beat the baseline ({_metric(search)}{event.best:.4g})"
+    message = f"{_search_name(event.strategy, search)} ended ({event.reason}): {best}"
+    if event.seed_runs and event.seed_mean is not None:
+        spread = f" ± {event.seed_std:.4g}" if event.seed_std is not None else ""
+        message += f"; seed mean {event.seed_mean:.4g}{spread} over {event.seed_runs} run(s)"
+    return message
 
 
 def command_words(command: str, note: Notification, project: str, directory: Path) -> list[str]:
@@ -125,12 +168,17 @@ class Notifier:
         self._emit = emit
         self._budget_said = budget_usd > 0 and spent_usd >= settings.budget_share * budget_usd
         self._failed = False
+        self._search: SearchStarted | None = None  # the search whose steps are told
         self._queue: queue.Queue[Notification | None] = queue.Queue(QUEUE_SIZE)
         self._worker: threading.Thread | None = None
         self._lock = threading.Lock()
 
     def __call__(self, event: Event) -> None:
-        note = notification_for(event, self.settings, budget_usd=self.budget_usd)
+        if isinstance(event, SearchStarted):
+            self._search = event
+        note = notification_for(
+            event, self.settings, budget_usd=self.budget_usd, search=self._search
+        )
         if note is None or note.event not in self.settings.on:
             return
         if note.event == "checkpoint" and not self.checkpoints_wait:

@@ -1,6 +1,6 @@
 """[notify] command: run in the background with the event in placeholders and the environment,
-at a waiting checkpoint, an abandoned run, the budget share (once) and the pipeline's end;
-failures said once as a Notice; bad config named."""
+at a waiting checkpoint, an abandoned run, the budget share (once), the pipeline's end, a
+search's new best and a search's end; failures said once as a Notice; bad config named."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from support.ports import ScriptedPort, _journal
 
 from labtui.core.checkpoints import Decision
 from labtui.core.config import config_from_dict, load_config, save_config
-from labtui.core.config_sections import NotifySection
+from labtui.core.config_sections import NOTIFY_EVENTS, NotifySection
 from labtui.core.errors import ConfigError
 from labtui.core.events import (
     CheckpointRequested,
@@ -21,6 +21,9 @@ from labtui.core.events import (
     Notice,
     PipelineEnded,
     RunAbandoned,
+    SearchEnded,
+    SearchStarted,
+    SearchStep,
 )
 from labtui.core.notify import Notifier
 from labtui.core.pipeline import Session
@@ -131,3 +134,95 @@ def test_a_session_notifies_its_checkpoint_and_its_end(project, tmp_path):
     assert events == ["checkpoint", "checkpoint", "ended"]  # literature, ideas, then the end
     assert out.read_text().splitlines()[-1].split("|")[3] == "pipeline stopped"
     assert not [e for e in _journal(project) if isinstance(e, Notice) and "[notify]" in e.text]
+
+
+def search_events(strategy: str) -> list[Event]:
+    """A search's start, a step that is no better, a new best, and its end."""
+    step = SearchStep(
+        stage="experiments",
+        strategy=strategy,
+        step=2,
+        status="discard" if strategy == "climb" else "ok",
+        description="set SCORE to 0.6",
+        value=0.6,
+        best=0.65,
+    )
+    return [
+        SearchStarted(
+            stage="experiments",
+            strategy=strategy,
+            idea="toy",
+            metric="toy.score",
+            direction="higher",
+            baseline=0.5,
+            noise=0.02,
+            run_budget_s=60.0,
+            limit=100,
+            ledger=".labtui/search/results.tsv",
+            branch=f"labtui/{strategy}/toy",
+        ),
+        step,
+        SearchStep(
+            stage="experiments",
+            strategy=strategy,
+            step=3,
+            status="keep" if strategy == "climb" else "ok",
+            description="set SCORE to 0.7",
+            value=0.7,
+            best=0.7,
+            new_best=True,
+        ),
+        SearchEnded(
+            stage="experiments",
+            strategy=strategy,
+            reason="100 attempts made",
+            steps=100,
+            best_step=3,
+            best=0.7,
+            seed_mean=0.69,
+            seed_std=0.012,
+            seed_runs=3,
+            counts={"keep": 1, "discard": 99},
+        ),
+    ]
+
+
+def test_a_search_tells_each_new_best_and_its_end(tmp_path):
+    assert {"best", "search"} <= set(NOTIFY_EVENTS) == set(NotifySection().on)
+    out = tmp_path / "sent.txt"
+    note, said = notifier(tmp_path, recording_command(out))
+    for event in [*search_events("climb"), *search_events("tree")]:
+        note(event)
+    note.close()
+    assert out.read_text().splitlines() == [
+        f"best|moons-study|experiments|climb of toy: new best toy.score 0.7 at attempt 3|{tmp_path}",
+        "search|moons-study|experiments|climb of toy ended (100 attempts made): best toy.score "
+        f"0.7 at attempt 3; seed mean 0.69 ± 0.012 over 3 run(s)|{tmp_path}",
+        "best|moons-study|experiments|tree search of toy: new best toy.score 0.7 at node 3|"
+        f"{tmp_path}",
+        "search|moons-study|experiments|tree search of toy ended (100 attempts made): best "
+        f"toy.score 0.7 at node 3; seed mean 0.69 ± 0.012 over 3 run(s)|{tmp_path}",
+    ]
+    assert said == []
+
+
+def test_a_search_that_beat_nothing_says_so_and_unchosen_moments_stay_quiet(tmp_path):
+    out = tmp_path / "sent.txt"
+    note, _ = notifier(tmp_path, recording_command(out), on=["search"])
+    for event in [
+        *search_events("climb")[:-1],  # its own end replaced by one that beat nothing
+        SearchEnded(
+            stage="experiments",
+            strategy="climb",
+            reason="stopped by you",
+            steps=3,
+            best_step=0,
+            best=0.5,
+        ),
+    ]:
+        note(event)
+    note.close()
+    (line,) = out.read_text().splitlines()
+    assert line.split("|")[3] == (
+        "climb of toy ended (stopped by you): nothing beat the baseline (toy.score 0.5)"
+    )
