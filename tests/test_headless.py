@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import io
-from typing import get_origin, get_type_hints
+import types
+from typing import Any, get_args, get_origin, get_type_hints
 
 from rich.console import Console
 
 from labtui.core.checkpoints import CheckpointRequest, Decision
-from labtui.core.events import EVENT_TYPES, Event
+from labtui.core.events import EVENT_TYPES, Event, SearchEnded, SearchStarted, SearchStep
 from labtui.tui.headless import HeadlessPrinter, TerminalCheckpointPort
 
 NASTY = "[bold]not markup[/] and [link] sk-like [/x]"
@@ -18,11 +19,17 @@ NASTY = "[bold]not markup[/] and [link] sk-like [/x]"
 def _one_of_each() -> list[Event]:
     """One instance of every event type, every text field full of rich markup."""
     samples = {str: NASTY, int: 1, float: 1.5, bool: False, list: [], dict: {}}
+
+    def sample(hint: Any) -> Any:
+        if get_origin(hint) is types.UnionType:  # `float | None`: its value, not None
+            hint = next(arg for arg in get_args(hint) if arg is not type(None))
+        return samples[get_origin(hint) or hint]
+
     events = []
     for cls in EVENT_TYPES.values():
         hints = get_type_hints(cls)
         fields = {
-            f.name: samples[get_origin(hints[f.name]) or hints[f.name]]
+            f.name: sample(hints[f.name])
             for f in dataclasses.fields(cls)
             if f.name not in ("stage", "ts")
         }
@@ -152,3 +159,127 @@ def test_without_the_log_lines_each_reads_metrics_are_printed_compactly():
     printer(log)
     printer(metrics_reported(log))
     assert out.getvalue().strip() == "run_1│ epoch 3/10 · loss 0.25"
+
+
+# -- a search, one line per event ---------------------------------------------------------------
+
+
+def _printed(*events: Event) -> list[str]:
+    out = io.StringIO()
+    printer = HeadlessPrinter(Console(file=out, width=300, color_system=None))
+    for event in events:
+        printer(event)
+    return out.getvalue().splitlines()
+
+
+CLIMB_STARTED = SearchStarted(
+    stage="experiments",
+    strategy="climb",
+    idea="toy",
+    metric="toy.score",
+    direction="higher",
+    baseline=0.5,
+    noise=0.02,
+    run_budget_s=60.0,
+    limit=100,
+    ledger=".labtui/search/climb-toy/results.tsv",
+    branch="labtui/climb/toy",
+)
+
+
+def test_a_climb_prints_its_start_each_attempt_and_its_end():
+    lines = _printed(
+        CLIMB_STARTED,
+        SearchStep(
+            stage="experiments",
+            strategy="climb",
+            step=3,
+            status="keep",
+            description="set SCORE to 0.7",
+            value=0.7,
+            best=0.7,
+            new_best=True,
+            wall_s=0.41,
+            tokens=1712,
+        ),
+        SearchStep(
+            stage="experiments",
+            strategy="climb",
+            step=5,
+            status="discard",
+            description="set SCORE to 0.65",
+            value=0.65,
+            best=0.7,
+            problem="-0.05 on the best 0.7: no better (0.02)",
+            wall_s=0.4,
+            tokens=1700,
+        ),
+        SearchStep(
+            stage="experiments",
+            strategy="climb",
+            step=6,
+            status="crash",
+            description="divide by zero",
+            best=0.7,
+            problem="ZeroDivisionError",
+            wall_s=95.0,
+        ),
+        SearchEnded(
+            stage="experiments",
+            strategy="climb",
+            reason="100 attempts made",
+            steps=100,
+            best_step=3,
+            best=0.7,
+            seed_mean=0.69,
+            seed_std=0.012,
+            seed_runs=3,
+            counts={"keep": 1, "discard": 98, "crash": 1},
+        ),
+    )
+    assert lines == [
+        "climb of toy begins: toy.score, higher is better, from 0.5 · noise 0.02 · at most 100 "
+        "attempts of 60 s each · ledger .labtui/search/climb-toy/results.tsv",
+        "climb attempt 3: keep toy.score 0.7 (best 0.7) ★ new best — set SCORE to 0.7 · 0.4 s · "
+        "1.7k tokens",
+        "climb attempt 5: discard toy.score 0.65 (best 0.7) — set SCORE to 0.65 · 0.4 s · "
+        "1.7k tokens",
+        "climb attempt 6: crash no result (best 0.7) — divide by zero: ZeroDivisionError · 95 s",
+        "climb ended (100 attempts made): 100 step(s), 1 keep · 98 discard · 1 crash; best "
+        "toy.score 0.7 at attempt 3; 3 seed run(s): 0.69 ± 0.012",
+    ]
+
+
+def test_a_tree_node_names_its_action_and_parent():
+    started = dataclasses.replace(CLIMB_STARTED, strategy="tree", limit=20)
+    node = SearchStep(
+        stage="experiments",
+        strategy="tree",
+        step=3,
+        status="ok",
+        description="guard the division",
+        value=0.61,
+        best=0.72,
+        parent=2,
+        action="debug",
+        wall_s=2.0,
+    )
+    root = dataclasses.replace(node, step=1, parent=0, action="draft", status="buggy", value=None)
+    ended = SearchEnded(
+        stage="experiments",
+        strategy="tree",
+        reason="20 nodes grown",
+        steps=20,
+        best_step=0,
+        best=0.5,
+    )
+    lines = _printed(started, node, root, ended)
+    assert "at most 20 nodes" in lines[0]
+    assert lines[1] == (
+        "tree node 3 (debug of 2): ok toy.score 0.61 (best 0.72) — guard the division · 2.0 s"
+    )
+    assert lines[2].startswith("tree node 1 (draft): buggy no result (best 0.72)")
+    assert lines[3] == (
+        "tree ended (20 nodes grown): 20 step(s); nothing beat the baseline (toy.score 0.5) "
+        "beyond the noise"
+    )

@@ -37,6 +37,9 @@ from labtui.core.events import (
     RunAbandoned,
     RunFinished,
     RunStarted,
+    SearchEnded,
+    SearchStarted,
+    SearchStep,
     StageFinished,
     StageStarted,
 )
@@ -46,6 +49,7 @@ from .editor import edit_product, open_in_editor
 
 ROLE_STYLES = {"aider": "cyan", "reviewer": "magenta", "novelty": "yellow", "ideator": "green"}
 MAX_MESSAGE_CHARS = 2000
+STATUS_STYLES = {"keep": "green", "ok": "green", "discard": "dim", "crash": "red", "buggy": "red"}
 
 
 class HeadlessPrinter:
@@ -56,6 +60,7 @@ class HeadlessPrinter:
         self.show_logs = show_logs
         self._lock = threading.Lock()
         self._gpu_reported = False
+        self._search: SearchStarted | None = None  # the search whose steps are printed
 
     def __call__(self, event: Event) -> None:
         with self._lock:
@@ -139,6 +144,14 @@ class HeadlessPrinter:
             case RunStarted():
                 of = f" ({event.index} of {event.total})" if event.total else ""
                 out(f"[bold]{escape(event.run_id)}[/]{of}: {escape(event.command)}")
+            case SearchStarted():
+                self._search = event
+                out(search_started_line(event))
+            case SearchStep():
+                metric = self._search.metric if self._search is not None else ""
+                out(search_step_line(event, metric))
+            case SearchEnded():
+                out(search_ended_line(event, self._search))
             case ErrorEvent():
                 hint = f"\n  [bold]fix:[/] {escape(event.hint)}" if event.hint else ""
                 out(f"[bold red]error[/] {escape(event.message)}{hint}")
@@ -204,6 +217,88 @@ class TerminalCheckpointPort:
                     self.console.print("[red]a note is needed[/]")
                     continue
             return Decision(action, note)
+
+
+def search_started_line(event: SearchStarted) -> str:
+    """'climb of wider begins: toy.score, higher is better, from 0.5 · noise 0.02 · at most 100
+    attempts of 60 s each'."""
+    unit = "attempts" if event.strategy == "climb" else "nodes"
+    return (
+        f"[bold]{escape(event.strategy)}[/] of {escape(event.idea)} begins: "
+        f"{escape(event.metric)}, {escape(event.direction)} is better, from {event.baseline:.4g}"
+        f" · noise {event.noise:.4g} · at most {event.limit} {unit} of "
+        f"{event.run_budget_s:g} s each · ledger {escape(event.ledger)}"
+    )
+
+
+def search_step_line(event: SearchStep, metric: str) -> str:
+    """'climb attempt 5: discard toy.score 0.65 (best 0.7) — set SCORE to 0.65 · 0.4 s · 1.7k
+    tokens', or 'tree node 3 (debug of 2): ok …'; a new best is marked ★."""
+    if event.strategy == "climb":
+        what = f"climb attempt {event.step}"
+    else:
+        action = event.action or "draft"
+        of = f" of {event.parent}" if event.parent else ""
+        what = f"tree node {event.step} ({escape(action)}{of})"
+    style = STATUS_STYLES.get(event.status, "")
+    status = f"[{style}]{escape(event.status)}[/]" if style else escape(event.status)
+    if event.value is None:
+        named = "no result"
+    else:
+        named = f"{escape(metric)} {event.value:.4g}" if metric else f"{event.value:.4g}"
+    best = f" (best {event.best:.4g})" if event.best is not None else ""
+    line = f"[bold]{what}[/]: {status} {named}{best}"
+    if event.new_best:
+        line += " [bold green]★ new best[/]"
+    line += f" — {escape(event.description)}"
+    if event.problem and event.status in ("crash", "buggy"):
+        line += f": [red]{escape(event.problem[:200])}[/]"
+    line += f" · {seconds_words(event.wall_s)}"
+    if event.tokens:
+        line += f" · {tokens_words(event.tokens)} tokens"
+    return line
+
+
+def search_ended_line(event: SearchEnded, started: SearchStarted | None) -> str:
+    """'climb ended (100 attempts made): 100 steps, 3 keep · 96 discard · 1 crash; best
+    toy.score 0.72 at attempt 6; 3 seed run(s): 0.71 ± 0.01'."""
+    unit = "attempt" if event.strategy == "climb" else "node"
+    counts = " · ".join(f"{n} {escape(status)}" for status, n in event.counts.items())
+    metric = f"{escape(started.metric)} " if started is not None else ""
+    if event.best_step:
+        best = f"best {metric}{event.best:.4g} at {unit} {event.best_step}"
+    else:
+        best = f"nothing beat the baseline ({metric}{event.best:.4g}) beyond the noise"
+    line = (
+        f"[bold]{escape(event.strategy)} ended[/] ({escape(event.reason)}): "
+        f"{event.steps} step(s){', ' + counts if counts else ''}; {best}"
+    )
+    if event.seed_runs and event.seed_mean is not None:
+        spread = f" ± {event.seed_std:.4g}" if event.seed_std is not None else ""
+        line += f"; {event.seed_runs} seed run(s): {event.seed_mean:.4g}{spread}"
+    return line
+
+
+def seconds_words(seconds: float) -> str:
+    """'0.4 s', '95 s', '12 min', '2.5 h'."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def tokens_words(tokens: int) -> str:
+    """'850', '1.7k', '12k', '1.2M'."""
+    if tokens < 1000:
+        return str(tokens)
+    if tokens < 10_000:
+        return f"{tokens / 1000:.1f}k"
+    if tokens < 1_000_000:
+        return f"{tokens / 1000:.0f}k"
+    return f"{tokens / 1_000_000:.1f}M"
 
 
 def metrics_words(point: MetricPointData) -> str:
