@@ -39,7 +39,6 @@ from .search import (
     bring_home,
     checkpoint_due,
     diff_between,
-    drop_run_folder,
     find_target,
     hours_used,
     keep_abandoned_tip,
@@ -194,7 +193,7 @@ class Climb:
             step.tokens = clock.meter.tokens
             self.ledger.write_step(step, diff=diff, run_dir=self.checkout.root / run_id)
             if step.status != KEEP:
-                drop_run_folder(self.checkout, run_id)
+                reset_checkout(self.checkout, self.best_tip)  # the run folder goes too
             self.ledger.write_tsv(self.noise.values[0], self.start)
             ctx.commit(
                 f"experiments: climb attempt {number} {step.status}: {step.description}",
@@ -205,7 +204,8 @@ class Climb:
 
     def _judge(self, step: Step, attempted: Any) -> None:
         """keep, discard or crash, computed from the run's numbers against the best and the
-        noise; a kept change's results are committed on the branch, anything else reset."""
+        noise; a kept change's results are committed on the branch (anything else is reset
+        once the ledger has it)."""
         target = self.target
         if not attempted.ok:
             step.status = CRASH
@@ -232,8 +232,6 @@ class Climb:
                 self.work, step, f"experiments: {step.run_id} results (kept: {step.verdict})"
             )
             self.best, self.best_tip = step.value or self.best, step.tip
-        else:
-            reset_checkout(self.checkout, self.best_tip)
 
     def _write_notebook(self, step: Step, attempted: Any) -> None:
         root, checkout = self.ctx.project.root, self.checkout

@@ -153,6 +153,33 @@ def run_sources(root: Path, baseline: str = "run_0") -> list[Source]:
         for what, value in values.items():
             if what in base:
                 sources += _differences(run_name, what, value, base[what], baseline)
+    return sources + ledger_sources(root)
+
+
+def ledger_sources(root: Path) -> list[Source]:
+    """What the searches' ledgers recorded (core/search_ledger.py): every step's run (kept in
+    the project or not), the baseline's repeats and the best code's seed runs, each under the
+    name its table gives it, and the mean and spread of those seed runs."""
+    from .search_ledger import LEDGERS, SearchLedger
+
+    sources: list[Source] = []
+    for folder in sorted((Path(root) / LEDGERS).glob("*/")):
+        for path in sorted(folder.rglob("final_info.json")):
+            where = path.parent.relative_to(folder).as_posix()
+            values = _final_info_values(path)
+            sources += [
+                Source(v, f"{folder.name}: {where}", what, _commit_of(path.parent))
+                for what, v in values.items()
+            ]
+        strategy, _, idea = folder.name.partition("-")
+        final = SearchLedger(root, strategy, idea, "").final()
+        if final is not None and final.mean is not None:
+            name = f"{folder.name}: step {final.best_step}'s seed runs"
+            sources.append(Source(final.mean, name, "mean", final.commit, kind="derived"))
+            if final.std is not None:
+                sources.append(
+                    Source(final.std, name, "standard deviation", final.commit, kind="derived")
+                )
     return sources
 
 
@@ -203,12 +230,14 @@ _NUMBER = re.compile(
 _EXPONENTS = re.compile(
     r"\d+(?:\.\d+)?\s*\\times\s*10\^\{?[-−]?\d+\}?|10\^\{?[-−]?\d+\}?|\d+(?:\.\d+)?[eE][-+]?\d+"
 )
-# Numbers that are names, not results: "Figure 2", "Table 1", "Section 3", "Eq. 4", years.
+# Numbers that are names, not results: "Figure 2", "Table 1", "Section 3", "Eq. 4", years, and a
+# search's "attempt 3" or "node 7".
 _NAMING = re.compile(
-    r"(?:Figure|Fig\.|Table|Section|Sec\.|Eq\.|Equation|Appendix|run\\?_|seed)~?\s*$", re.I
+    r"(?:Figure|Fig\.|Table|Section|Sec\.|Eq\.|Equation|Appendix|run\\?_|seed|attempt|node)~?\s*$",
+    re.I,
 )
 _SKIPPED_COMMANDS = re.compile(
-    r"\\(?:ref|eqref|cite[tp]?|label|includegraphics|usepackage|documentclass|vspace|hspace|"
+    r"\\(?:ref|eqref|cite[tp]?|label|includegraphics|usepackage|documentclass|vspace|hspace|labtuistep|"
     r"graphicspath|begin|end|bibliography|bibliographystyle|multicolumn|multirow|cmidrule"
     r"(?:\([^)]*\))?)\*?(?:\[[^\]]*\])?\{[^}]*\}"
 )
@@ -246,7 +275,7 @@ def _checked_spans(
     """Line ranges [start, end) of the abstract, the Results section, the ``sections`` named and
     (unless ``tables`` is false) tables."""
     named = {" ".join(title.split()).lower() for title in sections}
-    envs = "abstract|table\\*?|tabular\\*?" if tables else "abstract"
+    envs = "abstract|table\\*?|tabular\\*?|longtable" if tables else "abstract"
     spans: list[tuple[int, int]] = []
     section_start: int | None = None
     env_start: int | None = None
@@ -254,7 +283,7 @@ def _checked_spans(
         line = strip_comments(raw)
         if re.search(rf"\\begin\{{({envs})\}}", line) and env_start is None:
             env_start = i
-        if re.search(r"\\end\{(abstract|table\*?)\}", line) and env_start is not None:
+        if re.search(r"\\end\{(abstract|table\*?|longtable)\}", line) and env_start is not None:
             spans.append((env_start, i + 1))
             env_start = None
         heading = re.search(r"\\section\*?\{([^}]*)\}", line)

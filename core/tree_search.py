@@ -36,7 +36,7 @@ from .errors import Aborted
 from .events import SearchStarted, SearchStep
 from .experiment_runs import attempt_run
 from .experiment_spec import RunTerms, code_text
-from .notebook import append_run
+from .notebook import append_run, start_notebook
 from .project import Project
 from .search import (
     SearchOutcome,
@@ -117,6 +117,7 @@ def run_tree(ctx: StageContext, idea: Any, baseline: dict[str, Any]) -> SearchOu
     known_noise = ledger.noise()
     start = known_noise.commit if known_noise is not None else ctx.project.head()
     tree = Tree(ctx, idea, target, ledger, start)
+    start_notebook(root, idea.title, idea.experiment, baseline)
     tree.noise = measure_noise(
         tree.workers[0].work, tree.workers[0].checkout, target, ledger, section, start
     )
@@ -298,7 +299,7 @@ class Tree:
         )
         self.nodes.append(node)
         self.nodes.sort(key=lambda n: n.step)
-        self.ledger.write_step(node)  # best_before and new_best, now known
+        self.ledger.update_step(node)  # best_before and new_best, now known
         self.ledger.write_tsv(self.noise.values[0], self.start)
         self.ctx.commit(
             f"experiments: tree node {node.step} ({node.action}) {node.status}: {node.description}",

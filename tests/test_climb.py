@@ -9,12 +9,22 @@ import subprocess
 
 import pytest
 from conftest import TEST_API_KEY, wire_project
-from support.search_script import TOY, Change, ScriptedSearcher, crashing, fixed, score_change, with_score
+from support.search_script import (
+    TOY,
+    Change,
+    ScriptedSearcher,
+    crashing,
+    fixed,
+    score_change,
+    with_score,
+)
 
 from labtui.core.baseline import run_baseline
 from labtui.core.events import SearchEnded, SearchStarted, SearchStep, StageFinished
 from labtui.core.pipeline import Session
 from labtui.core.project import Project
+from labtui.core.provenance import run_sources, trace
+from labtui.core.search_ledger import SearchLedger, appendix_latex, with_appendix
 from labtui.core.stages import experiments as experiments_stage
 
 IDEA = {
@@ -47,17 +57,23 @@ def session(tmp_path, llm_server, arxiv_server, monkeypatch):
     config.climb.baseline_repeats = 2
     config.climb.seeds = 2
     run_baseline(session.project, session.emit)
-    session.state.finished["novelty"] = StageFinished(stage="novelty", result={"idea": IDEA["Name"]})
+    session.state.finished["novelty"] = StageFinished(
+        stage="novelty", result={"idea": IDEA["Name"]}
+    )
     session.events = []
     session.bus.subscribe(session.events.append)
     return session
 
 
 def git(root, *args) -> str:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
+    return subprocess.run(
+        ["git", *args], cwd=root, capture_output=True, text=True, check=True
+    ).stdout
 
 
-def test_a_climb_keeps_two_improvements_discards_worse_and_noise_and_fixes_a_crash(session, llm_server):
+def test_a_climb_keeps_two_improvements_discards_worse_and_noise_and_fixes_a_crash(
+    session, llm_server
+):
     root = session.project.root
     searcher = ScriptedSearcher(
         root,
@@ -74,7 +90,11 @@ def test_a_climb_keeps_two_improvements_discards_worse_and_noise_and_fixes_a_cra
 
     steps = [e for e in session.events if isinstance(e, SearchStep)]
     assert [(s.step, s.status) for s in steps] == [
-        (1, "keep"), (2, "discard"), (3, "keep"), (4, "discard"), (5, "discard")
+        (1, "keep"),
+        (2, "discard"),
+        (3, "keep"),
+        (4, "discard"),
+        (5, "discard"),
     ]
     assert [s.value for s in steps] == pytest.approx([0.6, 0.55, 0.7, 0.65, 0.705])
     assert "within the noise" in steps[4].problem
@@ -89,16 +109,28 @@ def test_a_climb_keeps_two_improvements_discards_worse_and_noise_and_fixes_a_cra
     assert rows[0][:6] == ["attempt", "commit", "toy.score", "memory_mb", "status", "description"]
     assert rows[0][6:] == ["wall_s", "tokens"]
     assert [(r[0], r[4]) for r in rows[1:]] == [
-        ("0", "baseline"), ("0/seed1", "baseline"), ("0/seed2", "baseline"),
-        ("1", "keep"), ("2", "discard"), ("3", "keep"), ("4", "discard"), ("5", "discard"),
-        ("3/seed1", "seed"), ("3/seed2", "seed"),
+        ("0", "baseline"),
+        ("0/seed1", "baseline"),
+        ("0/seed2", "baseline"),
+        ("1", "keep"),
+        ("2", "discard"),
+        ("3", "keep"),
+        ("4", "discard"),
+        ("5", "discard"),
+        ("3/seed1", "seed"),
+        ("3/seed2", "seed"),
     ]
     assert [r[5] for r in rows[4:9]] == [
-        "set SCORE to 0.6", "set SCORE to 0.55", "set SCORE to 0.7", "set SCORE to 0.65",
+        "set SCORE to 0.6",
+        "set SCORE to 0.55",
+        "set SCORE to 0.7",
+        "set SCORE to 0.65",
         "nudge SCORE to 0.705",
     ]
     assert all(r[6] and r[7] for r in rows[4:9]), "every attempt has its wall time and tokens"
     assert "SCORE = 0.55" in (ledger / "steps" / "0002" / "change.diff").read_text()
+    kept_run = json.loads((ledger / "steps" / "0002" / "run" / "final_info.json").read_text())
+    assert kept_run["toy"]["means"]["score"] == pytest.approx(0.55), "a discard's numbers stay"
     crash = json.loads((ledger / "steps" / "0003" / "step.json").read_text())
     assert "the toy exploded" in crash["tried"][0] and len(crash["tried"]) == 1
 
@@ -115,3 +147,25 @@ def test_a_climb_keeps_two_improvements_discards_worse_and_noise_and_fixes_a_cra
     assert "## run_1" in notes and "## run_3" in notes and "## run_2" not in notes
     assert "## The climb" in notes and "mean 0.7" in notes
     assert git(root, "status", "--porcelain") == ""
+
+
+def test_the_ledgers_appendix_traces_every_number_to_a_run_of_the_ledger(session, llm_server):
+    root = session.project.root
+    session.config.climb.max_runs = 2
+    ScriptedSearcher(root, [score_change(0.6), score_change(0.55)]).install(llm_server)
+    experiments_stage.run(session.context_for("experiments"))
+
+    ledger = SearchLedger(root, "climb", "higher_score", "toy.score")
+    appendix = appendix_latex(ledger, 0.5)
+    assert "run\\_2 & discard & 0.5500 & \\labtuistep{set SCORE to 0.55} \\\\" in appendix
+    report = trace(appendix, run_sources(root))
+    assert report.untraced == []
+    assert len(report.traced) == 3 + 2 + 2, "the baseline's three runs, two attempts, two seeds"
+    runs = {source.run for _, source in report.traced}
+    assert "climb-higher_score: steps/0002/run" in runs, "a discarded attempt's own run"
+
+    tex = (root / "latex" / "template.tex").read_text()
+    once = with_appendix(tex, appendix)
+    assert with_appendix(once, appendix) == once, "written again, it replaces itself"
+    assert once.index("\\usepackage{longtable}") < once.index("\\begin{document}")
+    assert once.index("The search ledger") < once.index("\\end{document}")

@@ -54,6 +54,22 @@ def _cite_the_literature(ctx: StageContext, tex_path) -> str:
     )
 
 
+def _search_ledger_appendix(ctx: StageContext, tex_path) -> None:
+    """After a hill-climb or a tree search, its ledger as the paper's last appendix: a table
+    labtui writes from the ledger (every number a run's), replaced when written again."""
+    from ..search_ledger import SearchLedger, appendix_latex, with_appendix
+
+    experiments = ctx.result_of("experiments")
+    strategy = experiments.get("strategy")
+    if strategy not in ("climb", "tree"):
+        return
+    ledger = SearchLedger(ctx.project.root, strategy, experiments["idea"], experiments["metric"])
+    baseline = float((experiments.get("noise") or {}).get("values", [0.0])[0])
+    text = tex_path.read_text(encoding="utf-8")
+    tex_path.write_text(with_appendix(text, appendix_latex(ledger, baseline)), encoding="utf-8")
+    ctx.commit(f"{ctx.stage}: the {strategy}'s ledger as an appendix", [ctx.config.paper.tex])
+
+
 @dataclass(frozen=True)
 class Section:
     name: str  # as the prompts and checkpoints say it
@@ -117,6 +133,7 @@ def run(ctx: StageContext) -> StageOutput:
     from ..citations import run_rounds
 
     run_rounds(ctx, coder, ctx.config.paper.tex, max(0, ctx.config.limits.citation_rounds))
+    _search_ledger_appendix(ctx, tex_path)
     trace_numbers(ctx, coder)
     return _draft_output(ctx, left)
 
@@ -129,6 +146,7 @@ def _complete_the_draft(ctx: StageContext, coder, facts: dict[str, str]) -> Stag
 
     text = (ctx.project.root / ctx.config.paper.tex).read_text(encoding="utf-8")
     written = write_parts(ctx, coder, facts, ", ".join(_bib_keys(ctx, text)) or "none")
+    _search_ledger_appendix(ctx, ctx.project.root / ctx.config.paper.tex)
     ctx.say(f"{written} of {len(ctx.config.paper.sections)} part(s) of your draft written")
     output = _draft_output(ctx, [])
     ctx.commit(f"{ctx.stage}: provenance of the paper's numbers", [PROVENANCE])

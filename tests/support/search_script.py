@@ -50,7 +50,9 @@ def with_score(code: str, score: float) -> str:
 
 
 def crashing(code: str) -> str:
-    return code.replace("    seed = int(", "    raise RuntimeError('the toy exploded')\n    seed = int(", 1)
+    return code.replace(
+        "    seed = int(", "    raise RuntimeError('the toy exploded')\n    seed = int(", 1
+    )
 
 
 def fixed(code: str) -> str:
@@ -70,15 +72,48 @@ def score_change(score: float, why: str = "") -> Change:
     return Change(why or f"set SCORE to {score}", lambda code: with_score(code, score))
 
 
+def constant_change(name: str, value: Any, description: str = "") -> Change:
+    """Set the module constant ``name`` of the experiment to ``value``."""
+
+    def edit(code: str) -> str:
+        return re.sub(rf"^{name} = .*?$", f"{name} = {value!r}", code, count=1, flags=re.MULTILINE)
+
+    return Change(description or f"set {name} to {value}", edit)
+
+
+def sleeping(code: str) -> str:
+    """The run says so and sleeps: a test kills labtui while it runs."""
+    return code.replace(
+        "def main() -> None:\n",
+        "def main() -> None:\n    print('sleeping now', flush=True)\n    time.sleep(600)\n",
+        1,
+    )
+
+
+PROPOSALS = (
+    "You are running a hill-climb",
+    "You are drafting",
+    "You are improving",
+    "You are fixing",
+)
+
+
 class ScriptedSearcher:
     """The experiments model of a search: each proposal takes the next change; the edit that
     follows applies it to the checkout's code as it is (found by the prompt's run id); a fix
-    request applies the change's fix."""
+    request applies the change's fix. Other requests (the plan) go to ``otherwise``."""
 
-    def __init__(self, root: Path, changes: list[Change]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        changes: list[Change],
+        otherwise: Callable[[dict[str, Any]], str] | None = None,
+    ) -> None:
         self.root = Path(root)
         self.changes = list(changes)
-        self.current: Change | None = None
+        self.otherwise = otherwise
+        self.proposed: dict[str, Change] = {}  # description -> the change proposed
+        self.by_run: dict[str, Change] = {}  # run number -> the change its edit made
         self.proposals = 0
         self.edits: list[str] = []
 
@@ -87,29 +122,38 @@ class ScriptedSearcher:
 
     def reply(self, request: dict[str, Any]) -> str:
         text = last_user_text(request)
-        if text.startswith(("You are running a hill-climb", "You are drafting", "You are improving", "You are fixing")):
-            self.current = self.changes.pop(0)
+        if text.startswith(PROPOSALS):
+            change = self.changes.pop(0)
+            self.proposed[change.description] = change
             self.proposals += 1
             return fenced_json(
                 {
-                    "description": self.current.description,
-                    "change": f"{self.current.description}, by editing experiment.py directly.",
+                    "description": change.description,
+                    "change": f"{change.description}, by editing experiment.py directly.",
                 }
             )
-        assert self.current is not None, f"an edit before any proposal: {text[:200]}"
-        checkout = self._checkout(request)
-        code = (checkout / "experiment.py").read_text(encoding="utf-8")
-        if re.match(r"run_\d+ failed", text) or " reports no " in text:
-            assert self.current.fix is not None, f"no fix scripted for {self.current.description}"
-            self.edits.append(f"fix: {self.current.description}")
-            return whole_file_edit("experiment.py", self.current.fix(code), "Fix the crash.")
-        self.edits.append(self.current.description)
-        return whole_file_edit("experiment.py", self.current.edit(code), self.current.description + ".")
+        run = re.search(r"\brun_(\d+)\b", text)
+        if text.startswith("Make this change to") and run:
+            change = next(c for d, c in self.proposed.items() if f"\n{d}, by editing" in text)
+            self.by_run[run.group(1)] = change
+            self.edits.append(change.description)
+            code = self._code(run.group(1))
+            return whole_file_edit("experiment.py", change.edit(code), change.description + ".")
+        if re.match(r"run_\d+ failed", text) and run and run.group(1) in self.by_run:
+            change = self.by_run[run.group(1)]
+            assert change.fix is not None, f"no fix scripted for {change.description}"
+            self.edits.append(f"fix: {change.description}")
+            code = self._code(run.group(1))
+            return whole_file_edit("experiment.py", change.fix(code), "Fix the crash.")
+        assert self.otherwise is not None, f"not a search's request: {text[:200]}"
+        return self.otherwise(request)
 
-    def _checkout(self, request: dict[str, Any]) -> Path:
+    def _code(self, run: str) -> str:
+        return (self._checkout(run) / "experiment.py").read_text(encoding="utf-8")
+
+    def _checkout(self, number: str) -> Path:
         """The worktree aider edits: the climb's, or the tree worker's that is on the node of
-        the run the prompt names."""
-        number = re.search(r"\brun_(\d+)\b", last_user_text(request)).group(1)
+        run ``number``."""
         for folder in sorted((self.root / ".labtui" / "worktrees").glob("*")):
             branch = subprocess.run(
                 ["git", "branch", "--show-current"], cwd=folder, capture_output=True, text=True
