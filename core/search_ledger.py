@@ -388,7 +388,7 @@ def appendix_latex(ledger: SearchLedger, baseline: float) -> str:
         label = r"run\_0" + (f", seed {seed}" if seed else "")
         rows.append(_tex_row(label, "baseline", value, "the code the search started from", blank))
     for step in steps:
-        action = f"{step.action} of node {step.parent}" if step.parent else step.action
+        action = f"{step.action} node {step.parent}" if step.parent else step.action
         rows.append(
             _tex_row(
                 rf"run\_{step.step}",
@@ -402,18 +402,19 @@ def appendix_latex(ledger: SearchLedger, baseline: float) -> str:
         for seed, value in enumerate(values, 1):
             label = rf"run\_{name}, seed {seed}"
             rows.append(_tex_row(label, "seed", value, "its code with another seed", blank))
-    columns = "lllrp{\\labtuisteps}" if tree else "llrp{\\labtuisteps}"
-    header = ("Run & Action & Status & " if tree else "Run & Status & ") + f"{metric} & Change \\\\"
+    columns = "@{}lllrp{\\labtuisteps}@{}" if tree else "@{}llrp{\\labtuisteps}@{}"
+    header = ("Run & Action & Status & " if tree else "Run & Status & ") + "Value & Change \\\\"
     return "\n".join(
         [
             APPENDIX_BEGIN,
             f"\\providecommand{{\\{DESCRIPTION_COMMAND}}}[1]{{#1}}",
             # the width of the descriptions' column, outside the table (whose numbers are read)
-            f"\\providecommand{{\\labtuisteps}}{{{0.38 if tree else 0.5}\\linewidth}}",
+            f"\\providecommand{{\\labtuisteps}}{{{0.36 if tree else 0.52}\\linewidth}}",
             "\\section{The search ledger}",
             f"Every {what} on {metric}, in order: the baseline's runs with other seeds first, "
-            "then each step, then the best code's runs with fresh seeds. labtui wrote this "
-            f"table from {latex_escaped(ledger.relative)}/results.tsv.",
+            "then each step, then the best code's runs with fresh seeds; Value is the metric. "
+            f"labtui wrote this table from {latex_escaped(ledger.relative)}/results.tsv.",
+            "\\begingroup\\small\\setlength{\\tabcolsep}{4pt}",
             f"\\begin{{longtable}}{{{columns}}}",
             "\\hline",
             header,
@@ -422,6 +423,7 @@ def appendix_latex(ledger: SearchLedger, baseline: float) -> str:
             *rows,
             "\\hline",
             "\\end{longtable}",
+            "\\endgroup",
             APPENDIX_END,
         ]
     )

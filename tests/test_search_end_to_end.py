@@ -63,9 +63,9 @@ def _configure(root: Path, strategy: str, **settings) -> None:
     save_config(config, root)
 
 
-def _kill_while_sleeping(root: Path) -> None:
+def _kill_while_sleeping(root: Path, recorded: int) -> None:
     """Start the pipeline, and SIGKILL it (and every process in the project) while a run of
-    the sleeping change is under way."""
+    the sleeping change is under way, once ``recorded`` steps are in the ledger."""
     journal = root / ".labtui" / "journal.jsonl"
     process = subprocess.Popen(
         [labtui_bin(), "run", "--headless", "--auto"],
@@ -75,7 +75,11 @@ def _kill_while_sleeping(root: Path) -> None:
         stderr=subprocess.DEVNULL,
     )
     try:
-        wait_until(lambda: _sleeping(journal), "a run of the sleeping change", timeout_s=900)
+        wait_until(
+            lambda: _sleeping(journal) and journal.read_text().count('"SearchStep"') >= recorded,
+            f"a run of the sleeping change, and {recorded} step(s) recorded",
+            timeout_s=900,
+        )
         process.send_signal(signal.SIGKILL)
         for pid in processes_in(root):
             try:
@@ -147,7 +151,7 @@ def test_a_climb_killed_mid_attempt_resumes_and_ends_at_a_reviewed_paper(
         ],
     )
     research.install(llm_server)
-    _kill_while_sleeping(root)
+    _kill_while_sleeping(root, recorded=1)
     before = _steps_of(root)
     assert before == [1], "attempt 1 was recorded, attempt 2 was cut short"
 
@@ -181,8 +185,9 @@ def test_a_tree_search_with_two_workers_killed_mid_node_resumes_and_ends_at_a_re
         ],
     )
     research.install(llm_server)
-    _kill_while_sleeping(root)
+    _kill_while_sleeping(root, recorded=1)
     before = _steps_of(root)
+    assert len(before) == 1, "one worker's node was recorded while the other's run slept"
 
     result = run_labtui("run", "--headless", "--auto", cwd=root, timeout=900)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
