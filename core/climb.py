@@ -28,7 +28,7 @@ from typing import Any
 from .artifacts import NOTES, load_plan
 from .effect_text import effects_markdown
 from .effects import effects_of_runs, metric_directions
-from .errors import Aborted
+from .errors import Aborted, UnusableAnswer
 from .events import SearchStarted, SearchStep
 from .experiment_runs import attempt_run, code_files
 from .experiment_spec import RunTerms, code_text
@@ -54,6 +54,8 @@ from .search import (
     search_markdown,
     seed_values,
     step_clock,
+    unproposed,
+    unproposed_in_a_row,
 )
 from .search_ledger import CRASH, DISCARD, KEEP, Final, Noise, SearchLedger, Step
 from .stage_context import StageContext
@@ -142,6 +144,8 @@ class Climb:
         return reason
 
     def limit_reached(self) -> str:
+        if stalled := unproposed_in_a_row(self.steps):
+            return stalled
         if len(self.steps) >= self.section.max_runs:
             return f"{self.section.max_runs} attempts made"
         used = hours_used(self.noise.wall_s, self.steps)
@@ -152,55 +156,63 @@ class Climb:
     # -- one attempt ------------------------------------------------------------------------------
 
     def attempt(self, number: int) -> Step:
-        ctx, work, target = self.ctx, self.work, self.target
-        run_id = f"run_{number}"
-        with step_clock(ctx) as clock:
-            proposal = propose(work, self._proposal_prompt(), self.steps)
-            if self.coder is None:
-                self.coder = work.coder()
-            attempted = attempt_run(
-                work,
-                self.coder,
-                run_id,
-                work.prompt(
-                    "search_edit",
-                    run_id=run_id,
-                    step_text=f"attempt {number} of the climb",
-                    change=proposal.change,
-                    budget_s=f"{self.section.run_budget_s:g}",
-                    notes=work.notes_block(),
-                ),
-                index=number,
-                attempts=1 + self.section.fix_attempts,
-                terms=RunTerms(self.section.run_budget_s),
-                overrun_s=self.section.overrun_s,
-                known=known_code(self.steps),
-                accept=lambda result: _reports(result, target),
-            )
-            step = result_step(
-                work,
-                self.checkout,
-                number,
-                attempted,
-                base=self.best_tip,
-                description=proposal.description,
-                change=proposal.change,
-            )
-            step.best_before = self.best
-            diff = diff_between(self.checkout, self.best_tip, "HEAD")
-            self._judge(step, attempted)
-            step.wall_s, step.model_s = clock.wall_s, clock.meter.model_s
-            step.tokens = clock.meter.tokens
-            self.ledger.write_step(step, diff=diff, run_dir=self.checkout.root / run_id)
+        """One attempt, from the proposal to its line in the ledger, committed and told."""
+        with step_clock(self.ctx) as clock:
+            try:
+                proposal = propose(self.work, self._proposal_prompt(), self.steps)
+            except UnusableAnswer as exc:
+                step, diff = unproposed(number, self.best_tip, exc, CRASH), ""
+            else:
+                step, diff = self._make(number, proposal)
+            clock.stamp(step)
+            self.ledger.write_step(step, diff=diff, run_dir=self.checkout.root / step.run_id)
             if step.status != KEEP:
                 reset_checkout(self.checkout, self.best_tip)  # the run folder goes too
             self.ledger.write_tsv(self.noise.values[0], self.start)
-            ctx.commit(
+            self.ctx.commit(
                 f"experiments: climb attempt {number} {step.status}: {step.description}",
                 [self.ledger.relative, NOTES],
             )
         self._tell(step)
         return step
+
+    def _make(self, number: int, proposal: Any) -> tuple[Step, str]:
+        """The proposal made by aider and run (with fixes), judged: the step and its diff."""
+        work, target, run_id = self.work, self.target, f"run_{number}"
+        if self.coder is None:
+            self.coder = work.coder()
+        attempted = attempt_run(
+            work,
+            self.coder,
+            run_id,
+            work.prompt(
+                "search_edit",
+                run_id=run_id,
+                step_text=f"attempt {number} of the climb",
+                change=proposal.change,
+                budget_s=f"{self.section.run_budget_s:g}",
+                notes=work.notes_block(),
+            ),
+            index=number,
+            attempts=1 + self.section.fix_attempts,
+            terms=RunTerms(self.section.run_budget_s),
+            overrun_s=self.section.overrun_s,
+            known=known_code(self.steps),
+            accept=lambda result: _reports(result, target),
+        )
+        step = result_step(
+            work,
+            self.checkout,
+            number,
+            attempted,
+            base=self.best_tip,
+            description=proposal.description,
+            change=proposal.change,
+        )
+        step.best_before = self.best
+        diff = diff_between(self.checkout, self.best_tip, "HEAD")
+        self._judge(step, attempted)
+        return step, diff
 
     def _judge(self, step: Step, attempted: Any) -> None:
         """keep, discard or crash, computed from the run's numbers against the best and the

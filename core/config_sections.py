@@ -275,7 +275,21 @@ class ExperimentSection(Section):
         return self
 
 
-Metric = Annotated[str, Field(pattern=r"^$|^[^\s]+$")]
+def _metric_name(value: str) -> str:
+    if value != value.strip() or " " in value:
+        raise PydanticCustomError(
+            "labtui_invalid",
+            "bad metric",
+            {
+                "why": f"is {value!r}: a mean's name in final_info.json has no spaces",
+                "fix": 'write {key} = "test_accuracy_mean" (a mean of run_0/final_info.json, '
+                'or "dataset.mean")',
+            },
+        )
+    return value
+
+
+Metric = Annotated[str, AfterValidator(_metric_name)]
 
 
 class SearchSection(Section):

@@ -195,6 +195,10 @@ class StepClock:
     def wall_s(self) -> float:
         return time.monotonic() - self.started
 
+    def stamp(self, step: Step) -> None:
+        """The step's times and tokens so far (its ledger commit follows)."""
+        step.wall_s, step.model_s, step.tokens = self.wall_s, self.meter.model_s, self.meter.tokens
+
 
 @contextmanager
 def step_clock(ctx: Any) -> Iterator[StepClock]:
@@ -226,6 +230,35 @@ def propose(ctx: Any, prompt: str, earlier: list[Step]) -> Any:
     )
     ctx.tell("searcher", f"{proposal.description}\n\n{proposal.change}")
     return proposal
+
+
+NO_PROPOSAL = "(no usable proposal)"
+UNPROPOSED_LIMIT = 3  # steps in a row without a usable proposal end a search: the model cannot
+
+
+def unproposed(number: int, base: str, error: Any, status: str) -> Step:
+    """A step whose proposal the model never gave in a usable form: nothing was edited or run,
+    and it counts (its tokens and time were spent); status crash (climb) or buggy (tree)."""
+    return Step(
+        step=number,
+        status=status,
+        description=NO_PROPOSAL,
+        base_commit=base,
+        run_id=f"run_{number}",
+        problem=error.message,
+        verdict=f"no usable proposal: {error.problem}",
+    )
+
+
+def unproposed_in_a_row(steps: list[Step]) -> str:
+    """Why the search must end when its last steps all lacked a usable proposal ('' if not)."""
+    last = steps[-UNPROPOSED_LIMIT:]
+    if len(last) < UNPROPOSED_LIMIT or any(s.description != NO_PROPOSAL for s in last):
+        return ""
+    return (
+        f"the model gave no usable proposal {UNPROPOSED_LIMIT} times in a row "
+        f"({last[-1].verdict}); a stronger [models] experiments model is needed"
+    )
 
 
 def known_code(steps: list[Step]) -> dict[str, str]:

@@ -32,7 +32,7 @@ from typing import Any
 from .artifacts import NOTES
 from .effect_text import effects_markdown
 from .effects import effects_of_runs, metric_directions
-from .errors import Aborted
+from .errors import Aborted, UnusableAnswer
 from .events import SearchStarted, SearchStep
 from .experiment_runs import attempt_run
 from .experiment_spec import RunTerms, code_text
@@ -59,6 +59,8 @@ from .search import (
     seed_values,
     step_clock,
     switch_checkout,
+    unproposed,
+    unproposed_in_a_row,
 )
 from .search_ledger import BUGGY, OK, Final, Noise, SearchLedger, Step
 from .stage_context import StageContext
@@ -94,7 +96,10 @@ def choose(
     leaves = [
         n
         for n in nodes
-        if n.status == BUGGY and n.step not in parents and n.depth < section.max_debug_depth
+        if n.status == BUGGY
+        and n.commit  # a node with no code (no usable proposal) has nothing to debug
+        and n.step not in parents
+        and n.depth < section.max_debug_depth
     ]
     coin = random.Random(f"{section.seed}:{len(nodes) + len(growing)}")
     if leaves and coin.random() < section.debug_prob:
@@ -174,6 +179,8 @@ class Tree:
     # -- growing --------------------------------------------------------------------------------
 
     def limit_reached(self, growing: int) -> str:
+        if stalled := unproposed_in_a_row(self.nodes):
+            return stalled
         if len(self.nodes) + growing >= self.section.max_nodes:
             return f"{self.section.max_nodes} nodes grown"
         used = hours_used(self.noise.wall_s, self.nodes)
@@ -221,7 +228,6 @@ class Tree:
     def _grow_node(self, worker: Worker, choice: Choice) -> Step:
         """One node, in ``worker``'s thread and worktree: proposed, made, run, written to the
         ledger's folder (the main thread commits it)."""
-        work, checkout, section = worker.work, worker.checkout, self.section
         parent = choice.parent
         if choice.action == DRAFT or parent is None:
             base = self.start
@@ -229,65 +235,71 @@ class Tree:
             base = parent.tip
         else:
             base = parent.commit or parent.base_commit
-        run_id = f"run_{choice.number}"
         with step_clock(self.ctx) as clock:
-            switch_checkout(checkout, f"{self.prefix}/node-{choice.number}", base)
-            proposal = propose(work, self._proposal_prompt(work, choice), self.nodes)
-            if worker.coder is None:
-                worker.coder = work.coder()
-            attempted = attempt_run(
-                work,
-                worker.coder,
-                run_id,
-                work.prompt(
-                    "search_edit",
-                    run_id=run_id,
-                    step_text=f"node {choice.number} of the tree: {_said(choice)}",
-                    change=proposal.change,
-                    budget_s=f"{section.run_budget_s:g}",
-                    notes=work.notes_block(),
-                ),
-                index=choice.number,
-                attempts=1,
-                terms=RunTerms(section.run_budget_s),
-                overrun_s=section.overrun_s,
-                known=known_code(self.nodes),
-                accept=lambda result: (
-                    ""
-                    if self.target.value(result.means) is not None
-                    else f"{run_id} reports no {self.target.key}"
-                ),
-            )
-            node = result_step(
-                work,
-                checkout,
-                choice.number,
-                attempted,
-                base=base,
-                description=proposal.description,
-                change=proposal.change,
-            )
+            switch_checkout(worker.checkout, f"{self.prefix}/node-{choice.number}", base)
+            try:
+                proposal = propose(
+                    worker.work, self._proposal_prompt(worker.work, choice), self.nodes
+                )
+            except UnusableAnswer as exc:
+                node, diff = unproposed(choice.number, base, exc, BUGGY), ""
+            else:
+                node, diff = self._make(worker, choice, base, proposal)
             node.action, node.depth = choice.action, choice.depth
             node.parent = parent.step if parent is not None else 0
-            diff = diff_between(checkout, base, "HEAD")
-            if attempted.ok:
-                node.status, node.value = OK, self.target.value(attempted.result.means)
-                node.tip = keep_results(
-                    work,
-                    node,
-                    f"experiments: {run_id} results (node {choice.number}, {choice.action})",
-                )
-            else:
-                node.status = BUGGY
-            node.wall_s, node.model_s, node.tokens = (
-                clock.wall_s,
-                clock.meter.model_s,
-                clock.meter.tokens,
-            )
-            self.ledger.write_step(node, diff=diff, run_dir=checkout.root / run_id)
+            clock.stamp(node)
+            self.ledger.write_step(node, diff=diff, run_dir=worker.checkout.root / node.run_id)
             if node.status == BUGGY:
-                drop_run_folder(checkout, run_id)
+                drop_run_folder(worker.checkout, node.run_id)
         return node
+
+    def _make(self, worker: Worker, choice: Choice, base: str, proposal: Any) -> tuple[Step, str]:
+        """The proposal made by aider and run once: an ok node with its results committed on
+        its branch, or a buggy one; and its diff."""
+        work, checkout, section, target = worker.work, worker.checkout, self.section, self.target
+        run_id = f"run_{choice.number}"
+        if worker.coder is None:
+            worker.coder = work.coder()
+        attempted = attempt_run(
+            work,
+            worker.coder,
+            run_id,
+            work.prompt(
+                "search_edit",
+                run_id=run_id,
+                step_text=f"node {choice.number} of the tree: {_said(choice)}",
+                change=proposal.change,
+                budget_s=f"{section.run_budget_s:g}",
+                notes=work.notes_block(),
+            ),
+            index=choice.number,
+            attempts=1,
+            terms=RunTerms(section.run_budget_s),
+            overrun_s=section.overrun_s,
+            known=known_code(self.nodes),
+            accept=lambda result: (
+                ""
+                if target.value(result.means) is not None
+                else f"{run_id} reports no {target.key}"
+            ),
+        )
+        node = result_step(
+            work,
+            checkout,
+            choice.number,
+            attempted,
+            base=base,
+            description=proposal.description,
+            change=proposal.change,
+        )
+        diff = diff_between(checkout, base, "HEAD")
+        if attempted.ok:
+            node.status, node.value = OK, target.value(attempted.result.means)
+            message = f"experiments: {run_id} results (node {choice.number}, {choice.action})"
+            node.tip = keep_results(work, node, message)
+        else:
+            node.status = BUGGY
+        return node, diff
 
     def _record(self, node: Step) -> None:
         """A grown node into the ledger's table, committed, and told (main thread only)."""

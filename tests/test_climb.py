@@ -9,6 +9,7 @@ import subprocess
 
 import pytest
 from conftest import TEST_API_KEY, wire_project
+from support.research_script import last_user_text
 from support.search_script import (
     TOY,
     Change,
@@ -20,10 +21,14 @@ from support.search_script import (
 )
 
 from labtui.core.baseline import run_baseline
+from labtui.core.checkpoints import CheckpointRequest, Checkpoints, Decision
+from labtui.core.config_sections import ClimbSection
+from labtui.core.errors import ConfigError
 from labtui.core.events import SearchEnded, SearchStarted, SearchStep, StageFinished
 from labtui.core.pipeline import Session
 from labtui.core.project import Project
 from labtui.core.provenance import run_sources, trace
+from labtui.core.search import find_target
 from labtui.core.search_ledger import SearchLedger, appendix_latex, with_appendix
 from labtui.core.stages import experiments as experiments_stage
 
@@ -169,3 +174,108 @@ def test_the_ledgers_appendix_traces_every_number_to_a_run_of_the_ledger(session
     assert with_appendix(once, appendix) == once, "written again, it replaces itself"
     assert once.index("\\usepackage{longtable}") < once.index("\\begin{document}")
     assert once.index("The search ledger") < once.index("\\end{document}")
+
+
+class Researcher:
+    """TEST-ONLY port: answers the climb's checkpoints in turn (approve after the list)."""
+
+    def __init__(self, *decisions: Decision) -> None:
+        self.decisions = list(decisions)
+        self.asked: list[CheckpointRequest] = []
+
+    def ask(self, request: CheckpointRequest) -> Decision:
+        self.asked.append(request)
+        return self.decisions.pop(0) if self.decisions else Decision("approve")
+
+
+def test_a_checkpoint_every_two_attempts_takes_a_note_to_the_proposals_and_skip_ends_the_climb(
+    session, llm_server
+):
+    root = session.project.root
+    session.config.climb.checkpoint_every = 2
+    session.config.climb.seeds = 0
+    searcher = ScriptedSearcher(root, [score_change(v) for v in (0.6, 0.7, 0.8, 0.9, 0.95)])
+    searcher.install(llm_server)
+    port = Researcher(Decision("revise", note="try the learning rate next"), Decision("skip"))
+    context = session.context_for("experiments", checkpoints=Checkpoints(port, session.emit))
+    output = experiments_stage.run(context)
+
+    asked = [r for r in port.asked if r.kind == "search"]
+    assert [r.title.split(" — ")[1] for r in asked] == [
+        "2 attempt(s), best toy.score 0.7",
+        "4 attempt(s), best toy.score 0.9",
+    ]
+    assert asked[0].options == ("approve", "revise", "skip", "abort")
+    proposals = [
+        r
+        for r in llm_server.requests_for("scripted-experiments")
+        if last_user_text(r).startswith("You are running a hill-climb")
+    ]
+    assert "try the learning rate next" not in json.dumps(proposals[1]["messages"])
+    assert "try the learning rate next" in json.dumps(proposals[2]["messages"])
+    assert searcher.proposals == 4, "skip at the second checkpoint ended the climb"
+    assert output.result["reason"] == "stopped at a checkpoint by the researcher"
+    assert output.result["best"]["step"] == 4
+
+
+def test_a_model_that_gives_no_usable_proposal_three_times_ends_the_climb_with_the_reason(
+    session, llm_server
+):
+    root = session.project.root
+    session.config.llm.reasks = 0
+    llm_server.default("scripted-experiments", "I would try something clever, maybe later.")
+    output = experiments_stage.run(session.context_for("experiments"))
+
+    steps = [e for e in session.events if isinstance(e, SearchStep)]
+    assert [(s.status, s.description) for s in steps] == [("crash", "(no usable proposal)")] * 3
+    assert "no usable proposal 3 times in a row" in output.result["reason"]
+    assert "[models] experiments" in output.result["reason"]
+    assert output.result["best"]["step"] == 0 and output.result["runs"] == []
+    assert (root / "experiment.py").read_text() == TOY, "nothing was merged"
+    rows = (root / "ledgers" / "climb-higher_score" / "results.tsv").read_text().splitlines()
+    assert rows[4].split("\t")[4:6] == ["crash", "(no usable proposal)"]
+
+
+def test_the_climb_stops_when_its_hours_are_used(session, llm_server):
+    root = session.project.root
+    session.config.climb.max_hours = 1e-9  # any attempt uses it up
+    session.config.climb.seeds = 0
+    ScriptedSearcher(root, [score_change(0.6), score_change(0.7)]).install(llm_server)
+    output = experiments_stage.run(session.context_for("experiments"))
+    assert output.result["reason"] == "1e-09 hours used"
+    assert [e.step for e in session.events if isinstance(e, SearchStep)] == []
+
+
+def test_a_metric_the_baseline_lacks_is_refused_before_any_run(session, llm_server):
+    session.config.climb.metric = "accuracy"
+    with pytest.raises(ConfigError) as raised:
+        experiments_stage.run(session.context_for("experiments"))
+    assert raised.value.message.endswith(
+        "labtui.toml: [climb] metric = 'accuracy' names no mean of the baseline's "
+        "final_info.json (run_0 reports toy.score)"
+    )
+    assert raised.value.hint == 'write [climb] metric = "<one of those>"'
+    assert not (session.project.root / "ledgers").exists()
+
+
+def test_a_metric_whose_better_way_is_unknown_needs_a_direction(tmp_path):
+    section = ClimbSection(metric="widgets")
+    with pytest.raises(ConfigError) as raised:
+        find_target(section, "climb", {"toy": {"widgets": 3.0}}, tmp_path)
+    assert "[climb] direction is empty" in raised.value.message
+    assert raised.value.hint == 'write [climb] direction = "higher" (or "lower")'
+    target = find_target(
+        ClimbSection(metric="widgets", direction="lower"),
+        "climb",
+        {"toy": {"widgets": 3.0}},
+        tmp_path,
+    )
+    assert (target.key, target.direction) == ("toy.widgets", "lower")
+    assert target.gain(2.0, 3.0) == 1.0
+
+
+def test_without_a_metric_the_first_the_project_declares_is_climbed(tmp_path):
+    (tmp_path / "prompt.json").write_text(json.dumps({"metrics": {"test_accuracy_mean": "higher"}}))
+    baseline = {"moons": {"train_time_s_mean": 0.2, "test_accuracy_mean": 0.93}}
+    target = find_target(ClimbSection(), "climb", baseline, tmp_path)
+    assert (target.key, target.direction) == ("moons.test_accuracy_mean", "higher")

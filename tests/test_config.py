@@ -99,6 +99,12 @@ def test_inactivity_limits_are_explained_where_they_are_written(tmp_path):
         ("[literature]\nmax_results = 0\n", r"max_results = 0 finds nothing", "1 or more"),
         ("[sandbox]\nmax_processes = 3.0\n", r"max_processes = 3 is too low", "16 or more"),
         ("[llm]\ntimeout_s = -5\n", r"\[llm\] timeout_s must not be negative", "0 or more"),
+        ("[experiment]\nstrategy = 'beam'\n", r"strategy is 'beam'", "plan, climb, tree"),
+        ("[tree]\ndebug_prob = 1.5\n", r"\[tree\] debug_prob = 1.5 is above 1", "= 0.5"),
+        ("[tree]\nworkers = 0\n", r"\[tree\] workers = 0 runs nothing", "1 or more"),
+        ("[climb]\nrun_budget_s = 0\n", r"\[climb\] run_budget_s must be above 0", "300"),
+        ("[climb]\nmetric = 'test acc'\n", r"metric is 'test acc': a mean's name", "dataset.mean"),
+        ("[climb]\nmax_nodes = 3\n", r"\[climb\] has unknown field 'max_nodes'", "max_runs"),
     ],
 )
 def test_choices_ranges_and_names_are_checked_with_a_fix(tmp_path, toml, message, hint):

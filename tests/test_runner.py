@@ -411,3 +411,72 @@ def test_runs_never_see_the_model_providers_keys(tmp_path: Path, monkeypatch) ->
     emit = Recorder()
     run_process([PYTHON, "env.py"], cwd=tmp_path, timeout_s=30, run_id="r", emit=emit, stage="s")
     assert emit.lines("stdout") == ["['HF_TOKEN']"]
+
+
+# -- a search's run: its budget and its seed ------------------------------------------------------
+
+HONOURS_NOTHING = """\
+import json, os, sys, time
+out = sys.argv[-1].split("=", 1)[1]
+os.makedirs(out, exist_ok=True)
+print("budget", os.environ.get("LABTUI_RUN_BUDGET_S"), "seed", os.environ.get("LABTUI_SEED"), flush=True)
+if os.environ.get("WRITE_FIRST"):
+    with open(os.path.join(out, "final_info.json"), "w") as f:
+        json.dump({"toy": {"means": {"acc": 0.5}}}, f)
+time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("writes_first", [True, False])
+def test_a_run_past_its_budget_is_stopped_and_judged_on_what_it_wrote(
+    tmp_path, monkeypatch, writes_first
+):
+    from labtui.core.events import Notice
+    from labtui.core.experiment_spec import RunTerms
+
+    write(tmp_path / "experiment.py", HONOURS_NOTHING)
+    if writes_first:
+        monkeypatch.setenv("WRITE_FIRST", "1")
+    events = Recorder()
+    result = run_experiment(
+        tmp_path,
+        "run_3",
+        python=PYTHON,
+        timeout_s=600,
+        emit=events,
+        stage="experiments",
+        sandbox=None,
+        terms=RunTerms(budget_s=0.5, seed=2),
+        overrun_s=0.5,
+    )
+    assert "budget 0.5 seed 2" in events.lines("stdout")
+    record = json.loads((tmp_path / "run_3" / "labtui_run.json").read_text())
+    assert (record["budget_s"], record["seed"], record["timeout_s"]) == (0.5, 2, 1.0)
+    if writes_first:
+        assert result.ok and result.over_budget and result.means == {"toy": {"acc": 0.5}}
+        assert record["over_budget"] is True
+        said = [e.text for e in events.of_type(Notice)]
+        assert said == [
+            "run_3 reached its budget of 0.5 s and was stopped after 1 s; it is judged on the "
+            "results it had written"
+        ]
+    else:
+        assert not result.ok and not result.over_budget
+        assert result.problem == (
+            "run_3 ran past its budget of 0.5 s and was stopped after 1 s without valid "
+            "results: the code must stop training by $LABTUI_RUN_BUDGET_S seconds and write them"
+        )
+
+
+def test_the_command_line_may_name_the_budget_and_the_seed(tmp_path):
+    from labtui.core.config_sections import ExperimentSection
+    from labtui.core.experiment_spec import RunTerms, run_argv
+
+    experiment = ExperimentSection(
+        command="{python} train.py --out {out_dir} --max-seconds {budget_s} --seed {seed}"
+    )
+    argv = run_argv(experiment, "py", "run_4", terms=RunTerms(budget_s=300, seed=2))
+    assert argv == ["py", "train.py", "--out", "run_4", "--max-seconds", "300", "--seed", "2"]
+    plain = run_argv(experiment, "py", "run_1", timeout_s=1800)
+    assert plain[-3:] == ["1800", "--seed", "0"], "without a search: the run's timeout, seed 0"
+    assert RunTerms().env() == {} and RunTerms(120.5, 0).env() == {"LABTUI_RUN_BUDGET_S": "120.5"}

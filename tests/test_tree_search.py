@@ -40,9 +40,16 @@ IDEA = {
 HIGHER = Target("toy", "score", "higher")
 
 
-def node(number, status, value=None, parent=0, action="draft", depth=0) -> Step:
+def node(number, status, value=None, parent=0, action="draft", depth=0, commit="c0de") -> Step:
     return Step(
-        number, status, f"node {number}", value=value, parent=parent, action=action, depth=depth
+        number,
+        status,
+        f"node {number}",
+        value=value,
+        parent=parent,
+        action=action,
+        depth=depth,
+        commit=commit,
     )
 
 
@@ -75,6 +82,8 @@ def test_the_best_by_the_metric_is_improved_whichever_way_is_better():
 def test_with_nothing_working_and_no_leaf_left_to_debug_it_drafts_again():
     rules = TreeSection(drafts=1, debug_prob=0.5, max_debug_depth=1)
     assert choose([node(1, "buggy", depth=1)], [], rules, HIGHER) == ("draft", None)
+    # a node without code (the model never gave a usable proposal) is no leaf to debug
+    assert choose([node(1, "buggy", commit="")], [], rules, HIGHER) == ("draft", None)
 
 
 def test_the_coin_is_seeded_so_a_resumed_tree_makes_the_same_choices():
