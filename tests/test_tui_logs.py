@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
+from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.color import Color
 from textual.geometry import Region
@@ -18,13 +19,25 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 import labtui.tui
-from labtui.core.events import Event, GpuSample, LogLine, RunFinished, RunStarted
+from labtui.core.events import (
+    Event,
+    GpuSample,
+    LogLine,
+    Rewound,
+    RunFinished,
+    RunStarted,
+    SearchEnded,
+    SearchStarted,
+    SearchStep,
+)
 from labtui.core.metrics import metrics_reported
 from labtui.tui.panes.gpu_status import gpu_lines, gpu_status
+from labtui.tui.panes.ledger_view import LedgerView
 from labtui.tui.panes.logs import LOG_MAX_LINES, VIEWS, LogsPane
 from labtui.tui.panes.metric_plot import MetricPlot, short_number, thin, ticks
 from labtui.tui.panes.run_log import RunLog, printable
 from labtui.tui.panes.run_results import flatten_means
+from labtui.tui.panes.search_record import SearchRecord
 
 TS = 1_700_000_000.0  # every event carries this: nothing displayed may depend on the clock
 SMALL = (40, 11)  # the pane in a 2×2 grid on an 80×24 terminal
@@ -505,3 +518,268 @@ def test_a_flood_keeps_only_what_the_log_can_hold_and_counts_the_rest() -> None:
     ][-2500:]
     assert skipped == 12_000 - 2500
     assert last_rows([], 10) == ([], 0)
+
+
+# -- a search's ledger ------------------------------------------------------------------------
+
+
+def search_started(strategy: str = "climb", limit: int = 100, idea: str = "toy") -> Event:
+    return ev(
+        SearchStarted,
+        stage="experiments",
+        strategy=strategy,
+        idea=idea,
+        metric="toy.score",
+        direction="higher",
+        baseline=0.5,
+        noise=0.02,
+        run_budget_s=60.0,
+        limit=limit,
+        ledger=f".labtui/search/{strategy}-{idea}/results.tsv",
+        branch=f"labtui/{strategy}/{idea}",
+    )
+
+
+# (status, value) of a climb's attempts 1, 2, …
+CLIMB = [("keep", 0.55), ("discard", 0.52), ("crash", None), ("keep", 0.65), ("discard", 0.6)]
+
+
+def climb_steps(attempts: Sequence[tuple[str, float | None]] = CLIMB) -> list[Event]:
+    events, best = [], 0.5
+    for number, (status, value) in enumerate(attempts, 1):
+        best = value if status == "keep" and value is not None else best
+        events.append(
+            ev(
+                SearchStep,
+                stage="experiments",
+                strategy="climb",
+                step=number,
+                status=status,
+                description=f"set SCORE to {value}",
+                value=value,
+                best=best,
+                new_best=status == "keep",
+                wall_s=0.4,
+                tokens=1700,
+            )
+        )
+    return events
+
+
+def node(number: int, parent: int, action: str, value: float | None, best: bool = False) -> Event:
+    return ev(
+        SearchStep,
+        stage="experiments",
+        strategy="tree",
+        step=number,
+        status="ok" if value is not None else "buggy",
+        description=f"change {number}",
+        value=value,
+        new_best=best,
+        parent=parent,
+        action=action,
+    )
+
+
+def ledger_text(app: LogsApp) -> str:
+    return rendered(app.query_one(LedgerView))
+
+
+def colour_of(app: LogsApp, part: str) -> Color | None:
+    """The colour the ledger view draws ``part`` in (the first line showing it)."""
+    ledger = app.query_one(LedgerView)
+    for y in range(ledger.size.height):
+        for segment in ledger.render_line(y):
+            if part in segment.text and segment.style is not None:
+                colour = segment.style.color
+                return Color.from_rich_color(colour) if colour is not None else None
+    raise AssertionError(f"{part!r} is not on screen")
+
+
+def test_a_search_brings_its_ledger_up_and_v_offers_it_only_then() -> None:
+    async def steps(pilot: Pilot, app: LogsApp) -> None:
+        pane = app.pane
+        assert pane.views == ("log", "plot", "results") and pane.view == "log"
+        app.feed([search_started()])
+        await pilot.pause()
+        ledger = app.query_one(LedgerView)
+        assert pane.view == "ledger" and ledger.display
+        assert not app.query_one("#run-log", RunLog).display  # a short pane: in the log's place
+        assert "no attempts yet" in ledger_text(app)
+        seen = []
+        for _ in range(4):
+            await pilot.press("v")
+            seen.append(pane.view)
+        assert seen == ["log", "plot", "results", "ledger"]
+
+    run_app(steps, SMALL)
+
+
+def test_a_view_the_researcher_picked_stays_when_a_search_begins() -> None:
+    async def steps(pilot: Pilot, app: LogsApp) -> None:
+        await pilot.press("v", "v")  # log → plot → results
+        app.feed([search_started(), *climb_steps()])
+        await pilot.pause()
+        assert app.pane.view == "results" and "ledger" in app.pane.views
+
+    run_app(steps, SMALL)
+
+
+def test_the_climb_shows_its_header_plot_and_last_attempts() -> None:
+    async def steps(pilot: Pilot, app: LogsApp) -> None:
+        app.feed([search_started(), *climb_steps()])
+        await pilot.pause()
+        assert app.pane.view == "ledger"  # on a tall pane too, under the log
+        assert app.query_one("#run-log", RunLog).display
+        lines = ledger_text(app).splitlines()
+        assert lines[0].split() == "climb · toy.score ↑ · noise 0.02 · toy".split()
+        assert lines[1].strip() == "5/100 attempts · 2 keep · 2 discard · 1 crash"
+        assert lines[2].strip() == "best 0.65 (attempt 4) · baseline 0.5"
+        assert "┤" in "\n".join(lines[3:-5])  # plotext drew axes
+        assert [line.split()[:3] for line in lines[-5:]] == [
+            ["1", "keep", "0.55"],
+            ["2", "discard", "0.52"],
+            ["3", "crash", "–"],
+            ["4", "keep", "0.65", "★"][:3],
+            ["5", "discard", "0.6"],
+        ]
+        assert "★ set SCORE to 0.65" in lines[-2]
+        theme = app.current_theme
+        assert colour_of(app, "4 keep") == Color.parse(theme.success)
+        assert colour_of(app, "3 crash") == Color.parse(theme.error)
+        assert colour_of(app, "set SCORE to 0.52") != Color.parse(theme.success)  # discarded
+
+    run_app(steps)
+
+
+def test_a_short_pane_lists_the_attempts_that_fit_without_a_plot() -> None:
+    async def steps(pilot: Pilot, app: LogsApp) -> None:
+        app.feed([search_started(), *climb_steps(CLIMB * 3)])
+        await pilot.pause()
+        lines = [line for line in ledger_text(app).splitlines() if line.strip()]
+        assert "┤" not in ledger_text(app)
+        assert lines[-1].split()[:2] == ["15", "discard"]  # the newest at the bottom
+
+    run_app(steps, SMALL)
+
+
+def test_the_tree_nests_children_under_their_parent_and_marks_the_best() -> None:
+    async def steps(pilot: Pilot, app: LogsApp) -> None:
+        app.feed(
+            [
+                search_started("tree", limit=20),
+                node(1, 0, "draft", 0.6, best=True),
+                node(2, 0, "draft", None),
+                node(3, 1, "improve", 0.66, best=True),
+                node(5, 3, "improve", 0.71, best=True),  # grown before node 4 finished
+                node(4, 2, "debug", 0.58),
+                node(6, 3, "improve", None),
+            ]
+        )
+        await pilot.pause()
+        lines = ledger_text(app).splitlines()
+        assert lines[1].strip() == "6/20 nodes · 4 ok · 2 buggy"
+        assert lines[2].strip() == "best 0.71 (node 5) · baseline 0.5"
+        assert [line.rstrip() for line in lines[3:9]] == [
+            " 1 draft ok 0.6  change 1",
+            " └─ 3 improve ok 0.66  change 3",
+            "    ├─ 5 improve ok 0.71 ★  change 5",
+            "    └─ 6 improve buggy –  change 6",
+            " 2 draft buggy –  change 2",
+            " └─ 4 debug ok 0.58  change 4",
+        ]
+        assert colour_of(app, "improve buggy") == Color.parse(app.current_theme.error)
+        assert colour_of(app, "change 6") == Color.parse(app.current_theme.error)
+
+    run_app(steps)
+
+
+def test_a_tree_taller_than_the_view_scrolls() -> None:
+    async def steps(pilot: Pilot, app: LogsApp) -> None:
+        app.feed([search_started("tree", limit=40)])
+        app.feed([node(n, n - 1, "improve", 0.5 + n / 100) for n in range(1, 31)])
+        await pilot.pause()
+        ledger = app.query_one(LedgerView)
+        assert ledger.virtual_size.height == 3 + 30 and ledger.max_scroll_y > 0
+        ledger.scroll_end(animate=False, immediate=True)
+        await pilot.pause()
+        last = ledger_text(app).splitlines()[-1].split()
+        assert last[:5] == ["…", "└─", "30", "improve", "ok"]  # deep: its indentation cut
+
+    run_app(steps, SMALL)
+
+
+def test_a_resumed_search_keeps_its_steps_and_a_rewind_takes_them_away() -> None:
+    async def steps(pilot: Pilot, app: LogsApp) -> None:
+        app.feed([search_started(), *climb_steps()])
+        app.feed([search_started(), *climb_steps(CLIMB[:2])])  # resumed: steps told again
+        await pilot.pause()
+        assert "5/100 attempts · 2 keep · 2 discard" in ledger_text(app)
+        assert "best 0.65 (attempt 4)" in ledger_text(app)
+        app.feed([ev(Rewound, stage="writeup", to_commit="abc")])  # after the search: kept
+        assert app.pane.view == "ledger"
+        app.feed([ev(Rewound, stage="experiments", to_commit="abc")])
+        await pilot.pause()
+        assert app.pane.view == "log" and app.pane.views == VIEWS[:-1]
+        app.feed([search_started(idea="other"), *climb_steps(CLIMB[:1])])  # another: fresh
+        await pilot.pause()
+        assert "1/100 attempts · 1 keep" in ledger_text(app)
+
+    run_app(steps, SMALL)
+
+
+def test_the_ended_search_says_why_and_its_seed_mean() -> None:
+    async def steps(pilot: Pilot, app: LogsApp) -> None:
+        ended = ev(
+            SearchEnded,
+            stage="experiments",
+            strategy="climb",
+            reason="5 attempts made",
+            steps=5,
+            best_step=4,
+            best=0.65,
+            seed_mean=0.64,
+            seed_std=0.01,
+            seed_runs=3,
+            counts={"keep": 2, "discard": 2, "crash": 1},
+        )
+        app.feed([search_started(), *climb_steps(), ended])
+        await pilot.pause()
+        assert ledger_text(app).splitlines()[3].strip() == (
+            "ended: 5 attempts made · 3 seed run(s): 0.64 ± 0.01"
+        )
+
+    run_app(steps)
+
+
+def test_the_ledger_is_drawn_only_while_it_is_on_screen(monkeypatch) -> None:
+    drawn: list[int] = []
+    draw = LedgerView.draw
+
+    def counting(self: LedgerView, width: int, height: int) -> list[Text]:
+        drawn.append(self.record.version)
+        return draw(self, width, height)
+
+    monkeypatch.setattr(LedgerView, "draw", counting)
+
+    async def steps(pilot: Pilot, app: LogsApp) -> None:
+        await pilot.press("v")  # a view picked: the ledger stays hidden when the search begins
+        app.feed([search_started(), *climb_steps(CLIMB * 20)])
+        await pilot.pause()
+        assert drawn == []
+        await pilot.press("v", "v")  # plot → results → ledger
+        await pilot.pause()
+        assert app.pane.view == "ledger" and len(set(drawn)) == 1  # once, for the last version
+
+    run_app(steps, SMALL)
+
+
+def test_the_search_record_counts_each_step_once() -> None:
+    record = SearchRecord()
+    assert not record.active and record.best_step() == 0
+    for event in [search_started(), *climb_steps(), *climb_steps(CLIMB[:1])]:
+        assert record.apply(event)
+    assert record.counts == {"keep": 2, "discard": 2, "crash": 1}
+    assert [step.step for step in record.ordered()] == [1, 2, 3, 4, 5]
+    assert (record.best_step(), record.best_value()) == (4, 0.65)
+    assert not record.apply(log("not a search event"))

@@ -9,8 +9,10 @@ is written, tens of microseconds each); the metrics come parsed by the engine
 points arrived and only while it is visible.
 
 The lower section of the pane switches (key ``v``) between the log alone, the plot and the
-results table. A tall pane shows the plot or table under the log; a short one (a 2×2 grid on an
-80×24 terminal) shows one of them in place of the log.
+results table, and during a hill-climb or tree search its ledger (ledger_view.py), which comes
+up by itself when a search begins unless the researcher picked a view. A tall pane shows the
+plot, table or ledger under the log; a short one (a 2×2 grid on an 80×24 terminal) shows one of
+them in place of the log.
 """
 
 from __future__ import annotations
@@ -26,17 +28,30 @@ from textual.events import Resize
 from textual.widget import Widget
 from textual.widgets import Static
 
-from labtui.core.events import GpuSample, LogLine, MetricsReported, RunFinished, RunStarted
+from labtui.core.events import (
+    GpuSample,
+    LogLine,
+    MetricsReported,
+    Rewound,
+    RunFinished,
+    RunStarted,
+    SearchEnded,
+    SearchStarted,
+    SearchStep,
+)
+from labtui.core.journal import stages_from
 from labtui.core.metrics import MetricSeries, point_of
 
 from .base import Pane
 from .gpu_status import gpu_lines
+from .ledger_view import LedgerView
 from .metric_plot import MetricPlot, load_plotext, plotext_loaded
 from .run_log import LineStyle, RunLog, printable
 from .run_results import ResultColours, flatten_means, results_table, succeeded
+from .search_record import SearchRecord
 
 LOG_MAX_LINES = 5000
-VIEWS: tuple[str, ...] = ("log", "plot", "results")
+VIEWS: tuple[str, ...] = ("log", "plot", "results", "ledger")  # the ledger: during a search
 # From this many content rows the plot or table fits under the log instead of replacing it.
 TALL_ROWS = 16
 
@@ -45,13 +60,23 @@ class LogsPane(Pane):
     """Experiment output (bounded), GPU status, a live metric plot, and each run's outcome."""
 
     TITLE = "Experiment logs"
-    HANDLES = (LogLine, MetricsReported, GpuSample, RunStarted, RunFinished)
+    HANDLES = (
+        LogLine,
+        MetricsReported,
+        GpuSample,
+        RunStarted,
+        RunFinished,
+        SearchStarted,
+        SearchStep,
+        SearchEnded,
+        Rewound,
+    )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "v",
             "cycle_view",
             "View",
-            tooltip="Cycle the lower section between log, plot and results",
+            tooltip="Cycle the lower section: log, plot, results, search ledger",
             id="logs.view",
         ),
         Binding(
@@ -63,16 +88,21 @@ class LogsPane(Pane):
         ),
     ]
     DEFAULT_CSS = """
-    LogsPane #metric-plot, LogsPane #run-results {
+    LogsPane #metric-plot, LogsPane #run-results, LogsPane #ledger-view {
         display: none;
         height: 1fr;
         padding: 0 1;
     }
-    LogsPane.-view-plot #metric-plot, LogsPane.-view-results #run-results {
+    LogsPane.-view-plot #metric-plot, LogsPane.-view-results #run-results,
+    LogsPane.-view-ledger #ledger-view {
         display: block;
     }
-    LogsPane.-short.-view-plot #run-log, LogsPane.-short.-view-results #run-log {
+    LogsPane.-short.-view-plot #run-log, LogsPane.-short.-view-results #run-log,
+    LogsPane.-short.-view-ledger #run-log {
         display: none;
+    }
+    LogsPane.-tall #ledger-view {
+        height: 3fr;
     }
     LogsPane.-tall #run-results {
         height: auto;
@@ -90,12 +120,14 @@ class LogsPane(Pane):
         self._finished: dict[str, RunFinished] = {}
         self._run_status = ""
         self._plotext_requested = False
+        self._search = SearchRecord()
 
     def compose(self) -> ComposeResult:
         yield Static("CPU only", id="gpu-status", classes="status-line")
         yield RunLog(id="run-log", max_lines=LOG_MAX_LINES)
         yield MetricPlot(self._series, id="metric-plot")
         yield Static(Text("no finished runs yet", style="dim italic"), id="run-results")
+        yield LedgerView(self._search, id="ledger-view")
 
     def on_mount(self) -> None:
         # Pane.on_mount (the title) runs too: Textual calls the handler of every class.
@@ -118,10 +150,22 @@ class LogsPane(Pane):
         return self.query_one("#metric-plot", MetricPlot)
 
     @property
+    def ledger(self) -> LedgerView:
+        return self.query_one("#ledger-view", LedgerView)
+
+    @property
+    def views(self) -> tuple[str, ...]:
+        """What ``v`` cycles through: the ledger only once a search has begun."""
+        return VIEWS if self._search.active else VIEWS[:-1]
+
+    @property
     def view(self) -> str:
-        """What the lower section shows: the researcher's choice, else what fits the height."""
-        if self._view is not None:
+        """What the lower section shows: the researcher's choice, else a search's ledger, else
+        what fits the height."""
+        if self._view in self.views:
             return self._view
+        if self._search.active:
+            return "ledger"
         return "plot" if self._tall else "log"
 
     # -- layout ----------------------------------------------------------------------------
@@ -145,16 +189,21 @@ class LogsPane(Pane):
         # Exactly one widget of the pane takes focus (one tab stop per pane, and the keys keep
         # working): the log, or what replaces it on a short pane.
         shown = self.log_widget if self._tall or view == "log" else self._lower(view)
-        for widget in (self.log_widget, self.plot, self._lower("results")):
+        for widget in (self.log_widget, *(self._lower(name) for name in VIEWS[1:])):
             widget.can_focus = widget is shown
         if had_focus:
             self.call_after_refresh(shown.focus)
 
     def _lower(self, view: str) -> Widget:
-        return self.plot if view == "plot" else self.query_one("#run-results", Static)
+        if view == "plot":
+            return self.plot
+        if view == "ledger":
+            return self.ledger
+        return self.query_one("#run-results", Static)
 
     def action_cycle_view(self) -> None:
-        self._view = VIEWS[(VIEWS.index(self.view) + 1) % len(VIEWS)]
+        views = self.views
+        self._view = views[(views.index(self.view) + 1) % len(views)]
         self._apply_view()
 
     def action_cycle_metric(self) -> None:
@@ -233,6 +282,31 @@ class LogsPane(Pane):
         self._show_results()
         outcome = "done" if succeeded(event) else "failed"
         self.border_subtitle = f"{self._run_status or event.run_id} · {outcome}"
+
+    def _on_SearchStarted(self, event: SearchStarted) -> None:
+        self._search_event(event)
+
+    def _on_SearchStep(self, event: SearchStep) -> None:
+        self._search_event(event)
+
+    def _on_SearchEnded(self, event: SearchEnded) -> None:
+        self._search_event(event)
+
+    def _search_event(self, event: SearchStarted | SearchStep | SearchEnded) -> None:
+        """Into the record; the ledger is drawn when it is next on screen."""
+        self.preload_plotext()  # the climb's plot
+        began = not self._search.active
+        self._search.apply(event)
+        self.ledger.changed()
+        if began and self._search.active:
+            self._apply_view()  # the ledger comes up (unless a view was picked) and joins `v`
+
+    def _on_Rewound(self, event: Rewound) -> None:
+        """A rewind to the search's stage or before takes its ledger away with it."""
+        if self._search.active and self._search.stage in stages_from(event.stage):
+            self._search.forget()
+            self.ledger.changed()
+            self._apply_view()
 
     def _show_results(self) -> None:
         colours = ResultColours(self.colour("success"), self.colour("error"), "dim")
