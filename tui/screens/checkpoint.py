@@ -1,8 +1,13 @@
 """The checkpoint modal: what a stage proposes, and the researcher's decision (approve, revise with
 a note, edit the product, skip, abort; waive, improve and pick where the stage offers them; retry
 after an interrupt; rewind to the stage before).
+
+Inside a hill-climb or tree search (``kind="search"``, every ``checkpoint_every`` steps) the same
+keys mean: approve goes on, revise gives the next proposals a note, skip ends the search here
+(its best is the result), abort stops it (resumable); the key bar says "End search" for skip.
 """
 
+import dataclasses
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -30,8 +35,13 @@ KIND_TITLES: dict[str, str] = {
     "paper": "Compiled paper",
     "review": "Review",
     "interrupted": "Interrupted",
+    "search": "Search checkpoint",
     "stage": "Checkpoint",
 }
+
+# What skip and the note say inside a search, where skip ends the search rather than a stage.
+SEARCH_SKIP = ("End search", "End the search here: its best so far is the result")
+SEARCH_NOTE = "A note for the next proposals"
 
 # Opens a project file in the researcher's editor; returns an error message or "".
 EditFile = Callable[[str], str]
@@ -140,6 +150,21 @@ class CheckpointScreen(ModalScreen[Decision]):
         self.request = request
         self._edit_file = edit_file
         self._note_action = "revise"  # what the note input answers: a revision or a waiver
+        if self.in_search:
+            bindings = self._bindings.key_to_bindings
+            description, tooltip = SEARCH_SKIP
+            bindings["s"] = [
+                dataclasses.replace(b, description=description, tooltip=tooltip)
+                if b.action == "decide('skip')"
+                else b
+                for b in bindings.get("s", [])
+            ]
+
+    @property
+    def in_search(self) -> bool:
+        """A checkpoint inside a search (not the experiments stage's own one after it, which
+        offers edit): skip ends the search."""
+        return self.request.kind == "search" and "edit" not in self.request.options
 
     def compose(self) -> ComposeResult:
         request = self.request
@@ -190,7 +215,7 @@ class CheckpointScreen(ModalScreen[Decision]):
         self.dismiss(Decision(action))
 
     def action_revise(self) -> None:
-        self._ask_for_note("revise", "What should change?")
+        self._ask_for_note("revise", SEARCH_NOTE if self.in_search else "What should change?")
 
     def action_waive(self) -> None:
         self._ask_for_note(WAIVE, "Why may these numbers stand? (recorded with the paper)")
