@@ -25,7 +25,7 @@ from support.tui_scenes import (
     writeup_in_progress,
 )
 from textual.pilot import Pilot
-from textual.widgets import RichLog, Static
+from textual.widgets import Input, RichLog, Static
 
 from labtui.core.checkpoints import Decision
 from labtui.core.errors import Aborted
@@ -741,6 +741,38 @@ def test_n_leaves_a_note_at_any_time_and_escape_cancels() -> None:
 
     run_app(app, steps)
     assert session.notes == ["keep lr fixed"]
+
+
+@pytest.mark.parametrize(
+    ("keys", "decided"),
+    [
+        (["s"], Decision("skip")),
+        (["r", *"try dropout", "enter"], Decision("revise", "try dropout")),
+    ],
+    ids=["s ends the search", "r gives the next proposals a note"],
+)
+def test_a_search_checkpoint_says_what_its_keys_do(keys, decided) -> None:
+    session = FakeSession(ask=ASKS["search"])
+    app = LabtuiApp(session)
+    seen: list[str] = []
+
+    async def steps(pilot: Pilot) -> None:
+        screen = await wait_for_checkpoint(pilot)
+        seen.append(str(screen.query_one("#checkpoint-dialog").border_title))
+        seen.append(keybar_text(screen))
+        await pilot.press(keys[0])
+        if screen.revising:
+            seen.append(screen.query_one("#checkpoint-note", Input).placeholder)
+        await pilot.press(*keys[1:])
+        await wait_for_end(pilot)
+
+    run_app(app, steps)
+    assert session.decisions == [decided]
+    title, keybar, *placeholder = seen
+    assert title == "Search checkpoint"
+    assert "s End search" in keybar and "a Approve" in keybar and "q Abort" in keybar
+    assert "e Edit" not in keybar
+    assert placeholder == (["A note for the next proposals"] if decided.action == "revise" else [])
 
 
 def test_help_lists_every_key_of_every_screen_and_pane() -> None:

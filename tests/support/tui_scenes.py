@@ -48,6 +48,8 @@ from labtui.core.events import (
     RunAbandoned,
     RunFinished,
     RunStarted,
+    SearchStarted,
+    SearchStep,
     StageFinished,
     StageStarted,
 )
@@ -58,6 +60,8 @@ from labtui.core.pipeline import interrupted_body
 from labtui.core.planning import plan_markdown
 from labtui.core.review_form import SCORE_RANGES, parse_review
 from labtui.core.reviewer import ReviewPanel, panel_markdown, reviewer_facts
+from labtui.core.search import Target, ledger_lines
+from labtui.core.search_ledger import Step, ledger_folder
 from labtui.core.stage_list import STAGES
 from labtui.core.stages.experiments import _diff_block
 from labtui.core.stages.novelty import _evidence_markdown
@@ -287,6 +291,182 @@ def writeup_in_progress() -> list[Event]:
         ),
     ]
     return [*up_to_experiments(), *finished]
+
+
+# -- a hill-climb and a tree search under way -------------------------------------------------
+
+SEARCH_TARGET = Target("moons", "test_accuracy_mean", "higher")
+# (description, status, value) of each attempt of the climb, in order.
+CLIMB_ATTEMPTS: list[tuple[str, str, float | None]] = [
+    ("HIDDEN_UNITS = 32", "keep", 0.9433),
+    ("LEARNING_RATE = 0.1", "discard", 0.9400),
+    ("dropout 0.2 before the output layer", "crash", None),
+    ("WEIGHT_DECAY = 1e-3", "keep", 0.9500),
+    ("EPOCHS = 300", "discard", 0.9467),
+    ("BATCH_SIZE = 64", "discard", 0.9300),
+    ("HIDDEN_UNITS = 64", "keep", 0.9567),
+    ("a cosine learning-rate schedule", "discard", 0.9533),
+]
+# (node, parent, action, status, value, description) of the tree search, in the order grown.
+TREE_NODES: list[tuple[int, int, str, str, float | None, str]] = [
+    (1, 0, "draft", "ok", 0.9400, "HIDDEN_UNITS = 32"),
+    (2, 0, "draft", "buggy", None, "an RBF layer in place of the hidden layer"),
+    (3, 1, "improve", "ok", 0.9467, "WEIGHT_DECAY = 1e-3"),
+    (4, 2, "debug", "ok", 0.9333, "the RBF centres shaped (16, 2)"),
+    (5, 3, "improve", "ok", 0.9533, "HIDDEN_UNITS = 64"),
+    (6, 3, "improve", "buggy", None, "label smoothing 0.1"),
+    (7, 0, "draft", "ok", 0.9367, "two hidden layers of 16"),
+    (8, 5, "improve", "ok", 0.9500, "EPOCHS = 300"),
+]
+CRASH = "run_3 failed with exit code 1: NameError: name 'dropout' is not defined"
+
+
+def search_prelude() -> list[Event]:
+    """Everything before the experiments' first change: the earlier stages and the baseline."""
+    events = up_to_experiments()
+    return events[: next(i for i, e in enumerate(events) if isinstance(e, CodeDiff))]
+
+
+def search_started(strategy: str, limit: int) -> Event:
+    return ev(
+        SearchStarted,
+        stage="experiments",
+        strategy=strategy,
+        idea="wider_hidden_layer",
+        metric=SEARCH_TARGET.key,
+        direction="higher",
+        baseline=0.9367,
+        noise=0.0041,
+        run_budget_s=60.0,
+        limit=limit,
+        ledger=f"{ledger_folder(strategy, 'wider_hidden_layer')}/results.tsv",
+        branch=f"labtui/{strategy}/wider_hidden_layer",
+    )
+
+
+def step_diff(lines: str, header: str = "@@ -21,7 +21,7 @@") -> str:
+    """The scenes' diff with ``lines`` in place of its change (a search's next step)."""
+    change = (
+        "-HIDDEN_UNITS = 16\n"
+        "+HIDDEN_UNITS = 32  # wider hidden layer: does capacity help under label noise?"
+    )
+    return DIFF.replace(change, lines).replace("@@ -21,7 +21,7 @@", header)
+
+
+def next_run(run_id: str, number: int, limit: int, change: str, diff: str) -> list[Event]:
+    """The step under way: the searcher's proposal, its code, its run printing epochs."""
+    return [
+        ev(AgentMessage, stage="experiments", role="searcher", text=change),
+        ev(
+            CodeDiff,
+            stage="experiments",
+            commit="5c1d2e3f4a5b",
+            message=f"experiments: {run_id} code (attempt 1)",
+            files=["experiment.py"],
+            diff=diff,
+        ),
+        ev(RunStarted, stage="experiments", run_id=run_id, index=number, total=limit),
+        *epoch_lines(run_id, range(0, 101, 25)),
+        ev(GpuSample, stage="experiments", gpus=GPUS),
+    ]
+
+
+def climb_steps() -> list[Step]:
+    """The climb's attempts as its ledger keeps them (the checkpoint's body reads these)."""
+    steps, best = [], 0.9367
+    for number, (description, status, value) in enumerate(CLIMB_ATTEMPTS, 1):
+        steps.append(
+            Step(
+                step=number,
+                status=status,
+                description=description,
+                value=value,
+                best_before=best,
+                new_best=status == "keep",
+                problem=CRASH if status == "crash" else "",
+                run_id=f"run_{number}",
+                wall_s=61.0 + 7 * number,
+                tokens=1500 + 40 * number,
+            )
+        )
+        best = value if status == "keep" and value is not None else best
+    return steps
+
+
+def climbing() -> list[Event]:
+    """A hill-climb eight attempts in (three kept, one crashed), the ninth running."""
+    events = [*search_prelude(), search_started("climb", 100)]
+    best = 0.9367
+    for step in climb_steps():
+        best = step.value if step.new_best and step.value is not None else best
+        events.append(
+            ev(
+                SearchStep,
+                stage="experiments",
+                strategy="climb",
+                step=step.step,
+                status=step.status,
+                description=step.description,
+                value=step.value,
+                best=best,
+                new_best=step.new_best,
+                run_id=step.run_id,
+                problem=step.problem,
+                wall_s=step.wall_s,
+                tokens=step.tokens,
+            )
+        )
+    return [
+        *events,
+        *next_run(
+            "run_9",
+            9,
+            100,
+            "Try HIDDEN_UNITS = 128: wider helped twice.",
+            step_diff("-HIDDEN_UNITS = 64\n+HIDDEN_UNITS = 128"),
+        ),
+    ]
+
+
+def tree_searching() -> list[Event]:
+    """A tree search eight nodes in (two buggy, one debugged), the ninth growing."""
+    events = [*search_prelude(), search_started("tree", 20)]
+    best: float | None = None
+    for node, parent, action, status, value, description in TREE_NODES:
+        new_best = value is not None and (best is None or value > best)
+        best = value if new_best else best
+        events.append(
+            ev(
+                SearchStep,
+                stage="experiments",
+                strategy="tree",
+                step=node,
+                status=status,
+                description=description,
+                value=value,
+                best=best,
+                new_best=new_best,
+                run_id=f"run_{node}",
+                parent=parent,
+                action=action,
+                problem="" if value is not None else f"run_{node} reports no test accuracy",
+                wall_s=70.0,
+                tokens=1800,
+            )
+        )
+    return [
+        *events,
+        *next_run(
+            "run_9",
+            9,
+            20,
+            "Debug node 6: label smoothing needs soft targets.",
+            step_diff(
+                " HIDDEN_UNITS = 64\n+LABEL_SMOOTHING = 0.1  # soft targets: (1 - 0.1) * y + 0.05",
+                "@@ -21,7 +21,8 @@",
+            ),
+        ),
+    ]
 
 
 # -- checkpoint bodies, built by the stages' own formatting ---------------------------------
@@ -602,6 +782,16 @@ ASKS: dict[str, Ask] = {
         interrupted_body("experiments", "the run", "3f9c2a1d7e", can_rewind=True),
         options=(*INTERRUPTED_ACTIONS, REWIND),
     ),
+    "search": Ask(
+        "experiments",
+        "search",
+        "experiments: climb — 8 attempt(s), best moons.test_accuracy_mean 0.9567",
+        "The last 8 attempt(s):\n\n"
+        + ledger_lines(climb_steps(), SEARCH_TARGET)
+        + "\n\n*approve goes on · r gives the next proposals your note · s ends the climb "
+        "here (its best is the result) · q stops (resumable).*",
+        options=("approve", "revise", "skip", "abort"),
+    ),
     "plots": Ask(
         "plots",
         "plots",
@@ -812,8 +1002,12 @@ def ideas_project() -> Path:
     return root
 
 
+# What the main screen shows behind a checkpoint, where it is not the run of a plan.
+BEHIND: dict[str, Callable[[], list[Event]]] = {"search": climbing}
+
+
 def asking(kind: str) -> Callable[[], FakeSession]:
-    return lambda: FakeSession(ask=ASKS[kind])
+    return lambda: FakeSession(script=BEHIND.get(kind, up_to_experiments), ask=ASKS[kind])
 
 
 SCENES: dict[str, Scene] = {
@@ -823,6 +1017,11 @@ SCENES: dict[str, Scene] = {
         Scene("main_160x48", (160, 48), running(up_to_experiments), moment=all_shown),
         Scene("writeup_160x48", (160, 48), running(writeup_in_progress), moment=all_shown),
         Scene("guards_100x30", (100, 30), running(guarded_experiments), moment=all_shown),
+        # A search's ledger comes up in the logs pane by itself: under the log on a tall pane,
+        # in its place on a short one.
+        Scene("search_climb_160x48", (160, 48), running(climbing), moment=all_shown),
+        Scene("search_climb_80x24", (80, 24), running(climbing), moment=all_shown),
+        Scene("search_tree_160x48", (160, 48), running(tree_searching), moment=all_shown),
         *(Scene(f"checkpoint_{kind}", (100, 30), asking(kind)) for kind in ASKS),
         # The review card must stay legible on the smallest terminal and use room on a big one.
         Scene("checkpoint_review_80x24", (80, 24), asking("review")),
