@@ -26,13 +26,11 @@ import json
 from typing import Any
 
 from .artifacts import NOTES, load_plan
-from .effect_text import effects_markdown
-from .effects import effects_of_runs, metric_directions
 from .errors import Aborted, UnusableAnswer
 from .events import SearchStarted, SearchStep
-from .experiment_runs import attempt_run, code_files
+from .experiment_runs import attempt_run
 from .experiment_spec import RunTerms, code_text
-from .notebook import append_run, code_change, own_words, start_notebook
+from .notebook import start_notebook
 from .search import (
     SearchOutcome,
     Target,
@@ -46,6 +44,7 @@ from .search import (
     known_code,
     ledger_lines,
     measure_noise,
+    note_step,
     open_checkout,
     propose,
     put_summary,
@@ -166,7 +165,11 @@ class Climb:
                 step, diff = self._make(number, proposal)
             clock.stamp(step)
             self.ledger.write_step(step, diff=diff, run_dir=self.checkout.root / step.run_id)
-            if step.status != KEEP:
+            if step.status == KEEP:
+                note_step(
+                    self.ctx.project.root, step, self.checkout.root / step.run_id, self._made_from()
+                )
+            else:
                 reset_checkout(self.checkout, self.best_tip)  # the run folder goes too
             self.ledger.write_tsv(self.noise.values[0], self.start)
             self.ctx.commit(
@@ -239,38 +242,15 @@ class Climb:
                     f"{gain:+.4g} on the best {self.best:.6g}: {within} ({threshold:.4g})"
                 )
         if step.status == KEEP:
-            self._write_notebook(step, attempted)
             step.tip = keep_results(
                 self.work, step, f"experiments: {step.run_id} results (kept: {step.verdict})"
             )
             self.best, self.best_tip = step.value or self.best, step.tip
 
-    def _write_notebook(self, step: Step, attempted: Any) -> None:
-        root, checkout = self.ctx.project.root, self.checkout
-        run_dir = checkout.root / step.run_id
-        found = effects_of_runs(run_dir, root / "run_0", metric_directions(root))
-        changes = "; ".join(
-            code_change(
-                checkout.file_at(self.best_tip, name) or "",
-                (checkout.root / name).read_text(encoding="utf-8"),
-                name,
-            )
-            for name in code_files(checkout)
-        )
-        append_run(
-            root,
-            step.run_id,
-            what_changed=f"{step.description}\n\n"
-            + own_words(attempted.edit.explanation, attempted.sent),
-            computed=f"{changes} (against the best before, attempt {self._best_step()})",
-            results=effects_markdown(found),
-            commit=step.commit,
-            wall_s=step.run_s,
-        )
-
-    def _best_step(self) -> str:
+    def _made_from(self) -> str:
+        """The code the latest attempt was made from: the best before it."""
         kept = [s.step for s in self.steps if s.status == KEEP]
-        return str(kept[-1]) if kept else "0: the project's code"
+        return f"the code of attempt {kept[-1]}" if kept else "the project's code"
 
     def _tell(self, step: Step) -> None:
         self.ctx.emit(
@@ -362,6 +342,10 @@ class Climb:
             bring_home(
                 ctx, branch, f"experiments: the climb's best, attempt {best_step}, from {branch}"
             )
+            made_from = "the project's code"
+            for step in kept:  # any entry a kill left unwritten
+                note_step(ctx.project.root, step, ctx.project.root / step.run_id, made_from)
+                made_from = f"the code of attempt {step.step}"
         outcome = SearchOutcome(
             strategy=STRATEGY,
             idea=self.idea.name,

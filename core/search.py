@@ -290,23 +290,54 @@ def result_step(
     change: str,
 ) -> Step:
     """A step's record from its attempts (status and value are the caller's to judge)."""
+    from .notebook import code_change, own_words
+
     result, edit = attempted.result, attempted.edit
     commit = edit.commit.sha if edit is not None and edit.commit is not None else ""
-    digest = attempted.digest or code_digest(code_now(checkout, code_files(checkout)))
+    files = code_files(checkout)
+    now = code_now(checkout, files)
+    computed = "; ".join(
+        code_change(checkout.file_at(base, name) or "", now[name] or "", name) for name in files
+    )
     return Step(
         step=number,
         status="",
         description=description,
         change=change,
+        explanation=own_words(edit.explanation, attempted.sent) if edit is not None else "",
+        computed=computed,
         base_commit=base,
         commit=commit,
         run_id=f"run_{number}",
         problem=attempted.problem,
         stderr_tail="" if attempted.ok else attempted.stderr_tail,
         tried=list(attempted.tried),
-        digest=digest,
+        digest=attempted.digest or code_digest(now),
         memory_mb=result.peak_memory_mb if result is not None else 0.0,
         run_s=attempted.run_s,
+    )
+
+
+def note_step(root: Path, step: Step, run_dir: Path, made_from: str) -> None:
+    """The step's run as an entry of the notebook, once: what changed (computed, and in the
+    coder's words) and its effects against the baseline (computed from the run's numbers)."""
+    from .artifacts import NOTES
+    from .effect_text import effects_markdown
+    from .effects import effects_of_runs, metric_directions
+    from .notebook import append_run
+
+    notes = Path(root) / NOTES
+    if f"\n## {step.run_id}\n" in (notes.read_text(encoding="utf-8") if notes.is_file() else ""):
+        return
+    found = effects_of_runs(run_dir, Path(root) / "run_0", metric_directions(root))
+    append_run(
+        root,
+        step.run_id,
+        what_changed=f"{step.description}\n\n{step.explanation}".strip(),
+        computed=f"{step.computed} (made from {made_from})",
+        results=effects_markdown(found),
+        commit=step.commit,
+        wall_s=step.run_s,
     )
 
 
@@ -548,12 +579,39 @@ def keep_abandoned_tip(ctx: Any, checkout: Project, expected: str, name: str) ->
     """A branch tip the ledger does not know (an attempt a kill cut short, or a search made
     before a rewind) is kept on a tag before the checkout is reset, and said so."""
     tip = checkout.head()
-    if not tip or tip == expected:
-        return
-    tag = f"labtui/abandoned/{name}-{tip[:8]}"
-    checkout.tag(tag, f"{name}: work the ledger does not record, kept before a reset")
+    if tip and tip != expected:
+        keep_on_tag(ctx, checkout, tip, name)
+
+
+def keep_unrecorded_nodes(ctx: Any, prefix: str, recorded: set[int], name: str) -> None:
+    """The tips of node branches ``<prefix>/node-<n>`` the ledger does not record (nodes a kill
+    cut short) kept on tags: their numbers are grown again, and their branches moved."""
+    refs = git(
+        ctx.project.root,
+        "for-each-ref",
+        "--format=%(refname:short) %(objectname)",
+        f"refs/heads/{prefix}/",
+    )
+    for line in refs.splitlines():
+        branch, _, tip = line.partition(" ")
+        number = branch.rsplit("-", 1)[-1]
+        if number.isdigit() and int(number) not in recorded:
+            keep_on_tag(ctx, ctx.project, tip, f"{name}-node-{number}")
+
+
+def keep_on_tag(ctx: Any, project: Project, commit: str, name: str) -> None:
+    tag = f"labtui/abandoned/{name}-{commit[:8]}"
+    git(
+        project.root,
+        "tag",
+        "--force",
+        "-m",
+        f"{name}: work the ledger does not record",
+        tag,
+        commit,
+    )
     ctx.say(
-        f"{name}: commit {tip[:8]} is not in the ledger (cut short or rewound); kept as tag {tag}"
+        f"{name}: commit {commit[:8]} is not in the ledger (cut short or rewound); kept as tag {tag}"
     )
 
 

@@ -53,6 +53,8 @@ class Step:
     status: str  # keep | discard | crash (climb); ok | buggy (tree)
     description: str  # one line: what the change is
     change: str = ""  # what was asked of the coder
+    explanation: str = ""  # what the coder said it did, in its own words
+    computed: str = ""  # what changed in the code, computed from the files
     action: str = ""  # tree: draft | debug | improve
     parent: int = 0  # tree: the node it was made from (0: the project's code)
     depth: int = 0  # tree: debug steps in a row that led here

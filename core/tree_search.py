@@ -30,13 +30,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .artifacts import NOTES
-from .effect_text import effects_markdown
-from .effects import effects_of_runs, metric_directions
 from .errors import Aborted, UnusableAnswer
 from .events import SearchStarted, SearchStep
 from .experiment_runs import attempt_run
 from .experiment_spec import RunTerms, code_text
-from .notebook import append_run, start_notebook
+from .notebook import start_notebook
 from .project import Project
 from .search import (
     SearchOutcome,
@@ -48,9 +46,11 @@ from .search import (
     find_target,
     hours_used,
     keep_results,
+    keep_unrecorded_nodes,
     known_code,
     ledger_lines,
     measure_noise,
+    note_step,
     open_worker,
     propose,
     put_summary,
@@ -72,11 +72,14 @@ WAIT_S = 0.5  # how often the main thread looks up from waiting on workers (an i
 
 @dataclass(frozen=True)
 class Choice:
-    """What a step does: its action, the node it starts from (None: a draft) and its number."""
+    """What a step does: its action, the node it starts from (None: a draft), its number, and
+    the nodes recorded when it was chosen (what its prompt shows: the main thread records more
+    meanwhile)."""
 
     action: str
     parent: Step | None
     number: int
+    seen: tuple[Step, ...] = ()
 
     @property
     def depth(self) -> int:
@@ -122,6 +125,7 @@ def run_tree(ctx: StageContext, idea: Any, baseline: dict[str, Any]) -> SearchOu
     known_noise = ledger.noise()
     start = known_noise.commit if known_noise is not None else ctx.project.head()
     tree = Tree(ctx, idea, target, ledger, start)
+    keep_unrecorded_nodes(ctx, tree.prefix, {n.step for n in tree.nodes}, f"tree-{idea.name}")
     start_notebook(root, idea.title, idea.experiment, baseline)
     tree.noise = measure_noise(
         tree.workers[0].work, tree.workers[0].checkout, target, ledger, section, start
@@ -223,7 +227,7 @@ class Tree:
     def _next_choice(self, growing: list[Choice]) -> Choice:
         action, parent = choose(self.nodes, growing, self.section, self.target)
         taken = [n.step for n in self.nodes] + [c.number for c in growing]
-        return Choice(action, parent, max(taken, default=0) + 1)
+        return Choice(action, parent, max(taken, default=0) + 1, tuple(self.nodes))
 
     def _grow_node(self, worker: Worker, choice: Choice) -> Step:
         """One node, in ``worker``'s thread and worktree: proposed, made, run, written to the
@@ -238,9 +242,8 @@ class Tree:
         with step_clock(self.ctx) as clock:
             switch_checkout(worker.checkout, f"{self.prefix}/node-{choice.number}", base)
             try:
-                proposal = propose(
-                    worker.work, self._proposal_prompt(worker.work, choice), self.nodes
-                )
+                prompt = self._proposal_prompt(worker.work, choice)
+                proposal = propose(worker.work, prompt, list(choice.seen))
             except UnusableAnswer as exc:
                 node, diff = unproposed(choice.number, base, exc, BUGGY), ""
             else:
@@ -276,7 +279,7 @@ class Tree:
             attempts=1,
             terms=RunTerms(section.run_budget_s),
             overrun_s=section.overrun_s,
-            known=known_code(self.nodes),
+            known=known_code(list(choice.seen)),
             accept=lambda result: (
                 ""
                 if target.value(result.means) is not None
@@ -309,8 +312,8 @@ class Tree:
         node.new_best = node.value is not None and (
             best_before is None or self.target.gain(node.value, best_before) > 0
         )
-        self.nodes.append(node)
-        self.nodes.sort(key=lambda n: n.step)
+        # a new list, not a change of the old one: workers may be reading it
+        self.nodes = sorted([*self.nodes, node], key=lambda n: n.step)
         self.ledger.update_step(node)  # best_before and new_best, now known
         self.ledger.write_tsv(self.noise.values[0], self.start)
         self.ctx.commit(
@@ -356,7 +359,7 @@ class Tree:
                 "tree_draft",
                 experiment=self.idea.experiment,
                 direction=self.target.direction,
-                ledger=ledger_lines(self.nodes, self.target),
+                ledger=ledger_lines(list(choice.seen), self.target),
                 **shared,
             )
         if choice.action == IMPROVE:
@@ -366,7 +369,7 @@ class Tree:
                 direction=self.target.direction,
                 node=parent.step,
                 value=f"{self.target.key} {parent.value:.6g}",
-                ledger=ledger_lines(self.nodes, self.target),
+                ledger=ledger_lines(list(choice.seen), self.target),
                 **shared,
             )
         return work.prompt(
@@ -436,7 +439,12 @@ class Tree:
             bring_home(
                 ctx, branch, f"experiments: the tree's best, node {best.step}, from {branch}"
             )
-            self._write_notebook(path)
+            by_number = {n.step: n for n in self.nodes}
+            for number in path:
+                node = by_number[number]
+                made_from = f"node {node.parent}" if node.parent else "the project's code"
+                run_dir = ctx.project.root / node.run_id
+                note_step(ctx.project.root, node, run_dir, f"a {node.action} of {made_from}")
         put_summary(
             ctx.project.root,
             "The tree search",
@@ -472,27 +480,6 @@ class Tree:
                 path.append(current.step)
             current = by_number.get(current.parent)
         return path[::-1]
-
-    def _write_notebook(self, path: list[int]) -> None:
-        """The nodes of the path, each as a run of the notebook (numbers computed)."""
-        root = self.ctx.project.root
-        by_number = {n.step: n for n in self.nodes}
-        notes = (root / NOTES).read_text(encoding="utf-8") if (root / NOTES).is_file() else ""
-        for number in path:
-            node = by_number[number]
-            if f"\n## {node.run_id}\n" in notes:
-                continue
-            found = effects_of_runs(root / node.run_id, root / "run_0", metric_directions(root))
-            append_run(
-                root,
-                node.run_id,
-                what_changed=node.description,
-                computed=f"node {number}, a {node.action} of "
-                + (f"node {node.parent}" if node.parent else "the project's code"),
-                results=effects_markdown(found),
-                commit=node.commit,
-                wall_s=node.run_s,
-            )
 
 
 def _best_finalist(

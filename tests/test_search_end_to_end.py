@@ -196,6 +196,8 @@ def test_a_tree_search_with_two_workers_killed_mid_node_resumes_and_ends_at_a_re
         "the nodes finished before the kill are not grown again"
     )
     saved = _assert_reviewed_search_paper(root, "tree")
+    tags = subprocess.run(["git", "tag"], cwd=root, capture_output=True, text=True).stdout
+    assert "labtui/abandoned/tree-wider_hidden_layer-node-" in tags, "the cut node is kept"
     assert saved["best"]["step"] in (1, 2, 3, 4) and saved["runs"][-1] == saved["best"]["run"]
     assert llm_server.errors == []
     assert network_guard.read_text() == ""
