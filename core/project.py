@@ -173,21 +173,11 @@ class Project:
         repo = self.repo
         self._check_branch()
         self._clear_stale_index_lock()
-        if paths is None and self.config.project.origin == "repository":
-            # A researcher's repository holds what runs leave behind outside their folders
-            # (wandb/, outputs/, checkpoints): only changes to tracked files, and new files the
-            # agents may edit, are labtui's to commit.
-            repo.git.add("--update")
-            self._add_new_code(repo)
-        elif paths is None:
-            repo.git.add("--all")
-        else:
-            existing = [p for p in paths if (self.root / p).exists()]
-            tracked_gone = [p for p in paths if not (self.root / p).exists()]
-            if existing:
-                repo.git.add("--", *existing)
-            if tracked_gone:
-                repo.git.add("--all", "--", *tracked_gone)
+        try:  # staging writes objects too: a full disk can stop it as well as the commit
+            self._stage(repo, paths)
+        except Exception as exc:  # git.GitCommandError; git is imported lazily
+            self._refuse_if_disk_full(message)
+            raise exc
         has_head = repo.head.is_valid()
         if has_head:
             staged = repo.git.diff("--cached", "--name-only").splitlines()
@@ -204,6 +194,23 @@ class Project:
         sha = repo.head.commit.hexsha
         diff = repo.git.show("--format=", "--patch", sha) if has_head else ""
         return CommitInfo(sha=sha, message=message, files=staged, diff=diff)
+
+    def _stage(self, repo: git.Repo, paths: list[str] | None) -> None:
+        if paths is None and self.config.project.origin == "repository":
+            # A researcher's repository holds what runs leave behind outside their folders
+            # (wandb/, outputs/, checkpoints): only changes to tracked files, and new files the
+            # agents may edit, are labtui's to commit.
+            repo.git.add("--update")
+            self._add_new_code(repo)
+        elif paths is None:
+            repo.git.add("--all")
+        else:
+            existing = [p for p in paths if (self.root / p).exists()]
+            tracked_gone = [p for p in paths if not (self.root / p).exists()]
+            if existing:
+                repo.git.add("--", *existing)
+            if tracked_gone:
+                repo.git.add("--all", "--", *tracked_gone)
 
     def _refuse_if_disk_full(self, message: str) -> None:
         """A commit that failed on a full disk is said as such (git only says it could not

@@ -158,7 +158,8 @@ def test_a_stale_git_index_lock_is_removed_with_a_notice(reference, fresh_copy, 
     fault_run.kill_at(fresh_copy, fresh_copy.parent / "kill.log", position)
     (fresh_copy / ".git" / "index.lock").write_text("")
     text = _resume_and_compare(fresh_copy, reference)
-    assert "index.lock" in text and "removed" in text
+    flat = text.replace("\n", "")  # the printer wraps a long path anywhere, even mid-word
+    assert "index.lock" in flat and "removed" in flat
     assert fault_run.lost_commits(fresh_copy, history) == []
 
 
