@@ -34,29 +34,33 @@ from .notebook import start_notebook
 from .search import (
     SearchOutcome,
     Target,
-    bring_home,
     checkpoint_due,
-    diff_between,
     find_target,
     hours_used,
-    keep_abandoned_tip,
-    keep_results,
     known_code,
     ledger_lines,
-    measure_noise,
     note_step,
-    open_checkout,
     propose,
     put_summary,
-    reset_checkout,
     result_step,
     search_markdown,
-    seed_values,
     step_clock,
     unproposed,
     unproposed_in_a_row,
 )
+from .search_git import (
+    bring_home,
+    diff_between,
+    keep_abandoned_tip,
+    keep_results,
+    open_checkout,
+    reset_checkout,
+)
 from .search_ledger import CRASH, DISCARD, KEEP, Final, Noise, SearchLedger, Step
+from .search_seeds import (
+    measure_noise,
+    seed_values,
+)
 from .stage_context import StageContext
 
 STRATEGY = "climb"

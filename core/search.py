@@ -2,24 +2,19 @@
 
 - **The target**: the one metric they improve (``[climb]``/``[tree] metric``) and which way is
   better, checked against the baseline's numbers before anything runs.
-- **Checkouts**: every search works in git worktrees under ``.labtui/worktrees/``, never in the
-  project's own folder, so that nothing it tries reaches the project's branch until the search
-  ends; the best code is then merged in (``bring_home``).
-- **Runs under a budget**: each run gets ``run_budget_s`` ($LABTUI_RUN_BUDGET_S) and a seed
-  ($LABTUI_SEED); the baseline is run again with other seeds first, and the spread of those
-  runs is the noise a change must beat (``measure_noise``); the best code is run again with
-  fresh seeds at the end (``seed_values``).
-- **A step**: a proposal asked of the model (``propose``), made by aider and run with fix
-  attempts (core/experiment_runs.py), timed and metered (``StepClock``).
+- **A step**: a proposal asked of the model (``propose``; a model that never gives a usable one
+  ends the search), made by aider and run with fix attempts (core/experiment_runs.py), timed and
+  metered (``StepClock``), recorded as a ledger's Step (``result_step``) and, on the path to the
+  best, as a notebook entry (``note_step``).
+- **The end**: the summary (``search_markdown``), the stage's result (``SearchOutcome``).
 
-Functions take the stage's context (core/stage_context.py) as ``ctx``, as the other research
-helpers do: this layer must not import it.
+Their code lives in worktrees (core/search_git.py) and their runs with other seeds are in
+core/search_seeds.py. Functions take the stage's context (core/stage_context.py) as ``ctx``, as
+the other research helpers do: this layer must not import it.
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,13 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError, LabtuiError, StageFailed
+from .errors import ConfigError
 from .experiment_runs import Attempted, code_digest, code_files, code_now
-from .experiment_spec import RunTerms
 from .project import Project
-from .search_ledger import Final, Noise, SearchLedger, Step, copy_run_record, finite
+from .search_ledger import Final, Noise, SearchLedger, Step, finite
 
-WORKTREES = "worktrees"
 HIGHER, LOWER = "higher", "lower"
 
 
@@ -107,78 +100,6 @@ def find_target(section: Any, strategy: str, baseline: dict[str, Any], root: Pat
 
 
 # -- checkouts ---------------------------------------------------------------------------------
-
-
-def open_checkout(project: Project, name: str, branch: str, start: str) -> Project:
-    """The worktree ``.labtui/worktrees/<name>`` on ``branch`` (made from ``start`` the first
-    time, reused after), with nothing left over from a step a kill cut short."""
-    folder = project.state_dir / WORKTREES / name
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    checkout = project.worktree(folder, branch, start)
-    return checkout
-
-
-def open_worker(project: Project, name: str, start: str) -> Project:
-    """The worktree ``.labtui/worktrees/<name>`` with a detached HEAD (made at ``start`` the
-    first time): a tree search's worker, which takes up each node on the node's own branch."""
-    folder = project.state_dir / WORKTREES / name
-    if not (folder / ".git").exists():
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        git(project.root, "worktree", "prune")
-        git(project.root, "worktree", "add", "--quiet", "--detach", str(folder), start)
-    return Project(folder, project.config)
-
-
-def reset_checkout(checkout: Project, commit: str) -> None:
-    """``checkout`` back to ``commit``: its branch moved there, its files as they were there,
-    anything untracked a step left removed (ignored files, a run's checkpoints, stay)."""
-    git(checkout.root, "reset", "--quiet", "--hard", commit)
-    git(checkout.root, "clean", "--quiet", "-fd")
-
-
-def switch_checkout(checkout: Project, branch: str, commit: str) -> None:
-    """``checkout`` onto ``branch``, made (or moved) to ``commit``: a tree search's worker
-    taking up a new node."""
-    git(checkout.root, "checkout", "--quiet", "--force", "-B", branch, commit)
-    git(checkout.root, "clean", "--quiet", "-fd")
-
-
-def diff_between(checkout: Project, older: str, newer: str) -> str:
-    """The change of the experiment's code from ``older`` to ``newer``."""
-    files = code_files(checkout)
-    return git(checkout.root, "diff", older, newer, "--", *files)
-
-
-def git(root: Path, *args: str) -> str:
-    result = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        raise LabtuiError(
-            f"git {' '.join(args[:2])} failed in {root}: {result.stderr.strip()}",
-            "look at the worktree with `git status` there; the search resumes from its ledger",
-        )
-    return result.stdout
-
-
-def bring_home(ctx: Any, branch: str, message: str) -> str:
-    """Merge the search's best ``branch`` into the project's branch (its kept commits join the
-    project's history). A merge that conflicts (the project's code changed by hand meanwhile)
-    is abandoned and the branch's files are taken instead, said so. Returns the new HEAD."""
-    project = ctx.project
-    project.commit(f"{ctx.stage}: keep uncommitted changes before the search's result")
-    merged = subprocess.run(
-        ["git", "merge", "--no-ff", "--no-edit", "-m", message, branch],
-        cwd=project.root,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if merged.returncode != 0:
-        git(project.root, "merge", "--abort")
-        changed = git(project.root, "diff", "--name-only", "HEAD", branch).split()
-        git(project.root, "checkout", branch, "--", *changed)
-        ctx.project.commit(f"{message} (taken from {branch}: the merge conflicted)", changed)
-        ctx.say(f"merging {branch} conflicted; its files were taken into the project instead")
-    return project.head()
 
 
 # -- a step -------------------------------------------------------------------------------------
@@ -341,116 +262,7 @@ def note_step(root: Path, step: Step, run_dir: Path, made_from: str) -> None:
     )
 
 
-def keep_results(ctx: Any, step: Step, message: str) -> str:
-    """Commit the step's run folder on its branch (in ``ctx``'s checkout): its tip."""
-    commit = ctx.commit(message, [step.run_id])
-    return commit.sha if commit is not None else ctx.project.head()
-
-
-def drop_run_folder(checkout: Project, run_id: str) -> None:
-    shutil.rmtree(checkout.root / run_id, ignore_errors=True)
-
-
 # -- runs of the same code with other seeds ------------------------------------------------------
-
-
-def seeded_run(
-    ctx: Any,
-    checkout: Project,
-    target: Target,
-    *,
-    run_id: str,
-    seed: int,
-    keep_in: Path,
-    section: Any,
-) -> float | None:
-    """The code of ``checkout`` run once more with $LABTUI_SEED = ``seed`` under the budget;
-    its record kept in ``keep_in`` (which is reused when a resumed search already has it).
-    The metric's value, or None when the run gave none."""
-    from .runner import configured, read_final_info, run_experiment
-
-    if (keep_in / "final_info.json").is_file():
-        _, means, problem = read_final_info(keep_in)
-        return None if problem else target.value(means)
-    result = run_experiment(
-        checkout.root,
-        run_id,
-        emit=ctx.emit,
-        stage=ctx.stage,
-        commit=checkout.head(),
-        stop=ctx.stop,
-        terms=RunTerms(section.run_budget_s, seed),
-        overrun_s=section.overrun_s,
-        **configured(ctx.config),
-    )
-    ctx.check_stop()
-    copy_run_record(checkout.root / run_id, keep_in)
-    drop_run_folder(checkout, run_id)
-    if not result.ok:
-        ctx.say(f"{run_id} (seed {seed}) gave no result: {result.problem}")
-        return None
-    return target.value(result.means)
-
-
-def measure_noise(
-    ctx: Any, checkout: Project, target: Target, ledger: SearchLedger, section: Any, start: str
-) -> Noise:
-    """The project's code under the budget with seed 0 (the value every change must beat) and
-    ``baseline_repeats`` more seeds: the spread of those runs is the noise. Kept in the ledger;
-    a resumed search reuses it, and the runs a kill interrupted are made again."""
-    known = ledger.noise()
-    if known is not None and known.commit == start:
-        return known
-    values: list[float] = []
-    started = time.monotonic()
-    for seed in range(section.baseline_repeats + 1):
-        value = seeded_run(
-            ctx,
-            checkout,
-            target,
-            run_id=f"noise_{seed}",
-            seed=seed,
-            keep_in=ledger.noise_run(seed),
-            section=section,
-        )
-        if value is None and seed == 0:
-            raise StageFailed(
-                f"the project's code gives no {target.key} under the search's budget of "
-                f"{section.run_budget_s:g} s (see {ledger.relative}/noise/seed_0)",
-                f"make it write its results within $LABTUI_RUN_BUDGET_S seconds, or raise "
-                f"[{ledger.strategy}] run_budget_s",
-            )
-        if value is not None:
-            values.append(value)
-    noise = Noise(values, section.noise_sigmas, start, time.monotonic() - started)
-    ledger.write_noise(noise)
-    if len(values) > 1 and noise.std == 0:
-        ctx.say(
-            f"the baseline gave {target.key} = {values[0]:.6g} with every seed: the code ignores "
-            "$LABTUI_SEED or has no randomness, so any strict improvement counts"
-        )
-    return noise
-
-
-def seed_values(
-    ctx: Any, checkout: Project, target: Target, ledger: SearchLedger, section: Any, step: int
-) -> list[float]:
-    """The code of ``checkout`` (step ``step``'s) run with fresh seeds 1…``seeds``: their
-    values, the result the paper reports."""
-    values = []
-    for seed in range(1, section.seeds + 1):
-        value = seeded_run(
-            ctx,
-            checkout,
-            target,
-            run_id=f"seed_{step}_{seed}",
-            seed=seed,
-            keep_in=ledger.seed_run(step, seed),
-            section=section,
-        )
-        if value is not None:
-            values.append(value)
-    return values
 
 
 # -- the end ------------------------------------------------------------------------------------
@@ -573,46 +385,6 @@ class SearchOutcome:
             "branch": self.branch,
             "reason": final.reason,
         }
-
-
-def keep_abandoned_tip(ctx: Any, checkout: Project, expected: str, name: str) -> None:
-    """A branch tip the ledger does not know (an attempt a kill cut short, or a search made
-    before a rewind) is kept on a tag before the checkout is reset, and said so."""
-    tip = checkout.head()
-    if tip and tip != expected:
-        keep_on_tag(ctx, checkout, tip, name)
-
-
-def keep_unrecorded_nodes(ctx: Any, prefix: str, recorded: set[int], name: str) -> None:
-    """The tips of node branches ``<prefix>/node-<n>`` the ledger does not record (nodes a kill
-    cut short) kept on tags: their numbers are grown again, and their branches moved."""
-    refs = git(
-        ctx.project.root,
-        "for-each-ref",
-        "--format=%(refname:short) %(objectname)",
-        f"refs/heads/{prefix}/",
-    )
-    for line in refs.splitlines():
-        branch, _, tip = line.partition(" ")
-        number = branch.rsplit("-", 1)[-1]
-        if number.isdigit() and int(number) not in recorded:
-            keep_on_tag(ctx, ctx.project, tip, f"{name}-node-{number}")
-
-
-def keep_on_tag(ctx: Any, project: Project, commit: str, name: str) -> None:
-    tag = f"labtui/abandoned/{name}-{commit[:8]}"
-    git(
-        project.root,
-        "tag",
-        "--force",
-        "-m",
-        f"{name}: work the ledger does not record",
-        tag,
-        commit,
-    )
-    ctx.say(
-        f"{name}: commit {commit[:8]} is not in the ledger (cut short or rewound); kept as tag {tag}"
-    )
 
 
 def put_summary(root: Path, heading: str, text: str) -> None:

@@ -1,20 +1,14 @@
 """The tree search ([experiment] strategy = "tree", The AI Scientist v2 after AIDE): best-first
 search over variants of the experiment's code, each node a commit.
 
-Every step takes one of three actions, chosen by rules (and a seeded coin), not by a model:
-
-- **draft** a new root from the project's code, until ``[tree] drafts`` roots exist (and again
-  when no node works and no buggy one may be debugged);
-- **debug** a buggy leaf (a node whose run failed and that has no child yet), with probability
-  ``debug_prob``, while its line has had fewer than ``max_debug_depth`` debug steps;
-- **improve** the best working node, by the metric.
-
-A node is a proposal asked of the model and aider's edit, run once under the budget: it is
-**ok** (it reported the metric) or **buggy** (its error kept for the debug step). Node n lives on
-the branch ``labtui/tree/<idea>/node-<n>``: its code commit, and for an ok node its run folder
-``run_<n>``. ``workers`` nodes grow at once, each in a worktree of its own; every run leases its
-GPUs from the pool. The main thread alone chooses, records (the ledger, core/search_ledger.py)
-and asks checkpoints, so the ledger is written in one order.
+Every step drafts a new root, debugs a buggy leaf or improves the best node, chosen by rules and
+a seeded coin, never by a model (core/tree_rules.py). A node is a proposal asked of the model and
+aider's edit, run once under the budget: it is **ok** (it reported the metric) or **buggy** (its
+error kept for the debug step). Node n lives on the branch ``labtui/tree/<idea>/node-<n>``: its
+code commit, and for an ok node its run folder ``run_<n>``. ``workers`` nodes grow at once, each
+in a worktree of its own; every run leases its GPUs from the pool. The main thread alone
+chooses, records (the ledger, core/search_ledger.py) and asks checkpoints, so the ledger is
+written in one order.
 
 At the end the ``finalists`` best nodes by the metric are run with fresh seeds; the best mean
 wins, and its branch (with the run folders of its ancestors: the path to it) is merged into the
@@ -23,10 +17,8 @@ project, where the paper is written from it.
 
 from __future__ import annotations
 
-import random
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
 from typing import Any
 
 from .artifacts import NOTES
@@ -39,81 +31,39 @@ from .project import Project
 from .search import (
     SearchOutcome,
     Target,
-    bring_home,
     checkpoint_due,
-    diff_between,
-    drop_run_folder,
     find_target,
     hours_used,
-    keep_results,
-    keep_unrecorded_nodes,
     known_code,
     ledger_lines,
-    measure_noise,
     note_step,
-    open_worker,
     propose,
     put_summary,
     result_step,
     search_markdown,
-    seed_values,
     step_clock,
-    switch_checkout,
     unproposed,
     unproposed_in_a_row,
 )
+from .search_git import (
+    bring_home,
+    diff_between,
+    drop_run_folder,
+    keep_results,
+    keep_unrecorded_nodes,
+    open_worker,
+    switch_checkout,
+)
 from .search_ledger import BUGGY, OK, Final, Noise, SearchLedger, Step
+from .search_seeds import (
+    measure_noise,
+    seed_values,
+)
 from .stage_context import StageContext
+from .tree_rules import DRAFT, IMPROVE, Choice, best_finalist, choose, said, tree_markdown
 
 STRATEGY = "tree"
-DRAFT, DEBUG, IMPROVE = "draft", "debug", "improve"
 WAIT_S = 0.5  # how often the main thread looks up from waiting on workers (an interrupt)
-
-
-@dataclass(frozen=True)
-class Choice:
-    """What a step does: its action, the node it starts from (None: a draft), its number, and
-    the nodes recorded when it was chosen (what its prompt shows: the main thread records more
-    meanwhile)."""
-
-    action: str
-    parent: Step | None
-    number: int
-    seen: tuple[Step, ...] = ()
-
-    @property
-    def depth(self) -> int:
-        return self.parent.depth + 1 if self.action == DEBUG and self.parent else 0
-
-
-def choose(
-    nodes: list[Step], growing: list[Choice], section: Any, target: Target
-) -> tuple[str, Step | None]:
-    """The next action by the rules of the module's note; ``growing``: the steps under way."""
-    drafts = sum(1 for n in nodes if n.action == DRAFT) + sum(
-        1 for c in growing if c.action == DRAFT
-    )
-    if drafts < section.drafts:
-        return DRAFT, None
-    parents = {n.parent for n in nodes} | {c.parent.step for c in growing if c.parent}
-    leaves = [
-        n
-        for n in nodes
-        if n.status == BUGGY
-        and n.commit  # a node with no code (no usable proposal) has nothing to debug
-        and n.step not in parents
-        and n.depth < section.max_debug_depth
-    ]
-    coin = random.Random(f"{section.seed}:{len(nodes) + len(growing)}")
-    if leaves and coin.random() < section.debug_prob:
-        return DEBUG, coin.choice(leaves)
-    working = [n for n in nodes if n.status == OK and n.value is not None]
-    if working:
-        best = target.best_of([n.value for n in working if n.value is not None])
-        return IMPROVE, next(n for n in working if n.value == best)
-    if leaves:
-        return DEBUG, coin.choice(leaves)
-    return DRAFT, None
 
 
 def run_tree(ctx: StageContext, idea: Any, baseline: dict[str, Any]) -> SearchOutcome:
@@ -270,7 +220,7 @@ class Tree:
             work.prompt(
                 "search_edit",
                 run_id=run_id,
-                step_text=f"node {choice.number} of the tree: {_said(choice)}",
+                step_text=f"node {choice.number} of the tree: {said(choice)}",
                 change=proposal.change,
                 budget_s=f"{section.run_budget_s:g}",
                 notes=work.notes_block(),
@@ -413,7 +363,7 @@ class Tree:
             seeds[str(node.step)] = seed_values(
                 worker.work, worker.checkout, target, ledger, self.section, node.step
             )
-        best = _best_finalist(finalists, seeds, target)
+        best = best_finalist(finalists, seeds, target)
         if (
             best is not None
             and self.noise.values
@@ -480,42 +430,3 @@ class Tree:
                 path.append(current.step)
             current = by_number.get(current.parent)
         return path[::-1]
-
-
-def _best_finalist(
-    finalists: list[Step], seeds: dict[str, list[float]], target: Target
-) -> Step | None:
-    """The finalist with the best mean over its seed runs (its single run without seeds)."""
-    import statistics
-
-    def score(node: Step) -> float:
-        values = seeds.get(str(node.step)) or [node.value or 0.0]
-        return target.gain(statistics.fmean(values), 0.0)
-
-    return max(finalists, key=score, default=None)
-
-
-def _said(choice: Choice) -> str:
-    if choice.parent is None:
-        return "a new draft from the project's code"
-    return f"{'a fix' if choice.action == DEBUG else 'an improvement'} of node {choice.parent.step}"
-
-
-def tree_markdown(nodes: list[Step], target: Target) -> str:
-    """The tree as an indented list: each node with its action, status and metric."""
-    children: dict[int, list[Step]] = {}
-    for node in nodes:
-        children.setdefault(node.parent, []).append(node)
-    lines: list[str] = []
-
-    def walk(parent: int, depth: int) -> None:
-        for node in children.get(parent, []):
-            value = f"{node.value:.6g}" if node.value is not None else "no result"
-            lines.append(
-                f"{'  ' * depth}- node {node.step} ({node.action}, {node.status}): {target.name} "
-                f"{value} — {node.description}"
-            )
-            walk(node.step, depth + 1)
-
-    walk(0, 0)
-    return "\n".join(lines) or "(no node yet)"

@@ -25,11 +25,12 @@ from labtui.core.checkpoints import CheckpointRequest, Checkpoints, Decision
 from labtui.core.config_sections import ClimbSection
 from labtui.core.errors import ConfigError
 from labtui.core.events import SearchEnded, SearchStarted, SearchStep, StageFinished
+from labtui.core.ledger_appendix import appendix_latex, with_appendix
 from labtui.core.pipeline import Session
 from labtui.core.project import Project
 from labtui.core.provenance import run_sources, trace
 from labtui.core.search import find_target
-from labtui.core.search_ledger import SearchLedger, appendix_latex, with_appendix
+from labtui.core.search_ledger import SearchLedger
 from labtui.core.stages import experiments as experiments_stage
 
 IDEA = {

@@ -27,7 +27,7 @@ from labtui.core.project import Project
 from labtui.core.search import Target
 from labtui.core.search_ledger import Step
 from labtui.core.stages import experiments as experiments_stage
-from labtui.core.tree_search import Choice, choose
+from labtui.core.tree_rules import Choice, choose
 
 IDEA = {
     "Name": "higher_score",

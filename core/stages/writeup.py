@@ -57,7 +57,8 @@ def _cite_the_literature(ctx: StageContext, tex_path) -> str:
 def _search_ledger_appendix(ctx: StageContext, tex_path) -> None:
     """After a hill-climb or a tree search, its ledger as the paper's last appendix: a table
     labtui writes from the ledger (every number a run's), replaced when written again."""
-    from ..search_ledger import SearchLedger, appendix_latex, with_appendix
+    from ..ledger_appendix import appendix_latex, with_appendix
+    from ..search_ledger import SearchLedger
 
     experiments = ctx.result_of("experiments")
     strategy = experiments.get("strategy")

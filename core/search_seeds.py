@@ -1,0 +1,117 @@
+"""The same code run again with other seeds, under a search's budget: the baseline's repeats,
+whose spread is the run-to-run noise a change must beat (``measure_noise``), and the best code's
+fresh seeds at the end, whose mean the paper reports (``seed_values``). Each run's record is kept
+in the ledger (core/search_ledger.py), and a resumed search reuses the runs it already has.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from .errors import StageFailed
+from .experiment_spec import RunTerms
+from .project import Project
+from .search import Target
+from .search_git import drop_run_folder
+from .search_ledger import Noise, SearchLedger, copy_run_record
+
+
+def seeded_run(
+    ctx: Any,
+    checkout: Project,
+    target: Target,
+    *,
+    run_id: str,
+    seed: int,
+    keep_in: Path,
+    section: Any,
+) -> float | None:
+    """The code of ``checkout`` run once more with $LABTUI_SEED = ``seed`` under the budget;
+    its record kept in ``keep_in`` (which is reused when a resumed search already has it).
+    The metric's value, or None when the run gave none."""
+    from .runner import configured, read_final_info, run_experiment
+
+    if (keep_in / "final_info.json").is_file():
+        _, means, problem = read_final_info(keep_in)
+        return None if problem else target.value(means)
+    result = run_experiment(
+        checkout.root,
+        run_id,
+        emit=ctx.emit,
+        stage=ctx.stage,
+        commit=checkout.head(),
+        stop=ctx.stop,
+        terms=RunTerms(section.run_budget_s, seed),
+        overrun_s=section.overrun_s,
+        **configured(ctx.config),
+    )
+    ctx.check_stop()
+    copy_run_record(checkout.root / run_id, keep_in)
+    drop_run_folder(checkout, run_id)
+    if not result.ok:
+        ctx.say(f"{run_id} (seed {seed}) gave no result: {result.problem}")
+        return None
+    return target.value(result.means)
+
+
+def measure_noise(
+    ctx: Any, checkout: Project, target: Target, ledger: SearchLedger, section: Any, start: str
+) -> Noise:
+    """The project's code under the budget with seed 0 (the value every change must beat) and
+    ``baseline_repeats`` more seeds: the spread of those runs is the noise. Kept in the ledger;
+    a resumed search reuses it, and the runs a kill interrupted are made again."""
+    known = ledger.noise()
+    if known is not None and known.commit == start:
+        return known
+    values: list[float] = []
+    started = time.monotonic()
+    for seed in range(section.baseline_repeats + 1):
+        value = seeded_run(
+            ctx,
+            checkout,
+            target,
+            run_id=f"noise_{seed}",
+            seed=seed,
+            keep_in=ledger.noise_run(seed),
+            section=section,
+        )
+        if value is None and seed == 0:
+            raise StageFailed(
+                f"the project's code gives no {target.key} under the search's budget of "
+                f"{section.run_budget_s:g} s (see {ledger.relative}/noise/seed_0)",
+                f"make it write its results within $LABTUI_RUN_BUDGET_S seconds, or raise "
+                f"[{ledger.strategy}] run_budget_s",
+            )
+        if value is not None:
+            values.append(value)
+    noise = Noise(values, section.noise_sigmas, start, time.monotonic() - started)
+    ledger.write_noise(noise)
+    if len(values) > 1 and noise.std == 0:
+        ctx.say(
+            f"the baseline gave {target.key} = {values[0]:.6g} with every seed: the code ignores "
+            "$LABTUI_SEED or has no randomness, so any strict improvement counts"
+        )
+    return noise
+
+
+def seed_values(
+    ctx: Any, checkout: Project, target: Target, ledger: SearchLedger, section: Any, step: int
+) -> list[float]:
+    """The code of ``checkout`` (step ``step``'s) run with fresh seeds 1…``seeds``: their
+    values, the result the paper reports."""
+    values = []
+    for seed in range(1, section.seeds + 1):
+        value = seeded_run(
+            ctx,
+            checkout,
+            target,
+            run_id=f"seed_{step}_{seed}",
+            seed=seed,
+            keep_in=ledger.seed_run(step, seed),
+            section=section,
+        )
+        if value is not None:
+            values.append(value)
+    return values
