@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from .config import CONFIG_NAME, Config, load_config, save_config
 from .errors import LabtuiError
-from .templates import default_paper, find_template, validate_template
+from .templates import copy_template, default_paper, find_template, validate_template
 
 if TYPE_CHECKING:
     import git
@@ -61,9 +61,7 @@ class Project:
         source = find_template(template)
         validate_template(source)
         root = _empty_folder(directory)
-        shutil.copytree(
-            source, root, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
-        )
+        copy_template(source, root)
         config = Config()
         config.project.name = root.name
         config.project.template = str(template)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import shutil
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,24 @@ def default_paper() -> Path:
     """labtui's bundled paper: a one-column article in an ML conference layout, with a
     bibliography and the write-up's placeholders."""
     return builtin_templates_dir() / DEFAULT_PAPER
+
+
+RUN_TERMS = "labtui_run.py"  # the built-in templates' reader of a run's budget and seed
+
+
+def copy_template(source: Path, target: Path) -> None:
+    """A template's files into ``target``, with labtui's ``labtui_run.py`` beside them when its
+    code imports it and brings none of its own (the built-in templates share one file, and a
+    copy of one made elsewhere still runs)."""
+    shutil.copytree(
+        source, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+    )
+    imports = re.compile(r"^\s*(?:from|import)\s+labtui_run\b", re.MULTILINE)
+    needs = any(
+        imports.search(p.read_text(encoding="utf-8", errors="replace")) for p in target.glob("*.py")
+    )
+    if needs and not (target / RUN_TERMS).exists():
+        shutil.copy2(builtin_templates_dir() / RUN_TERMS, target / RUN_TERMS)
 
 
 def list_templates() -> list[str]:

@@ -26,7 +26,7 @@ from support.template_checks import (
     run_copy,
 )
 
-from labtui.core.templates import check_final_info, validate_template
+from labtui.core.templates import check_final_info, copy_template, validate_template
 
 SMOKE = {"LABTUI_SMOKE": "1"}
 BUDGET = "LABTUI_RUN_BUDGET_S"
@@ -314,7 +314,7 @@ def test_moons_seed_offset_continues_the_seeds_on_the_same_data(tmp_path: Path) 
     """LABTUI_SEED=1 trains seeds 3, 4, 5 exactly as a run of six seeds trains its last three:
     the data set did not change, and a seed means the same training in every run."""
     root = tmp_path / "moons"
-    shutil.copytree(TEMPLATES / "moons", root, ignore=shutil.ignore_patterns("__pycache__"))
+    copy_template(TEMPLATES / "moons", root)
     offset = run([PYTHON, "experiment.py", "--out_dir=run_1"], root, 120, {SEED: "1"})
     assert offset.returncode == 0, offset.stderr
     code = (root / "experiment.py").read_text()
@@ -412,11 +412,11 @@ BAD_VALUES = ((BUDGET, "abc"), (BUDGET, "-5"), (SEED, "-1"), (SEED, "1.5"))
 def test_a_bad_value_in_the_environment_exits_2(
     case: Case, variable: str, value: str, tmp_path: Path
 ) -> None:
-    out_dir = tmp_path / "run_0"
+    root = tmp_path / case.name
+    copy_template(case.folder, root)
+    out_dir = root / "run_0"
     env = {**case.env, variable: value}
-    bad = run(
-        [PYTHON, str(case.folder / "experiment.py"), f"--out_dir={out_dir}"], tmp_path, 180, env
-    )
+    bad = run([PYTHON, "experiment.py", f"--out_dir={out_dir}"], root, 180, env)
     assert bad.returncode == 2, bad.stderr
     assert f"{variable}={value!r} is not " in bad.stderr and "Traceback" not in bad.stderr
     assert not out_dir.exists()

@@ -82,3 +82,24 @@ def test_new_refuses_a_non_empty_folder(tmp_path, template_copy):
     with pytest.raises(Exception, match="not empty"):
         Project.create(tmp_path / "p", str(template_copy))
     assert (tmp_path / "p" / "keep.txt").read_text() == "mine"
+
+
+def test_a_template_that_reads_its_budget_gets_labtuis_reader_beside_it(tmp_path):
+    """The built-in templates share templates/labtui_run.py; a project (or a copy) gets it beside
+    experiment.py when its code imports it, unless it brings its own; other templates never."""
+    from labtui.core.templates import RUN_TERMS, copy_template
+
+    copy_template(builtin_templates_dir() / "moons", tmp_path / "moons")
+    shared = (builtin_templates_dir() / RUN_TERMS).read_text()
+    assert (tmp_path / "moons" / RUN_TERMS).read_text() == shared
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "experiment.py").write_text("from labtui_run import read_run_env\n")
+    (own / RUN_TERMS).write_text("# the template's own\n")
+    copy_template(own, tmp_path / "own_copy")
+    assert (tmp_path / "own_copy" / RUN_TERMS).read_text() == "# the template's own\n"
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "experiment.py").write_text("import json\n")
+    copy_template(plain, tmp_path / "plain_copy")
+    assert not (tmp_path / "plain_copy" / RUN_TERMS).exists()

@@ -12,10 +12,10 @@ both. It writes:
 Set the environment variable LABTUI_SMOKE=1 for a tiny run (a few seconds on a CPU) that checks
 the code path; without it the run is the real experiment, sized for a GPU (minutes).
 
-labtui may set two more (README, "Run budget and seeds"): LABTUI_RUN_BUDGET_S, the seconds the
-whole run may take (training stops early, at TRAIN_SHARE of it, so that the results are written
-in time), and LABTUI_SEED, an offset that gives the run other training seeds on the same splits.
-Without them the run is the one described above.
+labtui may set two more (README, "Run budget and seeds"; labtui_run.py reads them):
+LABTUI_RUN_BUDGET_S, the seconds the whole run may take (training stops early, at TRAIN_SHARE of
+it, so that the results are written in time), and LABTUI_SEED, an offset that gives the run
+other training seeds on the same splits. Without them the run is the one described above.
 """
 
 from __future__ import annotations
@@ -23,11 +23,8 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import math
 import os
-import sys
 import time
-from typing import NoReturn
 
 import numpy as np
 
@@ -35,6 +32,7 @@ import numpy as np
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
 import torch
+from labtui_run import SEED_VAR, Budget, out_of_time, read_run_env, seeds_of
 from torch import nn
 
 # ---------------------------------------------------------------------------------------------
@@ -85,115 +83,6 @@ if SMOKE:
 
 DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 CPU_THREADS = 1  # torch threads on a CPU: the models are tiny, extra threads mostly contend
-
-
-# ---------------------------------------------------------------------------------------------
-# Run budget and seeds, from the environment labtui sets
-# ---------------------------------------------------------------------------------------------
-BUDGET_VAR = "LABTUI_RUN_BUDGET_S"  # seconds the whole run may take; unset or empty: no budget
-SEED_VAR = "LABTUI_SEED"  # whole number >= 0; unset or empty: 0, the seeds of a plain run
-
-
-def process_start() -> float:
-    """time.monotonic() at the start of this process: the budget counts from there, so that the
-    interpreter, the imports and the data preparation count too (Linux /proc; elsewhere: now)."""
-    try:
-        with open("/proc/self/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()  # the name in (...) may hold spaces
-        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # seconds after boot
-        age_s = time.clock_gettime(time.CLOCK_BOOTTIME) - started
-    except (OSError, ValueError, IndexError, AttributeError):
-        age_s = 0.0
-    return time.monotonic() - (age_s if 0.0 <= age_s < 3600.0 else 0.0)
-
-
-STARTED = process_start()
-
-
-def env_error(name: str, raw: str, wanted: str, fix: str) -> NoReturn:
-    """A bad value in the environment: say which variable and what to do, exit code 2."""
-    print(f"error: {name}={raw!r} is not {wanted}; {fix}", file=sys.stderr)
-    sys.exit(2)
-
-
-def read_run_env() -> tuple[float | None, int]:
-    """(the run budget in seconds or None, the seed offset) from the environment."""
-    raw = os.environ.get(BUDGET_VAR, "").strip()
-    budget_s = None
-    if raw:
-        try:
-            budget_s = float(raw)
-        except ValueError:
-            budget_s = math.nan
-        if not (math.isfinite(budget_s) and budget_s > 0):
-            env_error(
-                BUDGET_VAR,
-                raw,
-                "a positive number of seconds",
-                f"set e.g. {BUDGET_VAR}=300 (fractions allowed), or unset it for no budget",
-            )
-    raw = os.environ.get(SEED_VAR, "").strip()
-    offset = 0
-    if raw:
-        try:
-            offset = int(raw)
-        except ValueError:
-            offset = -1
-        if offset < 0:
-            env_error(
-                SEED_VAR,
-                raw,
-                "a whole number >= 0",
-                f"set e.g. {SEED_VAR}=1 for other seeds, or unset it for the usual ones",
-            )
-    return budget_s, offset
-
-
-class Budget:
-    """When each training must stop. Every training of the run (one per operation and seed) starts with
-    an equal share of the training time left, so an early seed cannot starve the later ones and
-    time an earlier one did not use passes on; each still trains at least one step."""
-
-    def __init__(self, budget_s: float | None, trainings: int) -> None:
-        self.budget_s = budget_s
-        self.end = None if budget_s is None else STARTED + TRAIN_SHARE * budget_s
-        self.left = trainings
-
-    def next_deadline(self) -> float | None:
-        """time.monotonic() at which the next training stops (None: no budget)."""
-        if self.end is None:
-            return None
-        now = time.monotonic()
-        share = max(0.0, self.end - now) / max(self.left, 1)
-        self.left -= 1
-        return now + share
-
-    def describe(self) -> str:
-        if self.budget_s is None:
-            return f"budget none ({BUDGET_VAR} unset): training runs to the caps"
-        return (
-            f"budget {self.budget_s:g} s from {BUDGET_VAR}: "
-            f"training stops at {TRAIN_SHARE * self.budget_s:g} s"
-        )
-
-    def record(self, trained: list[int], cap: int, unit: str) -> dict:
-        """What the budget did, for final_info.json (beside "means": labtui reads only those)."""
-        return {
-            "budget_s": self.budget_s,
-            "stopped_early": any(n < cap for n in trained),
-            "trained": trained,  # steps per seed
-            "cap": cap,
-            "unit": unit,
-        }
-
-
-def out_of_time(deadline: float | None) -> bool:
-    return deadline is not None and time.monotonic() >= deadline
-
-
-def seeds_of(offset: int) -> list[int]:
-    """N_SEEDS training seeds; offsets 0, 1, 2, ... give disjoint sets (0: 0..N_SEEDS-1)."""
-    return [offset * N_SEEDS + i for i in range(N_SEEDS)]
 
 
 def aligned(
@@ -406,8 +295,8 @@ def main() -> None:
     if DEVICE.type == "cpu":
         torch.set_num_threads(CPU_THREADS)
     print(f"device {DEVICE.type} smoke {int(SMOKE)} operations {','.join(OPERATIONS)}", flush=True)
-    seeds = seeds_of(seed_offset)
-    budget = Budget(budget_s, trainings=len(OPERATIONS) * len(seeds))
+    seeds = seeds_of(seed_offset, N_SEEDS)
+    budget = Budget(budget_s, train_share=TRAIN_SHARE, trainings=len(OPERATIONS) * len(seeds))
     print(f"seeds {seeds} (offset {seed_offset} from {SEED_VAR})", flush=True)
     print(budget.describe(), flush=True)
 

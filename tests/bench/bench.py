@@ -39,6 +39,8 @@ sys.path.insert(0, str(TESTS))
 
 from tui_bench import Row, json_line, machine, print_machine, print_table, tui_rows  # noqa: E402
 
+from labtui.core.templates import copy_template  # noqa: E402
+
 
 def timed(argv: list[str], **kwargs) -> float:
     started = time.perf_counter()
@@ -280,7 +282,6 @@ def paper_reading_rows(repeat: int) -> list[Row]:
 def template_rows() -> list[Row]:
     """Each bundled template's smoke run (LABTUI_SMOKE=1), `experiment.py` then `plot.py`, in a
     fresh copy; the default (GPU-sized) runs are minutes to hours and are not timed here."""
-    import shutil
     import tempfile
 
     from labtui.core.templates import list_templates
@@ -290,7 +291,7 @@ def template_rows() -> list[Row]:
     for name in list_templates():
         with tempfile.TemporaryDirectory() as scratch:
             root = Path(scratch) / name
-            shutil.copytree(templates / name, root, ignore=shutil.ignore_patterns("__pycache__"))
+            copy_template(templates / name, root)
             env = {**os.environ, "LABTUI_SMOKE": "1"}
             run_s = timed([sys.executable, "experiment.py", "--out_dir=run_0"], cwd=root, env=env)
             plot_s = timed([sys.executable, "plot.py"], cwd=root, env=env)

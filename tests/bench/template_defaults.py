@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from tui_bench import Row, json_line, machine, print_machine, print_table  # noqa: E402
+
+from labtui.core.templates import copy_template  # noqa: E402
 
 PROGRESS = re.compile(r"\b(?:step|iter|epoch)\s+(\d+)/(\d+)")
 DEVICE = re.compile(r"\bdevice[ =](\w+)")
@@ -146,9 +147,7 @@ def default_rows(names: list[str], budget_s: float) -> list[Row]:
     for name in names:
         with tempfile.TemporaryDirectory() as scratch:
             root = Path(scratch) / name
-            shutil.copytree(
-                ROOT / "templates" / name, root, ignore=shutil.ignore_patterns("__pycache__")
-            )
+            copy_template(ROOT / "templates" / name, root)
             progress, wall = run_for(root, budget_s)
             units = units_of(root / "experiment.py")
             per_step = progress.per_step_s()

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from labtui.core.templates import copy_template
+
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 PYTHON = sys.executable
 BUILD_SUFFIXES = {".png", ".pdf", ".aux", ".log", ".bbl", ".blg", ".fls", ".out"}
@@ -62,7 +64,7 @@ def run_copy(
 ) -> dict:
     """Copy a template, run `experiment.py --out_dir=run_0` and `plot.py` in the copy."""
     root = tmp_path_factory.mktemp(template.name) / template.name
-    shutil.copytree(template, root, ignore=shutil.ignore_patterns("__pycache__"))
+    copy_template(template, root)
     # How fast a template runs is the bench script's business and the READMEs' figures.
     experiment = run([PYTHON, "experiment.py", "--out_dir=run_0"], root, timeout=timeout, env=env)
     plot = run([PYTHON, "plot.py"], root, timeout=timeout)
