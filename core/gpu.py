@@ -121,6 +121,35 @@ def describe() -> str:
     return ", ".join(f"{count} × {name} ({gb} GB)" for (name, gb), count in kinds.items())
 
 
+class MemoryPeaks:
+    """The most memory seen in use on each GPU since a run on it began, from the sampler's
+    readings (once a second): a run's peak GPU memory, for its record and a search's ledger.
+    A leased GPU is one nobody else was using, so what it holds is the run's."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._peaks: dict[int, float] = {}
+
+    def start(self, devices: tuple[int, ...]) -> None:
+        with self._lock:
+            for index in devices:
+                self._peaks[index] = 0.0
+
+    def seen(self, gpus: list[GpuInfo]) -> None:
+        with self._lock:
+            for gpu in gpus:
+                if gpu.index in self._peaks:
+                    self._peaks[gpu.index] = max(self._peaks[gpu.index], gpu.mem_used_mb)
+
+    def peak_mb(self, devices: tuple[int, ...]) -> float:
+        """The peaks of ``devices`` together (0 without GPUs or before any reading)."""
+        with self._lock:
+            return sum(self._peaks.get(index, 0.0) for index in devices)
+
+
+memory_peaks = MemoryPeaks()
+
+
 class GpuSampler:
     """Context manager that emits a GpuSample every ``interval_s`` seconds while a run is going.
 
@@ -178,6 +207,7 @@ class GpuSampler:
                 except Exception:
                     gpus = []
                 if gpus:
+                    memory_peaks.seen(gpus)
                     self._emit(GpuSample(stage=self._stage, gpus=[asdict(g) for g in gpus]))
                 self._stop.wait(self._interval_s)
         finally:

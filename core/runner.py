@@ -32,7 +32,7 @@ from .config_sections import ExperimentSection, ResultsSection, SandboxSection
 from .errors import LabtuiError
 from .events import Event, MetricPointData, MetricsReported, Notice, RunFinished, RunStarted
 from .experiment_spec import NO_TERMS, RunTerms, protected_files, run_argv, run_env
-from .gpu import GpuPool, gpu_activity, gpu_sampling, lease_gpus, shared_gpu_pool
+from .gpu import GpuPool, gpu_activity, gpu_sampling, lease_gpus, memory_peaks, shared_gpu_pool
 from .interpreter import probe_interpreter
 from .processes import ProcessResult, last_line, run_process
 from .run_watch import Watch
@@ -60,6 +60,7 @@ class RunResult:
     means: dict[str, Any] = field(default_factory=dict)  # dataset -> its "means" dict
     problem: str = ""  # '' when the run succeeded and final_info.json is valid
     peak_memory_mb: float = 0.0  # the run's peak resident memory, as sampled
+    peak_gpu_memory_mb: float = 0.0  # the most its GPUs held, sampled once a second (0: none)
     over_budget: bool = False  # stopped at its budget and judged on what it had written
 
     @property
@@ -378,6 +379,7 @@ def run_experiment(
         gpu_sampling(emit, stage),
         gpu_activity(lease.devices) as gpu_busy,
     ):
+        memory_peaks.start(lease.devices)
         watch = Watch(
             stall_s=stall_s,
             stall_stop_s=stall_stop_s,
@@ -397,6 +399,7 @@ def run_experiment(
             watch=watch,
         )
 
+    gpu_peak_mb = memory_peaks.peak_mb(lease.devices)
     undone = restore_protected(root, protected)
     sources: list[str] = []
     ended_early = bool(proc.timed_out or proc.stopped or proc.returncode or proc.limit_hit)
@@ -461,6 +464,7 @@ def run_experiment(
             "sandbox": spec.record(),
             "limit_hit": proc.limit_hit,
             "peak_memory_mb": round(proc.peak_rss_mb, 1),
+            "peak_gpu_memory_mb": round(gpu_peak_mb, 1),
             "oom_killer_struck": proc.oom_struck,
             "problem": problem,
             "smoke": smoke,
@@ -492,5 +496,6 @@ def run_experiment(
         means=means,
         problem=problem,
         peak_memory_mb=round(proc.peak_rss_mb, 1),
+        peak_gpu_memory_mb=round(gpu_peak_mb, 1),
         over_budget=over_budget and not problem,
     )

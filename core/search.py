@@ -234,9 +234,17 @@ def result_step(
         stderr_tail="" if attempted.ok else attempted.stderr_tail,
         tried=list(attempted.tried),
         digest=attempted.digest or code_digest(now),
-        memory_mb=result.peak_memory_mb if result is not None else 0.0,
+        memory_mb=_memory_mb(result),
         run_s=attempted.run_s,
     )
+
+
+def _memory_mb(result: Any) -> float:
+    """What the ledger's memory column says: the run's GPU memory when it had GPUs, else the
+    memory it held on the host (its peak, as sampled)."""
+    if result is None:
+        return 0.0
+    return result.peak_gpu_memory_mb or result.peak_memory_mb
 
 
 def note_step(root: Path, step: Step, run_dir: Path, made_from: str) -> None:

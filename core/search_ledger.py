@@ -70,7 +70,7 @@ class Step:
     stderr_tail: str = ""  # the end of a failed run's standard error (what a debug step reads)
     tried: list[str] = field(default_factory=list)  # one line per edit-and-run attempt
     digest: str = ""  # of the code it ran (an identical change is never run twice)
-    memory_mb: float = 0.0  # the run's peak resident memory
+    memory_mb: float = 0.0  # the run's peak memory: its GPUs' when it had any, else the host's
     wall_s: float = 0.0  # the whole step: proposal, edits, runs, bookkeeping
     run_s: float = 0.0  # of that, the runs themselves
     model_s: float = 0.0  # of that, waiting for the model

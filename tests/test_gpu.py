@@ -301,3 +301,15 @@ def test_concurrent_runs_share_one_sampler(monkeypatch: pytest.MonkeyPatch) -> N
             assert samplers() == 1, "each GPU must be read once, however many runs there are"
         assert samplers() == 1, "the first run still goes on"
     assert samplers() == 0, "the last run's end stopped the sampler"
+
+
+def test_a_runs_gpu_memory_peak_is_the_most_its_gpus_held_while_it_ran():
+    from labtui.core.gpu import MemoryPeaks
+
+    peaks = MemoryPeaks()
+    peaks.seen([GpuInfo(0, "A", 0, 9_000, 80_000, 40)])  # before the run: not counted
+    peaks.start((0,))
+    for used in (1_000, 12_000, 4_000):
+        peaks.seen([GpuInfo(0, "A", 90, used, 80_000, 60), GpuInfo(1, "B", 90, 70_000, 80_000, 60)])
+    assert peaks.peak_mb((0,)) == 12_000, "GPU 1 is another run's: not this one's"
+    assert peaks.peak_mb(()) == 0.0
