@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .artifacts import NOTES, load_plan
+from .artifacts import NOTES
 from .errors import Aborted, UnusableAnswer
 from .events import SearchStarted, SearchStep
 from .experiment_runs import attempt_run
@@ -40,6 +40,7 @@ from .search import (
     known_code,
     ledger_lines,
     note_step,
+    plan_directions,
     propose,
     put_summary,
     result_step,
@@ -277,14 +278,6 @@ class Climb:
 
     def _proposal_prompt(self) -> str:
         work, target = self.work, self.target
-        planned = load_plan(self.ctx.project.root, max(1, self.ctx.config.limits.max_runs))
-        directions = (
-            "\nDirections the researcher approved in the plan (try them, one at a time):\n"
-            + "\n".join(f"- {run.change}" for run in planned)
-            + "\n"
-            if planned
-            else ""
-        )
         return work.prompt(
             "climb_propose",
             title=self.idea.title,
@@ -296,7 +289,7 @@ class Climb:
             threshold=f"{self.noise.threshold:.4g}",
             code=code_text(work.project.root, work.config.experiment),
             ledger=ledger_lines(self.steps, target),
-            directions=directions,
+            directions=plan_directions(self.ctx, "try them, one at a time"),
             notes=work.notes_block(),
         )
 

@@ -182,6 +182,17 @@ def unproposed_in_a_row(steps: list[Step]) -> str:
     )
 
 
+def plan_directions(ctx: Any, how: str) -> str:
+    """The approved plan's runs, as directions for a search's proposals ('' without a plan)."""
+    from .artifacts import load_plan
+
+    planned = load_plan(ctx.project.root, max(1, ctx.config.limits.max_runs))
+    if not planned:
+        return ""
+    lines = "\n".join(f"- {run.change}" for run in planned)
+    return f"\nDirections the researcher approved in the plan ({how}):\n{lines}\n"
+
+
 def known_code(steps: list[Step]) -> dict[str, str]:
     """{code digest: which step ran it} of every step whose code ran or was refused."""
     return {step.digest: f"step {step.step} ({step.status})" for step in steps if step.digest}

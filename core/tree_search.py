@@ -37,6 +37,7 @@ from .search import (
     known_code,
     ledger_lines,
     note_step,
+    plan_directions,
     propose,
     put_summary,
     result_step,
@@ -309,6 +310,7 @@ class Tree:
                 "tree_draft",
                 experiment=self.idea.experiment,
                 direction=self.target.direction,
+                directions=plan_directions(self.ctx, "a draft may take one of them"),
                 ledger=ledger_lines(list(choice.seen), self.target),
                 **shared,
             )

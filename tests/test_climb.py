@@ -280,3 +280,21 @@ def test_without_a_metric_the_first_the_project_declares_is_climbed(tmp_path):
     baseline = {"moons": {"train_time_s_mean": 0.2, "test_accuracy_mean": 0.93}}
     target = find_target(ClimbSection(), "climb", baseline, tmp_path)
     assert (target.key, target.direction) == ("moons.test_accuracy_mean", "higher")
+
+
+def test_the_approved_plans_runs_are_the_directions_the_proposals_start_from(session, llm_server):
+    root = session.project.root
+    plan = {"idea": IDEA["Name"], "runs": [{"change": "Try SCORE 0.8", "measure": "the score"}]}
+    (root / "plan.json").write_text(json.dumps(plan))
+    session.project.commit("test: the plan")
+    session.config.climb.max_runs = 1
+    session.config.climb.seeds = 0
+    ScriptedSearcher(root, [score_change(0.8)]).install(llm_server)
+    experiments_stage.run(session.context_for("experiments"))
+    asked = [
+        last_user_text(r)
+        for r in llm_server.requests_for("scripted-experiments")
+        if last_user_text(r).startswith("You are running a hill-climb")
+    ]
+    assert "Directions the researcher approved in the plan" in asked[0]
+    assert "- Try SCORE 0.8" in asked[0]

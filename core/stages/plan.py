@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..artifacts import PLAN, PlannedRun, load_plan, plan_record
 from ..baseline import ensure_baseline
+from ..config import Config
 from ..errors import StageFailed
 from ..planning import chosen_idea, plan_markdown, propose_plan
 from ..scaffold import Written, scaffold, written_markdown
@@ -20,7 +21,7 @@ def run(ctx: StageContext) -> StageOutput:
     idea = chosen_idea(ctx)
     written = scaffold(ctx, idea)
     runs = propose_plan(ctx, idea, ensure_baseline(ctx))
-    return _plan_output(idea.name, runs, written)
+    return _plan_output(idea.name, runs, written, ctx.config)
 
 
 def reload(ctx: StageContext, output: StageOutput) -> StageOutput:
@@ -28,19 +29,37 @@ def reload(ctx: StageContext, output: StageOutput) -> StageOutput:
     runs = load_plan(ctx.project.root, max(1, ctx.config.limits.max_runs))
     if not runs:
         raise StageFailed(f"{PLAN} was deleted", "revise at the checkpoint to plan again")
-    return _plan_output(output.result.get("idea", ""), runs, scaffold(ctx, chosen_idea(ctx)))
+    return _plan_output(
+        output.result.get("idea", ""), runs, scaffold(ctx, chosen_idea(ctx)), ctx.config
+    )
 
 
-def _plan_output(idea: str, runs: list[PlannedRun], written: list[Written]) -> StageOutput:
+def _plan_output(
+    idea: str, runs: list[PlannedRun], written: list[Written], config: Config
+) -> StageOutput:
     result: dict[str, object] = {"idea": idea, "runs": plan_record(runs)}
     if written:
         result["written"] = {w.name: w.commit for w in written}
     return StageOutput(
         summary=f"a plan of {len(runs)} run(s) for {idea}",
         result=result,
-        checkpoint_body=written_markdown(written) + plan_markdown(runs),
+        checkpoint_body=written_markdown(written) + plan_markdown(runs) + _search_note(config),
         kind="plan",
         product=PLAN,
+    )
+
+
+def _search_note(config: Config) -> str:
+    """Under a search strategy the plan's runs are directions, not the runs: said so."""
+    search = config.search
+    if search is None:
+        return ""
+    what = "a hill-climb" if config.experiment.strategy == "climb" else "a tree search"
+    steps = "attempts" if config.experiment.strategy == "climb" else "nodes"
+    return (
+        f"\n\n*[experiment] strategy = {config.experiment.strategy}: the experiments are {what} "
+        f"of up to {search.limit} {steps} at {search.run_budget_s:g} s a run; these runs are "
+        "directions its proposals start from.*"
     )
 
 
