@@ -434,6 +434,7 @@ class Session:
     def _recover_uncommitted_work(self) -> None:
         """Edits made since the last session (by hand, or by a run killed mid-stage) are kept as
         a commit before anything else touches the files."""
+        self.project.clear_stale_ref_locks()
         commit = self.project.commit("labtui: keep changes made since the last session")
         for repair in self.project.take_repairs():
             self.emit(Notice(text=repair))

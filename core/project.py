@@ -247,6 +247,31 @@ class Project:
             "no git process was running)"
         )
 
+    def clear_stale_ref_locks(self) -> None:
+        """A git killed while it moved a ref (a kill during ``git tag`` or a branch update)
+        leaves ``<ref>.lock``, and every later update of that ref fails on it. Called when a
+        session starts, before anything of labtui works in the project: with no git running
+        there, such locks are stale, removed and said."""
+        common = Path(self.repo.git.rev_parse("--git-common-dir"))
+        common = common if common.is_absolute() else self.root / common
+        locks = [
+            path
+            for path in (
+                common / "HEAD.lock",
+                common / "packed-refs.lock",
+                *(common / "refs").rglob("*.lock"),
+            )
+            if path.is_file()
+        ]
+        if not locks or git_processes_in(self.root):
+            return
+        for lock in locks:
+            lock.unlink(missing_ok=True)
+            self._repairs.append(
+                f"removed a stale {lock} (a git command was killed while it moved a ref; "
+                "no git process was running)"
+            )
+
     def _fallback_identity(self) -> dict[str, str]:
         """labtui's own name on its commits where git knows no identity here: the project was
         made where one was set globally and runs where none is (another HOME, a service, a

@@ -177,8 +177,9 @@ class Tree:
 
     def _next_choice(self, growing: list[Choice]) -> Choice:
         action, parent = choose(self.nodes, growing, self.section, self.target)
-        taken = [n.step for n in self.nodes] + [c.number for c in growing]
-        return Choice(action, parent, max(taken, default=0) + 1, tuple(self.nodes))
+        taken = {n.step for n in self.nodes} | {c.number for c in growing}
+        number = next(n for n in range(1, len(taken) + 2) if n not in taken)  # a cut node's too
+        return Choice(action, parent, number, tuple(self.nodes))
 
     def _grow_node(self, worker: Worker, choice: Choice) -> Step:
         """One node, in ``worker``'s thread and worktree: proposed, made, run, written to the

@@ -187,3 +187,21 @@ def test_editing_a_checkpoint_without_a_product_is_not_offered(project):
     asked = []
     Checkpoints(ScriptedPort(Decision("approve")), asked.append).ask("x", "t", "b")
     assert "edit" not in asked[0].options
+
+
+def test_a_ref_lock_left_by_a_killed_git_is_removed_when_the_session_starts(project):
+    """A kill during `git tag` leaves refs/tags/....lock: every later `git tag -f` of that name
+    failed on it (seen resuming a kill at the experiments' start). With no git running, the
+    next session removes it, says so, and the tag can be written."""
+    locks = project.root / ".git" / "refs" / "tags" / "labtui" / "experiments"
+    locks.mkdir(parents=True)
+    (locks / "start.lock").write_text("")
+    session = Session.open(project.root)
+    said = []
+    session.bus.subscribe(said.append)
+    session._recover_uncommitted_work()
+    assert not (locks / "start.lock").exists()
+    notes = [e.text for e in said if isinstance(e, Notice)]
+    assert any("removed a stale" in n and "start.lock" in n for n in notes), notes
+    project.tag("labtui/experiments/start", "the tag can be written again")
+    session.journal.close()

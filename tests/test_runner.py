@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import shutil
 import sys
 import textwrap
 import time
@@ -20,6 +19,7 @@ from labtui.core.events import Event, LogLine, MetricsReported, RunFinished
 from labtui.core.plot_run import run_plot
 from labtui.core.processes import run_process
 from labtui.core.runner import run_experiment
+from labtui.core.templates import copy_template
 
 PYTHON = sys.executable
 MOONS = Path(__file__).resolve().parents[1] / "templates" / "moons"
@@ -236,7 +236,7 @@ def test_a_failing_subscriber_surfaces_without_hanging_the_child(tmp_path: Path)
 @pytest.fixture
 def moons(tmp_path: Path) -> Path:
     root = tmp_path / "moons"
-    shutil.copytree(MOONS, root, ignore=shutil.ignore_patterns("__pycache__", "run_*", "*.png"))
+    copy_template(MOONS, root)
     return root
 
 
