@@ -37,6 +37,7 @@ from .search import (
     checkpoint_due,
     find_target,
     hours_used,
+    idle_in_a_row,
     known_code,
     ledger_lines,
     note_step,
@@ -47,7 +48,6 @@ from .search import (
     search_markdown,
     step_clock,
     unproposed,
-    unproposed_in_a_row,
 )
 from .search_git import (
     bring_home,
@@ -148,7 +148,7 @@ class Climb:
         return reason
 
     def limit_reached(self) -> str:
-        if stalled := unproposed_in_a_row(self.steps):
+        if stalled := idle_in_a_row(self.steps):
             return stalled
         if len(self.steps) >= self.section.max_runs:
             return f"{self.section.max_runs} attempts made"

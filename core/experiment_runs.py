@@ -137,6 +137,7 @@ def attempt_run(
     files = code_files(ctx.project)
     names = ", ".join(files)
     outcome = Attempted()
+    request = prompt  # what the run needs: a retry in aider's fresh chat must say it again
     for attempt in range(1, attempts + 1):
         ctx.check_stop()
         outcome.sent.append(prompt)
@@ -153,7 +154,9 @@ def attempt_run(
             outcome.problem = f"the edit did not change {names}: {why}"
             outcome.tried.append(f"attempt {attempt}: {outcome.problem}")
             ctx.say(f"{run_id} attempt {attempt}: {outcome.problem}")
-            prompt = ctx.prompt("experiment_noop", error=edit.error or "no file changed")
+            prompt = ctx.prompt(
+                "experiment_noop", error=edit.error or "no file changed", request=request
+            )
             continue
         code = code_digest(code_now(ctx.project, files))
         outcome.digest = code
@@ -162,7 +165,7 @@ def attempt_run(
             outcome.problem = f"{names} is the very code {same} already ran"
             outcome.tried.append(f"attempt {attempt}: {outcome.problem}; not run again")
             ctx.emit(Refused(stage=ctx.stage, what="run", subject=run_id, reason=outcome.problem))
-            prompt = ctx.prompt("experiment_same", run_id=run_id, same=same)
+            prompt = ctx.prompt("experiment_same", run_id=run_id, same=same, request=request)
             continue
         result = run_in_project(
             ctx,

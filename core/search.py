@@ -50,6 +50,15 @@ class Target:
         entry = means.get(self.dataset)
         return finite(entry.get(self.name)) if isinstance(entry, dict) else None
 
+    def stderr(self, final_info: dict[str, Any] | None) -> float | None:
+        """The standard error the run reported of the metric's mean over its seeds (The AI
+        Scientist's "stderrs": "<metric>_stderr" beside "<metric>_mean"); None without one."""
+        entry = (final_info or {}).get(self.dataset)
+        errors = entry.get("stderrs") if isinstance(entry, dict) else None
+        if not isinstance(errors, dict):
+            return None
+        return finite(errors.get(f"{self.name.removesuffix('_mean')}_stderr"))
+
     def gain(self, value: float, over: float) -> float:
         """How much better ``value`` is than ``over`` (negative: worse)."""
         return value - over if self.direction == HIGHER else over - value
@@ -154,7 +163,7 @@ def propose(ctx: Any, prompt: str, earlier: list[Step]) -> Any:
 
 
 NO_PROPOSAL = "(no usable proposal)"
-UNPROPOSED_LIMIT = 3  # steps in a row without a usable proposal end a search: the model cannot
+IDLE_LIMIT = 3  # steps in a row in which nothing ran end a search: the model cannot make one
 
 
 def unproposed(number: int, base: str, error: Any, status: str) -> Step:
@@ -171,14 +180,28 @@ def unproposed(number: int, base: str, error: Any, status: str) -> Step:
     )
 
 
-def unproposed_in_a_row(steps: list[Step]) -> str:
-    """Why the search must end when its last steps all lacked a usable proposal ('' if not)."""
-    last = steps[-UNPROPOSED_LIMIT:]
-    if len(last) < UNPROPOSED_LIMIT or any(s.description != NO_PROPOSAL for s in last):
+def ran_nothing(step: Step) -> bool:
+    """No proposal, or no edit that changed the code (or only code that already ran): the
+    model made nothing that could be measured."""
+    return step.value is None and step.run_s == 0
+
+
+def idle_in_a_row(steps: list[Step]) -> str:
+    """Why the search must end when nothing ran in its last steps ('' if something did): a
+    model that alternates unusable proposals with edits that never land would spend every
+    attempt of the night."""
+    last = steps[-IDLE_LIMIT:]
+    if len(last) < IDLE_LIMIT or not all(ran_nothing(step) for step in last):
         return ""
+    said = (
+        "no usable proposal"
+        if all(s.description == NO_PROPOSAL for s in last)
+        else ("no usable change")
+    )
+    why = last[-1].verdict or last[-1].problem
     return (
-        f"the model gave no usable proposal {UNPROPOSED_LIMIT} times in a row "
-        f"({last[-1].verdict}); a stronger [models] experiments model is needed"
+        f"the model gave {said} {IDLE_LIMIT} times in a row ({why[:200]}); a stronger "
+        "[models] experiments model is needed"
     )
 
 
@@ -206,7 +229,9 @@ def ledger_lines(steps: list[Step], target: Target, last: int = 30) -> str:
     lines = [] if len(shown) == len(steps) else [f"({len(steps) - len(shown)} earlier steps)"]
     for step in shown:
         value = "no result" if step.value is None else f"{target.name} {step.value:.6g}"
-        why = f" — {step.problem[:120]}" if step.problem else ""
+        # a refused proposal's problem quotes the refused text: shown, it would be copied
+        problem = "" if step.description == NO_PROPOSAL else step.problem
+        why = f" — {problem[:120]}" if problem else ""
         lines.append(f"- step {step.step}: {step.status}, {value}: {step.description}{why}")
     return "\n".join(lines)
 
@@ -308,9 +333,10 @@ def search_markdown(
     base = noise.values[0]
     lines = [
         f"{len(steps)} step(s): {said}. The metric: {target.key} ({target.direction} is better).",
-        f"The project's code under the budget: {base:.6g}; run-to-run noise over "
-        f"{len(noise.values)} seed(s): std {noise.std:.4g}, so a change had to beat the best by "
-        f"more than {noise.threshold:.4g}.",
+        f"The project's code under the budget: {base:.6g}; run-to-run noise: std "
+        f"{noise.std:.4g} (the spread of {len(noise.values)} seed(s), {noise.spread:.4g}, or the "
+        f"runs' own standard error, {noise.reported:.4g}, whichever is larger), so a change had "
+        f"to beat the best by more than {noise.threshold:.4g}.",
     ]
     if final.best_step:
         lines.append(

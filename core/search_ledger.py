@@ -92,17 +92,31 @@ class Step:
 
 @dataclass
 class Noise:
-    """The baseline run again with other seeds: its values (run_0's first) and the threshold a
-    change must beat."""
+    """The baseline run again with other seeds: its values (seed 0's first), the standard errors
+    the runs reported of their own means (over their seeds; none when they report none), and the
+    threshold a change must beat: ``sigmas`` times the larger of the two estimates of a run's
+    noise, the spread of the repeats and the runs' own standard error. Repeats of a coarse
+    metric (an accuracy in steps of 0.001) can tie by chance; the runs' standard error still
+    says how far a single run moves."""
 
     values: list[float]
     sigmas: float
     commit: str = ""  # the code they ran: where the search starts
     wall_s: float = 0.0  # the repeats' time, which counts toward max_hours
+    stderrs: list[float] = field(default_factory=list)
+
+    @property
+    def spread(self) -> float:
+        return statistics.stdev(self.values) if len(self.values) > 1 else 0.0
+
+    @property
+    def reported(self) -> float:
+        return statistics.fmean(self.stderrs) if self.stderrs else 0.0
 
     @property
     def std(self) -> float:
-        return statistics.stdev(self.values) if len(self.values) > 1 else 0.0
+        """A run's noise: the larger estimate."""
+        return max(self.spread, self.reported)
 
     @property
     def threshold(self) -> float:
@@ -111,7 +125,10 @@ class Noise:
     def to_dict(self) -> dict[str, Any]:
         return {
             "values": self.values,
+            "stderrs": self.stderrs,
             "sigmas": self.sigmas,
+            "spread": self.spread,
+            "reported": self.reported,
             "std": self.std,
             "threshold": self.threshold,
             "commit": self.commit,
@@ -212,6 +229,7 @@ class SearchLedger:
             float(data.get("sigmas", 0.0)),
             str(data.get("commit", "")),
             float(data.get("wall_s", 0.0)),
+            [float(v) for v in data.get("stderrs") or []],
         )
 
     def write_noise(self, noise: Noise) -> None:

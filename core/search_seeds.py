@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import StageFailed
 from .experiment_spec import RunTerms
@@ -16,6 +16,13 @@ from .project import Project
 from .search import Target
 from .search_git import drop_run_folder
 from .search_ledger import Noise, SearchLedger, copy_run_record
+
+
+class Seeded(NamedTuple):
+    """One seeded run's metric and the standard error it reported of it (None: none)."""
+
+    value: float | None
+    stderr: float | None
 
 
 def seeded_run(
@@ -27,15 +34,19 @@ def seeded_run(
     seed: int,
     keep_in: Path,
     section: Any,
-) -> float | None:
+) -> Seeded:
     """The code of ``checkout`` run once more with $LABTUI_SEED = ``seed`` under the budget;
     its record kept in ``keep_in`` (which is reused when a resumed search already has it).
-    The metric's value, or None when the run gave none."""
+    The metric's value and its reported standard error (None when the run gave none)."""
     from .runner import configured, read_final_info, run_experiment
 
     if (keep_in / "final_info.json").is_file():
-        _, means, problem = read_final_info(keep_in)
-        return None if problem else target.value(means)
+        final_info, means, problem = read_final_info(keep_in)
+        return (
+            Seeded(None, None)
+            if problem
+            else Seeded(target.value(means), target.stderr(final_info))
+        )
     result = run_experiment(
         checkout.root,
         run_id,
@@ -52,8 +63,8 @@ def seeded_run(
     drop_run_folder(checkout, run_id)
     if not result.ok:
         ctx.say(f"{run_id} (seed {seed}) gave no result: {result.problem}")
-        return None
-    return target.value(result.means)
+        return Seeded(None, None)
+    return Seeded(target.value(result.means), target.stderr(result.final_info))
 
 
 def measure_noise(
@@ -66,9 +77,10 @@ def measure_noise(
     if known is not None and known.commit == start:
         return known
     values: list[float] = []
+    stderrs: list[float] = []
     started = time.monotonic()
     for seed in range(section.baseline_repeats + 1):
-        value = seeded_run(
+        value, stderr = seeded_run(
             ctx,
             checkout,
             target,
@@ -86,14 +98,27 @@ def measure_noise(
             )
         if value is not None:
             values.append(value)
-    noise = Noise(values, section.noise_sigmas, start, time.monotonic() - started)
+        if stderr is not None:
+            stderrs.append(stderr)
+    noise = Noise(values, section.noise_sigmas, start, time.monotonic() - started, stderrs)
     ledger.write_noise(noise)
-    if len(values) > 1 and noise.std == 0:
-        ctx.say(
-            f"the baseline gave {target.key} = {values[0]:.6g} with every seed: the code ignores "
-            "$LABTUI_SEED or has no randomness, so any strict improvement counts"
-        )
+    if len(values) > 1 and noise.spread == 0:
+        ctx.say(noise_said(target, noise))
     return noise
+
+
+def noise_said(target: Target, noise: Noise) -> str:
+    """What the researcher is told when the baseline's repeats tie."""
+    tied = f"the baseline's {len(noise.values)} runs gave {target.key} = {noise.values[0]:.6g} each"
+    if noise.reported:
+        return (
+            f"{tied} (a coarse metric can tie by chance); the noise is the runs' own standard "
+            f"error instead, {noise.reported:.4g}"
+        )
+    return (
+        f"{tied} and report no standard error: the code ignores $LABTUI_SEED or has no "
+        "randomness, so any strict improvement counts"
+    )
 
 
 def seed_values(
@@ -103,7 +128,7 @@ def seed_values(
     values, the result the paper reports."""
     values = []
     for seed in range(1, section.seeds + 1):
-        value = seeded_run(
+        value, _ = seeded_run(
             ctx,
             checkout,
             target,

@@ -34,6 +34,7 @@ from .search import (
     checkpoint_due,
     find_target,
     hours_used,
+    idle_in_a_row,
     known_code,
     ledger_lines,
     note_step,
@@ -44,7 +45,6 @@ from .search import (
     search_markdown,
     step_clock,
     unproposed,
-    unproposed_in_a_row,
 )
 from .search_git import (
     bring_home,
@@ -134,7 +134,7 @@ class Tree:
     # -- growing --------------------------------------------------------------------------------
 
     def limit_reached(self, growing: int) -> str:
-        if stalled := unproposed_in_a_row(self.nodes):
+        if stalled := idle_in_a_row(self.nodes):
             return stalled
         if len(self.nodes) + growing >= self.section.max_nodes:
             return f"{self.section.max_nodes} nodes grown"

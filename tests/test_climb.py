@@ -298,3 +298,25 @@ def test_the_approved_plans_runs_are_the_directions_the_proposals_start_from(ses
     ]
     assert "Directions the researcher approved in the plan" in asked[0]
     assert "- Try SCORE 0.8" in asked[0]
+
+
+def test_tied_repeats_of_a_coarse_metric_take_the_noise_from_the_runs_own_standard_error():
+    """Seen with moons: seeds 0-2 and 3-5 both averaged 0.936667 (accuracy moves in steps of
+    0.001), so the spread of the repeats was 0, yet each run reported a standard error."""
+    from labtui.core.search import Target
+    from labtui.core.search_ledger import Noise
+    from labtui.core.search_seeds import noise_said
+
+    target = Target("moons", "test_accuracy_mean", "higher")
+    final_info = {"moons": {"means": {}, "stderrs": {"test_accuracy_stderr": 0.0021}}}
+    assert target.stderr(final_info) == 0.0021
+    assert target.stderr({"moons": {"means": {}}}) is None
+    tied = Noise([0.936667, 0.936667], 2.0, stderrs=[0.0021, 0.0025])
+    assert tied.spread == 0 and tied.std == pytest.approx(0.0023)
+    assert tied.threshold == pytest.approx(0.0046)
+    assert "the noise is the runs' own standard error instead, 0.0023" in noise_said(target, tied)
+    silent = Noise([0.5, 0.5, 0.5], 2.0)
+    assert silent.threshold == 0
+    assert "ignores $LABTUI_SEED or has no randomness" in noise_said(target, silent)
+    spread = Noise([0.5, 0.504, 0.496], 2.0, stderrs=[0.001])
+    assert spread.std == pytest.approx(0.004), "the larger estimate wins"

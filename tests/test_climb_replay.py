@@ -39,7 +39,7 @@ from labtui.core.events import (
 )
 from labtui.core.pipeline import Session
 from labtui.core.project import Project
-from labtui.core.search import NO_PROPOSAL, UNPROPOSED_LIMIT
+from labtui.core.search import IDLE_LIMIT, NO_PROPOSAL
 from labtui.core.stages import experiments as experiments_stage
 from labtui.core.templates import find_template
 
@@ -167,9 +167,13 @@ def test_a_real_small_models_proposals_are_refused_until_one_passes_and_its_edit
     assert not [run for run in started if run.startswith("run_")], started
     assert (root / "experiment.py").read_text() == before
 
-    # Not three unusable proposals in a row: the climb ended at its limit of attempts.
-    assert UNPROPOSED_LIMIT == 3
-    assert output.result["reason"] == "3 attempts made"
+    # Not three unusable proposals in a row, but three attempts in which nothing ran: the
+    # climb ends saying so (it would spend every attempt of a night the same way).
+    assert IDLE_LIMIT == 3
+    reason = output.result["reason"]
+    assert reason.startswith("the model gave no usable change 3 times in a row (crashed after")
+    assert "the edit did not change experiment.py" in reason
+    assert reason.endswith("a stronger [models] experiments model is needed")
     ended = next(e for e in session.events if isinstance(e, SearchEnded))
     assert ended.best_step == 0
     assert output.result["best"]["step"] == 0 and output.result["runs"] == []
@@ -189,14 +193,14 @@ def test_a_real_small_models_proposals_are_refused_until_one_passes_and_its_edit
     assert len(third["tried"]) == fix_attempts
     assert all("the edit did not change experiment.py" in t for t in third["tried"])
     final = json.loads((ledger / "final.json").read_text())
-    assert (final["best_step"], final["reason"]) == (0, "3 attempts made")
+    assert (final["best_step"], final["reason"]) == (0, reason)
 
     # Nothing merged: the branch has no kept attempt, the notebook no run of the climb.
     branch = git(root, "log", "--format=%s", f"labtui/climb/{IDEA}")
     assert "(kept" not in branch
     notes = (root / "notes.md").read_text()
     assert not re.search(r"^## run_[1-9]", notes, re.MULTILINE), "only the baseline's entry"
-    assert "It ended: 3 attempts made." in notes
+    assert f"It ended: {reason}." in notes
     assert "You're welcome" not in notes, "a model's chat is not the notebook's"
     assert git(root, "status", "--porcelain") == ""
 
@@ -208,13 +212,13 @@ def test_with_more_attempts_three_unusable_proposals_in_a_row_end_the_climb(sess
     their turns differ from the recording."""
     session.config.climb.max_runs = 10
     session.config.llm.reasks = 0
-    llm_server.script(MODEL, rejection(), *proposal_replies()[:UNPROPOSED_LIMIT])
+    llm_server.script(MODEL, rejection(), *proposal_replies()[:IDLE_LIMIT])
     output = experiments_stage.run(session.context_for("experiments"))
 
     assert llm_server.remaining(MODEL) == 0 and llm_server.errors == []
     steps = [e for e in session.events if isinstance(e, SearchStep)]
     assert [(s.status, s.description) for s in steps] == [("crash", NO_PROPOSAL)] * 3
-    last = json.loads(proposal_replies()[UNPROPOSED_LIMIT - 1])["description"]
+    last = json.loads(proposal_replies()[IDLE_LIMIT - 1])["description"]
     reason = output.result["reason"]
     assert reason.startswith("the model gave no usable proposal 3 times in a row")
     assert f"field 'description' is a placeholder ({last!r})" in reason

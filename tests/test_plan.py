@@ -168,3 +168,24 @@ def test_after_each_run_the_agent_analyses_it_and_may_finish_early(project, llm_
     assert "Decision: finish: the question is answered" in notebook
     assert not (project.root / "run_2").exists(), "the agent finished before the second run"
     assert not [r for r in port.asked if "continue with the next run" in r.title]
+
+
+def test_under_a_search_a_model_that_gives_no_usable_plan_leaves_the_search_without_directions(
+    project, llm_server
+):
+    """SmolLM2-135M copied the plan's <what this run changes in experiment.py> every time (see
+    tests/recorded/real_model/README.md): under the climb, whose plan is only directions, the
+    pipeline goes on to the search instead of failing at the plan."""
+    from labtui.core.config import load_config, save_config
+
+    config = load_config(project.root)
+    config.experiment.strategy = "climb"
+    save_config(config, project.root)
+    copied = {"runs": [{"change": "<what this run changes in experiment.py>", "measure": "x y"}]}
+    llm_server.default("scripted-experiments", fenced_json(copied))
+    port = PlanPort(project.root, lambda port, request: Decision("abort"))
+    Session.open(project.root).run(port)
+    plan = next(r for r in port.asked if r.stage == "plan")
+    assert plan.title == "plan: no plan for wider_hidden_layer: the search proposes its own changes"
+    assert "the experiments are a hill-climb" in plan.body
+    assert not (project.root / "plan.json").exists()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..artifacts import PLAN, PlannedRun, load_plan, plan_record
 from ..baseline import ensure_baseline
 from ..config import Config
-from ..errors import StageFailed
+from ..errors import StageFailed, UnusableAnswer
 from ..planning import chosen_idea, plan_markdown, propose_plan
 from ..scaffold import Written, scaffold, written_markdown
 from ..stage_context import StageContext, StageOutput
@@ -20,7 +20,18 @@ from ..stage_protocol import DeclaredStage
 def run(ctx: StageContext) -> StageOutput:
     idea = chosen_idea(ctx)
     written = scaffold(ctx, idea)
-    runs = propose_plan(ctx, idea, ensure_baseline(ctx))
+    baseline = ensure_baseline(ctx)
+    try:
+        runs = propose_plan(ctx, idea, baseline)
+    except UnusableAnswer as exc:
+        if ctx.config.search is None:
+            raise
+        # Under a search the plan's runs are only directions: the search goes on without them.
+        ctx.say(
+            f"no usable plan ({exc.problem}); the {ctx.config.experiment.strategy} proposes "
+            "its changes without directions"
+        )
+        runs = []
     return _plan_output(idea.name, runs, written, ctx.config)
 
 
@@ -41,7 +52,9 @@ def _plan_output(
     if written:
         result["written"] = {w.name: w.commit for w in written}
     return StageOutput(
-        summary=f"a plan of {len(runs)} run(s) for {idea}",
+        summary=f"a plan of {len(runs)} run(s) for {idea}"
+        if runs
+        else f"no plan for {idea}: the search proposes its own changes",
         result=result,
         checkpoint_body=written_markdown(written) + plan_markdown(runs) + _search_note(config),
         kind="plan",
