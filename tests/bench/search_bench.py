@@ -177,7 +177,7 @@ def rows_for(name: str, label: str, result: dict, workers: int = 1) -> list[Row]
             at_budget,
             "/h",
             "≥ 20",
-            "3600 / (120 s + overhead)",
+            f"{workers} × 3600 / (120 s + overhead): a GPU per worker",
         ),
     ]
 
