@@ -27,13 +27,10 @@ from typing import Any
 
 from .artifacts import NOTES
 from .errors import Aborted, UnusableAnswer
-from .events import SearchStarted, SearchStep
 from .experiment_runs import attempt_run
 from .experiment_spec import RunTerms, code_text
 from .notebook import start_notebook
 from .search import (
-    SearchOutcome,
-    Target,
     checkpoint_due,
     find_target,
     hours_used,
@@ -43,25 +40,20 @@ from .search import (
     note_step,
     plan_directions,
     propose,
-    put_summary,
     result_step,
-    search_markdown,
     step_clock,
     unproposed,
 )
+from .search_frame import SearchFrame, SearchOutcome
 from .search_git import (
-    bring_home,
     diff_between,
     keep_abandoned_tip,
     keep_results,
     open_checkout,
     reset_checkout,
 )
-from .search_ledger import CRASH, DISCARD, KEEP, Final, Noise, SearchLedger, Step
-from .search_seeds import (
-    measure_noise,
-    seed_values,
-)
+from .search_ledger import CRASH, DISCARD, KEEP, Final, SearchLedger, Step
+from .search_seeds import measure_noise, seed_values
 from .stage_context import StageContext
 
 STRATEGY = "climb"
@@ -73,67 +65,36 @@ def run_climb(ctx: StageContext, idea: Any, baseline: dict[str, Any]) -> SearchO
     root = ctx.project.root
     target = find_target(section, STRATEGY, baseline, root)
     ledger = SearchLedger(root, STRATEGY, idea.name, target.key)
-    steps = ledger.steps()
     known_noise = ledger.noise()
     start = known_noise.commit if known_noise is not None else ctx.project.head()
-    branch = f"labtui/climb/{idea.name}"
+    frame = SearchFrame(ctx, STRATEGY, idea, target, ledger, start)
+    branch = frame.best_branch(0)
     checkout = open_checkout(ctx.project, f"climb-{idea.name}", branch, start)
+    steps = ledger.steps()
     best_tip = next((s.tip for s in reversed(steps) if s.status == KEEP), start)
     keep_abandoned_tip(ctx, checkout, best_tip, f"climb-{idea.name}")
     reset_checkout(checkout, best_tip)
     work = ctx.in_checkout(checkout)
     start_notebook(root, idea.title, idea.experiment, baseline)
-
-    noise = measure_noise(work, checkout, target, ledger, section, start)
-    best = next((s.value for s in reversed(steps) if s.status == KEEP), noise.values[0])
-    assert best is not None
-    ctx.emit(
-        SearchStarted(
-            stage=ctx.stage,
-            strategy=STRATEGY,
-            idea=idea.name,
-            metric=target.key,
-            direction=target.direction,
-            baseline=noise.values[0],
-            noise=noise.threshold,
-            run_budget_s=section.run_budget_s,
-            limit=section.max_runs,
-            ledger=f"{ledger.relative}/results.tsv",
-            branch=branch,
-        )
-    )
-    ledger.write_tsv(noise.values[0], start)
-    ctx.commit(
-        f"experiments: climb of {idea.name} on {target.key} (noise {noise.threshold:.4g})",
-        [ledger.relative, NOTES],
-    )
-
-    climb = Climb(ctx, work, idea, target, ledger, noise, steps, best, best_tip, start)
-    reason = climb.go()
-    return climb.finish(reason, branch)
+    frame.noise = measure_noise(work, checkout, target, ledger, section, start)
+    frame.announce(section, branch)
+    climb = Climb(frame, work, steps, best_tip)
+    return climb.finish(climb.go())
 
 
 class Climb:
     """One climb's state between attempts: the steps so far and the best."""
 
     def __init__(
-        self,
-        ctx: StageContext,
-        work: StageContext,
-        idea: Any,
-        target: Target,
-        ledger: SearchLedger,
-        noise: Noise,
-        steps: list[Step],
-        best: float,
-        best_tip: str,
-        start: str,
+        self, frame: SearchFrame, work: StageContext, steps: list[Step], best_tip: str
     ) -> None:
-        self.ctx, self.work, self.idea, self.target = ctx, work, idea, target
-        self.section = ctx.config.climb
-        self.ledger, self.noise, self.steps = ledger, noise, steps
-        self.best, self.best_tip, self.start = best, best_tip, start
+        self.frame, self.work, self.steps = frame, work, steps
+        self.ctx, self.target, self.ledger = frame.ctx, frame.target, frame.ledger
+        self.section = self.ctx.config.climb
         self.checkout = work.project
+        self.best_tip = best_tip
+        kept = [s.value for s in steps if s.status == KEEP and s.value is not None]
+        self.best = kept[-1] if kept else frame.noise.values[0]
         self.coder: Any = None
 
     def go(self) -> str:
@@ -152,7 +113,7 @@ class Climb:
             return stalled
         if len(self.steps) >= self.section.max_runs:
             return f"{self.section.max_runs} attempts made"
-        used = hours_used(self.noise.wall_s, self.steps)
+        used = hours_used(self.frame.noise.wall_s, self.steps)
         if self.section.max_hours and used >= self.section.max_hours:
             return f"{self.section.max_hours:g} hours used"
         return ""
@@ -172,16 +133,19 @@ class Climb:
             self.ledger.write_step(step, diff=diff, run_dir=self.checkout.root / step.run_id)
             if step.status == KEEP:
                 note_step(
-                    self.ctx.project.root, step, self.checkout.root / step.run_id, self._made_from()
+                    self.ctx.project.root,
+                    step,
+                    self.checkout.root / step.run_id,
+                    made_from(self.steps),
                 )
             else:
                 reset_checkout(self.checkout, self.best_tip)  # the run folder goes too
-            self.ledger.write_tsv(self.noise.values[0], self.start)
+            self.ledger.write_tsv(self.frame.noise.values[0], self.frame.start)
             self.ctx.commit(
                 f"experiments: climb attempt {number} {step.status}: {step.description}",
                 [self.ledger.relative, NOTES],
             )
-        self._tell(step)
+        self.frame.tell(step, self.best)
         return step
 
     def _make(self, number: int, proposal: Any) -> tuple[Step, str]:
@@ -234,7 +198,7 @@ class Climb:
             step.value = target.value(attempted.result.means)
             assert step.value is not None
             gain = target.gain(step.value, self.best)
-            threshold = self.noise.threshold
+            threshold = self.frame.noise.threshold
             if gain > threshold:
                 step.status, step.new_best = KEEP, True
                 step.verdict = (
@@ -252,41 +216,17 @@ class Climb:
             )
             self.best, self.best_tip = step.value or self.best, step.tip
 
-    def _made_from(self) -> str:
-        """The code the latest attempt was made from: the best before it."""
-        kept = [s.step for s in self.steps if s.status == KEEP]
-        return f"the code of attempt {kept[-1]}" if kept else "the project's code"
-
-    def _tell(self, step: Step) -> None:
-        self.ctx.emit(
-            SearchStep(
-                stage=self.ctx.stage,
-                strategy=STRATEGY,
-                step=step.step,
-                status=step.status,
-                description=step.description,
-                value=step.value,
-                best=self.best,
-                new_best=step.new_best,
-                run_id=step.run_id,
-                commit=step.commit,
-                problem=step.problem if step.status == CRASH else step.verdict,
-                wall_s=step.wall_s,
-                tokens=step.tokens,
-            )
-        )
-
     def _proposal_prompt(self) -> str:
         work, target = self.work, self.target
         return work.prompt(
             "climb_propose",
-            title=self.idea.title,
-            experiment=self.idea.experiment,
+            title=self.frame.idea.title,
+            experiment=self.frame.idea.experiment,
             budget_s=f"{self.section.run_budget_s:g}",
             metric=target.key,
             direction=target.direction,
             best=f"{self.best:.6g}",
-            threshold=f"{self.noise.threshold:.4g}",
+            threshold=f"{self.frame.noise.threshold:.4g}",
             code=code_text(work.project.root, work.config.experiment),
             ledger=ledger_lines(self.steps, target),
             directions=plan_directions(self.ctx, "try them, one at a time"),
@@ -313,54 +253,32 @@ class Climb:
             raise Aborted(decision.note or "stopped at the climb's checkpoint; resumable")
         return decision.action != "skip"
 
-    def finish(self, reason: str, branch: str) -> SearchOutcome:
+    def finish(self, reason: str) -> SearchOutcome:
         """The best code run with fresh seeds, the summary in the notebook, the best merged
         into the project."""
-        ctx, target, ledger = self.ctx, self.target, self.ledger
         kept = [s for s in self.steps if s.status == KEEP]
         best_step = kept[-1].step if kept else 0
         seeds = (
-            seed_values(self.work, self.checkout, target, ledger, self.section, best_step)
+            seed_values(self.work, self.checkout, self.target, self.ledger, self.section, best_step)
             if best_step and self.section.seeds
             else []
         )
         final = Final(
             best_step, self.best, self.best_tip, {str(best_step): seeds} if seeds else {}, reason
         )
-        ledger.write_final(final)
-        ledger.write_tsv(self.noise.values[0], self.start)
-        path = [s.step for s in kept]
-        summary = search_markdown(target, self.noise, self.steps, final, ledger, path)
-        put_summary(ctx.project.root, "The climb", f"It ended: {reason}.\n\n{summary}")
-        ctx.commit(
-            f"experiments: climb of {self.idea.name} ended ({reason})", [ledger.relative, NOTES]
+        earlier = {s.step: made_from([k for k in kept if k.step < s.step]) for s in kept}
+        return self.frame.conclude(
+            self.steps, final, [s.step for s in kept], self.checkout, lambda s: earlier[s.step]
         )
-        if best_step:
-            bring_home(
-                ctx, branch, f"experiments: the climb's best, attempt {best_step}, from {branch}"
-            )
-            made_from = "the project's code"
-            for step in kept:  # any entry a kill left unwritten
-                note_step(ctx.project.root, step, ctx.project.root / step.run_id, made_from)
-                made_from = f"the code of attempt {step.step}"
-        outcome = SearchOutcome(
-            strategy=STRATEGY,
-            idea=self.idea.name,
-            target=target,
-            noise=self.noise,
-            steps=self.steps,
-            final=final,
-            path=path,
-            ledger=ledger.relative,
-            branch=branch,
-            summary=summary,
-            best_diff=diff_between(self.checkout, self.start, self.best_tip) if best_step else "",
-        )
-        ctx.emit(outcome.ended_event(ctx.stage))
-        return outcome
 
 
-def _reports(result: Any, target: Target) -> str:
+def made_from(steps: list[Step]) -> str:
+    """The code an attempt after ``steps`` is made from: the best before it."""
+    kept = [s.step for s in steps if s.status == KEEP]
+    return f"the code of attempt {kept[-1]}" if kept else "the project's code"
+
+
+def _reports(result: Any, target: Any) -> str:
     if target.value(result.means) is not None:
         return ""
     reported = json.dumps(result.means)[:300]

@@ -21,15 +21,12 @@ import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
-from .artifacts import NOTES
 from .errors import Aborted, UnusableAnswer
-from .events import SearchStarted, SearchStep
 from .experiment_runs import attempt_run
 from .experiment_spec import RunTerms, code_text
 from .notebook import start_notebook
 from .project import Project
 from .search import (
-    SearchOutcome,
     Target,
     checkpoint_due,
     find_target,
@@ -37,17 +34,14 @@ from .search import (
     idle_in_a_row,
     known_code,
     ledger_lines,
-    note_step,
     plan_directions,
     propose,
-    put_summary,
     result_step,
-    search_markdown,
     step_clock,
     unproposed,
 )
+from .search_frame import SearchFrame, SearchOutcome
 from .search_git import (
-    bring_home,
     diff_between,
     drop_run_folder,
     keep_results,
@@ -78,29 +72,10 @@ def run_tree(ctx: StageContext, idea: Any, baseline: dict[str, Any]) -> SearchOu
     tree = Tree(ctx, idea, target, ledger, start)
     keep_unrecorded_nodes(ctx, tree.prefix, {n.step for n in tree.nodes}, f"tree-{idea.name}")
     start_notebook(root, idea.title, idea.experiment, baseline)
-    tree.noise = measure_noise(
+    tree.frame.noise = measure_noise(
         tree.workers[0].work, tree.workers[0].checkout, target, ledger, section, start
     )
-    ctx.emit(
-        SearchStarted(
-            stage=ctx.stage,
-            strategy=STRATEGY,
-            idea=idea.name,
-            metric=target.key,
-            direction=target.direction,
-            baseline=tree.noise.values[0],
-            noise=tree.noise.threshold,
-            run_budget_s=section.run_budget_s,
-            limit=section.max_nodes,
-            ledger=f"{ledger.relative}/results.tsv",
-            branch=f"{tree.prefix}/node-<n>",
-        )
-    )
-    ledger.write_tsv(tree.noise.values[0], start)
-    ctx.commit(
-        f"experiments: tree search of {idea.name} on {target.key} (noise {tree.noise.threshold:.4g})",
-        [ledger.relative, NOTES],
-    )
+    tree.frame.announce(section, f"{tree.prefix}/node-<n>")
     return tree.finish(tree.grow())
 
 
@@ -122,14 +97,18 @@ class Tree:
         self, ctx: StageContext, idea: Any, target: Target, ledger: SearchLedger, start: str
     ) -> None:
         self.ctx, self.idea, self.target, self.ledger, self.start = ctx, idea, target, ledger, start
+        self.frame = SearchFrame(ctx, STRATEGY, idea, target, ledger, start)
         self.section = ctx.config.tree
         self.prefix = f"labtui/tree/{idea.name}"
         self.nodes = ledger.steps()
-        self.noise = Noise([], 0.0)
         self.stop = threading.Event()
         self.workers = [
             Worker(ctx, n, idea.name, start, self.stop) for n in range(1, self.section.workers + 1)
         ]
+
+    @property
+    def noise(self) -> Noise:
+        return self.frame.noise
 
     # -- growing --------------------------------------------------------------------------------
 
@@ -272,30 +251,8 @@ class Tree:
             f"experiments: tree node {node.step} ({node.action}) {node.status}: {node.description}",
             [self.ledger.relative],
         )
-        best = (
-            self.target.best_of([*values, node.value] if node.value is not None else values)
-            if (values or node.value is not None)
-            else None
-        )
-        self.ctx.emit(
-            SearchStep(
-                stage=self.ctx.stage,
-                strategy=STRATEGY,
-                step=node.step,
-                status=node.status,
-                description=node.description,
-                value=node.value,
-                best=best,
-                new_best=node.new_best,
-                run_id=node.run_id,
-                commit=node.commit,
-                parent=node.parent,
-                action=node.action,
-                problem=node.problem,
-                wall_s=node.wall_s,
-                tokens=node.tokens,
-            )
-        )
+        known = [*values, node.value] if node.value is not None else values
+        self.frame.tell(node, self.target.best_of(known) if known else None)
 
     def _proposal_prompt(self, work: StageContext, choice: Choice) -> str:
         parent, section = choice.parent, self.section
@@ -383,45 +340,16 @@ class Tree:
             seeds,
             reason,
         )
-        ledger.write_final(final)
-        ledger.write_tsv(self.noise.values[0], self.start)
-        path = self.path_to(best) if best else []
-        summary = search_markdown(target, self.noise, self.nodes, final, ledger, path)
-        branch = f"{self.prefix}/node-{best.step}" if best else ""
-        if best is not None:
-            bring_home(
-                ctx, branch, f"experiments: the tree's best, node {best.step}, from {branch}"
-            )
-            by_number = {n.step: n for n in self.nodes}
-            for number in path:
-                node = by_number[number]
-                made_from = f"node {node.parent}" if node.parent else "the project's code"
-                run_dir = ctx.project.root / node.run_id
-                note_step(ctx.project.root, node, run_dir, f"a {node.action} of {made_from}")
-        put_summary(
-            ctx.project.root,
-            "The tree search",
-            f"It ended: {reason}.\n\n{summary}\n\n{tree_markdown(self.nodes, target)}",
+        if best is not None:  # the worktree with the best code and the path's runs
+            switch_checkout(worker.checkout, f"{self.prefix}/node-{best.step}", best.tip)
+        return self.frame.conclude(
+            self.nodes,
+            final,
+            self.path_to(best) if best else [],
+            worker.checkout,
+            made_from,
+            more=f"\n\n{tree_markdown(self.nodes, target)}",
         )
-        ctx.commit(
-            f"experiments: tree search of {self.idea.name} ended ({reason})",
-            [ledger.relative, NOTES],
-        )
-        outcome = SearchOutcome(
-            strategy=STRATEGY,
-            idea=self.idea.name,
-            target=target,
-            noise=self.noise,
-            steps=self.nodes,
-            final=final,
-            path=path,
-            ledger=ledger.relative,
-            branch=branch,
-            summary=summary,
-            best_diff=diff_between(worker.checkout, self.start, best.tip) if best else "",
-        )
-        ctx.emit(outcome.ended_event(ctx.stage))
-        return outcome
 
     def path_to(self, node: Step) -> list[int]:
         """The working nodes from a root down to ``node``: whose run folders its branch has."""
@@ -433,3 +361,8 @@ class Tree:
                 path.append(current.step)
             current = by_number.get(current.parent)
         return path[::-1]
+
+
+def made_from(node: Step) -> str:
+    """What a node was made from, for the notebook."""
+    return f"a {node.action} of " + (f"node {node.parent}" if node.parent else "the project's code")

@@ -208,3 +208,31 @@ def processes_in(folder: Path) -> list[int]:
         if inside and stat[stat.rfind(")") + 2] != "Z":
             found.append(int(entry.name))
     return found
+
+
+def kill_a_run_when(root: Path, ready, what: str, timeout_s: float = 900) -> int:
+    """Start `labtui run --headless --auto` in ``root``, wait until ``ready()``, then SIGKILL
+    it and every process in the project (a crash kills all): its return code."""
+    import signal
+
+    from support.waiting import wait_until
+
+    process = subprocess.Popen(
+        [labtui_bin(), "run", "--headless", "--auto"],
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_until(ready, what, timeout_s=timeout_s)
+        process.send_signal(signal.SIGKILL)
+        for pid in processes_in(root):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        return process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()

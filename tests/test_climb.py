@@ -5,76 +5,47 @@ more than the baseline's noise, discarded ones reset and kept in the ledger, cra
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
-from conftest import TEST_API_KEY, wire_project
+from conftest import TEST_API_KEY
 from support.research_script import last_user_text
 from support.search_script import (
+    IDEA,
     TOY,
     Change,
     ScriptedSearcher,
     crashing,
     fixed,
+    git,
     score_change,
+    toy_session,
     with_score,
 )
 
-from labtui.core.baseline import run_baseline
 from labtui.core.checkpoints import CheckpointRequest, Checkpoints, Decision
 from labtui.core.config_sections import ClimbSection
 from labtui.core.errors import ConfigError
-from labtui.core.events import SearchEnded, SearchStarted, SearchStep, StageFinished
+from labtui.core.events import SearchEnded, SearchStarted, SearchStep
 from labtui.core.ledger_appendix import appendix_latex, with_appendix
-from labtui.core.pipeline import Session
-from labtui.core.project import Project
 from labtui.core.provenance import run_sources, trace
 from labtui.core.search import find_target
 from labtui.core.search_ledger import SearchLedger
 from labtui.core.stages import experiments as experiments_stage
-
-IDEA = {
-    "Name": "higher_score",
-    "Title": "A Higher Score",
-    "Experiment": "Raise the toy's score.",
-    "Interestingness": 3,
-    "Feasibility": 3,
-    "Novelty": 3,
-}
 
 
 @pytest.fixture
 def session(tmp_path, llm_server, arxiv_server, monkeypatch):
     """A project with the toy experiment, its baseline, the idea chosen, the climb set up."""
     monkeypatch.setenv("LABTUI_API_KEY", TEST_API_KEY)
-    project = Project.create(tmp_path / "p", "moons")
-    root = project.root
-    (root / "experiment.py").write_text(TOY)
-    (root / "ideas.json").write_text(json.dumps([IDEA]))
-    project.commit("test: the toy experiment and its idea")
-    wire_project(root, llm_server.url, arxiv_server.url)
-    session = Session.open(root)
-    config = session.config
-    config.experiment.strategy = "climb"
-    config.climb.metric = "score"
-    config.climb.direction = "higher"
-    config.climb.run_budget_s = 60
-    config.climb.max_runs = 5
-    config.climb.baseline_repeats = 2
-    config.climb.seeds = 2
-    run_baseline(session.project, session.emit)
-    session.state.finished["novelty"] = StageFinished(
-        stage="novelty", result={"idea": IDEA["Name"]}
+    climb = ClimbSection(
+        metric="score",
+        direction="higher",
+        run_budget_s=60,
+        max_runs=5,
+        baseline_repeats=2,
+        seeds=2,
     )
-    session.events = []
-    session.bus.subscribe(session.events.append)
-    return session
-
-
-def git(root, *args) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=root, capture_output=True, text=True, check=True
-    ).stdout
+    return toy_session(tmp_path / "p", llm_server.url, arxiv_server.url, "climb", climb)
 
 
 def test_a_climb_keeps_two_improvements_discards_worse_and_noise_and_fixes_a_crash(

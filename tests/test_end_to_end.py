@@ -14,9 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import TEST_API_KEY, labtui_bin, processes_in, run_labtui
+from conftest import TEST_API_KEY, kill_a_run_when, run_labtui
 from support.pilot import wait_for
-from support.waiting import wait_until
 
 from labtui.core.config import load_config, save_config
 from labtui.core.config_sections import ReviewSection
@@ -152,39 +151,17 @@ def test_template_to_reviewed_pdf(moons_project, llm_server, arxiv_server, netwo
     assert parse_review(json.loads(again.stdout)["meta_review"]).decision in ("Accept", "Reject")
 
 
-def _kill_processes_in(root: Path) -> None:
-    """SIGKILL every process whose working directory is inside the project (a crash kills all)."""
-    for pid in processes_in(root):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-
 def test_killed_run_resumes_to_the_same_end(moons_project, llm_server, network_guard):
     root = moons_project
     journal = root / ".labtui" / "journal.jsonl"
-    process = subprocess.Popen(
-        [labtui_bin(), "run", "--headless", "--auto"],
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    # Kill in the middle of the experiment run itself: the harshest point to resume from.
+    killed = kill_a_run_when(
+        root,
+        lambda: journal.exists() and '"run_id": "run_1"' in journal.read_text(),
+        "the run reaching the kill point",
+        timeout_s=600,
     )
-    try:
-        # Kill in the middle of the experiment run itself: the harshest point to resume from.
-        wait_until(
-            lambda: journal.exists() and '"run_id": "run_1"' in journal.read_text(),
-            "the run reaching the kill point",
-            timeout_s=600,
-        )
-        process.send_signal(signal.SIGKILL)
-        _kill_processes_in(root)
-        process.wait(timeout=10)
-    finally:
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == -signal.SIGKILL
+    assert killed == -signal.SIGKILL
     before = _journal(root)
     finished_before = {
         e.stage for e in before if isinstance(e, StageFinished) and e.status == "done"

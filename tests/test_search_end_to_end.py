@@ -7,16 +7,13 @@ every number traced to a run."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import labtui_bin, processes_in, run_labtui
+from conftest import kill_a_run_when, run_labtui
 from support.research_script import MoonsResearch
 from support.search_script import Change, ScriptedSearcher, constant_change, sleeping
-from support.waiting import wait_until
 
 from labtui.core.config import load_config, save_config
 from labtui.core.events import SearchEnded, SearchStep, StageFinished
@@ -67,29 +64,11 @@ def _kill_while_sleeping(root: Path, recorded: int) -> None:
     """Start the pipeline, and SIGKILL it (and every process in the project) while a run of
     the sleeping change is under way, once ``recorded`` steps are in the ledger."""
     journal = root / ".labtui" / "journal.jsonl"
-    process = subprocess.Popen(
-        [labtui_bin(), "run", "--headless", "--auto"],
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    kill_a_run_when(
+        root,
+        lambda: _sleeping(journal) and journal.read_text().count('"SearchStep"') >= recorded,
+        f"a run of the sleeping change, and {recorded} step(s) recorded",
     )
-    try:
-        wait_until(
-            lambda: _sleeping(journal) and journal.read_text().count('"SearchStep"') >= recorded,
-            f"a run of the sleeping change, and {recorded} step(s) recorded",
-            timeout_s=900,
-        )
-        process.send_signal(signal.SIGKILL)
-        for pid in processes_in(root):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        process.wait(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
 
 
 def _sleeping(journal: Path) -> bool:
@@ -140,7 +119,9 @@ def test_a_climb_killed_mid_attempt_resumes_and_ends_at_a_reviewed_paper(
     moons_project, llm_server, network_guard
 ):
     root = moons_project
-    _configure(root, "climb", max_runs=3, fix_attempts=1)
+    # moons' accuracy moves in steps of 0.001 and its runs report a standard error of about
+    # 0.002: half a sigma lets the 120 epochs (+0.0023) count as better
+    _configure(root, "climb", max_runs=3, fix_attempts=1, noise_sigmas=0.5)
     research = SearchResearch(
         root,
         [
@@ -163,7 +144,8 @@ def test_a_climb_killed_mid_attempt_resumes_and_ends_at_a_reviewed_paper(
     assert saved["best"]["step"] == 1 and "run_1" in saved["runs"]
     tags = subprocess.run(["git", "tag"], cwd=root, capture_output=True, text=True).stdout
     assert "labtui/abandoned/climb-wider_hidden_layer-" in tags, "the cut attempt is kept"
-    assert ("climb attempt 2" in result.stdout and "new best" in result.stdout.lower()) or True
+    printed = " ".join(result.stdout.split())
+    assert "climb attempt 2: discard" in printed and "climb ended (3 attempts made)" in printed
     assert llm_server.errors == []
     assert network_guard.read_text() == ""
 

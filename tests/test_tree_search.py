@@ -5,38 +5,27 @@ chosen by the metric and re-run with seeds; every node a commit on its own branc
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
-from conftest import TEST_API_KEY, wire_project
+from conftest import TEST_API_KEY
 from support.search_script import (
-    TOY,
     Change,
     ScriptedSearcher,
     crashing,
     fixed,
+    git,
     score_change,
+    toy_session,
     with_score,
 )
 
-from labtui.core.baseline import run_baseline
 from labtui.core.config_sections import TreeSection
-from labtui.core.events import SearchEnded, SearchStep, StageFinished
-from labtui.core.pipeline import Session
-from labtui.core.project import Project
+from labtui.core.events import SearchEnded, SearchStep
 from labtui.core.search import Target
 from labtui.core.search_ledger import Step
 from labtui.core.stages import experiments as experiments_stage
 from labtui.core.tree_rules import Choice, choose
 
-IDEA = {
-    "Name": "higher_score",
-    "Title": "A Higher Score",
-    "Experiment": "Raise the toy's score.",
-    "Interestingness": 3,
-    "Feasibility": 3,
-    "Novelty": 3,
-}
 HIGHER = Target("toy", "score", "higher")
 
 
@@ -99,15 +88,7 @@ def test_the_coin_is_seeded_so_a_resumed_tree_makes_the_same_choices():
 @pytest.fixture
 def session(tmp_path, llm_server, arxiv_server, monkeypatch):
     monkeypatch.setenv("LABTUI_API_KEY", TEST_API_KEY)
-    project = Project.create(tmp_path / "p", "moons")
-    root = project.root
-    (root / "experiment.py").write_text(TOY)
-    (root / "ideas.json").write_text(json.dumps([IDEA]))
-    project.commit("test: the toy experiment and its idea")
-    wire_project(root, llm_server.url, arxiv_server.url)
-    session = Session.open(root)
-    session.config.experiment.strategy = "tree"
-    session.config.tree = TreeSection(
+    tree = TreeSection(
         metric="score",
         direction="higher",
         run_budget_s=60,
@@ -118,19 +99,7 @@ def session(tmp_path, llm_server, arxiv_server, monkeypatch):
         seeds=2,
         finalists=2,
     )
-    run_baseline(session.project, session.emit)
-    session.state.finished["novelty"] = StageFinished(
-        stage="novelty", result={"idea": IDEA["Name"]}
-    )
-    session.events = []
-    session.bus.subscribe(session.events.append)
-    return session
-
-
-def git(root, *args) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=root, capture_output=True, text=True, check=True
-    ).stdout
+    return toy_session(tmp_path / "p", llm_server.url, arxiv_server.url, "tree", tree)
 
 
 def test_a_tree_with_two_drafts_a_debug_step_and_an_improvement(session, llm_server):

@@ -8,6 +8,7 @@ standard deviation of 0.004, so with ``noise_sigmas = 2`` a change must gain mor
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from collections.abc import Callable
@@ -16,6 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from support.research_script import fenced_json, last_user_text, whole_file_edit
+
+IDEA = {
+    "Name": "higher_score",
+    "Title": "A Higher Score",
+    "Experiment": "Raise the toy's score.",
+    "Interestingness": 3,
+    "Feasibility": 3,
+    "Novelty": 3,
+}
 
 TOY = '''\
 """A toy experiment: its score is SCORE, moved a little by the seed."""
@@ -161,3 +171,37 @@ class ScriptedSearcher:
             if branch.startswith("labtui/climb/") or branch.endswith(f"/node-{number}"):
                 return folder
         raise AssertionError(f"no worktree works on run_{number}")
+
+
+def toy_session(root: Path, llm_url: str, arxiv_url: str, strategy: str, section: Any):
+    """A session on a project with the toy experiment, its baseline, IDEA chosen and the search
+    ``strategy`` set up with ``section`` (its [climb] or [tree]); ``session.events`` collects
+    what it emits from here on."""
+    from conftest import wire_project
+
+    from labtui.core.baseline import run_baseline
+    from labtui.core.events import StageFinished
+    from labtui.core.pipeline import Session
+    from labtui.core.project import Project
+
+    project = Project.create(root, "moons")
+    (project.root / "experiment.py").write_text(TOY)
+    (project.root / "ideas.json").write_text(json.dumps([IDEA]))
+    project.commit("test: the toy experiment and its idea")
+    wire_project(project.root, llm_url, arxiv_url)
+    session = Session.open(project.root)
+    session.config.experiment.strategy = strategy
+    setattr(session.config, strategy, section)
+    run_baseline(session.project, session.emit)
+    session.state.finished["novelty"] = StageFinished(
+        stage="novelty", result={"idea": IDEA["Name"]}
+    )
+    session.events = []
+    session.bus.subscribe(session.events.append)
+    return session
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=root, capture_output=True, text=True, check=True
+    ).stdout
