@@ -22,21 +22,19 @@ from it, with the path of kept changes that led there.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from .artifacts import NOTES
 from .errors import Aborted, UnusableAnswer
-from .experiment_runs import attempt_run
-from .experiment_spec import RunTerms, code_text
+from .experiment_spec import code_text
 from .notebook import start_notebook
 from .search import (
     checkpoint_due,
     find_target,
     hours_used,
     idle_in_a_row,
-    known_code,
     ledger_lines,
+    make_change,
     note_step,
     plan_directions,
     propose,
@@ -150,27 +148,19 @@ class Climb:
 
     def _make(self, number: int, proposal: Any) -> tuple[Step, str]:
         """The proposal made by aider and run (with fixes), judged: the step and its diff."""
-        work, target, run_id = self.work, self.target, f"run_{number}"
+        work = self.work
         if self.coder is None:
             self.coder = work.coder()
-        attempted = attempt_run(
+        attempted = make_change(
             work,
             self.coder,
-            run_id,
-            work.prompt(
-                "search_edit",
-                run_id=run_id,
-                step_text=f"attempt {number} of the climb",
-                change=proposal.change,
-                budget_s=f"{self.section.run_budget_s:g}",
-                notes=work.notes_block(),
-            ),
-            index=number,
+            number,
+            proposal.change,
+            f"attempt {number} of the climb",
+            section=self.section,
+            target=self.target,
             attempts=1 + self.section.fix_attempts,
-            terms=RunTerms(self.section.run_budget_s),
-            overrun_s=self.section.overrun_s,
-            known=known_code(self.steps),
-            accept=lambda result: _reports(result, target),
+            earlier=self.steps,
         )
         step = result_step(
             work,
@@ -276,10 +266,3 @@ def made_from(steps: list[Step]) -> str:
     """The code an attempt after ``steps`` is made from: the best before it."""
     kept = [s.step for s in steps if s.status == KEEP]
     return f"the code of attempt {kept[-1]}" if kept else "the project's code"
-
-
-def _reports(result: Any, target: Any) -> str:
-    if target.value(result.means) is not None:
-        return ""
-    reported = json.dumps(result.means)[:300]
-    return f"{result.run_id} ran but reports no {target.key} (its means: {reported})"

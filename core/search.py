@@ -15,6 +15,7 @@ the other research helpers do: this layer must not import it.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -202,6 +203,52 @@ def idle_in_a_row(steps: list[Step]) -> str:
     return (
         f"the model gave {said} {IDLE_LIMIT} times in a row ({why[:200]}); a stronger "
         "[models] experiments model is needed"
+    )
+
+
+def make_change(
+    work: Any,
+    coder: Any,
+    number: int,
+    change: str,
+    step_text: str,
+    *,
+    section: Any,
+    target: Target,
+    attempts: int,
+    earlier: list[Step],
+) -> Attempted:
+    """aider's edit of ``change`` in ``work``'s checkout and its run ``run_<number>`` under the
+    budget, with up to ``attempts`` tries (fixes of a crash, or of a run that reports no
+    metric); code that an ``earlier`` step already ran is not run again."""
+    from .experiment_runs import attempt_run
+    from .experiment_spec import RunTerms
+
+    run_id = f"run_{number}"
+
+    def reports_the_metric(result: Any) -> str:
+        if target.value(result.means) is not None:
+            return ""
+        return f"{run_id} ran but reports no {target.key} (its means: {json.dumps(result.means)[:300]})"
+
+    return attempt_run(
+        work,
+        coder,
+        run_id,
+        work.prompt(
+            "search_edit",
+            run_id=run_id,
+            step_text=step_text,
+            change=change,
+            budget_s=f"{section.run_budget_s:g}",
+            notes=work.notes_block(),
+        ),
+        index=number,
+        attempts=attempts,
+        terms=RunTerms(section.run_budget_s),
+        overrun_s=section.overrun_s,
+        known=known_code(earlier),
+        accept=reports_the_metric,
     )
 
 

@@ -22,8 +22,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from .errors import Aborted, UnusableAnswer
-from .experiment_runs import attempt_run
-from .experiment_spec import RunTerms, code_text
+from .experiment_spec import code_text
 from .notebook import start_notebook
 from .project import Project
 from .search import (
@@ -32,8 +31,8 @@ from .search import (
     find_target,
     hours_used,
     idle_in_a_row,
-    known_code,
     ledger_lines,
+    make_change,
     plan_directions,
     propose,
     result_step,
@@ -194,28 +193,16 @@ class Tree:
         run_id = f"run_{choice.number}"
         if worker.coder is None:
             worker.coder = work.coder()
-        attempted = attempt_run(
+        attempted = make_change(
             work,
             worker.coder,
-            run_id,
-            work.prompt(
-                "search_edit",
-                run_id=run_id,
-                step_text=f"node {choice.number} of the tree: {said(choice)}",
-                change=proposal.change,
-                budget_s=f"{section.run_budget_s:g}",
-                notes=work.notes_block(),
-            ),
-            index=choice.number,
+            choice.number,
+            proposal.change,
+            f"node {choice.number} of the tree: {said(choice)}",
+            section=section,
+            target=target,
             attempts=1,
-            terms=RunTerms(section.run_budget_s),
-            overrun_s=section.overrun_s,
-            known=known_code(list(choice.seen)),
-            accept=lambda result: (
-                ""
-                if target.value(result.means) is not None
-                else f"{run_id} reports no {target.key}"
-            ),
+            earlier=list(choice.seen),
         )
         node = result_step(
             work,

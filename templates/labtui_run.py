@@ -122,3 +122,15 @@ class Budget:
 
 def out_of_time(deadline: float | None) -> bool:
     return deadline is not None and time.monotonic() >= deadline
+
+
+def aligned(
+    xs: list[list[int]], ys: list[list[float]]
+) -> tuple[list[int], list[list[float | None]]]:
+    """Per-seed curves on one x axis, the union of their points, with None (null in JSON) where
+    a seed has no point: the budget may stop seeds at different steps, each with a last point of
+    its own (plot.py skips the nulls). Without a budget the axis is every seed's."""
+    axis = sorted(set().union(*xs))
+    return axis, [
+        [dict(zip(x, y, strict=True)).get(s) for s in axis] for x, y in zip(xs, ys, strict=True)
+    ]

@@ -35,7 +35,7 @@ import time
 import numpy as np
 import torch
 import torch.nn as nn
-from labtui_run import SEED_VAR, Budget, out_of_time, read_run_env, seeds_of
+from labtui_run import SEED_VAR, Budget, aligned, out_of_time, read_run_env, seeds_of
 from torch.nn import functional as F
 
 # ---------------------------------------------------------------------------------------------
@@ -88,18 +88,6 @@ if SMOKE:
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 # bfloat16 autocast on GPUs that support it; full float32 elsewhere.
 USE_BF16 = DEVICE == "cuda" and torch.cuda.is_bf16_supported()
-
-
-def aligned(
-    xs: list[list[int]], ys: list[list[float]]
-) -> tuple[list[int], list[list[float | None]]]:
-    """Per-seed curves on one x axis, the union of their points, with None (null in JSON) where
-    a seed has no point: the budget may stop seeds at different iterations, each with a last
-    point of its own. plot.py skips the nulls. Without a budget the axis is every seed's."""
-    axis = sorted(set().union(*xs))
-    return axis, [
-        [dict(zip(x, y, strict=True)).get(s) for s in axis] for x, y in zip(xs, ys, strict=True)
-    ]
 
 
 # ---------------------------------------------------------------------------------------------

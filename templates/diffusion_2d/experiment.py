@@ -32,7 +32,7 @@ import numpy as np
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
 import torch
-from labtui_run import SEED_VAR, Budget, out_of_time, read_run_env, seeds_of
+from labtui_run import SEED_VAR, Budget, aligned, out_of_time, read_run_env, seeds_of
 from torch import nn
 
 # ---------------------------------------------------------------------------------------------
@@ -91,18 +91,6 @@ if SMOKE:
 
 DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 CPU_THREADS = 1  # torch threads on a CPU: the models are tiny, extra threads mostly contend
-
-
-def aligned(
-    xs: list[list[int]], ys: list[list[float]]
-) -> tuple[list[int], list[list[float | None]]]:
-    """Per-seed curves on one x axis, the union of their points, with None (null in JSON) where
-    a seed has no point: the budget may stop seeds at different steps, each with a last
-    point of its own. plot.py skips the nulls. Without a budget the axis is every seed's."""
-    axis = sorted(set().union(*xs))
-    return axis, [
-        [dict(zip(x, y, strict=True)).get(s) for s in axis] for x, y in zip(xs, ys, strict=True)
-    ]
 
 
 # ---------------------------------------------------------------------------------------------
