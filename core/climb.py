@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from .artifacts import NOTES
-from .errors import Aborted, UnusableAnswer
+from .errors import UnusableAnswer
 from .experiment_spec import code_text
 from .notebook import start_notebook
 from .search import (
@@ -228,20 +228,11 @@ class Climb:
     def go_on(self) -> bool:
         """The checkpoint every ``checkpoint_every`` attempts: approve goes on, a note reaches
         the next proposals, skip ends the climb here (its best is the result), abort stops."""
-        done = len(self.steps)
         last = self.steps[-self.section.checkpoint_every :]
-        decision = self.ctx.ask(
-            f"experiments: climb — {done} attempt(s), best {self.target.key} {self.best:.6g}",
-            f"The last {len(last)} attempt(s):\n\n"
-            + ledger_lines(last, self.target)
-            + "\n\n*approve goes on · r gives the next proposals your note · s ends the climb "
-            "here (its best is the result) · q stops (resumable).*",
-            kind="search",
-            options=("approve", "revise", "skip", "abort"),
+        return self.frame.go_on(
+            f"{len(self.steps)} attempt(s), best {self.target.key} {self.best:.6g}",
+            f"The last {len(last)} attempt(s):\n\n" + ledger_lines(last, self.target),
         )
-        if decision.action == "abort":
-            raise Aborted(decision.note or "stopped at the climb's checkpoint; resumable")
-        return decision.action != "skip"
 
     def finish(self, reason: str) -> SearchOutcome:
         """The best code run with fresh seeds, the summary in the notebook, the best merged

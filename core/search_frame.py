@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .artifacts import NOTES
+from .errors import Aborted
 from .events import SearchEnded, SearchStarted, SearchStep
 from .project import Project
 from .search import Target, note_step, search_markdown
@@ -139,6 +140,21 @@ class SearchFrame:
         )
         ctx.emit(outcome.ended_event(ctx.stage))
         return outcome
+
+    def go_on(self, title: str, body: str) -> bool:
+        """A checkpoint inside the search (every ``checkpoint_every`` steps): approve goes on, a
+        note reaches the next proposals, skip ends the search here (its best is the result),
+        abort stops it (resumable)."""
+        decision = self.ctx.ask(
+            f"experiments: {self.name} — {title}",
+            f"{body}\n\n*approve goes on · r gives the next proposals your note · s ends the "
+            f"{self.name} here (its best is the result) · q stops (resumable).*",
+            kind="search",
+            options=("approve", "revise", "skip", "abort"),
+        )
+        if decision.action == "abort":
+            raise Aborted(decision.note or f"stopped at the {self.name}'s checkpoint; resumable")
+        return decision.action != "skip"
 
     def best_branch(self, step: int) -> str:
         if self.strategy == "climb":

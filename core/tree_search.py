@@ -21,7 +21,7 @@ import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
-from .errors import Aborted, UnusableAnswer
+from .errors import UnusableAnswer
 from .experiment_spec import code_text
 from .notebook import start_notebook
 from .project import Project
@@ -280,17 +280,9 @@ class Tree:
     def go_on(self) -> bool:
         """The checkpoint every ``checkpoint_every`` nodes (workers go on meanwhile): approve
         goes on, a note reaches the next proposals, skip ends the search, abort stops."""
-        decision = self.ctx.ask(
-            f"experiments: tree search — {len(self.nodes)} node(s)",
-            tree_markdown(self.nodes, self.target)
-            + "\n\n*approve goes on · r gives the next proposals your note · s ends the search "
-            "here (the best node is the result) · q stops (resumable).*",
-            kind="search",
-            options=("approve", "revise", "skip", "abort"),
+        return self.frame.go_on(
+            f"{len(self.nodes)} node(s)", tree_markdown(self.nodes, self.target)
         )
-        if decision.action == "abort":
-            raise Aborted(decision.note or "stopped at the tree search's checkpoint; resumable")
-        return decision.action != "skip"
 
     # -- the end --------------------------------------------------------------------------------
 
