@@ -27,6 +27,7 @@ from labtui.core.events import (
     ErrorEvent,
     Event,
     GpuSample,
+    JobState,
     LatexUpdated,
     LogLine,
     MetricPointData,
@@ -46,6 +47,7 @@ from labtui.core.events import (
 from labtui.core.metrics import point_of
 
 from .editor import edit_product, open_in_editor
+from .job_words import elapsed_words, ended
 
 ROLE_STYLES = {"aider": "cyan", "reviewer": "magenta", "novelty": "yellow", "ideator": "green"}
 MAX_MESSAGE_CHARS = 2000
@@ -61,6 +63,7 @@ class HeadlessPrinter:
         self._lock = threading.Lock()
         self._gpu_reported = False
         self._search: SearchStarted | None = None  # the search whose steps are printed
+        self._jobs: dict[str, JobState] = {}  # the last state printed of each job, by job id
 
     def __call__(self, event: Event) -> None:
         with self._lock:
@@ -106,7 +109,11 @@ class HeadlessPrinter:
                 if not self._gpu_reported:
                     self._gpu_reported = True
                     names = ", ".join(g.get("name", "?") for g in event.gpus)
-                    out(f"[dim]GPUs: {escape(names)}[/]")
+                    on = f" on {escape(event.host)}" if event.host else ""
+                    out(f"[dim]GPUs{on}: {escape(names)}[/]")
+            case JobState():
+                out(job_state_line(event, self._jobs.get(event.job_id)))
+                self._jobs[event.job_id] = event
             case LatexUpdated():
                 out(f"[dim]{escape(event.path)} updated ({len(event.text.splitlines())} lines)[/]")
             case CompileResult():
@@ -217,6 +224,34 @@ class TerminalCheckpointPort:
                     self.console.print("[red]a note is needed[/]")
                     continue
             return Decision(action, note)
+
+
+JOB_STYLES = {"PENDING": "yellow", "RUNNING": "cyan", "COMPLETED": "green"}
+
+
+def job_state_line(event: JobState, before: JobState | None) -> str:
+    """'run_1: Slurm job 12 PENDING (Priority)', '… RUNNING on node7', '… TIMEOUT after 1:05';
+    a resumed session's first word of a job it submitted before: 'run_1: re-attached to Slurm
+    job 12: RUNNING on node7 · 0:42'. While it runs the job is told again every half minute or
+    so, dim: '… still RUNNING on node7 · 1:30'."""
+    style = JOB_STYLES.get(event.state, "red" if ended(event) else "")
+    state = f"[{style}]{escape(event.state)}[/]" if style else escape(event.state)
+    seen = (event.state, event.reason, event.node)
+    again = before is not None and (before.state, before.reason, before.node) == seen
+    words = f"still {state}" if again else state
+    if event.reason and event.state != "COMPLETED":
+        words += f" ({escape(event.reason)})"
+    if event.node and not ended(event):
+        words += f" on {escape(event.node)}"
+    if ended(event) and event.elapsed_s >= 1:
+        words += f" after {elapsed_words(event.elapsed_s)}"
+    elif event.state == "RUNNING" and (again or event.reattached):
+        words += f" · {elapsed_words(event.elapsed_s)}"
+    run = f"[bold]{escape(event.run_id)}[/]"
+    if event.reattached and before is None:
+        return f"{run}: re-attached to Slurm job {escape(event.job_id)}: {words}"
+    line = f"{run}: Slurm job {escape(event.job_id)} {words}"
+    return f"[dim]{line}[/]" if again else line
 
 
 def search_started_line(event: SearchStarted) -> str:

@@ -1,5 +1,7 @@
 """The logs pane: the running experiment's output (bounded), GPU status, a live plot of the
-metrics the run prints, and each finished run's means against the baseline.
+metrics the run prints, and each finished run's means against the baseline. A run that is a
+Slurm job shows the job's queue state in the border (PENDING and why, RUNNING where and how long,
+how it ended), and the GPU line says where its GPUs are rather than this login node's "CPU only".
 
 A run may print 100,000 lines as fast as it can and the app hands them over in batches (every
 0.1 s), so the work per line on the UI thread is kept to a few list appends: the log stores
@@ -30,6 +32,7 @@ from textual.widgets import Static
 
 from labtui.core.events import (
     GpuSample,
+    JobState,
     LogLine,
     MetricsReported,
     Rewound,
@@ -42,6 +45,7 @@ from labtui.core.events import (
 from labtui.core.journal import stages_from
 from labtui.core.metrics import MetricSeries, point_of
 
+from ..job_words import cluster_gpu_lines, ended, state_words
 from .base import Pane
 from .gpu_status import gpu_lines
 from .ledger_view import LedgerView
@@ -64,6 +68,7 @@ class LogsPane(Pane):
         LogLine,
         MetricsReported,
         GpuSample,
+        JobState,
         RunStarted,
         RunFinished,
         SearchStarted,
@@ -116,9 +121,14 @@ class LogsPane(Pane):
         self._series = MetricSeries()
         self._view: str | None = None  # None until the researcher picks: then it follows height
         self._tall = False
-        self._gpus: list[dict[str, Any]] = []
+        self._sample: GpuSample | None = None  # the newest GPU sample
         self._finished: dict[str, RunFinished] = {}
-        self._run_status = ""
+        self._run_status = ""  # 'run 1 of 3', 'baseline run_0'
+        self._run_id = ""  # the run the border speaks of
+        self._outcome = ""  # 'done' or 'failed' once that run finished
+        self._jobs: dict[str, JobState] = {}  # each cluster run's newest job state, by run id
+        self._last_job: JobState | None = None
+        self._ends: dict[str, str] = {}  # how each run's job ended (TIMEOUT, ...), by run id
         self._plotext_requested = False
         self._search = SearchRecord()
 
@@ -178,6 +188,8 @@ class LogsPane(Pane):
         self._show_gpus()
         if self._finished:
             self._show_results()
+        if self._run_id in self._jobs:
+            self._show_run_status()  # the longest words about the job that fit
 
     def _apply_view(self) -> None:
         view = self.view
@@ -256,13 +268,62 @@ class LogsPane(Pane):
             self.plot.refresh()
 
     def _on_GpuSample(self, event: GpuSample) -> None:
-        self._gpus = list(event.gpus)
+        self._sample = event
         self._show_gpus()
 
     def _show_gpus(self) -> None:
+        """This machine's GPUs, or a compute node's ('node7: GPU0 …'). While a run is a Slurm
+        job that has sent no readings, where its GPUs are: on a login node this machine's
+        'CPU only' would mislead."""
         width = max(1, self.content_size.width - 2)  # the status line's padding
-        lines = gpu_lines(self._gpus, width, one_per_gpu=self._tall)
+        sample = self._sample
+        job = self._jobs.get(self._run_id) or self._last_job
+        if job is not None and (sample is None or sample.job_id != job.job_id):
+            lines = cluster_gpu_lines(job, width)
+        else:
+            gpus = sample.gpus if sample is not None else []
+            host = f"{sample.host}: " if sample is not None and sample.host else ""
+            fit = gpu_lines(gpus, max(1, width - len(host)), one_per_gpu=self._tall)
+            lines = [host + line for line in fit]
         self.query_one("#gpu-status", Static).update(Content("\n".join(lines)))
+
+    def _on_JobState(self, event: JobState) -> None:
+        self._jobs[event.run_id] = event
+        self._last_job = event
+        if ended(event):
+            self._ends[event.run_id] = event.state
+        if not self._run_id:
+            self._run_id = event.run_id  # a job followed before its run was announced
+        if event.run_id == self._run_id:
+            self._show_run_status()
+        self._show_gpus()
+        if event.run_id in self._finished:
+            self._show_results()
+
+    def _show_run_status(self) -> None:
+        """The border's words about the run: 'run 1 of 3', then its Slurm job where it is one
+        ('run 1 of 3 · Slurm job 12 · RUNNING on node7 · 0:42'), then how it ended ('done').
+        The job's words shorten to fit a narrow pane."""
+        label = self._run_status or self._run_id
+        outcome = [self._outcome] if self._outcome else []
+        job = self._jobs.get(self._run_id)
+        if job is None:
+            self.border_subtitle = " · ".join([label, *outcome])
+            return
+        # A job's last state before the run's end may be a RUNNING one: the end says enough.
+        said = [state_words(job)] if ended(job) or not outcome else []
+        again = " (re-attached)" if job.reattached else ""
+        room = self.size.width - 4  # the corners and a space each side
+        forms = (
+            [label, f"Slurm job {job.job_id}{again}", *said, *outcome],
+            [label, f"job {job.job_id}", *said, *outcome],
+            [f"job {job.job_id}", *said, *outcome],
+        )
+        for words in forms:
+            subtitle = " · ".join(words)
+            if len(subtitle) <= room:
+                break
+        self.border_subtitle = subtitle
 
     def _on_RunStarted(self, event: RunStarted) -> None:
         self.preload_plotext()
@@ -271,7 +332,13 @@ class LogsPane(Pane):
         self._run_status = (
             f"run {event.index} of {event.total}" if event.total else f"baseline {event.run_id}"
         )
-        self.border_subtitle = self._run_status
+        self._run_id, self._outcome = event.run_id, ""
+        # A rerun after a fix gets a job of its own.
+        self._jobs.pop(event.run_id, None)
+        self._ends.pop(event.run_id, None)
+        self._show_run_status()
+        if self._last_job is not None:
+            self._show_gpus()
 
     def _on_RunFinished(self, event: RunFinished) -> None:
         self.log_widget.write_text(run_summary(event, self.colour("success"), self.colour("error")))
@@ -280,8 +347,9 @@ class LogsPane(Pane):
         self._finished.pop(event.run_id, None)  # a rerun after a fix replaces its row
         self._finished[event.run_id] = event
         self._show_results()
-        outcome = "done" if succeeded(event) else "failed"
-        self.border_subtitle = f"{self._run_status or event.run_id} · {outcome}"
+        self._run_id = event.run_id
+        self._outcome = "done" if succeeded(event) else "failed"
+        self._show_run_status()
 
     def _on_SearchStarted(self, event: SearchStarted) -> None:
         self._search_event(event)
@@ -311,7 +379,7 @@ class LogsPane(Pane):
     def _show_results(self) -> None:
         colours = ResultColours(self.colour("success"), self.colour("error"), "dim")
         width = max(1, self.content_size.width - 2)  # the table's padding
-        table = results_table(list(self._finished.values()), width, colours)
+        table = results_table(list(self._finished.values()), width, colours, self._ends)
         self.query_one("#run-results", Static).update(table)
 
 

@@ -14,6 +14,7 @@ from rich.text import Text
 from labtui.core.events import RunFinished
 from labtui.core.metrics import lower_is_better
 
+from ..job_words import end_words
 from .base import format_number
 
 BASELINE_RUN = "run_0"
@@ -58,8 +59,16 @@ class ResultColours:
     muted: str
 
 
-def results_table(runs: Sequence[RunFinished], width: int, colours: ResultColours) -> Table:
+def results_table(
+    runs: Sequence[RunFinished],
+    width: int,
+    colours: ResultColours,
+    job_ends: Mapping[str, str] | None = None,
+) -> Table:
     """Each finished run's means, the baseline first, with deltas against the baseline.
+
+    ``job_ends``: how the Slurm job of a cluster run ended, by run id; a failed run that Slurm
+    ended (TIMEOUT, OUT_OF_MEMORY, ...) says so instead of its exit code.
 
     One row per run and one column per metric; when that would not fit in ``width`` (a narrow
     pane, long metric names) the table is transposed, one row per metric.
@@ -70,8 +79,12 @@ def results_table(runs: Sequence[RunFinished], width: int, colours: ResultColour
     corner, short_names = _shared_prefix(names)
     baseline = values[0] if ordered and ordered[0].run_id == BASELINE_RUN else None
     header = [Text(corner or "run", style="bold"), *(Text(n, style="bold") for n in short_names)]
+    ends = job_ends or {}
     rows = [
-        [_run_cell(run, colours), *(_metric_cell(name, flat, baseline, colours) for name in names)]
+        [
+            _run_cell(run, colours, ends.get(run.run_id, "")),
+            *(_metric_cell(name, flat, baseline, colours) for name in names),
+        ]
         for run, flat in zip(ordered, values, strict=True)
     ]
     matrix = [header, *rows]
@@ -93,10 +106,13 @@ def _shared_prefix(names: list[str]) -> tuple[str, list[str]]:
     return "", names
 
 
-def _run_cell(run: RunFinished, colours: ResultColours) -> Text:
+def _run_cell(run: RunFinished, colours: ResultColours, job_end: str = "") -> Text:
     if succeeded(run):
         return Text(run.run_id)
-    what = "timed out" if run.timed_out else f"exit {run.returncode}"
+    if job_end not in ("", "COMPLETED", "FAILED"):  # Slurm ended it: the exit code says nothing
+        what = end_words(job_end)
+    else:
+        what = "timed out" if run.timed_out else f"exit {run.returncode}"
     return Text.assemble(run.run_id, (f" ✘ {what}", colours.bad))
 
 
