@@ -29,6 +29,7 @@ from .config_sections import (
     AutonomySection,
     BudgetSection,
     ClimbSection,
+    ClusterSection,
     ExperimentSection,
     IdeasSection,
     LimitsSection,
@@ -65,6 +66,7 @@ class Config(BaseModel):
     tree: TreeSection = Field(default_factory=TreeSection)
     paper: PaperSection = Field(default_factory=PaperSection)
     sandbox: SandboxSection = Field(default_factory=SandboxSection)
+    cluster: ClusterSection = Field(default_factory=ClusterSection)
     ideas: IdeasSection = Field(default_factory=IdeasSection)
     literature: LiteratureSection = Field(default_factory=LiteratureSection)
     review: ReviewSection = Field(default_factory=ReviewSection)
@@ -142,7 +144,45 @@ def load_config(project_dir: Path) -> Config:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})", "fix the line it names") from None
-    return config_from_dict(data, path, os.environ)
+    return config_from_dict(_with_site_cluster(data, os.environ), path, os.environ)
+
+
+SITE_CONFIG_ENV = "LABTUI_SITE_CONFIG"
+
+
+def site_config_path(environ: Mapping[str, str]) -> Path:
+    """The researcher's own labtui.toml for every project: ``$LABTUI_SITE_CONFIG``, else
+    ``$XDG_CONFIG_HOME/labtui/labtui.toml`` (``~/.config/labtui/labtui.toml``)."""
+    if environ.get(SITE_CONFIG_ENV):
+        return Path(environ[SITE_CONFIG_ENV]).expanduser()
+    base = environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "labtui" / CONFIG_NAME
+
+
+def _with_site_cluster(data: dict[str, Any], environ: Mapping[str, str]) -> dict[str, Any]:
+    """The project's settings with the site's ``[cluster]`` under its own: a cluster's partition
+    and account are the same for every project, and a project may still override any key."""
+    path = site_config_path(environ)
+    if not path.is_file():
+        return data
+    try:
+        site = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(
+            f"{path}: not readable as TOML ({exc})", "fix the line it names"
+        ) from None
+    for name in site:
+        if name != "cluster":
+            raise ConfigError(
+                f"{path}: [{name}] belongs in a project's labtui.toml",
+                "keep only [cluster] in this file, or move the section into the project",
+            )
+    cluster = site.get("cluster", {})
+    if not isinstance(cluster, dict):
+        raise ConfigError(f"{path}: cluster must be a [cluster] table")
+    _section("cluster", dict(cluster), lambda _key: str(path))  # its errors name this file
+    own = data.get("cluster", {})
+    return {**data, "cluster": {**cluster, **own} if isinstance(own, dict) else own}
 
 
 def config_from_dict(

@@ -484,6 +484,49 @@ class SandboxSection(Section):
     MemoryMax; never less than half the RAM for the run)."""
 
 
+def _gres(value: str) -> str:
+    if value and (" " in value.strip() or value.strip().startswith("--")):
+        raise PydanticCustomError(
+            "labtui_invalid",
+            "bad gres",
+            {
+                "why": f"is {value!r}, which is no Slurm GRES",
+                "fix": 'write it as sbatch --gres takes it, e.g. "gpu:1" or "gpu:a100:2"',
+            },
+        )
+    return value.strip()
+
+
+class ClusterSection(Section):
+    """Where experiment, plot and baseline runs execute: on this machine ("local") or as Slurm
+    jobs through submitit ("slurm"). A site's defaults can live in
+    ``~/.config/labtui/labtui.toml`` (its ``[cluster]`` only); a project's ``[cluster]``
+    overrides them key by key."""
+
+    backend: Literal["local", "slurm"] = "local"
+    """"local": runs on this machine's GPUs; "slurm": each run is a Slurm job (``--cluster
+    slurm`` for one session)."""
+    partition: str = ""
+    """Slurm partition of the jobs ("": the cluster's default partition)."""
+    account: str = ""
+    """Slurm account to charge ("": your default account)."""
+    qos: str = ""
+    """Slurm quality of service ("": the default)."""
+    time_min: Count = 0
+    """Slurm time limit of a job in minutes (0: the run's own limit, [limits] run_timeout_s or
+    plot_timeout_s, plus 5 minutes for starting and collecting it)."""
+    gres: Annotated[str, AfterValidator(_gres)] = ""
+    """Generic resources of a job as sbatch --gres takes them, e.g. "gpu:1" ("": no GPU)."""
+    cpus: Annotated[int, BeforeValidator(_whole), Field(ge=1)] = 4
+    """CPUs per job (--cpus-per-task)."""
+    mem_gb: Number = 16.0
+    """Memory per job in GB (--mem; 0: the cluster's default)."""
+    setup: list[str] = Field(default_factory=list)
+    """Shell lines a job runs before the run, e.g. ["module load cuda/12.4"]."""
+    poll_s: Annotated[float, Field(ge=0.2)] = 2.0
+    """How often a job's queue state is asked of Slurm, in seconds."""
+
+
 class IdeasSection(Section):
     count: Count = 2
     """New ideas the ideas stage proposes."""

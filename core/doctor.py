@@ -199,12 +199,34 @@ def run_checks(project_dir: Path | None) -> list[Check]:
             config = load_config(project_dir)
         except ConfigError as exc:
             checks.append(Check("labtui.toml", False, str(exc)))
+    checks += _cluster(config)
     checks.append(_sandbox(config))
     checks.append(_containment(config))
     checks.append(_interpreter(config))
     checks.append(_semantic_scholar())
     checks.append(_profile(config))
     return checks + _models(config) + _model_answers(config)
+
+
+def _cluster(config: Config) -> list[Check]:
+    """``[cluster]``: on Slurm, the login node's GPUs are not the runs' (said so), and the
+    cluster is checked with a test job."""
+    from .cluster_check import cluster_findings
+
+    checks = [Check(name, ok, detail) for name, ok, detail in cluster_findings(config.cluster)]
+    if config.cluster.backend == "slurm":
+        gres = config.cluster.gres or "none"
+        checks.insert(
+            0,
+            Check(
+                "gpu",
+                True,
+                f"runs get their GPUs from Slurm ([cluster] gres = {gres}), not from this "
+                "login node",
+                required=False,
+            ),
+        )
+    return checks
 
 
 def _profile(config: Config) -> Check:

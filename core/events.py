@@ -124,6 +124,24 @@ class GpuSample(Event):
     """One sample of every GPU: dicts with index, name, util, mem_used_mb, mem_total_mb, temp_c."""
 
     gpus: list[dict[str, Any]]
+    host: str = ""  # the compute node that read them ('': this machine)
+    job_id: str = ""  # the cluster job on that node whose GPUs they are
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobState(Event):
+    """Where a run's cluster job stands, said when it changes: Slurm's state (PENDING, RUNNING,
+    COMPLETED, FAILED, TIMEOUT, CANCELLED, OUT_OF_MEMORY, ...), its reason while it waits, the
+    node it runs on and how long it has run. ``reattached``: a resumed session found the job
+    it had submitted before, instead of submitting the run again."""
+
+    run_id: str
+    job_id: str
+    state: str
+    reason: str = ""
+    node: str = ""
+    elapsed_s: float = 0.0
+    reattached: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -163,6 +163,15 @@ class Session:
 
     def request_stop(self) -> None:
         self._stop.set()
+        self._cancel_cluster_jobs("labtui is stopping")
+
+    def _cancel_cluster_jobs(self, why: str) -> None:
+        """A cluster job would run on, spending the allocation, after labtui stopped: stopping
+        (quit, abort, a failure) cancels them, and a resume submits their runs again."""
+        if self.config.cluster.backend == "slurm":
+            from .slurm_jobs import cancel_live_jobs
+
+            cancel_live_jobs(self.emit, why)
 
     def interrupt(self) -> bool:
         """Stop the LLM call or run step under way now (Escape); a checkpoint then asks how to
@@ -212,6 +221,7 @@ class Session:
             return outcome
         finally:
             self._port = None
+            self._cancel_cluster_jobs(f"the pipeline {outcome}")
             self.emit(PipelineEnded(stage=self._current, outcome=outcome))
             if self.notifier is not None:
                 self.notifier.close()  # the last notifications go out before the journal closes

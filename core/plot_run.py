@@ -4,6 +4,7 @@ and the PNGs it created or rewrote.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections.abc import Callable
@@ -11,13 +12,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import sandbox_policy
+from .cluster_runs import OnCluster
 from .events import Event
 from .processes import ProcessResult, run_process
+from .run_watch import Watch
 from .sandbox import SandboxSpec
 
 if TYPE_CHECKING:
     from .config import Config
-    from .config_sections import SandboxSection
+    from .config_sections import ClusterSection, SandboxSection
 
 Emit = Callable[[Event], None]
 
@@ -40,12 +43,19 @@ def _png_signatures(root: Path) -> dict[str, tuple[int, int]]:
     return found
 
 
+def _script_hash(root: Path) -> str:
+    """plot.py's content, as a cluster job's identity: an edited script is a new job."""
+    script = root / "plot.py"
+    return hashlib.sha256(script.read_bytes()).hexdigest() if script.is_file() else ""
+
+
 def plot_settings(config: Config) -> dict[str, Any]:
     """The keyword arguments of ``run_plot`` that a project's labtui.toml sets."""
     return {
         "python": config.python,
         "timeout_s": config.limits.plot_timeout_s,
         "sandbox": config.sandbox,
+        "cluster": config.cluster,
     }
 
 
@@ -57,26 +67,30 @@ def run_plot(
     emit: Emit,
     stage: str,
     sandbox: SandboxSection | SandboxSpec | None = None,
+    cluster: ClusterSection | None = None,
 ) -> tuple[ProcessResult, list[str]]:
     """Run ``python plot.py`` in ``root`` (sandboxed like an experiment, without a run folder
-    to watch); also return the PNGs it created or rewrote."""
+    to watch; a Slurm job when ``cluster`` says so); also return the PNGs it created or
+    rewrote."""
     root = Path(root).resolve()
-    spec = sandbox_policy.resolve(sandbox, root, emit, stage)
     before = _png_signatures(root)
     # Filesystems with coarse timestamps (1–2 s) can keep a rewritten file's mtime: anything
     # stamped in or after the second the run started counts as rewritten too.
     started_ns = time.time_ns() // 1_000_000_000 * 1_000_000_000
     # Agg: AI Scientist plot.py files often pick no backend, and a server has no display.
-    proc = run_process(
-        [python, "plot.py"],
-        cwd=root,
-        timeout_s=timeout_s,
-        run_id="plot",
-        emit=emit,
-        stage=stage,
-        env={"MPLBACKEND": "Agg"},
-        sandbox=spec,
-    )
+    argv, env = [python, "plot.py"], {"MPLBACKEND": "Agg"}
+    if cluster is not None and cluster.backend == "slurm":
+        job = OnCluster.prepare(
+            root, "plot", argv, env, timeout_s, stage, sandbox, [], Watch(), cluster,
+            _script_hash(root), run_dir=False,
+        )  # fmt: skip
+        proc = job.run(emit, None).process
+    else:
+        spec = sandbox_policy.resolve(sandbox, root, emit, stage)
+        proc = run_process(
+            argv, cwd=root, timeout_s=timeout_s, run_id="plot", emit=emit, stage=stage, env=env,
+            sandbox=spec,
+        )  # fmt: skip
     after = _png_signatures(root)
     changed = sorted(
         path

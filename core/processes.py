@@ -50,9 +50,10 @@ class ProcessResult:
     stopped: bool = False  # labtui ended it early (``stop`` was set): the run is abandoned
     oom_struck: bool = False  # the kernel's OOM killer ended a process of the machine meanwhile
     peak_rss_mb: float = 0.0  # the most resident memory its process tree was seen holding
+    scheduler_end: str = ""  # how a cluster's scheduler ended it, said whole ('' when it did not)
 
 
-class _Tail:
+class Tail:
     """The last ``limit`` characters of a stream, kept as whole lines where possible.
 
     Locked because a reader may still be appending when the result is read (a grandchild that
@@ -102,34 +103,19 @@ class _StreamPump(threading.Thread):
         self._emit = emit
         self._stage = stage
         self._run_id = run_id
-        self.tail = _Tail(tail_chars)
+        self.tail = Tail(tail_chars)
         self.error: Exception | None = None
         self.last_output = 0.0  # time.monotonic() of the last output: the stall watchdog reads it
 
     def _blocks(self) -> Iterator[list[str]]:
-        """Lines as they arrive, a block per read. Universal newlines: '\r' progress bars
-        arrive as separate lines; a '\r\n' split across two reads is one line break."""
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        """Lines as they arrive, a block per read."""
+        splitter = LineSplitter()
         fd = self._pipe.fileno()
-        pending = ""
         while chunk := _read_block(fd):
-            pending += decoder.decode(chunk)
-            held = ""
-            if pending.endswith("\r"):
-                pending, held = pending[:-1], "\r"
-            *lines, pending = pending.splitlines(keepends=True) or [""]
-            if pending.endswith(("\n", "\r")):
-                lines.append(pending)
-                pending = ""
-            pending += held
-            while len(pending) > MAX_LINE_CHARS:  # a newline-free flood: cut it, keep reading
-                lines.append(pending[:MAX_LINE_CHARS])
-                pending = pending[MAX_LINE_CHARS:]
-            if lines:
-                yield [piece for line in lines for piece in _cut(line.rstrip("\r\n"))]
-        pending += decoder.decode(b"", final=True)
-        if pending.rstrip("\r\n"):
-            yield _cut(pending.rstrip("\r\n"))
+            if lines := splitter.feed(chunk):
+                yield lines
+        if rest := splitter.end():
+            yield rest
 
     def run(self) -> None:
         try:
@@ -138,21 +124,53 @@ class _StreamPump(threading.Thread):
                 self.tail.extend(lines)
                 if self.error is None:
                     try:
-                        log = LogLine(
-                            stage=self._stage,
-                            run_id=self._run_id,
-                            stream=self._stream,
-                            text="\n".join(lines),
-                        )
-                        self._emit(log)
-                        if reported := metrics_reported(log):
-                            self._emit(reported)
+                        emit_lines(self._emit, self._stage, self._run_id, self._stream, lines)
                     except Exception as exc:
                         self.error = exc
         except (OSError, ValueError):
             pass  # the pipe was closed under us while killing the group: nothing more to read
         finally:
             self._pipe.close()
+
+
+class LineSplitter:
+    """Bytes of a stream in, whole lines out, as they complete. Universal newlines: '\r'
+    progress bars arrive as separate lines; a '\r\n' split across two chunks is one line
+    break; a newline-free flood is cut into MAX_LINE_CHARS pieces."""
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._pending = ""
+
+    def feed(self, chunk: bytes) -> list[str]:
+        pending = self._pending + self._decoder.decode(chunk)
+        held = ""
+        if pending.endswith("\r"):
+            pending, held = pending[:-1], "\r"
+        *lines, pending = pending.splitlines(keepends=True) or [""]
+        if pending.endswith(("\n", "\r")):
+            lines.append(pending)
+            pending = ""
+        pending += held
+        while len(pending) > MAX_LINE_CHARS:  # a newline-free flood: cut it, keep reading
+            lines.append(pending[:MAX_LINE_CHARS])
+            pending = pending[MAX_LINE_CHARS:]
+        self._pending = pending
+        return [piece for line in lines for piece in _cut(line.rstrip("\r\n"))]
+
+    def end(self) -> list[str]:
+        """The last line, when the stream ended without a newline."""
+        rest = (self._pending + self._decoder.decode(b"", final=True)).rstrip("\r\n")
+        self._pending = ""
+        return _cut(rest) if rest else []
+
+
+def emit_lines(emit: Emit, stage: str, run_id: str, stream: str, lines: list[str]) -> None:
+    """A block of a run's lines as one LogLine, and the metrics they report, if any."""
+    log = LogLine(stage=stage, run_id=run_id, stream=stream, text="\n".join(lines))
+    emit(log)
+    if reported := metrics_reported(log):
+        emit(reported)
 
 
 def _read_block(fd: int) -> bytes:

@@ -22,13 +22,14 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import sandbox_policy
-from .config_sections import ExperimentSection, ResultsSection, SandboxSection
+from .cluster_runs import Executed, OnCluster
+from .config_sections import ClusterSection, ExperimentSection, ResultsSection, SandboxSection
 from .errors import LabtuiError
 from .events import Event, MetricPointData, MetricsReported, Notice, RunFinished, RunStarted
 from .experiment_spec import NO_TERMS, RunTerms, protected_files, run_argv, run_env
@@ -84,6 +85,9 @@ def _describe_failure(
     last = last_line(proc.stderr_tail)
     if proc.stopped:
         return f"{run_id} was stopped early: the experiments stage ended before it finished"
+    if proc.scheduler_end:
+        told = f"; its last words: {last}" if last else ""
+        return f"{run_id} {proc.scheduler_end}{told}"
     if proc.limit_hit:
         told = f"; its last words: {last}" if last else ""
         return f"{run_id} was stopped by the sandbox: {proc.limit_hit}{told}"
@@ -297,6 +301,55 @@ def _write_run_record(run_dir: Path, record: dict[str, Any]) -> None:
     (run_dir / RUN_RECORD_NAME).write_text(text + "\n", encoding="utf-8")
 
 
+@dataclass(frozen=True)
+class _Command:
+    argv: list[str]
+    cwd: Path
+    run_id: str
+    timeout_s: float
+    stage: str
+    env: dict[str, str]
+
+
+def _run_here(
+    command: _Command,
+    emit: Emit,
+    spec: SandboxSpec,
+    stop: threading.Event | None,
+    watch: Watch,
+    gpus: GpuPool | None,
+) -> Executed:
+    """The run on this machine, pinned to free GPUs (waiting while none is free): other jobs
+    on a shared server, or labtui's own parallel runs, keep theirs."""
+    with (
+        lease_gpus(gpus or shared_gpu_pool(), emit, command.stage, command.run_id) as lease,
+        gpu_sampling(emit, command.stage),
+        gpu_activity(lease.devices) as gpu_busy,
+    ):
+        memory_peaks.start(lease.devices)
+        proc = run_process(
+            command.argv,
+            cwd=command.cwd,
+            timeout_s=command.timeout_s,
+            run_id=command.run_id,
+            emit=emit,
+            stage=command.stage,
+            sandbox=spec,
+            env={**lease.env, **command.env},
+            stop=stop,
+            watch=replace(watch, gpu_busy=gpu_busy),
+        )
+    return Executed(
+        process=proc,
+        gpu_peak_mb=memory_peaks.peak_mb(lease.devices),
+        cuda_visible_devices=lease.env.get(
+            "CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES")
+        ),
+        sandbox_record=spec.record(),
+        spec=spec,
+    )
+
+
 def configured(config: Config) -> dict[str, Any]:
     """The keyword arguments of ``run_experiment`` that a project's labtui.toml sets."""
     return {
@@ -307,6 +360,7 @@ def configured(config: Config) -> dict[str, Any]:
         "sandbox": config.sandbox,
         "experiment": config.experiment,
         "results": config.results,
+        "cluster": config.cluster,
     }
 
 
@@ -332,6 +386,7 @@ def run_experiment(
     project_cap_mb: int | None = None,
     terms: RunTerms = NO_TERMS,
     overrun_s: float = 0.0,
+    cluster: ClusterSection | None = None,
 ) -> RunResult:
     """Run ``[experiment] command`` (None: the template contract's) for ``run_id`` in ``root``
     and judge the numbers ``results`` (None: its final_info.json) points at; ``smoke`` runs the
@@ -358,51 +413,45 @@ def run_experiment(
     if not root.is_dir():
         raise LabtuiError(f"cannot run {run_id}: project folder {root} does not exist")
     run_dir = root / run_id
-    if run_dir.exists():
-        # Left by a failed attempt: its partial files must not pass for this run's results.
-        shutil.rmtree(run_dir)
     argv = run_argv(experiment, python, run_id, smoke=smoke, terms=terms, timeout_s=timeout_s)
     if terms.budget_s:
         timeout_s = terms.budget_s + overrun_s
     protected = protected_files(root, experiment)
-    policy = sandbox_policy.resolve(sandbox, root, emit, stage)
-    spec = policy.for_run_dir(run_dir).protecting(protected)
+    env = {**run_env(root, run_id), **terms.env()}
+    cap_mb = _project_cap(sandbox, project_cap_mb)
+    watch = Watch(stall_s=stall_s, stall_stop_s=stall_stop_s, project_cap_mb=cap_mb)
+    job: OnCluster | None = None
+    if cluster is not None and cluster.backend == "slurm":
+        job = OnCluster.prepare(
+            root, run_id, argv, env, timeout_s, stage, sandbox, protected, watch, cluster, commit
+        )
+    if run_dir.exists() and not (job and job.earlier):
+        # Left by a failed attempt: its partial files must not pass for this run's results.
+        shutil.rmtree(run_dir)
+    spec = None
+    if job is None:
+        spec = sandbox_policy.resolve(sandbox, root, emit, stage)
+        spec = spec.for_run_dir(run_dir).protecting(protected)
+    # On a cluster the node's sandbox is the node's to decide: here the interpreter is only read.
     environment = probe_interpreter(python, root, sandbox=spec)
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     started = time.time()
     points: list[MetricPointData] = []  # what the run printed, for a stdout source
+    run_emit = _keeping_points(emit, points) if results.source == "stdout" else emit
     emit(RunStarted(stage=stage, run_id=run_id, index=index, total=total, command=shlex.join(argv)))
-    # Pinned to free GPUs (waiting while none is free): other jobs on a shared server, or
-    # labtui's own parallel runs, keep theirs.
-    with (
-        lease_gpus(gpus or shared_gpu_pool(), emit, stage, run_id) as lease,
-        gpu_sampling(emit, stage),
-        gpu_activity(lease.devices) as gpu_busy,
-    ):
-        memory_peaks.start(lease.devices)
-        watch = Watch(
-            stall_s=stall_s,
-            stall_stop_s=stall_stop_s,
-            project_cap_mb=_project_cap(sandbox, project_cap_mb),
-            gpu_busy=gpu_busy,
-        )
-        proc = run_process(
-            argv,
-            cwd=root,
-            timeout_s=timeout_s,
-            run_id=run_id,
-            emit=_keeping_points(emit, points) if results.source == "stdout" else emit,
-            stage=stage,
-            sandbox=spec,
-            env={**lease.env, **run_env(root, run_id), **terms.env()},
-            stop=stop,
-            watch=watch,
-        )
-
-    gpu_peak_mb = memory_peaks.peak_mb(lease.devices)
+    if job is not None:
+        done = job.run(run_emit, stop)
+    else:
+        assert spec is not None
+        command = _Command(argv, root, run_id, timeout_s, stage, env)
+        done = _run_here(command, run_emit, spec, stop, watch, gpus)
+    proc = done.process
+    gpu_peak_mb = done.gpu_peak_mb
     undone = restore_protected(root, protected)
     sources: list[str] = []
-    ended_early = bool(proc.timed_out or proc.stopped or proc.returncode or proc.limit_hit)
+    ended_early = bool(
+        proc.timed_out or proc.stopped or proc.returncode or proc.limit_hit or proc.scheduler_end
+    )
     over_budget = bool(proc.timed_out and terms.budget_s and not proc.limit_hit)
     final_info: dict[str, Any] | None = None
     means: dict[str, Any] = {}
@@ -412,7 +461,7 @@ def run_experiment(
         means = _means_of(final_info)
     if ended_early and (problem or not over_budget):
         final_info, means = None, {}
-        problem = _describe_failure(run_id, proc, timeout_s, spec, terms)
+        problem = _describe_failure(run_id, proc, timeout_s, done.spec, terms)
     elif over_budget:
         emit(
             Notice(
@@ -458,10 +507,9 @@ def run_experiment(
             "budget_s": terms.budget_s,
             "seed": terms.seed,
             "over_budget": over_budget and not problem,
-            "CUDA_VISIBLE_DEVICES": lease.env.get(
-                "CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES")
-            ),
-            "sandbox": spec.record(),
+            "CUDA_VISIBLE_DEVICES": done.cuda_visible_devices,
+            "sandbox": done.sandbox_record,
+            "cluster": done.cluster_record,
             "limit_hit": proc.limit_hit,
             "peak_memory_mb": round(proc.peak_rss_mb, 1),
             "peak_gpu_memory_mb": round(gpu_peak_mb, 1),

@@ -79,7 +79,7 @@ def policy(
         else:
             mode = "limits"
             note = f"not isolated: {problem}"
-            _warn_once(emit, stage, problem)
+            warn_not_isolated(emit, stage, problem)
     tasks = task_cap(settings.max_processes)
     return SandboxSpec(
         mode=mode,
@@ -100,7 +100,7 @@ def policy(
     )
 
 
-def _warn_once(emit: Callable[[Event], None] | None, stage: str, problem: str) -> None:
+def warn_not_isolated(emit: Callable[[Event], None] | None, stage: str, problem: str) -> None:
     global _warned
     with _warn_lock:
         if _warned or emit is None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import os
 import sys
 from pathlib import Path
 
@@ -25,6 +26,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--parallel", type=_ideas_at_once, default=None, metavar="K", help=PARALLEL_HELP
     )
+    parser.add_argument("--cluster", choices=CLUSTERS, default=None, help=CLUSTER_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     new = sub.add_parser(
@@ -95,6 +97,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--parallel", type=_ideas_at_once, default=None, metavar="K", help=PARALLEL_HELP
     )
+    # SUPPRESS: `labtui --cluster slurm run` keeps the value the main parser read
+    run.add_argument("--cluster", choices=CLUSTERS, default=argparse.SUPPRESS, help=CLUSTER_HELP)
 
     attach = sub.add_parser(
         "attach",
@@ -220,6 +224,11 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+CLUSTERS = ("local", "slurm")
+CLUSTER_HELP = (
+    "where runs execute for this session: on this machine, or as Slurm jobs "
+    "(default: [cluster] backend)"
+)
 PARALLEL_HELP = "run up to K ideas' experiments at once, each in its own git worktree (default: [experiment] parallel)"
 
 
@@ -264,6 +273,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
     from labtui.core.errors import LabtuiError
 
+    if args.cluster:
+        # Read as [cluster] backend by this process and by an engine it starts (labtui.toml
+        # keeps its own setting).
+        os.environ["LABTUI_CLUSTER__BACKEND"] = args.cluster
     try:
         return _dispatch(args)
     except LabtuiError as exc:

@@ -44,7 +44,11 @@ def run(ctx: StageContext) -> StageOutput:
         if result.returncode == 0 and not result.timed_out:
             problem = ""
             break
-        problem = "timed out" if result.timed_out else f"exit status {result.returncode}"
+        problem = (
+            "timed out"
+            if result.timed_out
+            else result.scheduler_end or f"exit status {result.returncode}"
+        )
         prompt = ctx.prompt("plot_fix", problem=problem, stderr=result.stderr_tail[-1500:])
     if problem:
         _keep_last_good_plots(ctx, start, problem)

@@ -1,0 +1,121 @@
+"""A run's execution wherever ``[cluster]`` puts it, as core/runner.py needs it: the process's
+result, its GPU memory peak, which GPUs it saw, its sandbox and, on a cluster, its job.
+
+Locally that is ``run_process`` on leased GPUs (core/runner.py); on Slurm it is a job
+(core/slurm_jobs.py) whose node runs the same command in the same folder with the same
+environment and sandbox settings.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .events import Event
+from .processes import ProcessResult
+from .run_watch import Watch
+from .sandbox import SandboxSpec
+
+if TYPE_CHECKING:
+    from .config_sections import ClusterSection, SandboxSection
+
+Emit = Callable[[Event], None]
+
+
+@dataclass(frozen=True)
+class Executed:
+    process: ProcessResult
+    gpu_peak_mb: float
+    cuda_visible_devices: str | None
+    sandbox_record: dict[str, Any]
+    spec: SandboxSpec | None = None  # the sandbox, where it can explain a failure here
+    cluster_record: dict[str, Any] = field(default_factory=dict)  # the job ({}: ran here)
+
+
+@dataclass(frozen=True)
+class OnCluster:
+    """A run about to become a Slurm job, or to be found again as the job a killed session
+    submitted (``earlier``: its id)."""
+
+    root: Path
+    node_run: Any  # slurm_node.NodeRun
+    settings: ClusterSection
+    commit: str
+    earlier: str
+
+    @classmethod
+    def prepare(
+        cls,
+        root: Path,
+        run_id: str,
+        argv: list[str],
+        env: dict[str, str],
+        timeout_s: float,
+        stage: str,
+        sandbox: SandboxSection | SandboxSpec | None,
+        protected: list[str],
+        watch: Watch,
+        settings: ClusterSection,
+        commit: str,
+        *,
+        run_dir: bool = True,
+    ) -> OnCluster:
+        from .slurm_jobs import earlier_job, gpu_log_pattern
+        from .slurm_node import NodeRun
+
+        node_run = NodeRun(
+            argv=argv,
+            cwd=str(root),
+            env=env,
+            timeout_s=timeout_s,
+            run_id=run_id,
+            stage=stage,
+            sandbox=sandbox,
+            run_dir=str(root / run_id) if run_dir else "",
+            protected=protected,
+            stall_s=watch.stall_s,
+            stall_stop_s=watch.stall_stop_s,
+            project_cap_mb=watch.project_cap_mb,
+            gpu_log=gpu_log_pattern(root),
+        )
+        return cls(root, node_run, settings, commit, earlier_job(root, node_run, commit))
+
+    def run(self, emit: Emit, stop: threading.Event | None) -> Executed:
+        from . import sandbox_policy
+        from .slurm_jobs import run_as_job
+
+        job = run_as_job(
+            self.root,
+            self.node_run,
+            settings=self.settings,
+            emit=emit,
+            commit=self.commit,
+            earlier=self.earlier,
+            stop=stop,
+        )
+        outcome = job.outcome
+        record = {
+            "backend": "slurm",
+            "job_id": job.job_id,
+            "state": job.state,
+            "partition": self.settings.partition,
+            "reattached": bool(self.earlier),
+        }
+        if outcome is None:
+            return Executed(
+                job.process, 0.0, None, {"ran": "no: Slurm ended the job"}, None, record
+            )
+        if outcome.sandbox_note:
+            problem = f"on the compute node {outcome.host}, {outcome.sandbox_note}"
+            sandbox_policy.warn_not_isolated(emit, self.node_run.stage, problem)
+        return Executed(
+            job.process,
+            outcome.gpu_peak_mb,
+            outcome.cuda_visible_devices,
+            outcome.sandbox,
+            None,
+            {**record, "node": outcome.host},
+        )
