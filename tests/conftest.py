@@ -41,6 +41,19 @@ def _fresh_structured_modes():
         llm.forget_structured_modes()
 
 
+@pytest.fixture(scope="session")
+def slurm_cluster():
+    """A real single-node Slurm with accounting, started on first use and shared by the session
+    (its xdist workers included), SLURM_CONF set meanwhile; skips where it cannot run
+    (tests/support/slurm_cluster.py)."""
+    from support.slurm_cluster import cluster_unavailable_reason, shared_cluster
+
+    if reason := cluster_unavailable_reason():
+        pytest.skip(reason)
+    with shared_cluster() as cluster:
+        yield cluster
+
+
 @pytest.fixture
 def llm_server():
     from support.scripted_llm import ScriptedLLMServer
