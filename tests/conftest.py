@@ -27,7 +27,11 @@ def _isolated_env(monkeypatch, tmp_path):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     (tmp_path / "home").mkdir(exist_ok=True)
     # calibrations and cached reviews live in the test's own home, never the researcher's
-    for name, folder in (("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "cache")):
+    for name, folder in (
+        ("XDG_DATA_HOME", "data"),
+        ("XDG_CACHE_HOME", "cache"),
+        ("XDG_CONFIG_HOME", "config"),
+    ):
         monkeypatch.setenv(name, str(tmp_path / "home" / folder))
 
 
