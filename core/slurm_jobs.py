@@ -150,8 +150,12 @@ def _submit(root: Path, run: NodeRun, settings: ClusterSection, commit: str) -> 
         "job_name": f"labtui-{root.name}-{run.run_id}",
         "time": minutes,
         "cpus_per_task": settings.cpus,
-        "signal_delay_s": min(90, minutes * 30),
-        "setup": list(settings.setup),
+        # submitit asks Slurm for USR2 before the time limit, sent to every process of the
+        # job: it would kill the experiment (USR2's default) or make submitit end or requeue
+        # the job itself. Sent to the batch shell alone, which ignores it, the job reaches its
+        # limit and ends as TIMEOUT, which is what the researcher is told.
+        "additional_parameters": {"signal": "B:USR2@30"},
+        "setup": ["trap '' USR2", *settings.setup],
     }
     optional = {
         "partition": settings.partition,

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import sys
 import threading
@@ -70,7 +69,6 @@ def run_on_node(run: NodeRun) -> NodeOutcome:
     """Do ``run`` here, on the compute node: its lines to this job's stdout/stderr."""
     from . import sandbox_policy
 
-    signal.signal(signal.SIGUSR2, _time_limit_near)
     if not any(os.environ.get(name) for name in SLURM_GPU_VARIABLES):
         os.environ.pop("CUDA_VISIBLE_DEVICES", None)
     cwd = Path(run.cwd)
@@ -109,13 +107,6 @@ def run_on_node(run: NodeRun) -> NodeOutcome:
 
 def _unsaid(event: Event) -> None:
     """Where the node's sandbox notice goes: the login side says it, once, from the outcome."""
-
-
-def _time_limit_near(signum: int, frame: object) -> None:
-    # submitit would end the job itself here (or requeue it as preempted); labtui lets Slurm
-    # reach the limit, so that the job ends as TIMEOUT and is reported as such.
-    sys.stderr.write(f"{NOTE_PREFIX}Slurm says the job's time limit is near\n")
-    sys.stderr.flush()
 
 
 def _visible_devices() -> tuple[int, ...]:
