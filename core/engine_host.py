@@ -252,6 +252,7 @@ class EngineHost:
             model_problems=[],  # checked before the run starts; problems end it with errors
             auto=self.auto,
             pid=os.getpid(),
+            cluster=session.cluster,
         )
 
     # -- events out ------------------------------------------------------------------------

@@ -97,6 +97,11 @@ class Session:
         return self.project.name
 
     @property
+    def cluster(self) -> str:
+        """Where runs execute: "local" or "slurm" ([cluster] backend)."""
+        return self.config.cluster.backend
+
+    @property
     def project_root(self) -> Path:
         return self.project.root
 

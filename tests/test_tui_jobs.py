@@ -314,3 +314,10 @@ def test_snapshot_slurm_large(snap_compare: Callable[..., bool]) -> None:
 
 def test_snapshot_slurm_small(snap_compare: Callable[..., bool]) -> None:
     assert snap_compare(LogsApp(), terminal_size=SMALL, run_before=snapshot_steps())
+
+
+def test_before_any_job_a_login_node_does_not_call_itself_the_runs_machine() -> None:
+    from labtui.tui.job_words import idle_gpu_line
+
+    assert idle_gpu_line("slurm") == "GPUs on the cluster: no job yet"
+    assert idle_gpu_line("local") == "CPU only"

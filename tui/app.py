@@ -159,6 +159,7 @@ class LabtuiApp(App[None]):
             self.progress,
             self._clock,
             commit_log=self.session.commit_log,
+            cluster=getattr(self.session, "cluster", "local"),
             id="main",
         )
         return self._main

@@ -40,6 +40,12 @@ def end_words(state: str) -> str:
     return "timed out" if state == "TIMEOUT" else state.lower().replace("_", " ")
 
 
+def idle_gpu_line(cluster: str) -> str:
+    """The GPU status line before any reading: this machine's, or, when runs are Slurm jobs,
+    a word that this (login) machine's GPUs are not the runs'."""
+    return "GPUs on the cluster: no job yet" if cluster == "slurm" else "CPU only"
+
+
 def cluster_gpu_lines(job: JobState, width: int) -> list[str]:
     """The GPU status line while a run's job has sent no GPU readings: where its GPUs are, not
     this (login) machine's 'CPU only'. 'GPUs on the cluster: job 12 on node7 (no GPU

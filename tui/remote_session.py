@@ -105,6 +105,7 @@ class RemoteSession:
         self.budget_usd = float(hello["budget_usd"])
         self.auto = bool(hello.get("auto", False))
         self.engine_pid = int(hello.get("pid", 0))
+        self.cluster = str(hello.get("cluster", "local"))
         self._stage_models = dict(hello.get("stage_models") or {})
         self._model_problems = list(hello.get("model_problems") or [])
         self.bus = Bus()

@@ -45,7 +45,7 @@ from labtui.core.events import (
 from labtui.core.journal import stages_from
 from labtui.core.metrics import MetricSeries, point_of
 
-from ..job_words import cluster_gpu_lines, ended, state_words
+from ..job_words import cluster_gpu_lines, ended, idle_gpu_line, state_words
 from .base import Pane
 from .gpu_status import gpu_lines
 from .ledger_view import LedgerView
@@ -115,8 +115,9 @@ class LogsPane(Pane):
     }
     """
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, cluster: str = "local", **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self._cluster = cluster  # "slurm": runs are jobs, this machine's GPUs are not theirs
         self._current_run = ""
         self._series = MetricSeries()
         self._view: str | None = None  # None until the researcher picks: then it follows height
@@ -133,7 +134,7 @@ class LogsPane(Pane):
         self._search = SearchRecord()
 
     def compose(self) -> ComposeResult:
-        yield Static("CPU only", id="gpu-status", classes="status-line")
+        yield Static(idle_gpu_line(self._cluster), id="gpu-status", classes="status-line")
         yield RunLog(id="run-log", max_lines=LOG_MAX_LINES)
         yield MetricPlot(self._series, id="metric-plot")
         yield Static(Text("no finished runs yet", style="dim italic"), id="run-results")

@@ -69,6 +69,7 @@ class MainScreen(Screen[None]):
         progress: Progress,
         clock: Clock,
         commit_log: Any = None,
+        cluster: str = "local",
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -76,13 +77,14 @@ class MainScreen(Screen[None]):
         self.progress = progress
         self.clock = clock
         self.commit_log = commit_log
+        self.cluster = cluster
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(self.project, self.progress, self.clock, id="status")
         with Grid(id="panes"):
             yield DialoguePane(id="dialogue")
             yield DiffPane(commit_log=self.commit_log, id="diff")
-            yield LogsPane(id="logs")
+            yield LogsPane(cluster=self.cluster, id="logs")
             yield LatexPane(id="latex")
         yield KeyBar()
 
