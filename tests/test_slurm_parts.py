@@ -5,6 +5,7 @@ tests/test_slurm_runs.py."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -29,13 +30,24 @@ def test_cluster_settings_default_to_local_and_refuse_bad_values(tmp_path):
     assert "gpu:1" in f"{gres.value.message} {gres.value.hint}"
 
 
-def test_the_environment_and_the_site_file_set_the_cluster(tmp_path, monkeypatch):
+def _with_site_file(tmp_path: Path, own: str, site_text: str) -> tuple[Path, Path]:
+    """A project with ``own`` as its labtui.toml and the researcher's site file (in the test's
+    home, ~/.config/labtui/labtui.toml) with ``site_text``."""
     project = tmp_path / "p"
     project.mkdir()
-    (project / "labtui.toml").write_text('[cluster]\npartition = "gpu"\n', encoding="utf-8")
+    (project / "labtui.toml").write_text(own, encoding="utf-8")
     site = tmp_path / "home" / "config" / "labtui" / "labtui.toml"
     site.parent.mkdir(parents=True)
-    site.write_text('[cluster]\npartition = "cpu"\naccount = "lab"\ncpus = 8\n', encoding="utf-8")
+    site.write_text(site_text, encoding="utf-8")
+    return project, site
+
+
+def test_the_environment_and_the_site_file_set_the_cluster(tmp_path, monkeypatch):
+    project, _ = _with_site_file(
+        tmp_path,
+        '[cluster]\npartition = "gpu"\n',
+        '[cluster]\npartition = "cpu"\naccount = "lab"\ncpus = 8\n',
+    )
     monkeypatch.setenv("LABTUI_CLUSTER__BACKEND", "slurm")
     config = load_config(project)
     # the project overrides the site key by key; the environment overrides both
@@ -44,12 +56,7 @@ def test_the_environment_and_the_site_file_set_the_cluster(tmp_path, monkeypatch
 
 
 def test_a_bad_site_file_is_named_with_its_fix(tmp_path):
-    project = tmp_path / "p"
-    project.mkdir()
-    (project / "labtui.toml").write_text("", encoding="utf-8")
-    site = tmp_path / "home" / "config" / "labtui" / "labtui.toml"
-    site.parent.mkdir(parents=True)
-    site.write_text("[cluster]\ncpus = 0\n", encoding="utf-8")
+    project, site = _with_site_file(tmp_path, "", "[cluster]\ncpus = 0\n")
     with pytest.raises(ConfigError) as bad:
         load_config(project)
     assert str(site) in bad.value.message and "cpus" in bad.value.message

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import TEST_API_KEY, wire_project
-from support.research_script import MoonsResearch, last_user_text, whole_file_edit
+from support.research_script import IDEA, MoonsResearch, last_user_text, whole_file_edit
 from support.waiting import wait_until
 
 from labtui.core.baseline import run_baseline
@@ -41,14 +41,6 @@ TWO_RUNS = {
         {"change": "Double HIDDEN_UNITS", "measure": "test accuracy vs run_0"},
         {"change": "Double HIDDEN_UNITS again", "measure": "test accuracy vs run_0"},
     ]
-}
-IDEA = {
-    "Name": "wider_hidden_layer",
-    "Title": "Wider",
-    "Experiment": "Widen the hidden layer.",
-    "Interestingness": 3,
-    "Feasibility": 3,
-    "Novelty": 3,
 }
 
 
@@ -331,6 +323,21 @@ def _labtui_killed_while_its_job_runs(root: Path) -> str:
     return job_id
 
 
+def _reporter(root: Path, acc: float, sleep_s: float) -> Path:
+    """A project whose run says it started, takes ``sleep_s`` and reports ``acc``."""
+    root.mkdir()
+    (root / "experiment.py").write_text(
+        "import json, os, pathlib, time\n"
+        "print('started', flush=True)\n"
+        f"time.sleep({sleep_s})\n"
+        "out = pathlib.Path(os.environ['LABTUI_OUT_DIR'])\n"
+        "out.mkdir(parents=True, exist_ok=True)\n"
+        f"(out / 'final_info.json').write_text(json.dumps({{'d': {{'means': {{'acc': {acc}}}}}}}))\n",
+        encoding="utf-8",
+    )
+    return root
+
+
 def _resume(root: Path, events: list):
     return run_experiment(
         root, "run_1", python=sys.executable, timeout_s=900, emit=events.append,
@@ -339,17 +346,7 @@ def _resume(root: Path, events: list):
 
 
 def test_a_resumed_labtui_reattaches_to_the_job_it_left_running(tmp_path):
-    root = tmp_path / "p"
-    root.mkdir()
-    (root / "experiment.py").write_text(
-        "import json, os, pathlib, time\n"
-        "print('started', flush=True)\n"
-        "time.sleep(4)\n"
-        "out = pathlib.Path(os.environ['LABTUI_OUT_DIR'])\n"
-        "out.mkdir(parents=True, exist_ok=True)\n"
-        "(out / 'final_info.json').write_text(json.dumps({'d': {'means': {'acc': 0.9}}}))\n",
-        encoding="utf-8",
-    )
+    root = _reporter(tmp_path / "p", acc=0.9, sleep_s=4)
     job_id = _labtui_killed_while_its_job_runs(root)
     events: list = []
     result = _resume(root, events)
@@ -364,16 +361,7 @@ def test_a_resumed_labtui_reattaches_to_the_job_it_left_running(tmp_path):
 
 
 def test_a_job_that_finished_while_labtui_was_away_is_collected(tmp_path):
-    root = tmp_path / "p"
-    root.mkdir()
-    (root / "experiment.py").write_text(
-        "import json, os, pathlib\n"
-        "print('started', flush=True)\n"
-        "out = pathlib.Path(os.environ['LABTUI_OUT_DIR'])\n"
-        "out.mkdir(parents=True, exist_ok=True)\n"
-        "(out / 'final_info.json').write_text(json.dumps({'d': {'means': {'acc': 0.8}}}))\n",
-        encoding="utf-8",
-    )
+    root = _reporter(tmp_path / "p", acc=0.8, sleep_s=0)
     job_id = _labtui_killed_while_its_job_runs(root)
     wait_until(lambda: _sacct(job_id)[0]["State"] == "COMPLETED", "the job finishing", SLOW_S)
     events: list = []
