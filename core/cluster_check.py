@@ -71,11 +71,12 @@ def test_job(settings: ClusterSection, wait_s: float = TEST_JOB_WAIT_S) -> Findi
     result. Its result says what the node offers a run."""
     import submitit
 
+    from .slurm_jobs import sbatch_parameters
     from .slurm_node import node_facts
 
     with tempfile.TemporaryDirectory(prefix="labtui-doctor-") as folder:
         executor = submitit.SlurmExecutor(folder=str(Path(folder) / "%j"), max_num_timeout=0)
-        executor.update_parameters(**_test_parameters(settings))
+        executor.update_parameters(**sbatch_parameters(settings, "labtui-doctor", minutes=5))
         submitted = time.monotonic()
         try:
             job: Any = executor.submit(node_facts)
@@ -103,18 +104,6 @@ def test_job(settings: ClusterSection, wait_s: float = TEST_JOB_WAIT_S) -> Findi
             return Finding("slurm test job", False, f"job {job.job_id} failed: {exc}")
         took = time.monotonic() - submitted
     return Finding("slurm test job", True, _describe(str(job.job_id), facts, started, took))
-
-
-def _test_parameters(settings: ClusterSection) -> dict[str, Any]:
-    parameters: dict[str, Any] = {"job_name": "labtui-doctor", "time": 5, "cpus_per_task": 1}
-    optional = {
-        "partition": settings.partition,
-        "account": settings.account,
-        "qos": settings.qos,
-        "gres": settings.gres,
-    }
-    parameters.update({name: value for name, value in optional.items() if value})
-    return parameters
 
 
 def _state(job_id: str) -> str:

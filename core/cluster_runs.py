@@ -45,6 +45,7 @@ class OnCluster:
     settings: ClusterSection
     commit: str
     earlier: str
+    array: Any = None  # slurm_jobs.JobArray: submitted with other runs as one job array
 
     @classmethod
     def prepare(
@@ -62,6 +63,7 @@ class OnCluster:
         commit: str,
         *,
         run_dir: bool = True,
+        array: Any = None,
     ) -> OnCluster:
         from .slurm_jobs import earlier_job, gpu_log_pattern
         from .slurm_node import NodeRun
@@ -81,7 +83,8 @@ class OnCluster:
             project_cap_mb=watch.project_cap_mb,
             gpu_log=gpu_log_pattern(root),
         )
-        return cls(root, node_run, settings, commit, earlier_job(root, node_run, commit))
+        earlier = earlier_job(root, node_run, commit)
+        return cls(root, node_run, settings, commit, earlier, array)
 
     def run(self, emit: Emit, stop: threading.Event | None) -> Executed:
         from . import sandbox_policy
@@ -95,6 +98,7 @@ class OnCluster:
             commit=self.commit,
             earlier=self.earlier,
             stop=stop,
+            array=self.array,
         )
         outcome = job.outcome
         record = {

@@ -42,6 +42,7 @@ from .templates import check_final_info
 
 if TYPE_CHECKING:
     from .config import Config
+    from .slurm_jobs import JobArray
 
 Emit = Callable[[Event], None]
 
@@ -387,6 +388,7 @@ def run_experiment(
     terms: RunTerms = NO_TERMS,
     overrun_s: float = 0.0,
     cluster: ClusterSection | None = None,
+    array: JobArray | None = None,
 ) -> RunResult:
     """Run ``[experiment] command`` (None: the template contract's) for ``run_id`` in ``root``
     and judge the numbers ``results`` (None: its final_info.json) points at; ``smoke`` runs the
@@ -405,6 +407,9 @@ def run_experiment(
     ``terms`` gives a search's run its budget and seed ($LABTUI_RUN_BUDGET_S, $LABTUI_SEED):
     with a budget the run is stopped ``overrun_s`` after it (not at ``timeout_s``) and judged on
     the results it had written by then.
+
+    ``cluster`` (``[cluster]``) makes the run a Slurm job (core/slurm_jobs.py), a task of
+    ``array`` when it is one of several runs submitted together.
     """
     experiment = experiment or ExperimentSection()
     results = results or ResultsSection()
@@ -423,8 +428,9 @@ def run_experiment(
     job: OnCluster | None = None
     if cluster is not None and cluster.backend == "slurm":
         job = OnCluster.prepare(
-            root, run_id, argv, env, timeout_s, stage, sandbox, protected, watch, cluster, commit
-        )
+            root, run_id, argv, env, timeout_s, stage, sandbox, protected, watch, cluster, commit,
+            array=array,
+        )  # fmt: skip
     if run_dir.exists() and not (job and job.earlier):
         # Left by a failed attempt: its partial files must not pass for this run's results.
         shutil.rmtree(run_dir)

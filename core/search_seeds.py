@@ -7,6 +7,8 @@ in the ledger (core/search_ledger.py), and a resumed search reuses the runs it a
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -34,10 +36,13 @@ def seeded_run(
     seed: int,
     keep_in: Path,
     section: Any,
+    array: Any = None,
+    commit: str = "",
 ) -> Seeded:
-    """The code of ``checkout`` run once more with $LABTUI_SEED = ``seed`` under the budget;
-    its record kept in ``keep_in`` (which is reused when a resumed search already has it).
-    The metric's value and its reported standard error (None when the run gave none)."""
+    """The code of ``checkout`` (at ``commit``, '': its head) run once more with $LABTUI_SEED =
+    ``seed`` under the budget, a task of ``array`` when given; its record kept in ``keep_in``
+    (which is reused when a resumed search already has it). The metric's value and its
+    reported standard error (None when the run gave none)."""
     from .runner import configured, read_final_info, run_experiment
 
     if (keep_in / "final_info.json").is_file():
@@ -52,10 +57,11 @@ def seeded_run(
         run_id,
         emit=ctx.emit,
         stage=ctx.stage,
-        commit=checkout.head(),
+        commit=commit or checkout.head(),
         stop=ctx.stop,
         terms=RunTerms(section.run_budget_s, seed),
         overrun_s=section.overrun_s,
+        array=array,
         **configured(ctx.config),
     )
     ctx.check_stop()
@@ -65,6 +71,42 @@ def seeded_run(
         ctx.say(f"{run_id} (seed {seed}) gave no result: {result.problem}")
         return Seeded(None, None)
     return Seeded(target.value(result.means), target.stderr(result.final_info))
+
+
+class SeedRun(NamedTuple):
+    run_id: str
+    seed: int
+    keep_in: Path
+
+
+def seeded_runs(
+    ctx: Any, checkout: Project, target: Target, runs: list[SeedRun], section: Any
+) -> Iterator[Seeded]:
+    """``runs`` of the same code, in order. Here they run one after another, each when the
+    one before is judged (they would share the GPUs); as Slurm jobs they go together, as one
+    job array, and run at once."""
+    to_make = [run for run in runs if not (run.keep_in / "final_info.json").is_file()]
+    if ctx.config.cluster.backend != "slurm" or len(to_make) < 2:
+        for r in runs:
+            yield seeded_run(
+                ctx, checkout, target, run_id=r.run_id, seed=r.seed, keep_in=r.keep_in,
+                section=section,
+            )  # fmt: skip
+        return
+    from .slurm_jobs import JobArray
+
+    array = JobArray(len(to_make))
+    head = checkout.head()  # read here: one GitPython repository is no thread's to share
+    with ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="labtui-seed") as pool:
+        futures = [
+            pool.submit(
+                seeded_run, ctx, checkout, target, run_id=r.run_id, seed=r.seed,
+                keep_in=r.keep_in, section=section, array=array, commit=head,
+            )
+            for r in runs
+        ]  # fmt: skip
+        results = [future.result() for future in futures]
+    yield from results
 
 
 def measure_noise(
@@ -79,16 +121,11 @@ def measure_noise(
     values: list[float] = []
     stderrs: list[float] = []
     started = time.monotonic()
-    for seed in range(section.baseline_repeats + 1):
-        value, stderr = seeded_run(
-            ctx,
-            checkout,
-            target,
-            run_id=f"noise_{seed}",
-            seed=seed,
-            keep_in=ledger.noise_run(seed),
-            section=section,
-        )
+    seeds = range(section.baseline_repeats + 1)
+    runs = [SeedRun(f"noise_{seed}", seed, ledger.noise_run(seed)) for seed in seeds]
+    for seed, (value, stderr) in zip(
+        seeds, seeded_runs(ctx, checkout, target, runs, section), strict=True
+    ):
         if value is None and seed == 0:
             raise StageFailed(
                 f"the project's code gives no {target.key} under the search's budget of "
@@ -126,17 +163,8 @@ def seed_values(
 ) -> list[float]:
     """The code of ``checkout`` (step ``step``'s) run with fresh seeds 1…``seeds``: their
     values, the result the paper reports."""
-    values = []
-    for seed in range(1, section.seeds + 1):
-        value, _ = seeded_run(
-            ctx,
-            checkout,
-            target,
-            run_id=f"seed_{step}_{seed}",
-            seed=seed,
-            keep_in=ledger.seed_run(step, seed),
-            section=section,
-        )
-        if value is not None:
-            values.append(value)
-    return values
+    seeds = range(1, section.seeds + 1)
+    runs = [SeedRun(f"seed_{step}_{seed}", seed, ledger.seed_run(step, seed)) for seed in seeds]
+    return [
+        value for value, _ in seeded_runs(ctx, checkout, target, runs, section) if value is not None
+    ]

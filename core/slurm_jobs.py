@@ -141,13 +141,10 @@ def job_minutes(settings: ClusterSection, timeout_s: float) -> int:
     return math.ceil(timeout_s / 60) + STARTUP_MARGIN_MIN
 
 
-def _submit(root: Path, run: NodeRun, settings: ClusterSection, commit: str) -> str:
-    import submitit
-
-    executor = submitit.SlurmExecutor(folder=str(root / JOBS_DIR / "%j"), max_num_timeout=0)
-    minutes = job_minutes(settings, run.timeout_s)
+def sbatch_parameters(settings: ClusterSection, name: str, minutes: int) -> dict[str, Any]:
+    """What submitit passes to sbatch for a job of ``[cluster]``'s settings."""
     parameters: dict[str, Any] = {
-        "job_name": f"labtui-{root.name}-{run.run_id}",
+        "job_name": name,
         "time": minutes,
         "cpus_per_task": settings.cpus,
         # submitit asks Slurm for USR2 before the time limit, sent to every process of the
@@ -164,25 +161,100 @@ def _submit(root: Path, run: NodeRun, settings: ClusterSection, commit: str) -> 
         "gres": settings.gres,
         "mem": f"{round(settings.mem_gb * 1024)}M" if settings.mem_gb else "",
     }
-    parameters.update({name: value for name, value in optional.items() if value})
-    executor.update_parameters(**parameters)
+    parameters.update({key: value for key, value in optional.items() if value})
+    return parameters
+
+
+def _submit(
+    root: Path, runs: list[NodeRun], settings: ClusterSection, commits: list[str]
+) -> list[str]:
+    """Submit ``runs`` (one job, or a job array of several) and record each; their job ids."""
+    import submitit
+
+    executor = submitit.SlurmExecutor(folder=str(root / JOBS_DIR / "%j"), max_num_timeout=0)
+    minutes = job_minutes(settings, max(run.timeout_s for run in runs))
+    name = f"labtui-{root.name}-{runs[0].run_id if len(runs) == 1 else 'seeds'}"
+    executor.update_parameters(**sbatch_parameters(settings, name, minutes))
     try:
-        job = executor.submit(run_on_node, run)
+        if len(runs) == 1:
+            jobs = [executor.submit(run_on_node, runs[0])]
+        else:
+            with executor.batch():
+                jobs = [executor.submit(run_on_node, run) for run in runs]
     except Exception as exc:  # sbatch's refusal arrives as several kinds of error
+        named = ", ".join(run.run_id for run in runs)
         raise LabtuiError(
-            f"Slurm refused {run.run_id}'s job: {last_line(str(exc)) or exc!r}",
+            f"Slurm refused {named}'s job: {last_line(str(exc)) or exc!r}",
             "check [cluster] partition, account, qos, gres, cpus and mem_gb in labtui.toml "
             "(`sinfo` lists the partitions; `labtui doctor` checks the cluster)",
         ) from None
-    record = {
-        "job_id": str(job.job_id),
-        "key": job_key(run, commit),
-        "run_id": run.run_id,
-        "submitted_at": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
-    path = _record_path(root, run.run_id)
-    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    return str(job.job_id)
+    submitted_at = datetime.now(UTC).isoformat(timespec="seconds")
+    for job, run, commit in zip(jobs, runs, commits, strict=True):
+        record = {
+            "job_id": str(job.job_id),
+            "key": job_key(run, commit),
+            "run_id": run.run_id,
+            "submitted_at": submitted_at,
+        }
+        path = _record_path(root, run.run_id)
+        path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return [str(job.job_id) for job in jobs]
+
+
+GATHER_S = 10.0  # how long an array's first run waits for the others before going alone
+
+
+class JobArray:
+    """Runs of the same code that are known together (a search's seeds), submitted as one Slurm
+    job array: each run's thread hands in its run and gets its task's job id once all
+    ``expected`` have come. A run that never comes (it failed before) does not hold the others
+    back for more than GATHER_S: those present go then, as an array of their own."""
+
+    def __init__(self, expected: int) -> None:
+        self._expected = expected
+        self._pending: list[_Waiting] = []
+        self._ready = threading.Condition()
+
+    def submit(self, root: Path, run: NodeRun, settings: ClusterSection, commit: str) -> str:
+        mine = _Waiting(root, run, commit)
+        with self._ready:
+            self._pending.append(mine)
+            deadline = time.monotonic() + GATHER_S
+            while mine.job_id is None and mine.error is None:
+                left = deadline - time.monotonic()
+                if len(self._pending) >= self._expected or left <= 0:
+                    self._submit_pending(settings)
+                    break
+                self._ready.wait(left)
+        if mine.error is not None:
+            raise mine.error
+        assert mine.job_id is not None
+        return mine.job_id
+
+    def _submit_pending(self, settings: ClusterSection) -> None:
+        pending, self._pending = self._pending, []
+        self._expected -= len(pending)
+        # The array's folder is its checkout's: runs of other checkouts go as arrays of theirs.
+        for root in dict.fromkeys(waiting.root for waiting in pending):
+            group = [waiting for waiting in pending if waiting.root == root]
+            try:
+                ids = _submit(root, [w.run for w in group], settings, [w.commit for w in group])
+            except LabtuiError as exc:
+                for waiting in group:
+                    waiting.error = exc
+            else:
+                for waiting, job_id in zip(group, ids, strict=True):
+                    waiting.job_id = job_id
+        self._ready.notify_all()
+
+
+@dataclass
+class _Waiting:
+    root: Path
+    run: NodeRun
+    commit: str
+    job_id: str | None = None
+    error: LabtuiError | None = None
 
 
 # -- following it to the end ---------------------------------------------------------------
@@ -197,12 +269,18 @@ def run_as_job(
     commit: str = "",
     earlier: str = "",
     stop: threading.Event | None = None,
+    array: JobArray | None = None,
 ) -> JobResult:
-    """Do ``run`` as a Slurm job (or follow ``earlier``, the job a killed session submitted)
-    and return how it went. Aborted when labtui stopped and cancelled it (cancel_live_jobs)."""
+    """Do ``run`` as a Slurm job, a task of ``array`` when given (or follow ``earlier``, the job a
+    killed session submitted) and return how it went. Aborted when labtui stopped and cancelled it (cancel_live_jobs)."""
     root = Path(root)
     started = time.monotonic()
-    job_id = earlier or _submit(root, run, settings, commit)
+    if earlier:
+        job_id = earlier
+    elif array is not None:
+        job_id = array.submit(root, run, settings, commit)
+    else:
+        job_id = _submit(root, [run], settings, [commit])[0]
     folder = root / JOBS_DIR / job_id
     gpu_log = folder / f"{job_id}_gpus.jsonl"
     _live.add(job_id, run.run_id)

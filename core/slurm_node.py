@@ -76,7 +76,7 @@ def run_on_node(run: NodeRun) -> NodeOutcome:
     spec = spec.for_run_dir(Path(run.run_dir) if run.run_dir else None).protecting(run.protected)
     devices = _visible_devices()
     host = socket.gethostname()
-    job_id = os.environ.get("SLURM_JOB_ID", "")
+    job_id = _job_id()
     emit = _JobOutput(run.gpu_log.replace("%j", job_id), host, job_id)
     with gpu_sampling(emit, run.stage):
         memory_peaks.start(devices)
@@ -107,6 +107,12 @@ def run_on_node(run: NodeRun) -> NodeOutcome:
 
 def _unsaid(event: Event) -> None:
     """Where the node's sandbox notice goes: the login side says it, once, from the outcome."""
+
+
+def _job_id() -> str:
+    """This job's id as sbatch and squeue name it: an array's task is '<array>_<task>'."""
+    array, task = os.environ.get("SLURM_ARRAY_JOB_ID"), os.environ.get("SLURM_ARRAY_TASK_ID")
+    return f"{array}_{task}" if array and task else os.environ.get("SLURM_JOB_ID", "")
 
 
 def _visible_devices() -> tuple[int, ...]:

@@ -461,3 +461,72 @@ def test_slurm_refusing_a_job_is_a_clear_error_naming_the_settings(tmp_path):
         )  # fmt: skip
     assert "Slurm refused run_1's job" in refused.value.message
     assert "[cluster] partition" in refused.value.hint
+
+
+def _run_in_threads(root: Path, count: int, array) -> tuple[list, list]:
+    """Runs run_1…run_<count> of ``root`` at once, each in a thread, as ``array``'s tasks."""
+    events: list = []
+    results: list = [None] * count
+
+    def run(index: int) -> None:
+        results[index] = run_experiment(
+            root, f"run_{index + 1}", python=sys.executable, timeout_s=600,
+            emit=events.append, stage="experiments", cluster=_cluster(), array=array,
+        )  # fmt: skip
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=SLOW_S)
+    return results, events
+
+
+def test_runs_known_together_go_as_one_job_array(tmp_path):
+    from labtui.core.slurm_jobs import JobArray
+
+    root = _reporter(tmp_path / "p", acc=0.5, sleep_s=0)
+    results, events = _run_in_threads(root, 3, JobArray(3))
+    assert [r.problem for r in results] == ["", "", ""]
+    assert [r.means for r in results] == [{"d": {"acc": 0.5}}] * 3
+    jobs = {e.job_id for e in events if isinstance(e, JobState)}
+    arrays = {job.split("_")[0] for job in jobs}
+    assert len(jobs) == 3 and len(arrays) == 1, jobs  # '<array>_<task>': one array, 3 tasks
+    assert {r["State"] for r in _sacct(*jobs)} == {"COMPLETED"}
+
+
+def test_an_array_run_that_never_comes_does_not_hold_the_others(tmp_path, monkeypatch):
+    from labtui.core import slurm_jobs
+
+    monkeypatch.setattr(slurm_jobs, "GATHER_S", 0.5)
+    root = _reporter(tmp_path / "p", acc=0.5, sleep_s=0)
+    results, _ = _run_in_threads(root, 1, slurm_jobs.JobArray(2))
+    assert results[0].ok and results[0].means == {"d": {"acc": 0.5}}
+
+
+def test_a_climb_on_slurm_sends_its_seeds_as_job_arrays(
+    tmp_path, llm_server, arxiv_server, monkeypatch
+):
+    from support.search_script import ScriptedSearcher, score_change, toy_session
+
+    from labtui.core.config_sections import ClimbSection
+    from labtui.core.events import SearchEnded
+
+    monkeypatch.setenv("LABTUI_API_KEY", TEST_API_KEY)
+    monkeypatch.setenv("LABTUI_CLUSTER__BACKEND", "slurm")
+    climb = ClimbSection(
+        metric="score", direction="higher", run_budget_s=60, max_runs=1, baseline_repeats=2,
+        seeds=2,
+    )  # fmt: skip
+    session = toy_session(tmp_path / "p", llm_server.url, arxiv_server.url, "climb", climb)
+    session.config.cluster = _cluster()
+    ScriptedSearcher(session.project.root, [score_change(0.6)]).install(llm_server)
+    experiments_stage.run(session.context_for("experiments"))
+
+    assert [e.best for e in session.events if isinstance(e, SearchEnded)] == [0.6]
+    jobs = _jobs(session.events)
+    noise = {jobs[f"noise_{seed}"] for seed in range(3)}
+    seeds = {job for run, job in jobs.items() if run.startswith("seed_")}
+    # each batch of seeds is one array: '<array>_<task>' ids sharing the array's id
+    assert len({job.split("_")[0] for job in noise}) == 1 and len(noise) == 3
+    assert len({job.split("_")[0] for job in seeds}) == 1 and len(seeds) == 2
