@@ -300,7 +300,7 @@ def run_as_job(
             if stop is not None and stop.is_set() and not stopped:
                 stopped = True
                 _cancel_for_stop(job_id, run, emit)
-            state = watch.check()
+            state = watch.check() or _forgotten_but_done(watch, folder, job_id)
             if state is not None and state.ended:
                 break
             if stop is not None and not stopped:
@@ -321,6 +321,14 @@ def run_as_job(
         outcome, state, follower, job_id, settings, run, time.monotonic() - started, stopped
     )
     return JobResult(process=process, outcome=outcome, job_id=job_id, state=state.state)
+
+
+def _forgotten_but_done(watch: _JobWatch, folder: Path, job_id: str) -> QueueState | None:
+    """A job Slurm no longer knows (purged, no accounting) whose result is there: it completed.
+    Without this a forgotten job would be followed forever."""
+    if watch.silent_s() >= UNANSWERED_WARN_S and (folder / f"{job_id}_0_result.pkl").exists():
+        return QueueState("COMPLETED")
+    return None
 
 
 def _cancel_for_stop(job_id: str, run: NodeRun, emit: Emit) -> None:
@@ -395,6 +403,10 @@ class _JobWatch:
                 "not submitted again",
             )
         )
+
+    def silent_s(self) -> float:
+        """How long Slurm has said nothing of the job (0 while it answers)."""
+        return time.monotonic() - self._silent_since if self._silent_since else 0.0
 
     def _unanswered(self, problem: str) -> None:
         now = time.monotonic()

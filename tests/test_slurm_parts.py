@@ -177,3 +177,17 @@ def test_no_slurm_on_path_is_said_plainly(monkeypatch):
     assert [f.ok for f in findings] == [False]
     assert 'backend = "local"' in findings[0].detail
     assert cluster_findings(ClusterSection())[0].ok
+
+
+def test_a_job_slurm_forgot_counts_as_done_only_once_its_result_is_there(tmp_path):
+    from types import SimpleNamespace
+
+    from labtui.core.slurm_jobs import UNANSWERED_WARN_S, _forgotten_but_done
+
+    quiet = SimpleNamespace(silent_s=lambda: UNANSWERED_WARN_S)
+    talking = SimpleNamespace(silent_s=lambda: 0.0)
+    assert _forgotten_but_done(quiet, tmp_path, "7") is None  # no result: keep following
+    (tmp_path / "7_0_result.pkl").write_bytes(b"x")
+    assert _forgotten_but_done(talking, tmp_path, "7") is None  # Slurm still answers
+    state = _forgotten_but_done(quiet, tmp_path, "7")
+    assert state is not None and state.state == "COMPLETED" and state.ended
