@@ -199,6 +199,8 @@ def run_checks(project_dir: Path | None) -> list[Check]:
             config = load_config(project_dir)
         except ConfigError as exc:
             checks.append(Check("labtui.toml", False, str(exc)))
+    if config.cluster.backend == "slurm":  # this machine's GPUs are not the runs'
+        checks = [check for check in checks if check.name != "gpu"]
     checks += _cluster(config)
     checks.append(_sandbox(config))
     checks.append(_containment(config))
@@ -212,6 +214,7 @@ def _cluster(config: Config) -> list[Check]:
     """``[cluster]``: on Slurm, the login node's GPUs are not the runs' (said so), and the
     cluster is checked with a test job."""
     from .cluster_check import cluster_findings
+    from .gpu import describe
 
     checks = [Check(name, ok, detail) for name, ok, detail in cluster_findings(config.cluster)]
     if config.cluster.backend == "slurm":
@@ -221,8 +224,8 @@ def _cluster(config: Config) -> list[Check]:
             Check(
                 "gpu",
                 True,
-                f"runs get their GPUs from Slurm ([cluster] gres = {gres}), not from this "
-                "login node",
+                f"runs get their GPUs from Slurm ([cluster] gres = {gres}); this login "
+                f"node's own: {describe()}",
                 required=False,
             ),
         )

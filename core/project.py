@@ -68,7 +68,9 @@ class Project:
         config.project.idea = idea
         save_config(config, root)
         (root / ".gitignore").write_text(PROJECT_GITIGNORE, encoding="utf-8")
-        project = cls(root, config)
+        # As written, then as the site file and the environment set it (`labtui --cluster
+        # slurm new` runs the baseline as a job): the file keeps only the project's own.
+        project = cls(root, load_config(root))
         project._init_repo()
         project.commit(f"labtui: new project from template {Path(template).name}")
         return project
@@ -104,7 +106,7 @@ class Project:
         save_config(config, root)
         # prepare.py writes the data set here; it is made again from prepare.py, not versioned
         (root / ".gitignore").write_text(PROJECT_GITIGNORE + "data/\n", encoding="utf-8")
-        project = cls(root, config)
+        project = cls(root, load_config(root))  # with the site file's and environment's settings
         project._init_repo()
         project.commit("labtui: new project from a topic (no code yet)")
         return project

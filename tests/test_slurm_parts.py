@@ -191,3 +191,23 @@ def test_a_job_slurm_forgot_counts_as_done_only_once_its_result_is_there(tmp_pat
     assert _forgotten_but_done(talking, tmp_path, "7") is None  # Slurm still answers
     state = _forgotten_but_done(quiet, tmp_path, "7")
     assert state is not None and state.state == "COMPLETED" and state.ended
+
+
+def test_a_new_project_takes_the_sessions_cluster_so_its_baseline_is_a_job(tmp_path, monkeypatch):
+    from labtui.core.project import Project
+
+    monkeypatch.setenv("LABTUI_CLUSTER__BACKEND", "slurm")
+    project = Project.create(tmp_path / "p", "moons")
+    assert project.config.cluster.backend == "slurm"
+    assert 'backend = "local"' in (project.root / "labtui.toml").read_text()  # the file's own
+
+
+def test_the_doctor_on_slurm_says_the_login_nodes_gpus_are_not_the_runs(tmp_path, monkeypatch):
+    from labtui.core.doctor import run_checks
+    from labtui.core.project import Project
+
+    project = Project.create(tmp_path / "p", "moons")
+    monkeypatch.setenv("LABTUI_CLUSTER__BACKEND", "slurm")
+    monkeypatch.setattr("shutil.which", lambda name, *a, **k: None if name == "sinfo" else "/x")
+    gpu = [check for check in run_checks(project.root) if check.name == "gpu"]
+    assert len(gpu) == 1 and gpu[0].detail.startswith("runs get their GPUs from Slurm")
