@@ -438,8 +438,9 @@ class LabtuiApp(App[None]):
 
     def _closing_down(self) -> bool:
         """The app is closing and its panes are gone: a pipeline that ends just then (the
-        quit's own stop) has nowhere left to say so."""
-        return not self.main_screen.query(DialoguePane)
+        quit's own stop) has nowhere left to say so. The pane's own widgets go first, before
+        the pane: those are what saying it needs."""
+        return not self.main_screen.query("DialoguePane #dialogue-streaming")
 
     @property
     def pending_events(self) -> int:
