@@ -61,6 +61,7 @@ class OnCluster:
         watch: Watch,
         settings: ClusterSection,
         commit: str,
+        emit: Emit,
         *,
         run_dir: bool = True,
         array: Any = None,
@@ -83,7 +84,7 @@ class OnCluster:
             project_cap_mb=watch.project_cap_mb,
             gpu_log=gpu_log_pattern(root),
         )
-        earlier = earlier_job(root, node_run, commit)
+        earlier = earlier_job(root, node_run, commit, emit)
         return cls(root, node_run, settings, commit, earlier, array)
 
     def run(self, emit: Emit, stop: threading.Event | None) -> Executed:

@@ -82,7 +82,7 @@ def run_plot(
     if cluster is not None and cluster.backend == "slurm":
         job = OnCluster.prepare(
             root, "plot", argv, env, timeout_s, stage, sandbox, [], Watch(), cluster,
-            _script_hash(root), run_dir=False,
+            _script_hash(root), emit, run_dir=False,
         )  # fmt: skip
         proc = job.run(emit, None).process
     else:

@@ -429,7 +429,7 @@ def run_experiment(
     if cluster is not None and cluster.backend == "slurm":
         job = OnCluster.prepare(
             root, run_id, argv, env, timeout_s, stage, sandbox, protected, watch, cluster, commit,
-            array=array,
+            emit, array=array,
         )  # fmt: skip
     if run_dir.exists() and not (job and job.earlier):
         # Left by a failed attempt: its partial files must not pass for this run's results.

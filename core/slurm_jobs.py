@@ -116,22 +116,36 @@ def _record_path(root: Path, run_id: str) -> Path:
     return root / JOBS_DIR / f"{run_id}.json"
 
 
-def earlier_job(root: Path, run: NodeRun, commit: str) -> str:
+def earlier_job(root: Path, run: NodeRun, commit: str, emit: Emit) -> str:
     """The id of this run's job that a session before this one submitted and never collected
-    ('' when there is none, or the run has changed since)."""
+    ('' when there is none). A job of an earlier version of the run (its code or command has
+    changed since) is cancelled if it still runs, and said so: its result would count for
+    nothing, and it would spend the allocation."""
     path = _record_path(root, run.run_id)
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return ""
-    if not isinstance(record, dict) or record.get("key") != job_key(run, commit):
+    if not isinstance(record, dict):
         return ""
     job_id = str(record.get("job_id", ""))
     try:
-        known = job_state(job_id) is not None
+        state = job_state(job_id)
     except SlurmUnavailable:
-        known = True  # Slurm silent now: following the job finds out
-    return job_id if known else ""
+        return job_id if record.get("key") == job_key(run, commit) else ""
+    if record.get("key") == job_key(run, commit):
+        return job_id if state is not None else ""
+    if state is not None and not state.ended:
+        cancel([job_id])
+        emit(
+            Notice(
+                stage=run.stage,
+                text=f"{run.run_id}: cancelled Slurm job {job_id}, left by an earlier session "
+                "for a version of this run that has changed since",
+            )
+        )
+    path.unlink(missing_ok=True)
+    return ""
 
 
 def job_minutes(settings: ClusterSection, timeout_s: float) -> int:

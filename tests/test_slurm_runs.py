@@ -338,10 +338,10 @@ def _reporter(root: Path, acc: float, sleep_s: float) -> Path:
     return root
 
 
-def _resume(root: Path, events: list):
+def _resume(root: Path, events: list, commit: str = "c1"):
     return run_experiment(
         root, "run_1", python=sys.executable, timeout_s=900, emit=events.append,
-        stage="experiments", commit="c1", cluster=_cluster(),
+        stage="experiments", commit=commit, cluster=_cluster(),
     )  # fmt: skip
 
 
@@ -370,6 +370,22 @@ def test_a_job_that_finished_while_labtui_was_away_is_collected(tmp_path):
     said = " ".join(e.text for e in events if isinstance(e, Notice))
     assert f"re-attached to Slurm job {job_id} (COMPLETED" in said and "collected" in said
     assert _submitted(root) == [job_id], "the run was not submitted again"
+
+
+def test_a_job_left_for_code_that_has_changed_since_is_cancelled_not_reattached(tmp_path):
+    root = _reporter(tmp_path / "p", acc=0.9, sleep_s=600)
+    old = _labtui_killed_while_its_job_runs(root)
+    quicker = (root / "experiment.py").read_text().replace("time.sleep(600)", "")
+    (root / "experiment.py").write_text(quicker)
+    events: list = []
+    result = _resume(root, events, commit="c2")  # the code was committed anew meanwhile
+    assert result.ok and result.means == {"d": {"acc": 0.9}}
+    said = " ".join(e.text for e in events if isinstance(e, Notice))
+    assert f"cancelled Slurm job {old}, left by an earlier session" in said
+    wait_until(
+        lambda: _sacct(old)[0]["State"].startswith("CANCELLED"), "the old job cancelled", SLOW_S
+    )
+    assert len(_submitted(root)) == 2 and old in _submitted(root)
 
 
 def _submitted(root: Path) -> list[str]:
