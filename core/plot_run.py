@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import sandbox_policy
-from .cluster_runs import OnCluster
 from .events import Event
 from .processes import ProcessResult, run_process
+from .run_execution import OnCluster
 from .run_watch import Watch
 from .sandbox import SandboxSpec
 

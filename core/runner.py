@@ -13,7 +13,6 @@ environment is theirs, and labtui's own pins must not decide which numpy an expe
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import shutil
@@ -22,20 +21,20 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import sandbox_policy
-from .cluster_runs import Executed, OnCluster
 from .config_sections import ClusterSection, ExperimentSection, ResultsSection, SandboxSection
 from .errors import LabtuiError
 from .events import Event, MetricPointData, MetricsReported, Notice, RunFinished, RunStarted
 from .experiment_spec import NO_TERMS, RunTerms, protected_files, run_argv, run_env
-from .gpu import GpuPool, gpu_activity, gpu_sampling, lease_gpus, memory_peaks, shared_gpu_pool
+from .gpu import GpuPool
 from .interpreter import probe_interpreter
-from .processes import ProcessResult, last_line, run_process
+from .processes import ProcessResult, last_line
+from .run_execution import Command, OnCluster, run_here
 from .run_watch import Watch
 from .sandbox import SandboxSpec
 from .templates import check_final_info
@@ -302,55 +301,6 @@ def _write_run_record(run_dir: Path, record: dict[str, Any]) -> None:
     (run_dir / RUN_RECORD_NAME).write_text(text + "\n", encoding="utf-8")
 
 
-@dataclass(frozen=True)
-class _Command:
-    argv: list[str]
-    cwd: Path
-    run_id: str
-    timeout_s: float
-    stage: str
-    env: dict[str, str]
-
-
-def _run_here(
-    command: _Command,
-    emit: Emit,
-    spec: SandboxSpec,
-    stop: threading.Event | None,
-    watch: Watch,
-    gpus: GpuPool | None,
-) -> Executed:
-    """The run on this machine, pinned to free GPUs (waiting while none is free): other jobs
-    on a shared server, or labtui's own parallel runs, keep theirs."""
-    with (
-        lease_gpus(gpus or shared_gpu_pool(), emit, command.stage, command.run_id) as lease,
-        gpu_sampling(emit, command.stage),
-        gpu_activity(lease.devices) as gpu_busy,
-    ):
-        memory_peaks.start(lease.devices)
-        proc = run_process(
-            command.argv,
-            cwd=command.cwd,
-            timeout_s=command.timeout_s,
-            run_id=command.run_id,
-            emit=emit,
-            stage=command.stage,
-            sandbox=spec,
-            env={**lease.env, **command.env},
-            stop=stop,
-            watch=replace(watch, gpu_busy=gpu_busy),
-        )
-    return Executed(
-        process=proc,
-        gpu_peak_mb=memory_peaks.peak_mb(lease.devices),
-        cuda_visible_devices=lease.env.get(
-            "CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES")
-        ),
-        sandbox_record=spec.record(),
-        spec=spec,
-    )
-
-
 def configured(config: Config) -> dict[str, Any]:
     """The keyword arguments of ``run_experiment`` that a project's labtui.toml sets."""
     return {
@@ -449,8 +399,8 @@ def run_experiment(
         done = job.run(run_emit, stop)
     else:
         assert spec is not None
-        command = _Command(argv, root, run_id, timeout_s, stage, env)
-        done = _run_here(command, run_emit, spec, stop, watch, gpus)
+        command = Command(argv, root, run_id, timeout_s, stage, env)
+        done = run_here(command, run_emit, spec, stop, watch, gpus)
     proc = done.process
     gpu_peak_mb = done.gpu_peak_mb
     undone = restore_protected(root, protected)

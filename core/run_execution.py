@@ -1,21 +1,23 @@
 """A run's execution wherever ``[cluster]`` puts it, as core/runner.py needs it: the process's
 result, its GPU memory peak, which GPUs it saw, its sandbox and, on a cluster, its job.
 
-Locally that is ``run_process`` on leased GPUs (core/runner.py); on Slurm it is a job
+Locally that is ``run_process`` on leased GPUs (``run_here``); on Slurm it is a job
 (core/slurm_jobs.py) whose node runs the same command in the same folder with the same
 environment and sandbox settings.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .events import Event
-from .processes import ProcessResult
+from .gpu import GpuPool, gpu_activity, gpu_sampling, lease_gpus, memory_peaks, shared_gpu_pool
+from .processes import ProcessResult, run_process
 from .run_watch import Watch
 from .sandbox import SandboxSpec
 
@@ -124,3 +126,54 @@ class OnCluster:
             None,
             {**record, "node": outcome.host},
         )
+
+
+@dataclass(frozen=True)
+class Command:
+    """What runs, where, for how long, with what added to its environment."""
+
+    argv: list[str]
+    cwd: Path
+    run_id: str
+    timeout_s: float
+    stage: str
+    env: dict[str, str]
+
+
+def run_here(
+    command: Command,
+    emit: Emit,
+    spec: SandboxSpec,
+    stop: threading.Event | None,
+    watch: Watch,
+    gpus: GpuPool | None,
+) -> Executed:
+    """The run on this machine, pinned to free GPUs (waiting while none is free): other jobs
+    on a shared server, or labtui's own parallel runs, keep theirs."""
+    with (
+        lease_gpus(gpus or shared_gpu_pool(), emit, command.stage, command.run_id) as lease,
+        gpu_sampling(emit, command.stage),
+        gpu_activity(lease.devices) as gpu_busy,
+    ):
+        memory_peaks.start(lease.devices)
+        proc = run_process(
+            command.argv,
+            cwd=command.cwd,
+            timeout_s=command.timeout_s,
+            run_id=command.run_id,
+            emit=emit,
+            stage=command.stage,
+            sandbox=spec,
+            env={**lease.env, **command.env},
+            stop=stop,
+            watch=replace(watch, gpu_busy=gpu_busy),
+        )
+    return Executed(
+        process=proc,
+        gpu_peak_mb=memory_peaks.peak_mb(lease.devices),
+        cuda_visible_devices=lease.env.get(
+            "CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES")
+        ),
+        sandbox_record=spec.record(),
+        spec=spec,
+    )
