@@ -11,11 +11,18 @@ built from:
   (:func:`Score`, ``Flag``, ``Slug``, ``Text``) refused rather than cast; only free text is compared
   with the example, since a choice such as "Accept" or "continue" is never a copy;
 - validating an answer and saying what is wrong with it is ``core.answer_validation``.
+
+Every validator here carries a :class:`SchemaRule` (:func:`states`): the JSON-schema keywords that
+say its rule to a server that decodes with the schema, and what no schema can say, with why.
+tests/test_answer_schema.py walks every record and fails on a validator without one, or on a
+keyword its field's schema lacks: a grammar-constrained server must not be able to write an
+answer labtui refuses.
 """
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -27,6 +34,45 @@ from pydantic.config import JsonDict
 from pydantic_core import PydanticCustomError
 
 from .prompt_examples import current_examples, normalized
+
+# ---------------------------------------------------------------------------------------------
+# What the schema says of a rule
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SchemaRule:
+    """How a validator's rule reaches the JSON schema. ``keywords``: what the field's schema
+    states it with ("enum", "minLength", ...); ``unstated``: what it checks that no schema can
+    say, each as "the rule: why not"."""
+
+    keywords: tuple[str, ...] = ()
+    unstated: tuple[str, ...] = ()
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# The content checks of free text, which no grammar can state.
+NO_PLACEHOLDER = "no placeholder text ('...', 'TODO', '<summary>'): a content judgement"
+NO_EXAMPLE_COPY = "not a copy of the prompt's example: the example strings are per prompt"
+WORDS_NOT_CHARS = "at least N words: minLength counts characters (3 a word), not words"
+
+
+def states(*keywords: str, unstated: tuple[str, ...] = ()) -> Callable[[F], F]:
+    """Marks a validator with its :class:`SchemaRule`."""
+
+    def mark(check: F) -> F:
+        check.schema_rule = SchemaRule(keywords, unstated)  # type: ignore[attr-defined]
+        return check
+
+    return mark
+
+
+def schema_rule(check: Any) -> SchemaRule | None:
+    """The rule ``check`` was marked with, or None."""
+    rule = getattr(check, "schema_rule", None)
+    return rule if isinstance(rule, SchemaRule) else None
+
 
 # ---------------------------------------------------------------------------------------------
 # What is not content
@@ -138,11 +184,15 @@ def check_text(
 # ---------------------------------------------------------------------------------------------
 
 
-def answer_error(kind: str, message: str, value: str = "") -> PydanticCustomError:
+def answer_error(
+    kind: str, message: str, value: str = "", *, field: str = ""
+) -> PydanticCustomError:
     """A validation error :func:`describe` says as ``message`` ("must be ..."); ``value``: the
-    offending text as quoted, which groups the same fault across fields."""
+    offending text as quoted, which groups the same fault across fields; ``field``: the field
+    an error of the whole record is about (a re-ask quotes it)."""
     # The message is passed as context, not as the template: it may hold JSON braces.
-    return PydanticCustomError(kind, "{message}", {"message": message, "value": value})
+    context = {"message": message, "value": value, **({"field": field} if field else {})}
+    return PydanticCustomError(kind, "{message}", context)
 
 
 class FreeText:
@@ -152,6 +202,7 @@ class FreeText:
 FREE_TEXT = FreeText()
 
 
+@states("type")
 def _must_be_string(value: Any) -> Any:
     if not isinstance(value, str):
         raise answer_error("not_string", f"must be a string, got {show(value)}")
@@ -159,6 +210,7 @@ def _must_be_string(value: Any) -> Any:
 
 
 def _checks_content(about: str, min_words: int, min_chars: int, otherwise: str) -> Any:
+    @states("minLength", unstated=(NO_PLACEHOLDER, NO_EXAMPLE_COPY, WORDS_NOT_CHARS))
     def check(value: str, info: ValidationInfo) -> str:
         examples = (info.context or {}).get("examples") or frozenset()
         problem = text_problem(
@@ -194,6 +246,7 @@ def Prose(min_words: int, about: str, *, min_chars: int = 0, otherwise: str = ""
 
 
 def must_be_list_of(what: str) -> Any:
+    @states("type")
     def check(value: Any) -> Any:
         if not isinstance(value, list):
             raise answer_error("not_list", f"must be a list of {what}, got {show(value)}")
@@ -203,6 +256,7 @@ def must_be_list_of(what: str) -> Any:
 
 
 def needs_items(min_items: int, about: str) -> Any:
+    @states("minItems")
     def check(items: list[str]) -> list[str]:
         if len(items) < min_items:
             raise answer_error(
@@ -219,12 +273,11 @@ def Items(about: str, *, min_items: int, item_words: int = 2) -> Any:
     """A list of points, each ``about`` and at least ``item_words`` words long (a one-word
     point says nothing), at least ``min_items`` of them."""
     otherwise = "" if min_items else ", or give an empty list when there is none"
-    extra: dict[str, Any] = {"minItems": min_items} if min_items else {}
     return Annotated[
         list[Prose(item_words, about, otherwise=otherwise)],  # type: ignore[misc]
         BeforeValidator(must_be_list_of("strings")),
         AfterValidator(needs_items(min_items, about)),
-        Field(description=f"a list: each item {about}", json_schema_extra=extra or None),
+        Field(description=f"a list: each item {about}", json_schema_extra={"minItems": min_items}),
         FREE_TEXT,
     ]
 
@@ -232,6 +285,7 @@ def Items(about: str, *, min_items: int, item_words: int = 2) -> Any:
 def Score(low: int, high: int, about: str = "") -> Any:
     """An integer from ``low`` to ``high``: a string "4", 4.0 or true is refused, never cast."""
 
+    @states("type", "enum")
     def check(value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, int):
             raise answer_error(
@@ -241,13 +295,16 @@ def Score(low: int, high: int, about: str = "") -> Any:
             raise answer_error("out_of_range", f"must be from {low} to {high}, got {value}")
         return value
 
-    # The range goes into the schema as such; the validator above enforces it with its message.
-    schema: JsonDict = {"minimum": low, "maximum": high}
+    # The range goes out as an enum: llama.cpp's grammar ignores minimum/maximum (asked for 1-4,
+    # a model that thought 5 was deserved wrote 5, 3 of 3) but holds an enum. minimum/maximum
+    # stay for servers that read them.
+    schema: JsonDict = {"enum": list(range(low, high + 1)), "minimum": low, "maximum": high}
     return Annotated[
         int, BeforeValidator(check), Field(description=about or None, json_schema_extra=schema)
     ]
 
 
+@states("type")
 def _must_be_bool(value: Any) -> Any:
     if not isinstance(value, bool):
         raise answer_error("not_bool", f"must be true or false, got {value!r}")
@@ -260,6 +317,7 @@ SLUG = r"^[a-z0-9][a-z0-9_]{0,63}$"
 _SLUG = re.compile(SLUG)
 
 
+@states("pattern", unstated=(NO_EXAMPLE_COPY,))
 def _checks_slug(value: str, info: ValidationInfo) -> str:
     name = value.strip()
     if not name:
@@ -286,6 +344,7 @@ Slug = Annotated[
 ]
 
 
+@states("type", "minLength", unstated=("not only spaces: minLength counts them",))
 def non_empty(value: Any) -> Any:
     if not isinstance(value, str) or not value.strip():
         raise answer_error("empty", f"must be a non-empty string, got {value!r}")
@@ -293,7 +352,7 @@ def non_empty(value: Any) -> Any:
 
 
 # Text a person may write in a file labtui keeps (an archived idea): present, no content rules.
-Text = Annotated[str, BeforeValidator(non_empty)]
+Text = Annotated[str, BeforeValidator(non_empty), Field(min_length=1)]
 
 
 def conditional_text(
@@ -302,9 +361,11 @@ def conditional_text(
     """A field another field makes necessary, checked like Prose; ``missing``: the message when
     it is absent or empty."""
     if not isinstance(value, str) or not value.strip():
-        raise answer_error("missing_text", missing)
+        raise answer_error("missing_text", missing, field=field)
     examples = (info.context or {}).get("examples") or frozenset()
     problem = text_problem(value, about=about, min_words=min_words, examples=examples)
     if problem is not None:
-        raise answer_error(problem.kind + "_conditional", f"field {field!r} {problem.message}")
+        raise answer_error(
+            problem.kind + "_conditional", f"field {field!r} {problem.message}", field=field
+        )
     return value.strip()

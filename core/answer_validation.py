@@ -16,13 +16,45 @@ from .prompt_examples import current_examples
 M = TypeVar("M", bound=BaseModel)
 
 
+class AnswerRefused(ValueError):
+    """A refused answer: one readable sentence (``str``), and the field its first problem is in,
+    as the sentence names it (``field``), with what the answer held there (``value``; ``given``
+    is False when the field was missing), so that a re-ask can quote it."""
+
+    def __init__(self, message: str, field: str = "", value: Any = None, given: bool = False):
+        super().__init__(message)
+        self.field, self.value, self.given = field, value, given
+
+
 def validate(model: type[M], data: Any, *, where: str = "") -> M:
-    """``data`` as a ``model``; ValueError with one readable sentence (prefixed ``where: ``)."""
+    """``data`` as a ``model``; :class:`AnswerRefused` with one readable sentence (prefixed
+    ``where: ``)."""
     try:
         return model.model_validate(data, context={"examples": current_examples()})
     except ValidationError as exc:
         message = describe(exc, model)
-        raise ValueError(f"{where}: {message}" if where else message) from None
+        field, value, given = _first_refused(exc, data)
+        raise AnswerRefused(
+            f"{where}: {message}" if where else message, field, value, given
+        ) from None
+
+
+def _first_refused(exc: ValidationError, data: Any) -> tuple[str, Any, bool]:
+    """The field of the problem :func:`describe` names first, and the value given there."""
+    errors: list[dict[str, Any]] = sorted(
+        (dict(e) for e in exc.errors(include_url=False)), key=_is_content_error
+    )
+    for error in errors:
+        loc, ctx = tuple(error["loc"]), error.get("ctx") or {}
+        if loc and error["type"] != "missing":
+            return _place(loc), error.get("input"), True
+        if loc:
+            return _place(loc), None, False
+        if ctx.get("field"):  # a rule of the whole record about one field
+            name = str(ctx["field"])
+            given = isinstance(data, dict) and name in data
+            return repr(name), data.get(name) if given else None, given
+    return "", None, False
 
 
 _CONTENT_KINDS = ("empty", "placeholder", "example_copy", "too_short", "too_few_items")

@@ -43,12 +43,43 @@ def extract_json(text: str) -> Any:
     return _scan_balanced(text)
 
 
-def reask_prompt(problem: str) -> str:
-    """The re-ask after an unusable answer: the exact problem, and JSON only this time."""
+QUOTED_CHARS = 120
+# Each re-ask samples hotter (and with another seed): the same request at the same temperature
+# got the same refused answer three times in a row from a small model.
+REASK_TEMPERATURE_STEP = 0.3
+REASK_TEMPERATURE_CAP = 1.2
+
+
+def reask_prompt(problem: str, refused: Any = None) -> str:
+    """The re-ask after an unusable answer: the exact problem; the refused field and what the
+    answer held there, where the error says (``refused``: an ``AnswerRefused``, or any
+    exception); JSON only this time."""
+    field = getattr(refused, "field", "")
+    if not field:
+        quoted = ""
+    elif getattr(refused, "given", False):
+        value = json.dumps(getattr(refused, "value", None), ensure_ascii=False, default=str)
+        if len(value) > QUOTED_CHARS:
+            value = value[: QUOTED_CHARS - 4] + "…" + value[-3:]
+        quoted = f"The refused field: {field}, where you wrote {value}; do not give it again.\n"
+    else:
+        quoted = f"The refused field: {field}, which your reply lacked.\n"
     return (
-        f"Your previous reply could not be used: {problem}\n"
+        f"Your previous reply could not be used: {problem}\n{quoted}"
         "Reply again with the corrected JSON only: no prose, no explanation, no code fence."
     )
+
+
+def reask_temperature(base: float, attempt: int) -> float:
+    """The temperature of re-ask ``attempt`` (1, 2, ...): hotter each time, up to the cap, never
+    cooler than ``base``."""
+    hotter = min(REASK_TEMPERATURE_CAP, base + REASK_TEMPERATURE_STEP * attempt)
+    return round(max(base, hotter), 2)
+
+
+def same_answer(first: str, second: str) -> bool:
+    """The same reply but for whitespace: a model repeating itself."""
+    return " ".join(first.split()) == " ".join(second.split())
 
 
 def _strip_reasoning(text: str) -> str:

@@ -40,7 +40,7 @@ from .config import ModelSpec
 from .config_sections import LLMSection
 from .errors import UnusableAnswer
 from .events import AgentChunk, AgentMessage, Notice, Refused
-from .json_reply import extract_json, reask_prompt
+from .json_reply import extract_json, reask_prompt, reask_temperature, same_answer
 from .ledger import Emit, Ledger
 from .litellm_setup import api_key_for, load_litellm, prepare_litellm, register_model, token_price
 from .llm_errors import (
@@ -153,19 +153,22 @@ class LLM:
         json_mode: bool = False,
         schema: Any = None,
         stream: bool = True,
+        seed: int | None = None,
     ) -> str:
         """Send ``messages``, return the reply text; retries, events and accounting included.
 
         ``json_mode`` asks for JSON through ``response_format``; with ``schema`` (a pydantic
         model, ``core.records``) for that record's JSON schema first. A server that rejects one
         gets the next (json_object with the schema, plain json_object, then none), and the model
-        keeps that for later calls.
+        keeps that for later calls. ``seed``: the sampling seed, where the provider takes one.
         """
         self.ledger.check()
         self._prepare()
         if self.notes is not None:
             messages = self.notes.attach_to_messages(messages)
         kwargs = self._request_kwargs(messages, temperature, max_tokens, stream)
+        if seed is not None:
+            kwargs["seed"] = seed
         for mode in self._structured_modes(json_mode, schema):
             response_format = _response_format(mode, schema)
             try:
@@ -213,8 +216,9 @@ class LLM:
         ``schema``: the record's pydantic model (``core.records``), sent as the response format
         and naming the record in refusals. ``examples``: the strings of the prompt's format
         example that an answer must not copy (default: those of the JSON snippets the prompt
-        shows). Each refused answer is a ``Refused`` event; after the re-asks, UnusableAnswer
-        says what was wrong with the last one.
+        shows). Each refused answer is a ``Refused`` event. A re-ask quotes the refused field and
+        samples differently (hotter, another seed), and names a repeated answer a loop; after the
+        re-asks, UnusableAnswer says what was wrong with the last one.
         """
         from .records import answer_examples, example_strings, record_name
 
@@ -227,22 +231,37 @@ class LLM:
         shown = example_strings(messages) if examples is None else frozenset(examples)
         subject = record_name(schema) if schema is not None else "JSON answer"
         conversation = list(messages)
-        problem = ""
+        base = chat_kwargs.pop("temperature", None)
+        base = self.settings.temperature if base is None else base
+        problem, previous = "", None
         for attempt in range(allowed_reasks + 1):
-            text = self.chat(conversation, **chat_kwargs)
+            # The first request as asked; each re-ask hotter and with a seed of its own.
+            text = self.chat(
+                conversation,
+                **chat_kwargs,
+                temperature=reask_temperature(base, attempt),
+                seed=attempt or None,
+            )
             try:
                 with answer_examples(shown):
                     return parse(extract_json(text))
             except ValueError as exc:
-                problem = str(exc) or type(exc).__name__
+                problem, refused = str(exc) or type(exc).__name__, exc
             self.emit(Refused(stage=self.stage, what="answer", subject=subject, reason=problem))
             if attempt < allowed_reasks:
-                self._notice(f"{self.spec.name} gave an unusable {subject}; asking again")
+                what = (
+                    "gave the same answer twice in a row (a loop)"
+                    if previous is not None and same_answer(previous, text)
+                    else f"gave an unusable {subject}"
+                )
+                hotter = reask_temperature(base, attempt + 1)
+                self._notice(f"{self.spec.name} {what}; asking again at temperature {hotter:g}")
                 conversation = [
                     *conversation,
                     {"role": "assistant", "content": text},
-                    {"role": "user", "content": reask_prompt(problem)},
+                    {"role": "user", "content": reask_prompt(problem, refused)},
                 ]
+            previous = text
         attempts = allowed_reasks + 1
         raise UnusableAnswer(
             f"{self.spec.name} gave no usable {subject} in {attempts} attempt"

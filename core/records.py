@@ -39,16 +39,29 @@ from .answer_checks import (
     must_be_list_of,
     needs_items,
     non_empty,
+    states,
 )
+from .answer_variants import Filled, Is, Need, Variant, Variants, check_variants
 from .prompt_examples import answer_examples as answer_examples
 from .prompt_examples import example_strings as example_strings
 
 
-class Record(BaseModel):
-    """A structured answer. ``shape`` is what a reply of the wrong shape is told to answer."""
+def _variant_schema(schema: dict[str, Any], model: type[BaseModel]) -> None:
+    variants = getattr(model, "variants", None)
+    if isinstance(variants, Variants):
+        variants.schema(schema, model)
 
-    model_config = ConfigDict(extra="ignore")
+
+class Record(BaseModel):
+    """A structured answer. ``shape`` is what a reply of the wrong shape is told to answer;
+    ``variants``: the shapes it takes when a field needs another (``core.answer_variants``),
+    stated in its JSON schema and checked after its fields."""
+
+    model_config = ConfigDict(extra="ignore", json_schema_extra=_variant_schema)
     shape: ClassVar[str] = "one JSON object"
+    variants: ClassVar[Variants | None] = None
+
+    _check_variants = model_validator(mode="after")(check_variants)
 
 
 def record_name(model: type[BaseModel]) -> str:
@@ -134,16 +147,18 @@ class ReviewReflection(Record):
     model_config = ConfigDict(title="review reflection")
     shape: ClassVar[str] = '{"done": true} or {"done": false, "review": {<the whole revised form>}}'
 
+    variants: ClassVar[Variants] = Variants(
+        (
+            Variant((Is("done", True),)),
+            Variant(
+                (Is("done", False),),
+                (Need("review", '"done": false needs the revised "review" on the whole form'),),
+            ),
+        )
+    )
+
     done: Flag
     review: ReviewForm | None = None
-
-    @model_validator(mode="after")
-    def _revised_unless_done(self) -> "ReviewReflection":
-        if not self.done and self.review is None:
-            raise answer_error(
-                "needs_review", '"done": false needs the revised "review" on the whole form'
-            )
-        return self
 
 
 # -- ideas (core.ideas, core.stages.ideas, core.persona_panel) ----------------------------------
@@ -152,20 +167,28 @@ IDEA_SCORE = (1, 10)
 STATUSES = ("seed", "proposed", "novel", "not_novel", "unsure", "chosen", "rejected", "done")
 
 
+@states("enum")
 def _known_status(value: Any) -> Any:
     if value not in STATUSES:
         raise answer_error("status", f"is {value!r}; use one of {', '.join(STATUSES)}")
     return value
 
 
+@states("type")
 def _review_score(value: Any) -> Any:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
         raise answer_error("not_number", "must be a number (the review's Overall)")
     return value
 
 
+@states("type", "minLength", unstated=("not only spaces: minLength counts them",))
 def _optional_text(value: Any) -> Any:
     return None if value is None else non_empty(value)
+
+
+@states("type", unstated=("null read as {}: a reading of the file, it refuses nothing",))
+def _dict_or_empty(value: Any) -> dict[str, Any]:
+    return dict(value or {})
 
 
 class IdeaRecord(Record):
@@ -177,18 +200,20 @@ class IdeaRecord(Record):
 
     name: Slug = Field(alias="Name")
     title: Text = Field(alias="Title")
-    hypothesis: Annotated[str | None, BeforeValidator(_optional_text)] = Field(
-        None, alias="Hypothesis"
-    )
+    hypothesis: Annotated[
+        Annotated[str, Field(min_length=1)] | None, BeforeValidator(_optional_text)
+    ] = Field(None, alias="Hypothesis")
     experiment: Text = Field(alias="Experiment")
     interestingness: Score(*IDEA_SCORE) = Field(alias="Interestingness")
     feasibility: Score(*IDEA_SCORE) = Field(alias="Feasibility")
     novelty: Score(*IDEA_SCORE) = Field(alias="Novelty")
-    status: Annotated[str, BeforeValidator(_known_status)] = "proposed"
+    status: Annotated[str, BeforeValidator(_known_status)] = Field(
+        "proposed", json_schema_extra={"enum": list(STATUSES)}
+    )
     score: Annotated[float | int | None, BeforeValidator(_review_score)] = Field(
         None, alias="Score"
     )
-    novelty_evidence: Annotated[dict[str, Any], BeforeValidator(lambda v: dict(v or {}))] = Field(
+    novelty_evidence: Annotated[dict[str, Any], BeforeValidator(_dict_or_empty)] = Field(
         default_factory=dict
     )
 
@@ -216,6 +241,7 @@ class IdeaProposal(Record):
     novelty: Score(*IDEA_SCORE) = Field(alias="Novelty")
 
 
+@states("minItems")
 def _at_least_one_idea(ideas: list[Any]) -> list[Any]:
     if not ideas:
         raise answer_error("too_few_items", "is empty: propose at least one idea")
@@ -279,21 +305,74 @@ class NoveltyStep(Record):
 # -- literature review steps (core.stages.literature) ---------------------------------------------
 
 
+# What each action needs, as the schema states it; parse_action checks it in these words.
+SEARCH_ABOUT = "a few precise search keywords"
+PAPER_ID_ABOUT = "an id from the results you were shown"
+PAPER_ABOUT = "one paragraph on what the paper did, found, and why it matters for this task"
+PAPER_SUMMARY_CHARS = 80  # "one paragraph": a title restated is not a summary
+PAPER_SUMMARY_WORDS = 12
+DONE_ABOUT = "what the literature says about the task: what is known, what is open"
+DONE_SUMMARY_WORDS = 6
+
+
+@states(unstated=("anything but true reads the abstract: a reading, it refuses nothing",))
+def _only_true(value: Any) -> bool:
+    return value is True
+
+
 class LiteratureStep(Record):
-    """One action of the librarian; which fields it needs depends on the action and on what the
-    agent was shown, so ``parse_action`` checks those."""
+    """One action of the librarian, one variant per action; whether its id was shown, and
+    whether the list is full enough to be done, ``parse_action`` checks."""
 
     model_config = ConfigDict(title="literature step")
     shape: ClassVar[str] = (
         'one JSON action: {"action": "search" | "read" | "add" | "done", ...} with the fields '
         "that action needs"
     )
+    variants: ClassVar[Variants] = Variants(
+        (
+            Variant(
+                (Is("action", "search"),),
+                (Need("query", '"search" needs a "query" string', SEARCH_ABOUT),),
+            ),
+            Variant(
+                (Is("action", "read"),),
+                (Need("arxiv_id", '"read" needs an "arxiv_id"', PAPER_ID_ABOUT),),
+                may=("full_text",),
+            ),
+            Variant(
+                (Is("action", "add"),),
+                (
+                    Need("arxiv_id", '"add" needs an "arxiv_id"', PAPER_ID_ABOUT),
+                    Need(
+                        "summary",
+                        '"add" needs a "summary"',
+                        PAPER_ABOUT,
+                        min_words=PAPER_SUMMARY_WORDS,
+                        min_chars=PAPER_SUMMARY_CHARS,
+                    ),
+                ),
+            ),
+            Variant(
+                (Is("action", "done"),),
+                (
+                    Need(
+                        "summary",
+                        '"done" needs a "summary"',
+                        DONE_ABOUT,
+                        min_words=DONE_SUMMARY_WORDS,
+                    ),
+                ),
+            ),
+        ),
+        checked_by="core.stages.literature.parse_action",
+    )
 
     action: Literal["search", "read", "add", "done"]
     query: str = Field("", description="search: a few precise keywords")
     arxiv_id: str = Field("", description="read, add: an id from the results you were shown")
     # Only a JSON true asks for the full text; anything else reads the abstract.
-    full_text: Annotated[bool, BeforeValidator(lambda v: v is True)] = False
+    full_text: Annotated[bool, BeforeValidator(_only_true)] = False
     summary: str = Field(
         "", description="add: one paragraph on the paper; done: what the literature says"
     )
@@ -340,6 +419,7 @@ class RunAnalysis(Record):
 DESCRIPTION_CHARS = 120  # a ledger line's description
 
 
+@states("maxLength", unstated=("one line: a pattern would make llama.cpp drop minLength",))
 def _one_line(value: str) -> str:
     if "\n" in value.strip():
         raise answer_error("not_one_line", "must be one line, for the ledger")
@@ -361,7 +441,9 @@ class Proposal(Record):
     )
 
     description: Annotated[
-        Prose(3, "the change in one short line, as the ledger lists it"), AfterValidator(_one_line)
+        Prose(3, "the change in one short line, as the ledger lists it"),
+        AfterValidator(_one_line),
+        Field(json_schema_extra={"maxLength": DESCRIPTION_CHARS}),
     ]
     change: Prose(6, "exactly what to change in the code, and why it should help")
 
@@ -379,6 +461,7 @@ class FigureDescriptions(Record):
 # -- citations (core.citations) -------------------------------------------------------------------
 
 
+@states("type")
 def _index(value: Any) -> Any:
     if isinstance(value, bool) or not isinstance(value, int):
         raise answer_error("not_integer", f"must be a result's number (an integer), got {value!r}")
@@ -391,53 +474,58 @@ class CitationProposal(Record):
         '{"done": true|false, "where": <the section and sentence>, "query": <arXiv search>}'
     )
 
+    variants: ClassVar[Variants] = Variants(
+        (
+            Variant((Is("done", True),)),
+            Variant(
+                (Is("done", False),),
+                (
+                    Need(
+                        "where",
+                        '"where" must name the section and sentence that needs a citation',
+                        "the section and sentence that needs a citation",
+                        min_words=2,
+                    ),
+                    Need(
+                        "query",
+                        '"query" must be a search query for arXiv',
+                        "a search query for arXiv",
+                    ),
+                ),
+            ),
+        )
+    )
+
     done: Flag
     where: str = Field("", description="unless done: the section and sentence needing a citation")
     query: str = Field("", description="unless done: a short arXiv search query")
-
-    @model_validator(mode="after")
-    def _where_and_query_unless_done(self, info: ValidationInfo) -> "CitationProposal":
-        if not self.done:
-            self.where = conditional_text(
-                self.where,
-                "where",
-                "the section and sentence that needs a citation",
-                info,
-                missing='"where" must name the section and sentence that needs a citation',
-                min_words=2,
-            )
-            self.query = conditional_text(
-                self.query,
-                "query",
-                "a search query for arXiv",
-                info,
-                missing='"query" must be a search query for arXiv',
-            )
-        return self
 
 
 class CitationSelection(Record):
     model_config = ConfigDict(title="citation selection")
     shape: ClassVar[str] = '{"chosen": [<result numbers>], "how": <where and how>} ([] for none)'
+    variants: ClassVar[Variants] = Variants(
+        (
+            Variant((Filled("chosen", False),)),
+            Variant(
+                (Filled("chosen"),),
+                (
+                    Need(
+                        "how",
+                        '"how" must say where and how to cite the chosen papers',
+                        "where and how to cite the chosen papers",
+                        min_words=2,
+                    ),
+                ),
+            ),
+        )
+    )
 
     # An empty choice is legitimate: none of the results may support the place.
     chosen: Annotated[
         list[Annotated[int, BeforeValidator(_index)]], BeforeValidator(must_be_list_of("numbers"))
     ]
     how: str = Field("", description="with papers chosen: where and how to cite them")
-
-    @model_validator(mode="after")
-    def _how_when_chosen(self, info: ValidationInfo) -> "CitationSelection":
-        if self.chosen:
-            self.how = conditional_text(
-                self.how,
-                "how",
-                "where and how to cite the chosen papers",
-                info,
-                missing='"how" must say where and how to cite the chosen papers',
-                min_words=2,
-            )
-        return self
 
 
 RECORDS: tuple[type[Record], ...] = (
@@ -460,6 +548,9 @@ RECORDS: tuple[type[Record], ...] = (
 # -- a repository's set-up (core.setup_proposal, `labtui init`) -----------------------------------
 
 
+RESULT_SOURCES = ("final_info", "json", "csv", "stdout", "tensorboard", "wandb")
+
+
 class SetupAnswer(Record):
     """How to run a researcher's repository, as a model reads it from the survey. Only the shape
     is checked here: every value is checked against what the survey found (files, options,
@@ -476,9 +567,12 @@ class SetupAnswer(Record):
 
     command: str = ""
     smoke_command: str = ""
-    results_source: str = ""
+    # The choices go into the schema (core.setup_proposal checks them against the survey).
+    results_source: str = Field("", json_schema_extra={"enum": list(RESULT_SOURCES)})
     results_path: str = ""
-    metrics: dict[str, str] = Field(default_factory=dict)
+    metrics: dict[str, Annotated[str, Field(json_schema_extra={"enum": ["higher", "lower"]})]] = (
+        Field(default_factory=dict)
+    )
     edit: list[str] = Field(default_factory=list)
     protect: list[str] = Field(default_factory=list)
     paper_tex: str = ""

@@ -21,7 +21,7 @@ from typing import Any
 
 from .experiment_spec import matches
 from .prompts import load_prompt
-from .records import SetupAnswer
+from .records import RESULT_SOURCES, SetupAnswer
 from .repo_scan import EntryPoint, RepoSurvey, SetupDraft
 
 SURVEY_CHARS = 24000  # of the survey's JSON in the prompt (~6k tokens)
@@ -156,7 +156,7 @@ def _overlap(answer: SetupAnswer) -> str:
     return f"{', '.join(both)} would be both editable and protected" if both else ""
 
 
-SOURCES = ("final_info", "json", "csv", "stdout", "tensorboard", "wandb")
+SOURCES = RESULT_SOURCES
 
 
 def results_problem(answer: SetupAnswer, survey: RepoSurvey) -> str:

@@ -427,6 +427,48 @@ def test_after_the_reasks_the_error_says_what_was_wrong_and_what_to_change(
     assert len(llm_server.requests) == 2
 
 
+def test_a_reask_quotes_the_refused_field_and_samples_hotter_with_another_seed(
+    llm_server: ScriptedLLMServer,
+) -> None:
+    from labtui.core.records import RunAnalysis
+
+    events = Recorder()
+    llm_server.script(SERVED, json.dumps({**ANALYSIS, "analysis": "..."}), json.dumps(ANALYSIS))
+    make_llm(llm_server, events, temperature=0.2).ask_json(
+        ANALYSIS_PROMPT, parse_analysis, schema=RunAnalysis
+    )
+    first, again = llm_server.requests
+    assert first["temperature"] == 0.2 and "seed" not in first
+    assert again["temperature"] == 0.5 and again["seed"] == 1
+    reask = again["messages"][-1]["content"]
+    assert "field 'analysis' is a placeholder ('...')" in reask
+    assert "The refused field: 'analysis', where you wrote \"...\"" in reask
+    (notice,) = events.of(Notice)
+    assert notice.text.endswith("gave an unusable run analysis; asking again at temperature 0.5")
+
+
+def test_the_same_answer_twice_in_a_row_is_named_a_loop(llm_server: ScriptedLLMServer) -> None:
+    from labtui.core.errors import UnusableAnswer
+    from labtui.core.records import RunAnalysis
+
+    events = Recorder()
+    looping = json.dumps({**ANALYSIS, "why": "..."})
+    llm_server.script(SERVED, looping, " " + looping.replace(", ", ",\n  "), looping)
+    with pytest.raises(UnusableAnswer):
+        make_llm(llm_server, events, temperature=0.7, reasks=2).ask_json(
+            ANALYSIS_PROMPT, parse_analysis, schema=RunAnalysis
+        )
+    assert [(r["temperature"], r.get("seed")) for r in llm_server.requests] == [
+        (0.7, None),
+        (1.0, 1),
+        (1.2, 2),  # capped
+    ]
+    assert [n.text.removeprefix(f"{MODEL} ") for n in events.of(Notice)] == [
+        "gave an unusable run analysis; asking again at temperature 1",
+        "gave the same answer twice in a row (a loop); asking again at temperature 1.2",
+    ]
+
+
 # -- budget -----------------------------------------------------------------------------------
 
 

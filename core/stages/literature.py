@@ -31,12 +31,19 @@ from ..experiment_spec import research_brief
 from ..http_service import LiteratureUnavailable
 from ..paper_record import base_id
 from ..papers import Found, search_all
-from ..records import LiteratureStep
+from ..records import (
+    DONE_ABOUT,
+    DONE_SUMMARY_WORDS,
+    PAPER_ABOUT,
+    PAPER_SUMMARY_CHARS,
+    PAPER_SUMMARY_WORDS,
+    SEARCH_ABOUT,
+    LiteratureStep,
+)
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
 
 ACTIONS = ("search", "read", "add", "done")
-MIN_SUMMARY_CHARS = 80  # "one paragraph": a title restated is not a summary
 
 
 @dataclass(frozen=True)
@@ -78,8 +85,8 @@ class ReadingList:
 
 def parse_action(data: Any, review: ReadingList, *, final: bool) -> Action:
     """One step of the agent, checked against what it has seen; ValueError says what to fix.
-    The shape is ``core.records.LiteratureStep``; what an action needs depends on the action
-    and on the papers shown, so it is checked here."""
+    The shape is ``core.records.LiteratureStep``, whose schema gives each action its fields;
+    they are checked here, with the papers shown, in the variants' words."""
     step = validate(LiteratureStep, data)
     kind = step.action
     if final and kind != "done":
@@ -104,20 +111,15 @@ def parse_action(data: Any, review: ReadingList, *, final: bool) -> Action:
     return Action("add", arxiv_id=paper.key, summary=_paper_summary(step, review, paper))
 
 
-SEARCH_ABOUT = "a few precise search keywords"
-PAPER_ABOUT = "one paragraph on what the paper did, found, and why it matters for this task"
-DONE_ABOUT = "what the literature says about the task: what is known, what is open"
-
-
 def _paper_summary(step: LiteratureStep, review: ReadingList, paper: Any) -> str:
     if paper.key in review.curated:
         raise ValueError(f"{paper.key} is already on the list; add another paper")
-    if len(step.summary.strip()) < MIN_SUMMARY_CHARS:
+    if len(step.summary.strip()) < PAPER_SUMMARY_CHARS:
         raise ValueError(
-            f'"add" needs a "summary": one paragraph (at least {MIN_SUMMARY_CHARS} characters) '
+            f'"add" needs a "summary": one paragraph (at least {PAPER_SUMMARY_CHARS} characters) '
             "on what the paper did, found, and why it matters for this task"
         )
-    return check_text(step.summary, "summary", about=PAPER_ABOUT, min_words=12)
+    return check_text(step.summary, "summary", about=PAPER_ABOUT, min_words=PAPER_SUMMARY_WORDS)
 
 
 def _done_summary(step: LiteratureStep, review: ReadingList, final: bool) -> str:
@@ -128,7 +130,7 @@ def _done_summary(step: LiteratureStep, review: ReadingList, final: bool) -> str
         )
     if not step.summary.strip():
         raise ValueError('"done" needs a "summary" of what the literature says about the task')
-    return check_text(step.summary, "summary", about=DONE_ABOUT, min_words=6)
+    return check_text(step.summary, "summary", about=DONE_ABOUT, min_words=DONE_SUMMARY_WORDS)
 
 
 # -- the stage ----------------------------------------------------------------------------------
