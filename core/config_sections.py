@@ -427,6 +427,11 @@ class PaperSection(Section):
     sections: list[str] = []
     r"""The parts the agents write: \section titles of the paper, or files it \input s; the rest
     stays as you wrote it. Empty: the template's placeholders (TITLE HERE, INTRO HERE, …)."""
+    writer: Literal["sections", "aider"] = "sections"
+    """How the template's sections are written. "sections": each section's text is a JSON
+    answer that labtui checks (no preamble, numbers traced to runs, known citations) and places
+    itself, so a small model can write one section at a time; "aider": aider edits the whole
+    .tex for each section (kept to bench the two against each other)."""
 
 
 class SandboxSection(Section):

@@ -528,6 +528,29 @@ class CitationSelection(Record):
     how: str = Field("", description="with papers chosen: where and how to cite them")
 
 
+# -- a section of the paper (core.section_writer) -------------------------------------------------
+
+
+class SectionText(Record):
+    """One section's body in LaTeX; what it may hold (no preamble, traced numbers, known
+    \\cite keys) is checked against the paper and the runs by core/section_text.py."""
+
+    model_config = ConfigDict(title="section text")
+    shape: ClassVar[str] = (
+        '{"latex": <the section\'s text in LaTeX, without its \\section heading>}'
+    )
+
+    latex: Prose(25, "the section's text in LaTeX, without its \\section heading", min_chars=120)
+
+
+class TitleAbstract(Record):
+    model_config = ConfigDict(title="title and abstract")
+    shape: ClassVar[str] = '{"title": <the paper\'s title>, "abstract": <the abstract in LaTeX>}'
+
+    title: Prose(3, "the paper's title, on one line")
+    abstract: Prose(40, "the abstract in LaTeX: the problem, what was done, the main result")
+
+
 RECORDS: tuple[type[Record], ...] = (
     ReviewForm,
     ReviewReflection,
@@ -542,6 +565,8 @@ RECORDS: tuple[type[Record], ...] = (
     FigureDescriptions,
     CitationProposal,
     CitationSelection,
+    SectionText,
+    TitleAbstract,
 )
 
 

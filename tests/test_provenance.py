@@ -281,6 +281,17 @@ class InventingResearch:
         return reply  # the citation rounds, as the moons research answers them
 
 
+def _with_aider(root: Path) -> None:
+    """The draft's own check is what these tests are about: with [paper] writer = "sections"
+    the section's check refuses the number or the claim before it reaches the paper
+    (tests/test_writeup.py), so the write-up here is aider's, which lets one through."""
+    from labtui.core.config import load_config, save_config
+
+    config = load_config(root)
+    config.paper.writer = "aider"
+    save_config(config, root)
+
+
 class WaivingPort:
     """TEST-ONLY: approves everything it may; at a blocked write-up it waives once, with a reason."""
 
@@ -345,6 +356,7 @@ def project_with_runs(tmp_path, llm_server, arxiv_server, monkeypatch):
     monkeypatch.setenv("LABTUI_API_KEY", TEST_API_KEY)
     project = Project.create(tmp_path / "inv", "moons")
     wire_project(project.root, llm_server.url, arxiv_server.url)
+    _with_aider(project.root)
     research = InventingResearch(project.root)
     research.moons.install(llm_server)
     llm_server.default(model_name("writeup").removeprefix("openai/"), research.writeup)
@@ -383,6 +395,7 @@ def test_a_contradicted_claim_blocks_approval_until_the_researcher_waives_it(
     monkeypatch.setenv("LABTUI_API_KEY", TEST_API_KEY)
     project = Project.create(tmp_path / "claim", "moons")
     wire_project(project.root, llm_server.url, arxiv_server.url)
+    _with_aider(project.root)
     research = ClaimingResearch(project.root)
     research.moons.install(llm_server)
     llm_server.default(model_name("writeup").removeprefix("openai/"), research.writeup)

@@ -1,11 +1,10 @@
-"""Write-up: aider fills the paper (latex/template.tex, or ``[paper] tex``) from the lab notebook, the runs and the figures.
-Placeholders left behind are caught and sent back once.
+"""Write-up: the paper (latex/template.tex, or ``[paper] tex``) from the lab notebook, the runs and
+the figures. ``[paper] writer = "sections"`` (the default): each section's text is a structured
+answer that labtui checks and places (core/section_writer.py); ``"aider"``: aider fills each
+section in the whole file, and the placeholders left behind are sent back once.
 """
 
 from __future__ import annotations
-
-import re
-from dataclasses import dataclass
 
 from ..artifacts import NOTES, PROVENANCE, has_literature, literature_digest, load_literature
 from ..checkpoints import WAIVE
@@ -13,14 +12,12 @@ from ..edit_guard import PAPER_ONLY
 from ..errors import Aborted, StageFailed
 from ..events import LatexUpdated
 from ..number_trace import trace_numbers
+from ..section_text import placeholders_left
+from ..section_writer import SECTIONS, Flagged, Section, section_shown
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
 
-_PLACEHOLDER = re.compile(r"\b[A-Z][A-Z ]{2,40} HERE\b")
-
-
-def placeholders_left(text: str) -> list[str]:
-    return sorted(set(_PLACEHOLDER.findall(text)))
+__all__ = ["SECTIONS", "STAGE", "placeholders_left"]
 
 
 def _bib_keys(ctx: StageContext, text: str) -> list[str]:
@@ -71,28 +68,6 @@ def _search_ledger_appendix(ctx: StageContext, tex_path) -> None:
     ctx.commit(f"{ctx.stage}: the {strategy}'s ledger as an appendix", [ctx.config.paper.tex])
 
 
-@dataclass(frozen=True)
-class Section:
-    name: str  # as the prompts and checkpoints say it
-    tips: str  # prompts/section_<tips>.md: what the section must contain
-    placeholders: tuple[str, ...]  # what it replaces in the template
-    heading: str  # where its text is, for the checkpoint: "abstract" or a \section title word
-
-
-# In the order the paper is written (The AI Scientist's): related work comes after the rest,
-# when what it must be compared with is known.
-SECTIONS = (
-    Section("title and abstract", "abstract", ("TITLE HERE", "ABSTRACT HERE"), "abstract"),
-    Section("introduction", "introduction", ("INTRO HERE",), "introduction"),
-    Section("background", "background", ("BACKGROUND HERE",), "background"),
-    Section("method", "method", ("METHOD HERE",), "method"),
-    Section("experimental setup", "setup", ("EXPERIMENTAL SETUP HERE",), "experimental"),
-    Section("results", "results", ("RESULTS HERE", "PLEASE FILL IN CAPTION HERE"), "results"),
-    Section("conclusion", "conclusion", ("CONCLUSIONS HERE",), "conclusion"),
-    Section("related work", "related", ("RELATED WORK HERE",), "related"),
-)
-
-
 def run(ctx: StageContext) -> StageOutput:
     root = ctx.project.root
     tex_path = root / ctx.config.paper.tex
@@ -107,17 +82,60 @@ def run(ctx: StageContext) -> StageOutput:
     coder = ctx.coder()
     if ctx.config.paper.sections:
         return _complete_the_draft(ctx, coder, facts)
-    written = 0
-    for section in SECTIONS:
-        present = [p for p in section.placeholders if p in tex_path.read_text(encoding="utf-8")]
-        if present:
-            _write_section(ctx, coder, section, present, facts)
-            written += 1
-    if not written:
+    tex = tex_path.read_text(encoding="utf-8")
+    if not any(p in tex for section in SECTIONS for p in section.placeholders):
         raise StageFailed(
             f"{ctx.config.paper.tex} has none of the section placeholders (TITLE HERE, INTRO HERE, …)",
             "restore the template's placeholders with git, or revise the paper by hand",
         )
+    flagged: list[dict[str, str]] = []
+    if ctx.config.paper.writer == "aider":
+        left = _write_with_aider(ctx, coder, facts)
+    else:
+        flagged = _write_as_answers(ctx, figures, facts["literature"])
+        left = placeholders_left(tex_path.read_text(encoding="utf-8"))
+        if left:
+            ctx.say(f"placeholders still in the paper: {', '.join(left)}")
+    from ..citations import run_rounds
+
+    run_rounds(ctx, coder, ctx.config.paper.tex, max(0, ctx.config.limits.citation_rounds))
+    _search_ledger_appendix(ctx, tex_path)
+    trace_numbers(ctx, coder)
+    return _draft_output(ctx, left, flagged)
+
+
+def _write_as_answers(
+    ctx: StageContext, figures: list[str], literature: str
+) -> list[dict[str, str]]:
+    """Each section a checked, placed answer (core/section_writer.py); the sections flagged."""
+    from ..planning import chosen_idea
+    from ..section_writer import paper_facts, write_sections
+
+    try:
+        chosen = chosen_idea(ctx)
+        idea = " ".join(filter(None, [chosen.title + ".", chosen.hypothesis, chosen.experiment]))
+    except StageFailed:  # a project set up from a repository has no ideas archive
+        idea = ctx.result_of("experiments").get("idea", "") or "(see the notebook)"
+    descriptions = ctx.result_of("plots").get("descriptions") or {}
+    described = {
+        name: descriptions.get(name) or name.rsplit(".", 1)[0].replace("_", " ") for name in figures
+    }
+    written = write_sections(ctx, paper_facts(ctx, idea, described, literature))
+    return [_flag_record(f) for f in written.flagged]
+
+
+def _flag_record(flagged: Flagged) -> dict[str, str]:
+    return {"section": flagged.name, "problem": flagged.problem}
+
+
+def _write_with_aider(ctx: StageContext, coder, facts: dict[str, str]) -> list[str]:
+    """``[paper] writer = "aider"``: aider fills each section in the whole file, then refines
+    the paper and gets one more try at the placeholders left; those still left."""
+    tex_path = ctx.project.root / ctx.config.paper.tex
+    for section in SECTIONS:
+        present = [p for p in section.placeholders if p in tex_path.read_text(encoding="utf-8")]
+        if present:
+            _write_section(ctx, coder, section, present, facts)
     _edit_optional(coder, ctx.prompt("writeup_refine"), "writeup: whole-paper refinement")
     left = placeholders_left(tex_path.read_text(encoding="utf-8"))
     if left:
@@ -131,12 +149,7 @@ def run(ctx: StageContext) -> StageOutput:
         left = placeholders_left(tex_path.read_text(encoding="utf-8"))
         if left:
             ctx.say(f"placeholders still in the paper: {', '.join(left)}")
-    from ..citations import run_rounds
-
-    run_rounds(ctx, coder, ctx.config.paper.tex, max(0, ctx.config.limits.citation_rounds))
-    _search_ledger_appendix(ctx, tex_path)
-    trace_numbers(ctx, coder)
-    return _draft_output(ctx, left)
+    return left
 
 
 def _complete_the_draft(ctx: StageContext, coder, facts: dict[str, str]) -> StageOutput:
@@ -188,7 +201,7 @@ def _write_section(
     while True:
         decision = ctx.ask(
             f"writeup: {section.name} written",
-            _section_body(ctx, section),
+            section_shown(ctx, section),
             kind="section",
             product=ctx.config.paper.tex,
         )
@@ -212,24 +225,6 @@ def _edit_optional(coder, prompt: str, message: str) -> None:
     )
 
 
-def _section_body(ctx: StageContext, section: Section) -> str:
-    text = (ctx.project.root / ctx.config.paper.tex).read_text(encoding="utf-8")
-    if section.heading == "abstract":
-        title = re.search(r"\\title\{([^}]*)\}", text)
-        found = re.search(r"\\begin\{abstract\}(.*?)\\end\{abstract\}", text, re.DOTALL)
-        shown = (f"\\title{{{title.group(1)}}}\n" if title else "") + (
-            found.group(1).strip() if found else ""
-        )
-    else:
-        found = re.search(
-            rf"\\section\*?\{{[^}}]*{section.heading}[^}}]*\}}(.*?)(?=\\section|\\bibliographystyle|\\end\{{document\}})",
-            text,
-            re.DOTALL | re.IGNORECASE,
-        )
-        shown = found.group(1).strip() if found else "(section not found)"
-    return f"The {section.name} as written:\n\n```latex\n{shown[:3000]}\n```"
-
-
 def _blocked(numbers: list, claims: list) -> str:
     """Why approval waits, or '' when nothing is open."""
     reasons = []
@@ -240,9 +235,12 @@ def _blocked(numbers: list, claims: list) -> str:
     return "; ".join(reasons)
 
 
-def _draft_output(ctx: StageContext, left: list[str]) -> StageOutput:
-    """The checkpoint about the draft: placeholders, the provenance report, and approval
-    blocked while numbers match no run or sentences claim what the runs contradict."""
+def _draft_output(
+    ctx: StageContext, left: list[str], flagged: list[dict[str, str]] | None = None
+) -> StageOutput:
+    """The checkpoint about the draft: placeholders, the sections no answer could be placed
+    for, the provenance report, and approval blocked while numbers match no run or sentences
+    claim what the runs contradict."""
     from ..latex_checks import referenced_figures
     from ..provenance import check_paper, load_waivers, report_markdown
 
@@ -262,6 +260,7 @@ def _draft_output(ctx: StageContext, left: list[str]) -> StageOutput:
         result={
             "tex": ctx.config.paper.tex,
             "placeholders_left": left,
+            "flagged": flagged or [],
             "traced": len(report.traced),
             "untraced": len(open_issues),
             "waived": len(report.untraced) - len(open_issues),
@@ -270,6 +269,7 @@ def _draft_output(ctx: StageContext, left: list[str]) -> StageOutput:
         },
         checkpoint_body=f"The draft `{ctx.config.paper.tex}` ({len(text.splitlines())} lines). "
         + (f"Placeholders left: {', '.join(left)}" if left else "No placeholders left.")
+        + _flagged_markdown(flagged or [])
         + "\n\n"
         + report_markdown(report, waivers)
         + (
@@ -284,10 +284,27 @@ def _draft_output(ctx: StageContext, left: list[str]) -> StageOutput:
     )
 
 
+def _flagged_markdown(flagged: list[dict[str, str]]) -> str:
+    if not flagged:
+        return ""
+    lines = [f"- **{f['section']}**: {f['problem']}" for f in flagged]
+    return (
+        "\n\nSections not written (no answer passed the checks; each keeps its placeholder: "
+        "edit the draft, or revise):\n" + "\n".join(lines)
+    )
+
+
 def reload(ctx: StageContext, output: StageOutput) -> StageOutput:
     """After the researcher edited the draft: its numbers are traced again."""
     text = (ctx.project.root / ctx.config.paper.tex).read_text(encoding="utf-8")
-    return _draft_output(ctx, placeholders_left(text))
+    left = placeholders_left(text)
+    # A flagged section the researcher has written since is no longer flagged.
+    flagged = [
+        f
+        for f in output.result.get("flagged", [])
+        if any(s.name == f["section"] and set(s.placeholders) & set(left) for s in SECTIONS)
+    ]
+    return _draft_output(ctx, left, flagged)
 
 
 def waive(ctx: StageContext, output: StageOutput, reason: str) -> StageOutput:
@@ -310,7 +327,9 @@ def waive(ctx: StageContext, output: StageOutput, reason: str) -> StageOutput:
     ctx.commit(f"writeup: researcher waived {' and '.join(waived) or 'nothing'}", [PROVENANCE])
     texts = [w.text for w in open_issues] + [c.text for c in open_claims]
     ctx.say(f"waived {', '.join(texts)}: {reason}")
-    return _draft_output(ctx, output.result.get("placeholders_left", []))
+    return _draft_output(
+        ctx, output.result.get("placeholders_left", []), output.result.get("flagged", [])
+    )
 
 
 STAGE = DeclaredStage("writeup", run, reload=reload, actions={WAIVE: waive})

@@ -66,6 +66,12 @@ def last_user_text(request: dict[str, Any]) -> str:
     return ""
 
 
+def first_user_text(request: dict[str, Any]) -> str:
+    """The request's first user message: for a re-asked answer, the original ask."""
+    first = next((m for m in request.get("messages", []) if m.get("role") == "user"), {})
+    return last_user_text({"messages": [first]})
+
+
 def scripted_reviewer(request: dict[str, Any]) -> str:
     """TEST-ONLY reviewer (and Area Chair): REVIEW, content with it on reflection; a paper that
     states its limitations (ANSWERED) scores one point higher."""
@@ -220,7 +226,69 @@ class MoonsResearch:
             return self._cite(text)
         if text.startswith("Reviewers have reviewed this paper"):
             return self._answer_the_review()
+        first = first_user_text(request)  # a re-ask's last message is the problem, not the ask
+        if "of a research paper as LaTeX" in first:
+            return self.section_answer(first)
         return self._fill(request)
+
+    def section_answer(self, text: str) -> str:
+        """A section's JSON answer ([paper] writer = "sections"): the section the prompt names,
+        from the runs. Written by hand (no model wrote these), like every reply in this file."""
+        name = re.search(r"Write the (.+?) of a research paper", text).group(1)
+        texts = self.section_texts()
+        if name == "title and abstract":
+            return fenced_json({"title": IDEA["Title"], "abstract": texts["abstract"]})
+        return fenced_json({"latex": texts[name]})
+
+    def section_texts(self) -> dict[str, str]:
+        """Each section's LaTeX body, with the numbers the runs produced (hand-written)."""
+        acc, base = self._accuracy("run_1"), self._accuracy("run_0")
+        return {
+            "abstract": (
+                "We ask whether doubling the hidden layer of a small multilayer perceptron helps "
+                "on the noisy two-moons task, where capacity and generalisation pull against each "
+                "other. We train the baseline and a wider network with three seeds each and "
+                f"compare their test accuracy. The wider network reaches a mean test accuracy of "
+                f"{acc:.3f} against {base:.3f} for the baseline."
+            ),
+            "introduction": (
+                "Capacity and generalisation interact in small networks \\citep{kingma2015adam}. "
+                "A wider hidden layer can fit a noisy decision boundary more closely, but it may "
+                "also fit the noise. We study this trade-off on the two-moons task and report "
+                "what a wider layer changes."
+            ),
+            "background": (
+                "A multilayer perceptron with one hidden layer maps a point to class scores "
+                "through a nonlinearity; it is trained by back-propagation of the cross-entropy "
+                "loss. Test accuracy is the share of test points classified correctly."
+            ),
+            "method": (
+                "We double the number of hidden units of the baseline network and keep "
+                "everything else fixed: the data, the optimiser, the learning rate, the number of "
+                "epochs and the seeds, so that any difference comes from the width alone."
+            ),
+            "experimental setup": (
+                "Each configuration is trained with three seeds, Adam, 150 epochs and 200 "
+                "training points drawn from the noisy two-moons distribution; the test set is "
+                "drawn from the same distribution and is the same for every run."
+            ),
+            "results": (
+                f"The wider network reaches a mean test accuracy of {acc:.3f} (baseline "
+                f"{base:.3f}); Figure~\\ref{{fig:train_loss}} shows the training loss of both "
+                "networks over the epochs, averaged over the seeds of each run."
+            ),
+            "conclusion": (
+                "Doubling the hidden layer changed the test accuracy of a small network on noisy "
+                "two moons only a little at this scale. Width matters little here; noise "
+                "robustness is future work."
+            ),
+            "related work": (
+                "Weight decay \\citep{loshchilov2019decoupled} and dropout "
+                "\\citep{srivastava2014dropout} regularise such networks; both act on how "
+                "closely a network of a given width fits its training data, which this paper "
+                "varies through the width itself."
+            ),
+        }
 
     def _answer_the_review(self) -> str:
         """An improvement round: the review's weaknesses stated as limitations."""

@@ -1,0 +1,293 @@
+"""Write-up, section by section, as structured answers: for each section the model answers its
+LaTeX body (for the title and abstract, both) as JSON; core/section_text.py checks it (no
+placeholder or preamble, no label, no promise in a report, numbers traced to the runs, claims
+checked, \\cite keys from the bibliography) and labtui places it between the section's heading
+and the next. A refused text is re-asked with the problem quoted; after the re-asks the section
+is flagged, keeps its placeholder, and the paper goes on. This is ``[paper] writer =
+"sections"``: a small model that cannot return a whole LaTeX file can return one section.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .answer_validation import validate
+from .artifacts import NOTES
+from .bibliography import bib_keys, bib_text_of
+from .effect_text import effects_markdown
+from .effects import project_effects
+from .errors import Aborted, UnusableAnswer
+from .ledger_appendix import latex_escaped
+from .provenance import run_sources
+from .records import SectionText, TitleAbstract
+from .section_text import (
+    SectionRules,
+    body_span,
+    placed,
+    section_problems,
+    title_of,
+    title_problems,
+    with_figures,
+    with_title,
+    without_example_figure,
+)
+from .stage_context import StageContext
+
+
+@dataclass(frozen=True)
+class Section:
+    name: str  # as the prompts and checkpoints say it
+    tips: str  # prompts/section_<tips>.md: what the section must contain
+    placeholders: tuple[str, ...]  # what it replaces in the template
+    heading: str  # where its text is: "abstract" or a word of its \section title
+
+
+# In the order the paper is written (The AI Scientist's): related work comes after the rest,
+# when what it must be compared with is known.
+SECTIONS = (
+    Section("title and abstract", "abstract", ("TITLE HERE", "ABSTRACT HERE"), "abstract"),
+    Section("introduction", "introduction", ("INTRO HERE",), "introduction"),
+    Section("background", "background", ("BACKGROUND HERE",), "background"),
+    Section("method", "method", ("METHOD HERE",), "method"),
+    Section("experimental setup", "setup", ("EXPERIMENTAL SETUP HERE",), "experimental"),
+    Section("results", "results", ("RESULTS HERE", "PLEASE FILL IN CAPTION HERE"), "results"),
+    Section("conclusion", "conclusion", ("CONCLUSIONS HERE",), "conclusion"),
+    Section("related work", "related", ("RELATED WORK HERE",), "related"),
+)
+# Where the paper reports its own work: numbers there must be the runs'. Background and related
+# work describe others' work, whose numbers no run of this project recorded.
+_TRACED = {"abstract", "introduction", "method", "experimental", "results", "conclusion"}
+_REPORTS = {"abstract", "results", "conclusion"}  # a report, never a promise
+_WITH_LITERATURE = {"introduction", "related"}
+NOTEBOOK_CHARS = 1500  # ~400 tokens: a 1.5B model on a CPU reads ~50 tokens/s
+EFFECTS_CHARS = 1800
+LITERATURE_CHARS = 1500
+WRITTEN_CHARS = 240  # of each section already written: enough to stay consistent
+
+
+@dataclass(frozen=True)
+class PaperFacts:
+    """What every section's prompt draws on, gathered once."""
+
+    idea: str
+    effects: str  # the runs' effects tables (every number in them traces to a run)
+    notebook: str  # an excerpt of notes.md
+    figures: dict[str, str]  # file -> the plots stage's description
+    literature: str = ""  # the literature review's papers, for the introduction and related work
+
+
+@dataclass(frozen=True)
+class Flagged:
+    """A section no answer could be placed for: it keeps its placeholder."""
+
+    name: str
+    problem: str
+
+
+@dataclass
+class Written:
+    """The sections placed so far: their text, for the later prompts and for a revision."""
+
+    texts: dict[str, str] = field(default_factory=dict)
+    flagged: list[Flagged] = field(default_factory=list)
+
+
+def paper_facts(
+    ctx: StageContext, idea: str, figures: dict[str, str], literature: str
+) -> PaperFacts:
+    root = ctx.project.root
+    tables = [effects_markdown(found) for found in project_effects(root).values()]
+    effects = "\n\n".join(tables) or "Only the baseline run_0 ran; its numbers are in the notebook."
+    notes_path = root / NOTES
+    notes = notes_path.read_text(encoding="utf-8") if notes_path.is_file() else ""
+    return PaperFacts(
+        idea=idea,
+        effects=_clipped(effects, EFFECTS_CHARS),
+        notebook=_clipped(notes, NOTEBOOK_CHARS),
+        figures=figures,
+        literature=_clipped(literature.strip(), LITERATURE_CHARS),
+    )
+
+
+def _clipped(text: str, chars: int) -> str:
+    """The head and the tail of a long text (a notebook's idea and its last runs)."""
+    if len(text) <= chars:
+        return text
+    head = chars // 3
+    return text[:head].rstrip() + "\n[…]\n" + text[-(chars - head) :].lstrip()
+
+
+def write_sections(ctx: StageContext, facts: PaperFacts) -> Written:
+    """Each section whose placeholder is still in the paper, in order: asked, checked, placed,
+    committed and (in co-pilot mode) judged. Returns what was placed and what was flagged."""
+    written = Written()
+    tex_path = ctx.project.root / ctx.config.paper.tex
+    for section in SECTIONS:
+        if not any(p in tex_path.read_text(encoding="utf-8") for p in section.placeholders):
+            continue
+        if _write(ctx, section, facts, written):
+            _judge(ctx, section, facts, written)
+    return written
+
+
+def _write(
+    ctx: StageContext, section: Section, facts: PaperFacts, written: Written, note: str = ""
+) -> bool:
+    """Ask for the section, place it and commit it; False (flagged, or on a revision kept as it
+    was) when no answer passed the checks."""
+    tex_path = ctx.project.root / ctx.config.paper.tex
+    tex = tex_path.read_text(encoding="utf-8")
+    rules = _rules(ctx, section, tex)
+    title = section.heading == "abstract"
+    record: type[TitleAbstract] | type[SectionText] = TitleAbstract if title else SectionText
+
+    def parse(data: object) -> TitleAbstract | SectionText:
+        answer: TitleAbstract | SectionText
+        if title:
+            answer = validate(TitleAbstract, data)
+            problems = title_problems(answer.title) + section_problems(answer.abstract, rules)
+        else:
+            answer = validate(SectionText, data)
+            problems = section_problems(answer.latex, rules)
+        if problems:  # at most three, so the re-ask stays one short paragraph
+            raise ValueError(" ".join(problems[:3]))
+        return answer
+
+    prompt = _prompt(ctx, section, facts, written, record.shape, note)
+    try:
+        answer = ctx.llm(role="writer").ask_json(
+            [{"role": "user", "content": prompt}], parse, schema=record
+        )
+    except UnusableAnswer as exc:
+        if note:
+            ctx.say(
+                f"the {section.name} could not be revised ({exc.problem}); it is kept as it was"
+            )
+            return False
+        written.flagged.append(Flagged(section.name, exc.problem))
+        ctx.say(
+            f"the {section.name} was not written: no answer passed the checks ({exc.problem}); "
+            "it keeps its placeholder, and the write-up goes on"
+        )
+        return False
+    tex = tex_path.read_text(encoding="utf-8")
+    old = written.texts.get(section.name, "")
+    if isinstance(answer, TitleAbstract):
+        tex = with_title(tex, latex_escaped(answer.title))
+        body = answer.abstract
+        tex = placed(tex, "abstract", body, old, "ABSTRACT HERE")
+    else:
+        body = answer.latex
+        if section.heading == "results":
+            body, tex = _with_the_figures(ctx, tex, body, facts)
+        tex = placed(tex, section.heading, body, old, section.placeholders[0])
+    tex_path.write_text(tex, encoding="utf-8")
+    written.texts[section.name] = body.strip()
+    ctx.commit(f"writeup: {section.name}" + (", revised" if note else ""), [ctx.config.paper.tex])
+    return True
+
+
+def _with_the_figures(ctx: StageContext, tex: str, body: str, facts: PaperFacts) -> tuple[str, str]:
+    """The Results' body with every figure of the plots stage in it (the template's example
+    figure goes: its caption is a placeholder), and the paper without the example figure."""
+    span = body_span(tex, "results")
+    if span is not None:
+        tex = tex[: span[0]] + without_example_figure(tex[span[0] : span[1]]) + tex[span[1] :]
+    paper_dir = (ctx.project.root / ctx.config.paper.tex).parent
+    body, added = with_figures(body, facts.figures, paper_dir)
+    if added:
+        ctx.say(
+            f"the results did not include {', '.join(added)}: labtui added each as a figure "
+            "with its description as the caption"
+        )
+    return body, tex
+
+
+def _rules(ctx: StageContext, section: Section, tex: str) -> SectionRules:
+    root = ctx.project.root
+    paper_dir = (root / ctx.config.paper.tex).parent
+    traced = section.heading in _TRACED
+    return SectionRules(
+        name=section.name,
+        bib_text=bib_text_of(tex, paper_dir),
+        paper_dir=paper_dir,
+        graphics_dirs=(root,),
+        figures=section.heading == "results",
+        reports=section.heading in _REPORTS,
+        root=root if traced else None,
+        sources=run_sources(root) if traced else [],
+        claims=section.heading in _REPORTS,
+    )
+
+
+def _prompt(
+    ctx: StageContext,
+    section: Section,
+    facts: PaperFacts,
+    written: Written,
+    shape: str,
+    note: str,
+) -> str:
+    tex = (ctx.project.root / ctx.config.paper.tex).read_text(encoding="utf-8")
+    paper_dir = (ctx.project.root / ctx.config.paper.tex).parent
+    keys = ", ".join(sorted(bib_keys(bib_text_of(tex, paper_dir)))) or "none"
+    figures = ""
+    if section.heading == "results" and facts.figures:
+        figures = "Figures (labtui places each; refer to it as Figure~\\ref{label}):\n" + "\n".join(
+            f"- fig:{name.rsplit('.', 1)[0]} ({name}): {description}"
+            for name, description in facts.figures.items()
+        )
+    before = [
+        f"- {name}: {text[:WRITTEN_CHARS]}{'…' if len(text) > WRITTEN_CHARS else ''}"
+        for name, text in written.texts.items()
+        if name != section.name
+    ]
+    revision = ""
+    if note:
+        previous = written.texts.get(section.name, "")
+        revision = (
+            f"\nYour previous text:\n{previous}\n\nThe researcher read it and asks: {note}\n"
+            "Write the revised text.\n"
+        )
+    return ctx.prompt(
+        "writeup_section_text",
+        section=section.name,
+        tips=ctx.prompt(f"section_{section.tips}").strip(),
+        idea=facts.idea,
+        effects=facts.effects,
+        notebook=facts.notebook or "(empty)",
+        figures=figures,
+        literature=facts.literature if section.heading in _WITH_LITERATURE else "",
+        bibkeys=keys,
+        written="\n".join(before) or "(none yet)",
+        revision=revision,
+        notes=ctx.notes_block(),
+        shape=shape,
+    )
+
+
+def _judge(ctx: StageContext, section: Section, facts: PaperFacts, written: Written) -> None:
+    """The co-pilot's checkpoint on a placed section: approve, revise with a note (that section
+    asked again with it), edit it (kept by ctx.ask), or abort."""
+    while True:
+        decision = ctx.ask(
+            f"writeup: {section.name} written",
+            section_shown(ctx, section),
+            kind="section",
+            product=ctx.config.paper.tex,
+        )
+        if decision.action == "abort":
+            raise Aborted(decision.note or "stopped during the write-up; the project is resumable")
+        if decision.action != "revise":
+            return
+        _write(ctx, section, facts, written, note=decision.note or "revise it")
+
+
+def section_shown(ctx: StageContext, section: Section) -> str:
+    """The section as the paper now has it, for its checkpoint."""
+    text = (ctx.project.root / ctx.config.paper.tex).read_text(encoding="utf-8")
+    span = body_span(text, section.heading)
+    shown = text[span[0] : span[1]].strip() if span else "(section not found)"
+    if section.heading == "abstract":
+        shown = f"\\title{{{title_of(text)}}}\n{shown}"
+    return f"The {section.name} as written:\n\n```latex\n{shown[:3000]}\n```"

@@ -1,0 +1,126 @@
+"""A section's text as a model answers it: what core/section_text.py refuses (each problem
+quoting the text) and where it places what passes. Every body here is written by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from labtui.core.section_text import (
+    SectionRules,
+    placed,
+    section_problems,
+    title_problems,
+    with_figures,
+    with_title,
+    without_example_figure,
+)
+
+TEX = r"""\documentclass{article}
+\title{TITLE HERE}
+\begin{document}
+\begin{abstract}
+ABSTRACT HERE
+\end{abstract}
+\section{Method}
+\label{sec:method}
+METHOD HERE
+
+\section{Experimental Setup}
+\label{sec:experimental}
+EXPERIMENTAL SETUP HERE
+
+The baseline is the template's own paragraph.
+
+\section{Results}
+\label{sec:results}
+RESULTS HERE
+
+% EXAMPLE FIGURE: REPLACE AND ADD YOUR OWN FIGURES / CAPTIONS
+\begin{figure}[t]
+  \includegraphics{train_loss.png}
+  \caption{PLEASE FILL IN CAPTION HERE}
+\end{figure}
+
+\section{Conclusions and Future Work}
+CONCLUSIONS HERE
+\bibliography{references}
+\end{document}
+"""
+BIB = "@article{kingma2015adam,\n title={Adam}\n}\n"
+BODY = "We double the hidden layer and keep the data, the optimiser and the seeds fixed."
+
+
+def _rules(tmp_path: Path, **changes) -> SectionRules:
+    return SectionRules(name="method", bib_text=BIB, paper_dir=tmp_path, **changes)
+
+
+def test_a_good_body_passes(tmp_path):
+    assert (
+        section_problems(BODY + r" Adam \citep{kingma2015adam} trains it.", _rules(tmp_path)) == []
+    )
+
+
+def test_each_fault_is_refused_with_the_text_quoted(tmp_path):
+    rules = _rules(tmp_path, reports=True)
+    cases = {
+        "\\documentclass{article}\n" + BODY: "“\\documentclass”",
+        "\\section{Method}\n" + BODY: "\\section",
+        "METHOD: " + BODY: "“METHOD:”",
+        "Experimental Setup: " + BODY: "“Experimental Setup:”",
+        "METHOD HERE": "'METHOD HERE'",
+        "We will show that width helps. " + BODY: "“We will show that width helps.”",
+        BODY + " \\citep{unknown2099}": "'unknown2099'",
+        BODY + " **bold**": "Markdown",
+        BODY + " \\textbf{open": "never closed",
+        BODY + " \\includegraphics{a.png}": "Results section only",
+        BODY + " It improves by 5% over it.": "5\\%",
+    }
+    for body, quoted in cases.items():
+        problems = section_problems(body, rules)
+        assert problems and quoted in " ".join(problems), (body, problems)
+
+
+def test_future_work_may_use_the_future_tense(tmp_path):
+    text = BODY + " Future work will test other widths."
+    assert section_problems(text, _rules(tmp_path, reports=True)) == []
+
+
+def test_a_title_is_one_plain_line():
+    assert title_problems("Does a Wider Hidden Layer Help?") == []
+    assert title_problems("TITLE HERE") and title_problems("\\title{x}")
+    assert title_problems("a\nb")
+
+
+def test_a_body_replaces_the_placeholder_and_keeps_the_template_text_beside_it():
+    tex = placed(TEX, "experimental", "Three seeds, 150 epochs.", "", "EXPERIMENTAL SETUP HERE")
+    assert "Three seeds, 150 epochs." in tex and "EXPERIMENTAL SETUP HERE" not in tex
+    assert "The baseline is the template's own paragraph." in tex
+    revised = placed(tex, "experimental", "Three seeds.", "Three seeds, 150 epochs.", "")
+    assert "Three seeds." in revised and "150 epochs" not in revised
+    assert "The baseline is the template's own paragraph." in revised
+    assert "\\label{sec:experimental}" in revised
+
+
+def test_a_body_edited_by_hand_is_replaced_whole_on_a_revision():
+    tex = placed(TEX, "method", "Hand-edited text.", "", "METHOD HERE")
+    revised = placed(tex, "method", "New text.", "Not there any more.", "METHOD HERE")
+    method = revised.split("\\section{Method}")[1].split("\\section")[0]
+    assert "New text." in method and "Hand-edited" not in method and "\\label{sec:method}" in method
+
+
+def test_title_and_abstract_are_placed():
+    tex = placed(with_title(TEX, "Wider Layers"), "abstract", "We ask.", "", "ABSTRACT HERE")
+    assert "\\title{Wider Layers}" in tex and "\\begin{abstract}\nWe ask.\n\\end{abstract}" in tex
+
+
+def test_every_figure_is_in_the_results_and_referenced(tmp_path):
+    results = without_example_figure(TEX.split("\\section{Results}")[1])
+    assert "PLEASE FILL IN CAPTION HERE" not in results and "EXAMPLE FIGURE" not in results
+    figures = {"train_loss.png": "Training loss per epoch.", "test_accuracy.png": "Test_accuracy."}
+    body, added = with_figures("Figure~\\ref{fig:train_loss} shows it.", figures, tmp_path)
+    assert added == ["train_loss.png", "test_accuracy.png"]
+    assert body.count("Figure~\\ref{fig:train_loss}") == 1, "referenced already: no sentence"
+    assert "Figure~\\ref{fig:test_accuracy} shows Test\\_accuracy." in body
+    assert "\\caption{Training loss per epoch.}" in body and "\\label{fig:test_accuracy}" in body
+    own = "\\begin{figure}\\includegraphics{train_loss.png}\\end{figure}"
+    assert with_figures(own, {"train_loss.png": "x"}, tmp_path)[1] == []
