@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
 from .answer_validation import validate
 from .errors import StageFailed
-from .records import Plan
+from .records import PlanEdit, plan_answer
 
 IDEAS = "ideas.json"  # the idea archive (core/ideas.py)
 LITERATURE = "literature.json"  # the literature review's papers and summary
@@ -71,16 +71,25 @@ def _write_json(
 @dataclass(frozen=True)
 class PlannedRun:
     change: str  # what the run changes in experiment.py
-    measure: str  # what it measures, against the baseline
+    measure: str  # the comparison that answers the question, in words (no values)
+    # metric -> the direction the change should move it ("higher" / "lower"), never a value
+    expect: dict[str, str] = field(default_factory=dict)
 
 
-def parse_plan(data: Any, max_runs: int) -> list[PlannedRun]:
-    """Validated runs from the model's (or the researcher's) JSON; ValueError says what is wrong."""
+def parse_plan(
+    data: Any, max_runs: int, metrics: tuple[str, ...] = (), *, edited: bool = False
+) -> list[PlannedRun]:
+    """Validated runs from the model's JSON (or the researcher's plan.json, ``edited``: metrics
+    optional, numbers allowed); ValueError says what is wrong. ``metrics``: the baseline's, the
+    only names a model's run may be judged by (when known)."""
     runs = data.get("runs") if isinstance(data, dict) else None
     if isinstance(runs, list) and len(runs) > max_runs:  # said first: it changes the whole plan
         raise ValueError(f"the plan has {len(runs)} runs; at most {max_runs} are allowed")
-    plan = validate(Plan, data)
-    return [PlannedRun(run.change, run.measure) for run in plan.runs]
+    plan = validate(PlanEdit if edited else plan_answer(metrics, max_runs), data)
+    return [
+        PlannedRun(run.change, run.measure, {m.metric: m.expect for m in run.metrics})
+        for run in plan.runs
+    ]
 
 
 def load_plan(root: Path, max_runs: int) -> list[PlannedRun]:
@@ -89,11 +98,12 @@ def load_plan(root: Path, max_runs: int) -> list[PlannedRun]:
     if not path.exists():
         return []
     try:
-        return parse_plan(json.loads(path.read_text(encoding="utf-8")), max_runs)
+        return parse_plan(json.loads(path.read_text(encoding="utf-8")), max_runs, edited=True)
     except (ValueError, json.JSONDecodeError) as error:
         raise StageFailed(
             f"{PLAN} is not a valid plan: {error}",
-            f'fix {PLAN} ({{"runs": [{{"change": <what>, "measure": <what>}}]}}, at most '
+            f'fix {PLAN} ({{"runs": [{{"change": <what>, "metrics": [{{"metric": <name>, '
+            f'"expect": "higher"}}], "measure": <what, no values>}}]}}, at most '
             f"{max_runs} runs) or delete it to plan again",
         ) from None
 
@@ -112,8 +122,16 @@ def planned_idea(root: Path) -> str:
     return idea if isinstance(idea, str) else ""
 
 
-def plan_record(runs: list[PlannedRun]) -> list[dict[str, str]]:
-    return [asdict(run) for run in runs]
+def plan_record(runs: list[PlannedRun]) -> list[dict[str, Any]]:
+    """The runs as plan.json and the model's answer write them."""
+    return [
+        {
+            "change": run.change,
+            "metrics": [{"metric": m, "expect": e} for m, e in run.expect.items()],
+            "measure": run.measure,
+        }
+        for run in runs
+    ]
 
 
 # -- literature.json ------------------------------------------------------------------------

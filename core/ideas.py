@@ -19,9 +19,11 @@ from .records import STATUSES as STATUSES
 from .records import IdeaProposal, IdeaProposals, IdeaRecord
 
 SCORES = ("Interestingness", "Feasibility", "Novelty")
-# STATUSES (core.records): seed: from the template · proposed: new, unchecked · novel / not_novel
-# / unsure: the novelty check's decision · chosen: picked (by the novelty stage or the researcher)
-# · rejected: by the researcher, never run · done: has a paper and its review score
+# STATUSES (core.records): seed: from the template · proposed: new, not yet checked · novel /
+# not_novel / unsure: the novelty check's decision · unchecked: checked, but no verdict had
+# evidence (arXiv unreachable, no paper found, no usable answer) · chosen: picked (by the novelty
+# stage or the researcher) · rejected: by the researcher, never run · done: has a paper and its
+# review score
 
 
 @dataclass
@@ -32,7 +34,7 @@ class Idea:
     interestingness: int
     feasibility: int
     novelty: int
-    status: str = "proposed"  # seed | proposed | novel | not_novel | unsure | chosen | done
+    status: str = "proposed"  # one of STATUSES
     novelty_evidence: dict[str, Any] = field(default_factory=dict)
     score: float | None = None  # the review's Overall, once the idea has a paper
     hypothesis: str = ""  # what the experiment should show, and why; '' for older records
@@ -128,6 +130,50 @@ def load_archive(root: Path) -> list[Idea]:
         return [parse_idea(item, f"{path}[{i}]") for i, item in enumerate(data)]
     except ValueError as exc:
         raise StageFailed(str(exc), fix) from None
+
+
+@dataclass(frozen=True)
+class NoveltyStatus:
+    """How the idea the paper is about was checked for novelty, as provenance.json keeps it."""
+
+    idea: str
+    decision: str  # novel | not_novel | unsure | unchecked | "" (never checked)
+    reason: str
+    queries: int
+    papers_seen: int
+
+    @property
+    def line(self) -> str:
+        """One line for the checkpoint and the review's facts."""
+        if not self.decision or self.decision == "unchecked":
+            why = f": {self.reason}" if self.reason else ""
+            return f"Novelty of {self.idea}: **unchecked** (not judged novel){why}"
+        return (
+            f"Novelty of {self.idea}: {self.decision}, after {self.queries} search(es) and "
+            f"{self.papers_seen} paper(s) seen: {self.reason}"
+        )
+
+
+def novelty_status(root: Path) -> NoveltyStatus | None:
+    """The novelty check of the chosen idea (None when no idea is chosen or the archive is
+    unreadable: provenance then says nothing about novelty rather than failing)."""
+    from .errors import StageFailed
+
+    try:
+        archive = load_archive(root)
+    except StageFailed:
+        return None
+    chosen = next((i for i in archive if i.status == "chosen"), None)
+    if chosen is None:
+        return None
+    evidence = chosen.novelty_evidence
+    return NoveltyStatus(
+        idea=chosen.name,
+        decision=str(evidence.get("decision", "")),
+        reason=str(evidence.get("reason", "")),
+        queries=len(evidence.get("queries", [])),
+        papers_seen=len(evidence.get("papers_seen", [])),
+    )
 
 
 def save_archive(root: Path, ideas: list[Idea]) -> Path:

@@ -10,10 +10,10 @@ import json
 from typing import Any
 
 from .artifacts import IDEAS, PLAN, PlannedRun, parse_plan, save_plan
-from .errors import StageFailed
+from .errors import StageFailed, UnusableAnswer
 from .experiment_spec import code_text
 from .ideas import Idea, load_archive
-from .records import Plan, example_strings
+from .records import example_strings, plan_answer
 from .stage_context import StageContext
 
 
@@ -28,32 +28,69 @@ def chosen_idea(ctx: StageContext) -> Idea:
 
 def plan_markdown(runs: list[PlannedRun]) -> str:
     return "\n".join(
-        f"{n}. **run_{n}**: {run.change}  \n   *measures:* {run.measure}"
+        f"{n}. **run_{n}**: {run.change}  \n   *judged by:* {_expectations(run)}  \n"
+        f"   *compares:* {run.measure}"
         for n, run in enumerate(runs, 1)
     )
 
 
+def _expectations(run: PlannedRun) -> str:
+    """'test_accuracy (expected higher), loss (expected lower)': directions, never values."""
+    return (
+        ", ".join(f"{metric} (expected {way})" for metric, way in run.expect.items())
+        or "the baseline's metrics"
+    )
+
+
+def baseline_metrics(baseline: dict[str, Any]) -> tuple[str, ...]:
+    """The metric names the baseline reports, over its datasets: what a plan may name."""
+    names = (name for means in baseline.values() if isinstance(means, dict) for name in means)
+    return tuple(sorted(set(names)))
+
+
 def propose_plan(ctx: StageContext, idea: Idea, baseline: dict[str, Any]) -> list[PlannedRun]:
-    """The model's plan for ``idea``, written to plan.json and committed."""
+    """The model's plan for ``idea``, written to plan.json and committed. A model that gives no
+    usable plan leaves the idea's own experiment as the one run (said; the researcher sees it
+    at the checkpoint)."""
     root = ctx.project.root
     max_runs = max(1, ctx.config.limits.max_runs)
+    metrics = baseline_metrics(baseline)
     prompt = ctx.prompt(
         "plan",
         title=idea.title,
         experiment=idea.experiment,
         baseline=json.dumps(baseline, indent=1),
+        metrics=", ".join(metrics) or "the metrics the baseline reports",
         code=code_text(root, ctx.config.experiment),
         max_runs=max_runs,
         notes=ctx.notes_block(),
     )
-    runs = ctx.llm(role="planner").ask_json(
-        [{"role": "user", "content": prompt}],
-        lambda data: parse_plan(data, max_runs),
-        schema=Plan,
-        # The baseline's numbers and the code are material; the format example is the plan's.
-        examples=example_strings([{"role": "user", "content": prompt}], besides=baseline),
-    )
+    try:
+        runs = ctx.llm(role="planner").ask_json(
+            [{"role": "user", "content": prompt}],
+            lambda data: parse_plan(data, max_runs, metrics),
+            schema=plan_answer(metrics, max_runs),
+            # The baseline's numbers and the code are material; the format example is the plan's.
+            examples=example_strings([{"role": "user", "content": prompt}], besides=baseline),
+        )
+    except UnusableAnswer as exc:
+        if ctx.config.search is not None:
+            raise  # a search goes on without directions (core/stages/plan.py)
+        runs = [idea_as_plan(idea)]
+        ctx.say(
+            f"no usable plan ({exc.problem}); the plan is the idea's own experiment as one run: "
+            "edit plan.json at the checkpoint to split it"
+        )
     ctx.tell("planner", plan_markdown(runs))
     save_plan(root, idea.name, runs)
     ctx.commit(f"plan: {len(runs)} run(s) for {idea.name}", [PLAN])
     return runs
+
+
+def idea_as_plan(idea: Idea) -> PlannedRun:
+    """The safe plan when the model gives none: the experiment the idea itself describes, judged
+    by every metric against the baseline."""
+    return PlannedRun(
+        change=idea.experiment,
+        measure="every metric of this run against the baseline run_0, as the idea describes",
+    )

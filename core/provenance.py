@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .artifacts import PROVENANCE, result_folders
+from .ideas import NoveltyStatus, novelty_status
 from .latex_text import strip_comments
 from .run_settings import RUN_RECORD, run_settings
 
@@ -79,10 +80,12 @@ class Report:
     traced: list[tuple[Written, Source]] = field(default_factory=list)
     untraced: list[Written] = field(default_factory=list)
     contradicted: list[Contradiction] = field(default_factory=list)
+    novelty: NoveltyStatus | None = None  # the chosen idea's check: never "novel" unchecked
 
     def to_json(self, waived: dict[str, str] | None = None) -> dict[str, Any]:
         waived = waived or {}
         return {
+            "novelty": asdict(self.novelty) if self.novelty else None,
             "traced": [
                 {"number": w.text, "line": w.line, **asdict(s), "value": s.value}
                 for w, s in self.traced
@@ -405,6 +408,7 @@ def check_paper(
         written += [w for i, line in enumerate(lines) for w in _numbers_in_line(line, i + 1)]
     report = trace_written(written, run_sources(root))
     report.contradicted = paper_contradictions(root, tex_text)
+    report.novelty = novelty_status(root)
     (root / PROVENANCE).write_text(
         json.dumps(report.to_json(waived), indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
     )
@@ -444,6 +448,8 @@ def load_waivers(root: Path) -> dict[str, str]:
 def report_markdown(report: Report, waived: dict[str, str]) -> str:
     """For the checkpoint: how many numbers were traced, and each one that was not."""
     lines = [f"Provenance: {len(report.traced)} number(s) traced to runs."]
+    if report.novelty is not None:
+        lines.append(f"\n{report.novelty.line}")
     open_issues = report.open_issues(waived)
     if open_issues:
         lines.append(

@@ -14,8 +14,9 @@ The records are built from the field types in ``core.answer_checks`` (``Prose``,
 callers that import them from this module.
 """
 
+import re
 from functools import cache
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import (
     AfterValidator,
@@ -23,7 +24,8 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
-    ValidationInfo,
+    RootModel,
+    create_model,
     model_validator,
 )
 
@@ -35,7 +37,6 @@ from .answer_checks import (
     Slug,
     Text,
     answer_error,
-    conditional_text,
     must_be_list_of,
     needs_items,
     non_empty,
@@ -164,7 +165,17 @@ class ReviewReflection(Record):
 # -- ideas (core.ideas, core.stages.ideas, core.persona_panel) ----------------------------------
 
 IDEA_SCORE = (1, 10)
-STATUSES = ("seed", "proposed", "novel", "not_novel", "unsure", "chosen", "rejected", "done")
+STATUSES = (
+    "seed",
+    "proposed",
+    "novel",
+    "not_novel",
+    "unsure",
+    "unchecked",
+    "chosen",
+    "rejected",
+    "done",
+)
 
 
 @states("enum")
@@ -267,39 +278,105 @@ class IdeaReflection(Record):
 
 # -- novelty (core.stages.novelty) ----------------------------------------------------------------
 
+# "unchecked" is never a model's answer: labtui records it when no verdict has evidence behind it
+# (arXiv unreachable, no search results, no usable answer).
 NOVELTY_DECISIONS = ("search", "novel", "not_novel", "unsure")
+VERDICTS = ("novel", "not_novel")
+MAX_CLOSEST = 5
 
 
 class ClosestPaper(Record):
     arxiv_id: Text = Field(description="an arXiv id from the search results you were shown")
-    overlap: Prose(2, "how this paper overlaps the idea") = ""
+    overlap: Prose(3, "how this paper overlaps the idea")
 
 
-class NoveltyStep(Record):
+class NoveltySearch(Record):
+    """One more arXiv search: the query is what the grammar and the check insist on."""
+
+    model_config = ConfigDict(title="novelty search")
+    shape: ClassVar[str] = '{"decision": "search", "query": <search string>, "reason": <why>}'
+
+    decision: Literal["search"]
+    query: Prose(2, "a precise arXiv search string")
+    reason: Prose(3, "what this search looks for")
+
+
+class NoveltyVerdict(Record):
+    """novel / not_novel: a verdict stands only on papers the model was shown, named."""
+
+    model_config = ConfigDict(title="novelty verdict")
+    shape: ClassVar[str] = (
+        '{"decision": "novel" | "not_novel", "reason": <why>, "closest": [{"arxiv_id": <id from '
+        'the results>, "overlap": <how it overlaps>}, ...]}'
+    )
+
+    decision: Literal["novel", "not_novel"]
+    reason: Prose(3, "why, in your words, against the papers found")
+    closest: list[ClosestPaper] = Field(min_length=1, max_length=MAX_CLOSEST)
+
+
+class NoveltyUnsure(Record):
+    model_config = ConfigDict(title="novelty unsure")
+    shape: ClassVar[str] = '{"decision": "unsure", "reason": <why>, "closest": [...]}'
+
+    decision: Literal["unsure"]
+    reason: Prose(3, "why the search results do not settle it")
+    closest: list[ClosestPaper] = Field(default_factory=list, max_length=MAX_CLOSEST)
+
+
+NOVELTY_VARIANTS: dict[str, type[Record]] = {
+    "search": NoveltySearch,
+    "novel": NoveltyVerdict,
+    "unsure": NoveltyUnsure,
+}
+
+
+def novelty_step(decisions: tuple[str, ...], shown_ids: tuple[str, ...] = ()) -> type[BaseModel]:
+    """The record of one novelty turn: only the variants open now (no verdict before any paper
+    was shown, no search in the last round), a verdict's ids limited to the ids shown, so a
+    grammar-constrained server can only name papers from the results."""
+    variants = list(
+        dict.fromkeys(NOVELTY_VARIANTS["novel" if d in VERDICTS else d] for d in decisions)
+    )
+    if shown_ids:
+        variants = [_naming_only(v, shown_ids) for v in variants]
+    if len(variants) == 1:
+        return variants[0]
+    union = Annotated[Union[tuple(variants)], Field(discriminator="decision")]  # noqa: UP007
+    return create_model(  # type: ignore[call-overload,no-any-return]
+        "NoveltyStep",
+        __base__=_NoveltyChoice,
+        root=(union, ...),
+    )
+
+
+class _NoveltyChoice(RootModel[Any]):
+    """A novelty turn that may be one of several variants (pydantic picks by "decision")."""
+
     model_config = ConfigDict(title="novelty step")
     shape: ClassVar[str] = (
         '{"decision": "search", "query": <search string>, "reason": <why>} or '
         '{"decision": "novel" | "not_novel" | "unsure", "reason": <why>, "closest": [...]}'
     )
 
-    decision: Literal["search", "novel", "not_novel", "unsure"]
-    reason: Prose(3, "the reason for this search or decision")
-    query: str = Field("", description="with decision search: the arXiv search string")
-    closest: Annotated[list[ClosestPaper], BeforeValidator(lambda v: [] if v is None else v)] = (
-        Field(default_factory=list)
+
+def _naming_only(variant: type[Record], shown_ids: tuple[str, ...]) -> type[Record]:
+    if "closest" not in variant.model_fields:
+        return variant
+    paper = create_model(  # type: ignore[call-overload]
+        "ClosestPaper",
+        __base__=ClosestPaper,
+        arxiv_id=(Literal[shown_ids], Field(description="an arXiv id from the search results")),
+    )
+    field = variant.model_fields["closest"]
+    return create_model(  # type: ignore[call-overload,no-any-return]
+        variant.__name__,
+        __base__=variant,
+        closest=(list[paper], field),
     )
 
-    @model_validator(mode="after")
-    def _query_when_searching(self, info: ValidationInfo) -> "NoveltyStep":
-        if self.decision == "search":
-            self.query = conditional_text(
-                self.query,
-                "query",
-                "a search string",
-                info,
-                missing='with "decision": "search", field "query" must be a search string',
-            )
-        return self
+
+NoveltyStep = novelty_step(NOVELTY_DECISIONS)  # every variant: the shape the schema walk checks
 
 
 # -- literature review steps (core.stages.literature) ---------------------------------------------
@@ -380,20 +457,105 @@ class LiteratureStep(Record):
 
 # -- the plan (core.stages.plan) ------------------------------------------------------------------
 
+# A plan says what each run is judged by, never what it will give: a value written before anything
+# ran reads, at the checkpoint, as a result. A digit may only end a name ("run_0", "fc1", "L2").
+# No raw quote or backslash either: in a grammar built from the pattern they would end the JSON
+# string early. (llama.cpp's converter drops minLength beside a pattern; the validator keeps it.)
+NO_VALUES = r'^(?:[^0-9"\\]|[A-Za-z_][0-9]+)*$'
+_VALUE = re.compile(r"(?<![A-Za-z_0-9])[-+]?[0-9][0-9.,eE%-]*")
+
+
+@states("pattern")
+def _no_values(text: str) -> str:
+    # The digits the pattern forbids; its quotes are the grammar's concern, not a value.
+    found = _VALUE.search(text)
+    if found:
+        shown = found.group(0).rstrip(".,")
+        raise answer_error(
+            "predicts_value",
+            f"states a value ({shown!r}) before anything ran: name what is compared, in words, "
+            "and leave the numbers to the runs",
+            repr(shown),
+        )
+    return text
+
+
+def WithoutValues(text: Any) -> Any:
+    """``text`` (a Prose type) that may not state a value: the rule in the validator and, as a
+    pattern, in the schema."""
+    return Annotated[
+        text, AfterValidator(_no_values), Field(json_schema_extra={"pattern": NO_VALUES})
+    ]
+
+
+class MetricExpectation(Record):
+    metric: Text = Field(description="a metric the baseline reports")
+    expect: Literal["higher", "lower"] = Field(
+        description="the direction the change should move it, if the hypothesis holds"
+    )
+
 
 class PlannedRunRecord(Record):
     change: Prose(2, "what this run changes in experiment.py")
-    measure: Prose(2, "what it measures and the comparison that answers the question")
+    metrics: list[MetricExpectation] = Field(min_length=1, max_length=8)
+    measure: WithoutValues(
+        Prose(2, "the comparison that answers the question, in words, without values")
+    )
+
+
+class PlannedRunEdit(PlannedRunRecord):
+    """A run of plan.json as the researcher may write it: the metrics may be left out and the
+    comparison may quote a number (theirs, not a model's prediction)."""
+
+    metrics: list[MetricExpectation] = Field(default_factory=list, max_length=8)
+    measure: Prose(2, "the comparison that answers the question")
 
 
 class Plan(Record):
     model_config = ConfigDict(title="plan")
     shape: ClassVar[str] = (
-        '{"runs": [{"change": <what the run changes>, "measure": <what it measures>}, ...]}'
+        '{"runs": [{"change": <what the run changes>, "metrics": [{"metric": <a baseline '
+        'metric>, "expect": "higher" | "lower"}], "measure": <the comparison, no values>}, ...]}'
     )
 
     runs: Annotated[list[PlannedRunRecord], AfterValidator(needs_items(1, "a planned run"))] = (
         Field(json_schema_extra={"minItems": 1})
+    )
+
+
+class PlanEdit(Record):
+    """plan.json as the researcher approved or edited it."""
+
+    model_config = ConfigDict(title="plan")
+    shape: ClassVar[str] = Plan.shape
+
+    runs: Annotated[list[PlannedRunEdit], AfterValidator(needs_items(1, "a planned run"))] = Field(
+        json_schema_extra={"minItems": 1}
+    )
+
+
+def plan_answer(metrics: tuple[str, ...], max_runs: int) -> type[Plan]:
+    """The plan a model may give for this baseline: its metrics are the only names, at most
+    ``max_runs`` runs (both in the schema, so a constrained server keeps to them)."""
+    if not metrics:
+        return Plan
+    expectation = create_model(  # type: ignore[call-overload]
+        "MetricExpectation",
+        __base__=MetricExpectation,
+        metric=(Literal[metrics], Field(description="a metric the baseline reports")),
+    )
+    run = create_model(  # type: ignore[call-overload]
+        "PlannedRunRecord",
+        __base__=PlannedRunRecord,
+        metrics=(list[expectation], Field(min_length=1, max_length=len(metrics))),
+    )
+    return create_model(  # type: ignore[call-overload,no-any-return]
+        "Plan",
+        __base__=Plan,
+        runs=(
+            Annotated[list[run], AfterValidator(needs_items(1, "a planned run"))],
+            Field(json_schema_extra={"minItems": 1, "maxItems": max_runs}),
+        ),
     )
 
 
@@ -561,6 +723,7 @@ RECORDS: tuple[type[Record], ...] = (
     NoveltyStep,
     LiteratureStep,
     Plan,
+    PlanEdit,
     RunAnalysis,
     FigureDescriptions,
     CitationProposal,

@@ -8,28 +8,71 @@ import re
 
 import pytest
 from support.ports import ScriptedPort, _journal
-from support.research_script import fenced_json
+from support.research_script import IDEA, fenced_json
 
 from labtui.core.artifacts import PlannedRun, parse_plan
 from labtui.core.checkpoints import CheckpointRequest, Decision
 from labtui.core.events import StageFinished
 from labtui.core.pipeline import Session
+from labtui.core.records import plan_answer
+
+ACCURACY = [{"metric": "test_accuracy_mean", "expect": "higher"}]
+METRICS = ("test_accuracy_mean", "train_loss_mean")
+
+
+def _run(change: str, measure: str = "accuracy vs run_0", metrics=ACCURACY) -> dict:
+    return {"change": change, "metrics": metrics, "measure": measure}
 
 
 def test_a_plan_is_validated_with_a_message_that_says_what_to_fix():
-    good = {"runs": [{"change": "width 32", "measure": "accuracy vs run_0"}]}
-    assert parse_plan(good, 5) == [PlannedRun("width 32", "accuracy vs run_0")]
+    good = {"runs": [_run("width 32")]}
+    assert parse_plan(good, 5, METRICS) == [
+        PlannedRun("width 32", "accuracy vs run_0", {"test_accuracy_mean": "higher"})
+    ]
     for bad, says in [
         ({}, '{"runs"'),
         ({"runs": []}, '{"runs"'),
-        ({"runs": [{"change": "width 64"}]}, "runs[0]: field 'measure' is missing"),
-        ({"runs": [{"change": " ", "measure": "accuracy vs run_0"}]}, "field 'change' is empty"),
-        ({"runs": [{"change": "...", "measure": "accuracy vs run_0"}]}, "is a placeholder"),
-        ({"runs": [{"change": "dropout", "measure": "accuracy vs run_0"}]}, "has 1 word"),
+        ({"runs": [{"change": "width 64", "metrics": ACCURACY}]}, "field 'measure' is missing"),
+        ({"runs": [{"change": "width 64", "measure": "accuracy"}]}, "field 'metrics' is missing"),
+        ({"runs": [_run(" ")]}, "field 'change' is empty"),
+        ({"runs": [_run("...")]}, "is a placeholder"),
+        ({"runs": [_run("dropout")]}, "has 1 word"),
         ({"runs": [good["runs"][0]] * 3}, "the plan has 3 runs; at most 2"),
+        ({"runs": [_run("width 64", metrics=[{"metric": "f1", "expect": "higher"}])]}, "f1"),
+        ({"runs": [_run("width 64", metrics=[{**ACCURACY[0], "expect": "up"}])]}, "'up'"),
     ]:
         with pytest.raises(ValueError, match=re.escape(says)):
-            parse_plan(bad, 2)
+            parse_plan(bad, 2, METRICS)
+
+
+@pytest.mark.parametrize(
+    "measure", ["test accuracy: 0.9837642157142857", "accuracy rises to 98%", "loss drops by 0.1"]
+)
+def test_a_plan_that_predicts_values_is_refused(measure):
+    # The values are the 1.5B model's habit in issue 27 ("test accuracy: 0.98376...").
+    with pytest.raises(ValueError, match=r"states a value .* before anything ran"):
+        parse_plan({"runs": [_run("width 64", measure)]}, 2, METRICS)
+    schema = json.dumps(plan_answer(METRICS, 2).model_json_schema())
+    assert '"pattern"' in schema and '"maxItems": 2' in schema, "the rules go to the server"
+
+
+def test_names_with_digits_are_not_values_and_a_researchers_plan_may_quote_numbers():
+    named = parse_plan({"runs": [_run("width 64", "run_1 against run_0, fc1 and L2 norms")]}, 2)
+    assert named[0].measure.startswith("run_1")
+    edited = {"runs": [{"change": "Double HIDDEN_UNITS", "measure": "beat 0.93 on the test set"}]}
+    assert parse_plan(edited, 2, edited=True)[0].expect == {}
+
+
+def test_a_model_that_gives_no_usable_plan_leaves_the_ideas_own_experiment(project, llm_server):
+    # Written by hand after issue 27: every answer predicts its results.
+    predicted = {"runs": [_run("Double HIDDEN_UNITS", "test accuracy: 0.9837642157142857")]}
+    llm_server.script("scripted-experiments", *[fenced_json(predicted)] * 3)
+    port = PlanPort(project.root, lambda port, request: Decision("abort"))
+    Session.open(project.root).run(port)
+    plan = json.loads((project.root / "plan.json").read_text())
+    assert [r["change"] for r in plan["runs"]] == [IDEA["Experiment"]]
+    body = next(r.body for r in port.asked if r.stage == "plan")
+    assert "0.98" not in body and "judged by" in body
 
 
 class PlanPort(ScriptedPort):
@@ -69,7 +112,7 @@ def test_an_edited_plan_is_what_the_experiments_follow(project, llm_server):
 
 
 def test_a_malformed_plan_is_asked_again_with_the_problem(project, llm_server):
-    too_many = {"runs": [{"change": "a", "measure": "b"}] * 4}
+    too_many = {"runs": [_run("a", "b")] * 4}
     llm_server.script("scripted-experiments", fenced_json(too_many), "not json at all")
     port = PlanPort(project.root, lambda port, request: Decision("abort"))
     Session.open(project.root).run(port)

@@ -216,12 +216,13 @@ def test_check_text_is_the_same_rule_for_fields_a_parse_function_checks():
 
 
 def test_fields_one_field_makes_necessary_are_checked_like_prose():
-    with pytest.raises(ValueError, match='with "decision": "search", field "query" must be'):
+    # The novelty turn's variants: tests/test_novelty.py
+    with pytest.raises(ValueError, match="field 'query' is missing"):
         validate(NoveltyStep, {"decision": "search", "reason": "look for width studies"})
     with pytest.raises(ValueError, match=re.escape("field 'query' is a placeholder ('...')")):
         validate(NoveltyStep, {"decision": "search", "query": "...", "reason": "look for it"})
-    decided = validate(NoveltyStep, {"decision": "novel", "reason": "no paper does this"})
-    assert decided.query == "" and decided.closest == []
+    decided = validate(NoveltyStep, {"decision": "unsure", "reason": "the papers do not say"})
+    assert decided.root.closest == []
 
 
 # -- schemas ----------------------------------------------------------------------------------------

@@ -1,5 +1,12 @@
 """Novelty: the LLM searches arXiv for each top idea and decides novel / not novel / unsure, with
 the closest papers and their overlap as evidence. The first novel idea is chosen.
+
+A verdict needs evidence, so the rules are in each turn's record (``core.records.novelty_step``):
+the first turn is a search, a verdict names papers from the results the model was shown (their
+ids are the schema's only choices), the last turn decides. Where no verdict has evidence behind
+it (arXiv unreachable, no search returned a paper, no usable answer) the idea is recorded as
+**unchecked** (never as novel), and the stage goes on with it: that is a safe choice, said in
+the checkpoint and in the paper's provenance.
 """
 
 from __future__ import annotations
@@ -8,16 +15,21 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel
+
 from ..answer_validation import validate
 from ..artifacts import IDEAS
-from ..errors import StageFailed
+from ..errors import StageFailed, UnusableAnswer
+from ..http_service import LiteratureUnavailable
 from ..ideas import Idea, load_archive, save_archive
-from ..paper_record import base_id
-from ..records import NOVELTY_DECISIONS, NoveltyStep, example_strings
+from ..paper_record import base_id, format_papers
+from ..records import NOVELTY_DECISIONS, VERDICTS, example_strings, novelty_step
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
 
 DECISIONS = NOVELTY_DECISIONS
+UNCHECKED = "unchecked"
+MIN_ROUNDS = 2  # one search, then a decision on what it found
 
 
 @dataclass
@@ -28,32 +40,27 @@ class NoveltyTurn:
     closest: list[dict[str, str]] = field(default_factory=list)
 
 
-def _parse_turn(data: Any, final: bool) -> NoveltyTurn:
-    step = validate(NoveltyStep, data)
-    allowed = DECISIONS[1:] if final else DECISIONS
-    if step.decision not in allowed:
-        raise ValueError(
-            f"field 'decision' must be one of {list(allowed)}, got {step.decision!r}: "
-            "this is the last round, decide now"
-        )
-    closest = [{"arxiv_id": c.arxiv_id, "overlap": c.overlap} for c in step.closest]
-    return NoveltyTurn(step.decision, step.reason, step.query.strip(), closest)
+def open_decisions(round_no: int, rounds: int, papers_shown: bool) -> tuple[str, ...]:
+    """What the model may answer in this round: a search first; a verdict only once papers
+    were shown; no search in the last round. () : nothing is left to decide on."""
+    if round_no == 1:
+        return ("search",)
+    verdicts = (*VERDICTS, "unsure") if papers_shown else ("unsure",)
+    if round_no == rounds:
+        return verdicts if papers_shown else ()
+    return ("search", *verdicts)
 
 
-def _search(ctx: StageContext, literature, query: str) -> tuple[list, str]:
-    from ..http_service import LiteratureUnavailable
-    from ..paper_record import format_papers
-
-    try:
-        papers = literature.search(query, max_results=ctx.config.literature.max_results)
-    except LiteratureUnavailable as exc:
-        ctx.say(f"arXiv unavailable, novelty judged without it: {exc.message}")
-        return [], "The literature search is unavailable right now."
-    return papers, format_papers(papers) if papers else "No papers matched this query."
+def _parse_turn(data: Any, record: type[BaseModel]) -> NoveltyTurn:
+    step = validate(record, data)
+    step = getattr(step, "root", step)  # a choice of variants holds the one given
+    closest = [{"arxiv_id": c.arxiv_id, "overlap": c.overlap} for c in getattr(step, "closest", [])]
+    return NoveltyTurn(step.decision, step.reason, getattr(step, "query", "").strip(), closest)
 
 
 def check_idea(ctx: StageContext, llm, literature, idea: Idea) -> dict[str, Any]:
-    rounds = max(1, ctx.config.literature.rounds)
+    """The novelty evidence of ``idea``: decision, reason, closest papers, queries, papers seen."""
+    rounds = max(MIN_ROUNDS, ctx.config.literature.rounds)
     messages = [
         {"role": "system", "content": ctx.prompt("novelty_system", rounds=rounds)},
         {
@@ -65,51 +72,70 @@ def check_idea(ctx: StageContext, llm, literature, idea: Idea) -> dict[str, Any]
     ]
     seen: dict[str, dict[str, Any]] = {}
     queries: list[str] = []
+
+    def outcome(decision: str, reason: str, closest: list[dict[str, str]] = ()) -> dict:
+        return {
+            "decision": decision,
+            "reason": reason,
+            "closest": _evidence(list(closest), seen),
+            "queries": queries,
+            "papers_seen": list(seen.values()),
+        }
+
     for round_no in range(1, rounds + 1):
-        final = round_no == rounds
-        turn = llm.ask_json(
-            messages,
-            lambda d, f=final: _parse_turn(d, f),
-            schema=NoveltyStep,
-            # The format is the system prompt's; the idea in the user message is material (a
-            # search for its very title is a fair query).
-            examples=example_strings(messages[:1]),
-            json_mode=True,
-        )
+        decisions = open_decisions(round_no, rounds, bool(seen))
+        if not decisions:
+            return outcome(UNCHECKED, f"no search returned a paper ({len(queries)} searched)")
+        record = novelty_step(decisions, tuple(seen))
+        try:
+            turn = llm.ask_json(
+                messages,
+                lambda d, r=record: _parse_turn(d, r),
+                schema=record,
+                # The format is the system prompt's; the idea in the user message is material
+                # (a search for its very title is a fair query).
+                examples=example_strings(messages[:1]),
+                json_mode=True,
+            )
+        except UnusableAnswer as exc:
+            ctx.say(f"novelty of {idea.name} is unchecked: no usable answer ({exc.problem})")
+            return outcome(UNCHECKED, f"the model gave no usable answer: {exc.problem}")
         if turn.decision != "search":
-            break
+            return outcome(turn.decision, turn.reason, turn.closest)
         queries.append(turn.query)
-        papers, listing = _search(ctx, literature, turn.query)
+        try:
+            papers = literature.search(turn.query, max_results=ctx.config.literature.max_results)
+        except LiteratureUnavailable as exc:
+            ctx.say(f"arXiv unavailable: the novelty of {idea.name} is unchecked ({exc.message})")
+            return outcome(UNCHECKED, f"arXiv was unreachable: {exc.message}")
         for paper in papers:
             seen[paper.arxiv_id] = {
                 "arxiv_id": paper.arxiv_id,
                 "title": paper.title,
                 "year": paper.year,
             }
-        messages += [
-            {"role": "assistant", "content": json.dumps(turn.__dict__)},
-            {
-                "role": "user",
-                "content": ctx.prompt(
-                    "novelty_results",
-                    query=turn.query,
-                    results=listing,
-                    left=rounds - round_no,
-                    final_note="This is your last round: decide now (novel, not_novel or unsure)."
-                    if round_no + 1 == rounds
-                    else "",
-                ),
-            },
-        ]
-    else:  # pragma: no cover - the last round cannot return "search"
-        turn = NoveltyTurn("unsure", "no decision")
-    return {
-        "decision": turn.decision,
-        "reason": turn.reason,
-        "closest": _evidence(turn.closest, seen),
-        "queries": queries,
-        "papers_seen": list(seen.values()),
-    }
+        messages += _results_turn(ctx, turn, papers, rounds - round_no)
+    raise AssertionError("the last round has no search")  # pragma: no cover
+
+
+def _results_turn(ctx: StageContext, turn: NoveltyTurn, papers: list, left: int) -> list[dict]:
+    """The model's search and what it returned, as the next two messages."""
+    return [
+        {"role": "assistant", "content": json.dumps(turn.__dict__)},
+        {
+            "role": "user",
+            "content": ctx.prompt(
+                "novelty_results",
+                query=turn.query,
+                results=format_papers(papers) if papers else "No papers matched this query.",
+                left=left,
+                final_note="This is your last round: decide now (novel, not_novel or unsure), "
+                "naming the closest papers by the arXiv ids above."
+                if left == 1
+                else "",
+            ),
+        },
+    ]
 
 
 def run(ctx: StageContext) -> StageOutput:
@@ -221,6 +247,11 @@ def _evidence_markdown(idea: Idea) -> str:
         "",
         "Closest papers:",
     ]
+    if evidence.get("decision") == UNCHECKED:
+        lines[2] = (
+            f"Decision: **unchecked** (not judged novel) — {evidence.get('reason')}. The paper's "
+            "provenance records the idea's novelty as unchecked."
+        )
     for paper in evidence.get("closest", []):
         title = f" *{paper['title']}* ({paper.get('year', '')})" if paper.get("title") else ""
         lines.append(f"- arXiv:{paper.get('arxiv_id')}{title} — {paper.get('overlap', '')}")

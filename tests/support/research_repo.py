@@ -11,7 +11,13 @@ import json
 import subprocess
 from pathlib import Path
 
-from .research_script import MoonsResearch, fenced_json, last_user_text, whole_file_edit
+from .research_script import (
+    MoonsResearch,
+    fenced_json,
+    last_user_text,
+    scripted_plan,
+    whole_file_edit,
+)
 
 TRAIN = '''\
 """Logistic regression on a fixed synthetic data set, trained by gradient descent."""
@@ -181,10 +187,13 @@ class RepoResearch(MoonsResearch):
                     "why": "one run answers the question",
                 }
             )
-        if any(text.startswith("Plan the experiment runs") for text in asks):
-            plan = {"runs": [{"change": "Lower LR from 0.5 to 0.05 in train.py",
-                              "measure": "eval.accuracy against run_0"}]}  # fmt: skip
-            return fenced_json(plan, "One run:")
+        plans = [text for text in asks if text.startswith("Plan the experiment runs")]
+        if plans:
+            return scripted_plan(
+                plans[0],
+                "Lower LR from 0.5 to 0.05 in train.py",
+                measure="eval.accuracy against run_0",
+            )
         code = (self.root / "train.py").read_text(encoding="utf-8")
         # The README's command passes --lr 0.5, so the default is not enough: the change
         # makes the script scale whatever rate it is given, as a researcher would.

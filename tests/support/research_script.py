@@ -23,10 +23,12 @@ IDEA = {
     "Novelty": 3,
 }
 
+# Written by hand. Every point names something each test paper has (two moons, the MLP, its
+# width): the reviewer refuses points about nothing in the paper (core/review_grounding.py).
 REVIEW = {
     "Summary": "The paper studies the width of a one-hidden-layer MLP on two moons.",
-    "Strengths": ["Clear, reproducible setup", "Numbers traced to runs"],
-    "Weaknesses": ["A single toy data set", "Only one width change"],
+    "Strengths": ["A clear, reproducible setup on two moons", "Numbers traced to the moons runs"],
+    "Weaknesses": ["A single toy data set: two moons", "Only one change of width on two moons"],
     "Originality": 1,
     "Quality": 2,
     "Clarity": 3,
@@ -89,6 +91,18 @@ def whole_file_edit(path: str, content: str, why: str) -> str:
 
 def fenced_json(data: Any, prose: str = "Here is my answer.") -> str:
     return f"{prose}\n\n```json\n{json.dumps(data, indent=1)}\n```\n"
+
+
+def scripted_plan(prompt: str, *changes: str, measure: str = "test accuracy against run_0") -> str:
+    """TEST-ONLY plan: one run per change, each judged by the first metric the plan prompt
+    names (the baseline's), expected higher; no values, as a plan must."""
+    named = re.search(r"baseline's metrics \(([^)]*)\)", prompt)
+    metric = named.group(1).split(", ")[0] if named else "accuracy"
+    runs = [
+        {"change": change, "metrics": [{"metric": metric, "expect": "higher"}], "measure": measure}
+        for change in changes
+    ]
+    return fenced_json({"runs": runs}, f"{len(runs)} run(s):")
 
 
 class MoonsResearch:
@@ -176,11 +190,9 @@ class MoonsResearch:
                     "why": "the planned runs test the trend further",
                 }
             )
-        if any(str(text).startswith("Plan the experiment runs") for text in asks):
-            return fenced_json(
-                {"runs": [{"change": "Double HIDDEN_UNITS", "measure": "test accuracy vs run_0"}]},
-                "One run answers the question:",
-            )
+        plans = [str(text) for text in asks if str(text).startswith("Plan the experiment runs")]
+        if plans:
+            return scripted_plan(plans[0], "Double HIDDEN_UNITS")
         code = (self.root / "experiment.py").read_text(encoding="utf-8")
         width = int(re.search(r"^HIDDEN_UNITS = (\d+)", code, re.MULTILINE).group(1))
         code = re.sub(

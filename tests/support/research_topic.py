@@ -12,7 +12,13 @@ from pathlib import Path
 
 from labtui.core.templates import default_paper
 
-from .research_script import MoonsResearch, fenced_json, last_user_text, whole_file_edit
+from .research_script import (
+    MoonsResearch,
+    fenced_json,
+    last_user_text,
+    scripted_plan,
+    whole_file_edit,
+)
 
 CODER = "scripted-experiments"
 
@@ -158,9 +164,7 @@ class TopicResearch(MoonsResearch):
                 }
             )
         if text.startswith("Plan the experiment runs"):
-            plan = {"runs": [{"change": "Raise RIDGE from 0.1 to 10",
-                              "measure": "test accuracy against run_0"}]}  # fmt: skip
-            return fenced_json(plan, "One run:")
+            return scripted_plan(text, "Raise RIDGE from 0.1 to 10")
         if "carry out the experiment for" in text:
             code = (self.root / "experiment.py").read_text()
             return whole_file_edit("experiment.py", code.replace("RIDGE = 0.1", "RIDGE = 10.0"),
