@@ -1,15 +1,17 @@
 """The NeurIPS review form as a validated record. Out-of-range or missing fields, and text that is
 no review (placeholders such as "...", one-word points, copies of the prompt's example), are errors
-that the LLM layer re-asks about; nothing is clamped. The rules are ``core.records.ReviewForm``.
+that the LLM layer re-asks about; nothing is clamped. The rules are ``core.records.ReviewForm``;
+:func:`grounded` adds that the review is about the paper it reviews (``core.review_grounding``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .answer_validation import validate
 from .records import REVIEW_SCORES, ReviewForm
+from .review_grounding import PaperIndex, PointGrounding, ground_review
 
 SCORE_RANGES: dict[str, tuple[int, int]] = REVIEW_SCORES
 LIST_FIELDS = ("Strengths", "Weaknesses", "Questions", "Limitations")
@@ -18,7 +20,11 @@ DECISIONS = ("Accept", "Reject")
 
 @dataclass(frozen=True)
 class PaperReview:
+    """A review on the form (``fields``, as the form names them) and, once checked against the
+    paper it reviews, what each of its points names of that paper (``grounding``)."""
+
     fields: dict[str, Any]
+    grounding: tuple[PointGrounding, ...] = ()
 
     @property
     def overall(self) -> int:
@@ -41,6 +47,12 @@ class PaperReview:
 def parse_review(data: Any) -> PaperReview:
     """The form's fields, in the form's order; ValueError names the field and what to write."""
     return review_of(validate(ReviewForm, data))
+
+
+def grounded(review: PaperReview, paper: PaperIndex) -> PaperReview:
+    """The review with what its points name of ``paper``; ValueError quoting each Strength or
+    Weakness (or the Summary) that names too little of it (``core.review_grounding``)."""
+    return replace(review, grounding=ground_review(review.fields, paper))
 
 
 def review_of(form: ReviewForm) -> PaperReview:

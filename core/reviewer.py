@@ -9,6 +9,10 @@ the reviewers' mean and spread, and the decision is the mean Overall against ``t
 ``labtui review PAPER.pdf`` uses it without a project; the review stage uses it on the compiled
 paper. The PDF is read as Markdown-ish text (``core.paper_text``); an unreadable, encrypted,
 scanned-only or empty PDF is a clear error.
+
+Every review, the Area Chair's too, must be about the paper reviewed: a Strength, Weakness or
+Summary that names nothing the paper contains is asked again like any other refused answer
+(``core.review_grounding``), and what each point named is kept with the review.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from .config_sections import ReviewSection
 from .errors import ConfigError, LabtuiError, LLMError, UnusableAnswer
 from .events import Event, Notice
 from .records import ReviewForm, ReviewReflection, example_strings
-from .review_form import SCORE_RANGES, PaperReview, parse_review, review_of
+from .review_form import SCORE_RANGES, PaperReview, grounded, parse_review, review_of
+from .review_grounding import PaperIndex, grounding_json
 
 MAX_PAPER_CHARS = 40_000  # ~10k tokens: a conference paper without its appendix
 MAX_EXAMPLE_CHARS = 12_000  # an example paper in the prompt: enough to show what was judged
@@ -103,15 +108,28 @@ def _are(count: int) -> str:
 # -- one reviewer ---------------------------------------------------------------------------------
 
 
-def parse_reflection(previous: PaperReview) -> Callable[[Any], tuple[bool, PaperReview]]:
+def parse_grounded(paper: PaperIndex) -> Callable[[Any], PaperReview]:
+    """A review on the form whose points are about ``paper`` (ValueError saying which is not)."""
+
+    def parse(data: Any) -> PaperReview:
+        return grounded(parse_review(data), paper)
+
+    return parse
+
+
+def parse_reflection(
+    previous: PaperReview, paper: PaperIndex | None = None
+) -> Callable[[Any], tuple[bool, PaperReview]]:
     """A reflection's answer: ``{"done": true}`` keeps the review (or takes the one given);
-    ``{"done": false, "review": {...}}`` replaces it and asks again."""
+    ``{"done": false, "review": {...}}`` replaces it and asks again. A revised review is held
+    to ``paper`` as the first was."""
 
     def parse(data: Any) -> tuple[bool, PaperReview]:
         answer = validate(ReviewReflection, data)
         if answer.review is None:
             return True, previous
-        return answer.done, review_of(answer.review)
+        review = review_of(answer.review)
+        return answer.done, review if paper is None else grounded(review, paper)
 
     return parse
 
@@ -136,22 +154,28 @@ def review_text(
     reflections: int = 0,
     temperature: float | None = None,
     paper_chars: int = MAX_PAPER_CHARS,
+    index: PaperIndex | None = None,
 ) -> PaperReview:
-    """One reviewer's review of ``paper`` (its first ``paper_chars`` characters; invalid fields
-    are asked again), reconsidered for up to ``reflections`` rounds or until the reviewer says
-    it is done."""
+    """One reviewer's review of ``paper`` (its first ``paper_chars`` characters; invalid fields,
+    and points about nothing in what it read, are asked again), reconsidered for up to
+    ``reflections`` rounds or until the reviewer says it is done. ``index``: that text indexed
+    (``review_panel`` indexes it once for all its reviewers)."""
+    read = paper[: paper_chars or None]
+    index = index or PaperIndex(read)
     messages = [
         {"role": "system", "content": prompt("review_system")},
         {
             "role": "user",
-            "content": prompt(
-                "review", paper=paper[: paper_chars or None], notes=notes, examples=examples
-            ),
+            "content": prompt("review", paper=read, notes=notes, examples=examples),
         },
     ]
     try:
         review = llm.ask_json(
-            messages, parse_review, schema=ReviewForm, json_mode=True, temperature=temperature
+            messages,
+            parse_grounded(index),
+            schema=ReviewForm,
+            json_mode=True,
+            temperature=temperature,
         )
     except UnusableAnswer as exc:
         raise no_usable_review(exc) from None
@@ -166,7 +190,7 @@ def review_text(
         try:
             done, review = llm.ask_json(
                 messages,
-                parse_reflection(review),
+                parse_reflection(review, index),
                 schema=ReviewReflection,
                 json_mode=True,
                 temperature=temperature,
@@ -237,6 +261,8 @@ class ReviewPanel:
         return "Accept" if self.overall >= self.threshold else "Reject"
 
     def to_json(self) -> dict[str, Any]:
+        """The record review.json keeps; ``grounding``: what each point of the meta-review and
+        of each review named of the paper (the evidence that they are about it)."""
         return {
             "decision": self.decision,
             "overall": self.overall,
@@ -244,6 +270,10 @@ class ReviewPanel:
             "scores": {name: {"mean": m, "spread": s} for name, (m, s) in self.scores().items()},
             "meta_review": self.meta.fields,
             "reviews": [r.fields for r in self.reviews],
+            "grounding": {
+                "meta_review": grounding_json(self.meta.grounding),
+                "reviews": [grounding_json(r.grounding) for r in self.reviews],
+            },
         }
 
 
@@ -275,6 +305,7 @@ def review_panel(
         folder = examples_root / folder
     shots = examples_block(load_examples(folder, settings.few_shot))
     several = settings.ensemble > 1
+    index = PaperIndex(paper[: settings.paper_chars or None])  # once, for every reviewer
 
     def review(number: int) -> PaperReview:
         written = review_text(
@@ -286,6 +317,7 @@ def review_panel(
             reflections=settings.reflections,
             temperature=settings.temperature if several else None,
             paper_chars=settings.paper_chars,
+            index=index,
         )
         if several:
             progress(f"reviewer {number} of {settings.ensemble}: Overall {written.overall}")
@@ -301,10 +333,14 @@ def review_panel(
         return ReviewPanel(reviews, reviews[0], settings.threshold)
     progress(f"the Area Chair reads the {settings.ensemble} reviews")
     chair = llm.speaking_as("area chair")
-    return ReviewPanel(reviews, meta_review(chair, prompt, reviews), settings.threshold)
+    return ReviewPanel(reviews, meta_review(chair, prompt, reviews, index), settings.threshold)
 
 
-def meta_review(llm: Any, prompt: Prompt, reviews: list[PaperReview]) -> PaperReview:
+def meta_review(
+    llm: Any, prompt: Prompt, reviews: list[PaperReview], paper: PaperIndex | None = None
+) -> PaperReview:
+    """The Area Chair's review of ``reviews``; held to ``paper`` (the text the reviewers read)
+    when given: it has not read the paper, but the reviews it weighs name what the paper holds."""
     listing = "\n\n".join(
         f"Review {i}:\n{json.dumps(r.fields, indent=1)}" for i, r in enumerate(reviews, 1)
     )
@@ -317,7 +353,7 @@ def meta_review(llm: Any, prompt: Prompt, reviews: list[PaperReview]) -> PaperRe
     try:
         return llm.ask_json(
             messages,
-            parse_review,
+            parse_review if paper is None else parse_grounded(paper),
             schema=ReviewForm,
             examples=example_strings(messages, besides=[r.fields for r in reviews]),
             json_mode=True,

@@ -295,8 +295,9 @@ def test_a_compiled_pdf_has_its_table_and_its_abstract_altered(tex_paper: Path) 
 # --------------------------------------------------------------------------------------------
 
 ONE = {"ensemble": 1, "reflections": 0, "few_shot": 0}
+# Written by hand, as every scripted review here.
 CITES = "Table 1 reports an accuracy of 193.1% for the wide MLP; no such accuracy can exist."
-NOTICING = {**REVIEW, "Weaknesses": [CITES, "A single toy data set"], "Soundness": 2}
+NOTICING = {**REVIEW, "Weaknesses": [CITES, REVIEW["Weaknesses"][0]], "Soundness": 2}
 HARSHER = {**REVIEW, "Soundness": 1, "Overall": 2, "Decision": "Reject"}
 
 

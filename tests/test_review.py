@@ -61,7 +61,9 @@ def _asked(llm_server) -> list[str]:
 
 
 def test_reflection_stops_when_the_reviewer_says_done(reviewer, llm_server):
-    revised = {**REVIEW, "Overall": 2, "Weaknesses": ["A single toy data set", "No error bars"]}
+    # written by hand, as every reply here: a revision whose points name what PAPER has
+    weaknesses = ["A single toy data set: two moons", "No error bars on the doubled hidden layer"]
+    revised = {**REVIEW, "Overall": 2, "Weaknesses": weaknesses}
     llm_server.script(
         "scripted-review",
         fenced_json(REVIEW),
@@ -70,7 +72,7 @@ def test_reflection_stops_when_the_reviewer_says_done(reviewer, llm_server):
         json.dumps({"done": True}),  # never asked for: the reviewer was done
     )
     review = review_text(reviewer, load_prompt, PAPER, reflections=3)
-    assert review.overall == 2 and "No error bars" in review.fields["Weaknesses"]
+    assert review.overall == 2 and weaknesses[1] in review.fields["Weaknesses"]
     asked = _asked(llm_server)
     assert len(asked) == 3, "round 2 said done: round 3 was not asked"
     assert "Reflection round 1 of 3" in asked[1] and "Reflection round 2 of 3" in asked[2]

@@ -121,7 +121,8 @@ def test_an_ensemble_of_three_and_an_area_chair_give_mean_scores_with_spread(
         text = json.dumps(request["messages"])
         if "You are the Area Chair" in text:
             assert text.count("Review ") >= 3, "the Area Chair reads every review"
-            summary = "The reviewers agree: a clear study, but on a toy data set only."
+            # written by hand: an Area Chair's summary that names what the paper has
+            summary = "The reviewers agree: a clear study of a small MLP, but on two moons only."
             return fenced_json({**REVIEW, "Overall": 4, "Summary": summary})
         return fenced_json({**REVIEW, "Overall": next(overall)})
 

@@ -143,7 +143,8 @@ def test_out_of_range_review_score_is_re_asked_never_clamped(session, llm_server
         "scripted-review", fenced_json({**REVIEW, "Overall": 12}), fenced_json(REVIEW)
     )
     ctx = context(session, "review")
-    review = review_text(ctx.llm(role="reviewer"), ctx.prompt, "A paper about two moons.")
+    paper = "A paper about the width of an MLP on two moons."  # what REVIEW's points name
+    review = review_text(ctx.llm(role="reviewer"), ctx.prompt, paper)
     assert review.overall == REVIEW["Overall"]
     second = last_user_text(llm_server.requests_for("scripted-review")[1])
     assert "Overall" in second and "12" in second

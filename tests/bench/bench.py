@@ -235,7 +235,8 @@ def ensemble_rows() -> list[Row]:
         reviewer = standalone_llm("openai/scripted-review", 1.0, emit=lambda event: None)
         reviewer.chat([{"role": "user", "content": "warm up litellm"}])
         started = time.perf_counter()
-        review_panel(reviewer, load_prompt, "# A paper", ReviewSection())
+        paper = "# The width of an MLP on two moons"  # what REVIEW's points name
+        review_panel(reviewer, load_prompt, paper, ReviewSection())
         wall = time.perf_counter() - started
         answers = len(llm.requests_for("scripted-review")) - 1
     return [
