@@ -17,7 +17,7 @@ from typing import Any, TypedDict, cast
 
 from .answer_validation import validate
 from .errors import StageFailed
-from .records import PlanEdit, plan_answer
+from .records import Plan, PlanEdit, plan_answer
 
 IDEAS = "ideas.json"  # the idea archive (core/ideas.py)
 LITERATURE = "literature.json"  # the literature review's papers and summary
@@ -85,7 +85,8 @@ def parse_plan(
     runs = data.get("runs") if isinstance(data, dict) else None
     if isinstance(runs, list) and len(runs) > max_runs:  # said first: it changes the whole plan
         raise ValueError(f"the plan has {len(runs)} runs; at most {max_runs} are allowed")
-    plan = validate(PlanEdit if edited else plan_answer(metrics, max_runs), data)
+    record: type[Plan] | type[PlanEdit] = PlanEdit if edited else plan_answer(metrics, max_runs)
+    plan: Plan | PlanEdit = validate(record, data)
     return [
         PlannedRun(run.change, run.measure, {m.metric: m.expect for m in run.metrics})
         for run in plan.runs

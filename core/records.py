@@ -343,7 +343,7 @@ def novelty_step(decisions: tuple[str, ...], shown_ids: tuple[str, ...] = ()) ->
     if len(variants) == 1:
         return variants[0]
     union = Annotated[Union[tuple(variants)], Field(discriminator="decision")]  # noqa: UP007
-    return create_model(  # type: ignore[call-overload,no-any-return]
+    return create_model(
         "NoveltyStep",
         __base__=_NoveltyChoice,
         root=(union, ...),
@@ -363,13 +363,13 @@ class _NoveltyChoice(RootModel[Any]):
 def _naming_only(variant: type[Record], shown_ids: tuple[str, ...]) -> type[Record]:
     if "closest" not in variant.model_fields:
         return variant
-    paper = create_model(  # type: ignore[call-overload]
+    paper = create_model(
         "ClosestPaper",
         __base__=ClosestPaper,
         arxiv_id=(Literal[shown_ids], Field(description="an arXiv id from the search results")),
     )
     field = variant.model_fields["closest"]
-    return create_model(  # type: ignore[call-overload,no-any-return]
+    return create_model(
         variant.__name__,
         __base__=variant,
         closest=(list[paper], field),
@@ -460,8 +460,10 @@ class LiteratureStep(Record):
 # A plan says what each run is judged by, never what it will give: a value written before anything
 # ran reads, at the checkpoint, as a result. A digit may only end a name ("run_0", "fc1", "L2").
 # No raw quote or backslash either: in a grammar built from the pattern they would end the JSON
-# string early. (llama.cpp's converter drops minLength beside a pattern; the validator keeps it.)
-NO_VALUES = r'^(?:[^0-9"\\]|[A-Za-z_][0-9]+)*$'
+# string early. No (?:…) groups: llama.cpp's converter refuses them, and a server that cannot
+# convert a schema drops it silently (measured: tests/bench/schema_probe.py). The converter also
+# drops minLength beside a pattern; the validator keeps it.
+NO_VALUES = r'^([^0-9"\\]|[A-Za-z_][0-9]+){%d,}$'
 _VALUE = re.compile(r"(?<![A-Za-z_0-9])[-+]?[0-9][0-9.,eE%-]*")
 
 
@@ -480,11 +482,13 @@ def _no_values(text: str) -> str:
     return text
 
 
-def WithoutValues(text: Any) -> Any:
+def WithoutValues(text: Any, min_chars: int) -> Any:
     """``text`` (a Prose type) that may not state a value: the rule in the validator and, as a
-    pattern, in the schema."""
+    pattern, in the schema, which also repeats the text's minimum length (beside a pattern
+    llama.cpp drops minLength: a one-word "predict" came back, 2 of 2)."""
+    pattern = NO_VALUES % min_chars
     return Annotated[
-        text, AfterValidator(_no_values), Field(json_schema_extra={"pattern": NO_VALUES})
+        text, AfterValidator(_no_values), Field(json_schema_extra={"pattern": pattern})
     ]
 
 
@@ -499,7 +503,7 @@ class PlannedRunRecord(Record):
     change: Prose(2, "what this run changes in experiment.py")
     metrics: list[MetricExpectation] = Field(min_length=1, max_length=8)
     measure: WithoutValues(
-        Prose(2, "the comparison that answers the question, in words, without values")
+        Prose(3, "the comparison that answers the question, in words, without values"), 12
     )
 
 
@@ -539,17 +543,17 @@ def plan_answer(metrics: tuple[str, ...], max_runs: int) -> type[Plan]:
     ``max_runs`` runs (both in the schema, so a constrained server keeps to them)."""
     if not metrics:
         return Plan
-    expectation = create_model(  # type: ignore[call-overload]
+    expectation = create_model(
         "MetricExpectation",
         __base__=MetricExpectation,
         metric=(Literal[metrics], Field(description="a metric the baseline reports")),
     )
-    run = create_model(  # type: ignore[call-overload]
+    run = create_model(
         "PlannedRunRecord",
         __base__=PlannedRunRecord,
         metrics=(list[expectation], Field(min_length=1, max_length=len(metrics))),
     )
-    return create_model(  # type: ignore[call-overload,no-any-return]
+    return create_model(
         "Plan",
         __base__=Plan,
         runs=(
@@ -713,7 +717,7 @@ class TitleAbstract(Record):
     abstract: Prose(40, "the abstract in LaTeX: the problem, what was done, the main result")
 
 
-RECORDS: tuple[type[Record], ...] = (
+RECORDS: tuple[type[BaseModel], ...] = (
     ReviewForm,
     ReviewReflection,
     IdeaRecord,

@@ -4,6 +4,7 @@ depend on another field; integer ranges as enums."""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, ClassVar
 
 import pytest
@@ -14,6 +15,7 @@ from labtui.core.answer_checks import Prose, Score, states
 from labtui.core.answer_validation import AnswerRefused, validate
 from labtui.core.answer_variants import Is, Need, Variant, Variants
 from labtui.core.records import (
+    NOVELTY_DECISIONS,
     RECORDS,
     CitationProposal,
     CitationSelection,
@@ -22,6 +24,8 @@ from labtui.core.records import (
     ReviewForm,
     ReviewReflection,
     SetupAnswer,
+    novelty_step,
+    plan_answer,
 )
 
 WALKED = (*RECORDS, SetupAnswer)
@@ -160,3 +164,28 @@ def test_a_refusal_names_the_field_and_the_value_given():
     with pytest.raises(AnswerRefused) as info:
         validate(_Titled, {"title": "..."})
     assert (info.value.field, info.value.value, info.value.given) == ("'title'", "...", True)
+
+
+def _patterns(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        found = [node["pattern"]] if isinstance(node.get("pattern"), str) else []
+        return found + [p for value in node.values() for p in _patterns(value)]
+    if isinstance(node, list):
+        return [p for value in node for p in _patterns(value)]
+    return []
+
+
+@pytest.mark.parametrize(
+    "record",
+    [*WALKED, plan_answer(("test_accuracy_mean",), 2), novelty_step(NOVELTY_DECISIONS, ("1.2",))],
+    ids=lambda r: r.__name__,
+)
+def test_patterns_keep_to_what_llama_cpps_converter_takes(record):
+    """llama-cpp-python 0.3.36 refuses (?:…), look-arounds and back-references, and a server
+    that cannot convert a schema answers without any grammar (measured with the plan's first
+    pattern: tests/bench/schema_probe.py --llama-python). Its string grammar also ends at a raw
+    quote, so a negated class must exclude it."""
+    for pattern in _patterns(record.model_json_schema(by_alias=True)):
+        assert "(?" not in pattern and "\\1" not in pattern, pattern
+        for negated in re.findall(r"\[\^([^\]]*)\]", pattern):
+            assert '"' in negated, f"{pattern}: [^{negated}] admits a raw quote"

@@ -52,8 +52,8 @@ def open_decisions(round_no: int, rounds: int, papers_shown: bool) -> tuple[str,
 
 
 def _parse_turn(data: Any, record: type[BaseModel]) -> NoveltyTurn:
-    step = validate(record, data)
-    step = getattr(step, "root", step)  # a choice of variants holds the one given
+    answer: Any = validate(record, data)
+    step = getattr(answer, "root", answer)  # a choice of variants holds the one given
     closest = [{"arxiv_id": c.arxiv_id, "overlap": c.overlap} for c in getattr(step, "closest", [])]
     return NoveltyTurn(step.decision, step.reason, getattr(step, "query", "").strip(), closest)
 
@@ -73,11 +73,11 @@ def check_idea(ctx: StageContext, llm, literature, idea: Idea) -> dict[str, Any]
     seen: dict[str, dict[str, Any]] = {}
     queries: list[str] = []
 
-    def outcome(decision: str, reason: str, closest: list[dict[str, str]] = ()) -> dict:
+    def outcome(decision: str, reason: str, closest: list[dict[str, str]] | None = None) -> dict:
         return {
             "decision": decision,
             "reason": reason,
-            "closest": _evidence(list(closest), seen),
+            "closest": _evidence(closest or [], seen),
             "queries": queries,
             "papers_seen": list(seen.values()),
         }

@@ -30,6 +30,7 @@ import contextlib
 import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -541,6 +542,9 @@ def summarize(folder: Path) -> dict[str, Any]:
     ]
     review = _review_outcome(root / REVIEW)
     return {
+        "novelty": _novelty_outcome(root),
+        "sections": paper_sections(root / "latex" / "template.tex"),
+        "pdf_pages": pdf_pages(root),
         **meta,
         "template": meta.get("template", folder.name),
         "events": len(events),
@@ -635,6 +639,59 @@ def _stage_rows(
     return sorted(rows.values(), key=lambda r: stage_order(r["stage"]))
 
 
+def _novelty_outcome(root: Path) -> str:
+    """The chosen idea's novelty decision, with how many papers it rests on."""
+    try:
+        ideas = json.loads((root / "ideas.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return ""
+    for idea in ideas if isinstance(ideas, list) else []:
+        if isinstance(idea, dict) and idea.get("status") in ("chosen", "done"):
+            evidence = idea.get("novelty_evidence") or {}
+            return (
+                f"{evidence.get('decision', 'not checked')} "
+                f"({len(evidence.get('papers_seen') or [])} papers seen, "
+                f"{len(evidence.get('closest') or [])} named)"
+            )
+    return ""
+
+
+_SECTION = re.compile(
+    r"\\section\*?\{([^}]*)\}(.*?)(?=\\section\*?\{|\\bibliography|\\end\{document\})", re.S
+)
+_ABSTRACT = re.compile(r"\\begin\{abstract\}(.*?)\\end\{abstract\}", re.S)
+_PLACEHOLDER = re.compile(r"\b[A-Z][A-Z ]{2,40} HERE\b")
+
+
+def paper_sections(tex: Path) -> dict[str, str]:
+    """Each part of the paper (the abstract and every \\section) as written or not: "written",
+    "placeholder" (the template's text is still there) or "empty"."""
+    try:
+        text = tex.read_text(encoding="utf-8")
+    except OSError:
+        return {}
+    parts = [("Abstract", m.group(1)) for m in _ABSTRACT.finditer(text)]
+    parts += [(m.group(1), m.group(2)) for m in _SECTION.finditer(text)]
+    states = {}
+    for title, body in parts:
+        body = re.sub(r"\\label\{[^}]*\}|%.*", "", body).strip()
+        states[title] = (
+            "placeholder" if _PLACEHOLDER.search(body) else "empty" if not body else "written"
+        )
+    return states
+
+
+def pdf_pages(root: Path) -> int:
+    """Pages of the compiled paper (0 when there is none)."""
+    import fitz  # PyMuPDF, a labtui dependency
+
+    for pdf in [root / PDF, *sorted((root / "latex").glob("*.pdf"))]:
+        if pdf.exists():
+            with fitz.open(pdf) as document:
+                return int(document.page_count)
+    return 0
+
+
 def _review_outcome(path: Path) -> dict[str, Any]:
     """The review's decision and mean Overall (review.json, core/stages/review.py)."""
     if not path.exists():
@@ -699,6 +756,16 @@ def report_lines(summary: dict[str, Any], *, markdown: bool) -> list[str]:
             f"; {r['run']} after {r['attempts']}: {r['problem']}" for r in summary["reverts"]
         ),
         f"contradicted claims {summary['claims_contradicted']}",
+        f"novelty: {summary.get('novelty') or 'not reached'}",
+        "sections written "
+        f"{sum(v == 'written' for v in summary.get('sections', {}).values())} of "
+        f"{len(summary.get('sections', {}))}"
+        + "".join(
+            f"; {title}: {state}"
+            for title, state in summary.get("sections", {}).items()
+            if state != "written"
+        ),
+        f"PDF pages {summary.get('pdf_pages', 0)}",
         f"PDF ({PDF}): {'yes' if summary['pdf'] else 'no'}; "
         f"review ({REVIEW}): {json.dumps(summary['review']) if summary['review'] else 'no'}",
     ]
