@@ -155,15 +155,17 @@ class NoveltyStatus:
 
 
 def novelty_status(root: Path) -> NoveltyStatus | None:
-    """The novelty check of the chosen idea (None when no idea is chosen or the archive is
-    unreadable: provenance then says nothing about novelty rather than failing)."""
+    """The novelty check of the idea the paper is about: the chosen one, or once reviewed (its
+    status "done") the last one done. None when there is none or the archive is unreadable:
+    provenance then says nothing about novelty rather than failing."""
     from .errors import StageFailed
 
     try:
         archive = load_archive(root)
     except StageFailed:
         return None
-    chosen = next((i for i in archive if i.status == "chosen"), None)
+    done = [i for i in archive if i.status == "done"]
+    chosen = next((i for i in archive if i.status == "chosen"), done[-1] if done else None)
     if chosen is None:
         return None
     evidence = chosen.novelty_evidence
