@@ -40,6 +40,7 @@ from .answer_checks import (
     must_be_list_of,
     needs_items,
     non_empty,
+    show,
     states,
 )
 from .answer_variants import Filled, Is, Need, Variant, Variants, check_variants
@@ -290,6 +291,25 @@ class ClosestPaper(Record):
     overlap: Prose(3, "how this paper overlaps the idea")
 
 
+# Keywords, not an address: Qwen2.5-Coder-1.5B searched arXiv for
+# "arxiv.org/search/abs/?q=label+noise&as_type=pdf&sort=date&rows=20" (recorded in
+# tests/recorded/real_model/qwen15_moons_novelty.jsonl). No slash, no raw quote (it would end
+# the grammar's string), and the length in the pattern, since llama.cpp drops minLength beside it.
+QUERY = r'^[^/"\\]{6,200}$'
+
+
+@states("pattern")
+def _keywords_not_address(query: str) -> str:
+    if "/" in query:
+        raise answer_error(
+            "address",
+            f"is an address ({show(query)}): give the search words themselves, e.g. the idea's "
+            "key terms",
+            show(query),
+        )
+    return query
+
+
 class NoveltySearch(Record):
     """One more arXiv search: the query is what the grammar and the check insist on."""
 
@@ -297,7 +317,11 @@ class NoveltySearch(Record):
     shape: ClassVar[str] = '{"decision": "search", "query": <search string>, "reason": <why>}'
 
     decision: Literal["search"]
-    query: Prose(2, "a precise arXiv search string")
+    query: Annotated[
+        Prose(2, "a precise arXiv search string: keywords"),
+        AfterValidator(_keywords_not_address),
+        Field(json_schema_extra={"pattern": QUERY}),
+    ]
     reason: Prose(3, "what this search looks for")
 
 

@@ -12,6 +12,7 @@ import re
 import socket
 
 import pytest
+from support.recorded_replies import replies
 from support.research_script import IDEA, MoonsResearch, last_user_text
 
 from labtui.core.answer_validation import validate
@@ -176,3 +177,17 @@ def test_a_verdict_naming_a_paper_never_shown_is_refused(session, llm_server):
     refused = [e for e in session.events if isinstance(e, Refused)]
     assert refused and "2101.00001" in refused[0].reason
     assert output.result["evidence"]["decision"] == "unchecked"
+
+
+def test_a_real_small_models_search_for_an_address_is_refused_and_asked_again(session, llm_server):
+    # Recorded: Qwen2.5-Coder-1.5B's first novelty turn on moons (qwen15_moons_novelty.jsonl,
+    # line 1), a URL for a query; after the refusal the scripted research searches properly.
+    (address,) = replies("qwen15_moons_novelty")
+    assert json.loads(address)["query"].startswith("arxiv.org/search")
+    llm_server.script(NOVELTY_MODEL, address)
+
+    output = _check(session)
+
+    refused = [e for e in session.events if isinstance(e, Refused)]
+    assert "field 'query' is an address" in refused[0].reason
+    assert all("/" not in query for query in output.result["evidence"]["queries"])

@@ -8,6 +8,7 @@ import re
 
 import pytest
 from support.ports import ScriptedPort, _journal
+from support.recorded_replies import exchanges
 from support.research_script import IDEA, fenced_json
 
 from labtui.core.artifacts import PlannedRun, parse_plan
@@ -232,3 +233,14 @@ def test_under_a_search_a_model_that_gives_no_usable_plan_leaves_the_search_with
     assert plan.title == "plan: no plan for wider_hidden_layer: the search proposes its own changes"
     assert "the experiments are a hill-climb" in plan.body
     assert not (project.root / "plan.json").exists()
+
+
+def test_a_real_small_models_plan_names_baseline_metrics_and_no_values():
+    # Recorded: Qwen2.5-Coder-1.5B's plan for label noise and dropout on moons, decoded with
+    # the plan's schema (qwen15_moons_plan.jsonl, line 1): accepted as it is.
+    (exchange,) = exchanges("qwen15_moons_plan")
+    schema = exchange["request"]["response_format"]["schema"]
+    assert "test_accuracy_mean" in json.dumps(schema), "the baseline's metrics were the choices"
+    runs = parse_plan(json.loads(exchange["reply"]), 2, METRICS)
+    assert [run.expect for run in runs] == [{"test_accuracy_mean": "lower"}] * 2
+    assert not any(ch.isdigit() for run in runs for ch in run.measure)

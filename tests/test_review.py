@@ -428,8 +428,9 @@ class BreakingWriter:
         if "Reviewers have reviewed this paper" in text:
             self.rounds += 1
             if self.rounds == 1:  # in Results, whose numbers are traced
-                invented = "shows the training loss. We also reach 97.2146\\% on a set never built."
-                tex = tex.replace("shows the training loss.", invented, 1)
+                said = "averaged over the seeds of each run."
+                invented = f"{said} We also reach 97.2146\\% on a set never built."
+                tex = tex.replace(said, invented, 1)
             else:
                 tex = tex.replace(ANSWERED[0], f"{ANSWERED[0]} \\begin{{itemize}} never closed", 1)
             return whole_file_edit("latex/template.tex", tex, "Answer the review.")

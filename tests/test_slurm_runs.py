@@ -530,6 +530,9 @@ def test_a_climb_on_slurm_sends_its_seeds_as_job_arrays(
 
     monkeypatch.setenv("LABTUI_API_KEY", TEST_API_KEY)
     monkeypatch.setenv("LABTUI_CLUSTER__BACKEND", "slurm")
+    # The baseline is submitted before the session's [cluster] is set: with the default 16 GB
+    # it is refused on a test node that has less free memory (a busy machine).
+    monkeypatch.setenv("LABTUI_CLUSTER__MEM_GB", "0.5")
     climb = ClimbSection(
         metric="score", direction="higher", run_budget_s=60, max_runs=1, baseline_repeats=2,
         seeds=2,

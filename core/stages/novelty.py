@@ -85,7 +85,9 @@ def check_idea(ctx: StageContext, llm, literature, idea: Idea) -> dict[str, Any]
     for round_no in range(1, rounds + 1):
         decisions = open_decisions(round_no, rounds, bool(seen))
         if not decisions:
-            return outcome(UNCHECKED, f"no search returned a paper ({len(queries)} searched)")
+            why = f"arXiv returned no paper for the {len(queries)} search(es) made"
+            ctx.say(f"the novelty of {idea.name} is unchecked: {why}")
+            return outcome(UNCHECKED, why)
         record = novelty_step(decisions, tuple(seen))
         try:
             turn = llm.ask_json(

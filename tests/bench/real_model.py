@@ -4,6 +4,8 @@
         --model openai/qwen-coder [--templates moons,grokking] [--out DIR] \
         [--record tests/recorded/real_model] [--quick] [--set llm.first_token_s=900]
     .venv/bin/python tests/bench/real_model.py --report DIR [--record FOLDER]  # an earlier run
+    .venv/bin/python tests/bench/real_model.py ... --templates moons --out DIR2 \
+        --start-from DIR/moons/project --rewind writeup --set paper.writer=aider  # the other path
 
 For each template: `labtui new DIR/<template>/project --template T`, then `labtui run --headless
 --auto` in it with LABTUI_MODEL and LABTUI_API_BASE set. Between labtui (litellm and aider) and
@@ -468,11 +470,14 @@ def run_template(args: argparse.Namespace, template: str, arxiv_url: str) -> dic
             "LABTUI_API_BASE": proxy.base_url,
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # offline: no price-map fetch per model
         }
-        print(f"[{template}] labtui new {root} (log: {log})", flush=True)
         started = time.perf_counter()
-        new_rc = run_logged(
-            [labtui(), "new", str(root), "--template", template], folder, env, log, 0
-        )
+        if args.start_from:
+            new_rc = copy_and_rewind(Path(args.start_from), root, args.rewind, env, log)
+        else:
+            print(f"[{template}] labtui new {root} (log: {log})", flush=True)
+            new_rc = run_logged(
+                [labtui(), "new", str(root), "--template", template], folder, env, log, 0
+            )
         new_s = time.perf_counter() - started
         run_rc, run_s = None, 0.0
         if new_rc == 0:
@@ -488,6 +493,8 @@ def run_template(args: argparse.Namespace, template: str, arxiv_url: str) -> dic
             run_s = time.perf_counter() - started
     meta = {
         "template": template,
+        "start_from": args.start_from,
+        "rewind": args.rewind,
         "model": args.model,
         "url": args.url,
         "settings": settings,
@@ -500,6 +507,17 @@ def run_template(args: argparse.Namespace, template: str, arxiv_url: str) -> dic
     }
     (folder / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
     return meta
+
+
+def copy_and_rewind(source: Path, root: Path, stage: str, env: dict[str, str], log: Path) -> int:
+    """A copy of an earlier bench's project, rewound to before ``stage`` (`labtui rewind`): the
+    same runs and figures, the stage asked again (another write-up path, say)."""
+    print(f"copy {source} -> {root}; labtui rewind {stage} (log: {log})", flush=True)
+    shutil.copytree(source, root, symlinks=True)
+    for stale in (root / ".labtui").glob("engine*"):  # the earlier session's engine files
+        if stale.is_file():
+            stale.unlink()
+    return run_logged([labtui(), "rewind", stage], root, env, log, 0)
 
 
 # -- the report -----------------------------------------------------------------------------
@@ -881,6 +899,18 @@ def _parser() -> argparse.ArgumentParser:
         default=0.0,
         metavar="S",
         help="kill a template's labtui run after S seconds (default: never)",
+    )
+    parser.add_argument(
+        "--start-from",
+        default="",
+        metavar="PROJECT",
+        help="instead of `labtui new`: a copy of an earlier bench's project (one template)",
+    )
+    parser.add_argument(
+        "--rewind",
+        default="writeup",
+        metavar="STAGE",
+        help="with --start-from: the stage to rewind the copy to (default: %(default)s)",
     )
     parser.add_argument(
         "--report",

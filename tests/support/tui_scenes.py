@@ -735,9 +735,21 @@ ASKS: dict[str, Ask] = {
         "plan: a plan of 3 run(s) for wider_hidden_layer",
         plan_markdown(
             [
-                PlannedRun("HIDDEN_UNITS = 32", "test accuracy against run_0"),
-                PlannedRun("HIDDEN_UNITS = 64", "whether the trend continues"),
-                PlannedRun("HIDDEN_UNITS = 64, WEIGHT_DECAY = 1e-3", "capacity vs. regularisation"),
+                PlannedRun(
+                    "HIDDEN_UNITS = 32",
+                    "test accuracy against run_0",
+                    {"test_accuracy_mean": "higher"},
+                ),
+                PlannedRun(
+                    "HIDDEN_UNITS = 64",
+                    "whether the trend continues",
+                    {"test_accuracy_mean": "higher", "train_loss_mean": "lower"},
+                ),
+                PlannedRun(
+                    "HIDDEN_UNITS = 64, WEIGHT_DECAY = 1e-3",
+                    "capacity against regularisation",
+                    {"test_accuracy_mean": "higher"},
+                ),
             ]
         ),
         "plan.json",
