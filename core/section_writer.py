@@ -9,6 +9,7 @@ is flagged, keeps its placeholder, and the paper goes on. This is ``[paper] writ
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .answer_validation import validate
@@ -269,6 +270,12 @@ def _prompt(
 def _judge(ctx: StageContext, section: Section, facts: PaperFacts, written: Written) -> None:
     """The co-pilot's checkpoint on a placed section: approve, revise with a note (that section
     asked again with it), edit it (kept by ctx.ask), or abort."""
+    judge_section(ctx, section, lambda note: _write(ctx, section, facts, written, note=note))
+
+
+def judge_section(ctx: StageContext, section: Section, revise: Callable[[str], object]) -> None:
+    """Ask the researcher about a written section until approved: ``revise`` rewrites it with
+    the researcher's note; an edit is kept by ctx.ask; abort stops the stage resumably."""
     while True:
         decision = ctx.ask(
             f"writeup: {section.name} written",
@@ -280,7 +287,7 @@ def _judge(ctx: StageContext, section: Section, facts: PaperFacts, written: Writ
             raise Aborted(decision.note or "stopped during the write-up; the project is resumable")
         if decision.action != "revise":
             return
-        _write(ctx, section, facts, written, note=decision.note or "revise it")
+        revise(decision.note or "revise it")
 
 
 def section_shown(ctx: StageContext, section: Section) -> str:

@@ -9,11 +9,11 @@ from __future__ import annotations
 from ..artifacts import NOTES, PROVENANCE, has_literature, literature_digest, load_literature
 from ..checkpoints import WAIVE
 from ..edit_guard import PAPER_ONLY
-from ..errors import Aborted, StageFailed
+from ..errors import StageFailed
 from ..events import LatexUpdated
 from ..number_trace import trace_numbers
 from ..section_text import placeholders_left
-from ..section_writer import SECTIONS, Flagged, Section, section_shown
+from ..section_writer import SECTIONS, Flagged, Section, judge_section
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
 
@@ -198,19 +198,15 @@ def _write_section(
         return
     reflect = ctx.prompt("writeup_reflect", section=section.name, tips=tips)
     _edit_optional(coder, reflect, f"writeup: {section.name}, reflected")
-    while True:
-        decision = ctx.ask(
-            f"writeup: {section.name} written",
-            section_shown(ctx, section),
-            kind="section",
-            product=ctx.config.paper.tex,
-        )
-        if decision.action == "abort":
-            raise Aborted(decision.note or "stopped during the write-up; the project is resumable")
-        if decision.action != "revise":
-            return
-        revise = ctx.prompt("writeup_revise_section", section=section.name, note=decision.note)
-        _edit_optional(coder, revise, f"writeup: {section.name}, revised")
+    judge_section(
+        ctx,
+        section,
+        lambda note: _edit_optional(
+            coder,
+            ctx.prompt("writeup_revise_section", section=section.name, note=note),
+            f"writeup: {section.name}, revised",
+        ),
+    )
 
 
 def _edit_optional(coder, prompt: str, message: str) -> None:
