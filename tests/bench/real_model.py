@@ -517,6 +517,8 @@ def copy_and_rewind(source: Path, root: Path, stage: str, env: dict[str, str], l
     for stale in (root / ".labtui").glob("engine*"):  # the earlier session's engine files
         if stale.is_file():
             stale.unlink()
+    if not stage:  # go on from where the copy stands
+        return 0
     return run_logged([labtui(), "rewind", stage], root, env, log, 0)
 
 
@@ -910,7 +912,8 @@ def _parser() -> argparse.ArgumentParser:
         "--rewind",
         default="writeup",
         metavar="STAGE",
-        help="with --start-from: the stage to rewind the copy to (default: %(default)s)",
+        help="with --start-from: the stage to rewind the copy to ('' : go on from where it "
+        "stands; default: %(default)s)",
     )
     parser.add_argument(
         "--report",
