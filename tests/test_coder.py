@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.recorded_replies import replies
 from support.scripted_llm import Fault, ScriptedLLMServer
 
 from labtui.core.aider_io import file_question_verdict
@@ -29,6 +30,7 @@ from labtui.core.events import AgentMessage, CodeDiff, CostUpdate, Event, Notice
 from labtui.core.ledger import Ledger
 from labtui.core.project import Project
 
+TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 MODEL = "scripted-coder"  # as the server sees it; labtui calls it openai/scripted-coder
 
 EXPERIMENT = """\
@@ -518,7 +520,9 @@ def test_a_reply_that_drops_out_dir_is_refused_every_time(long_project: Project,
 
 
 def test_an_unrelated_new_file_refuses_the_whole_reply(long_project: Project, server) -> None:
-    # The real reply: a good edit of experiment.py, and aider's example show_greeting.py.
+    # Written by hand after issue 13's report (a good edit beside aider's example file); the
+    # 1.5B model's own reply of that shape is replayed in
+    # test_a_real_small_models_example_file_and_example_path_are_refused.
     reply = whole("experiment.py", LONG_EDITED, "I doubled the third weight.") + whole(
         "show_greeting.py", SHOW_GREETING, "Ok, I will switch the greeting text:"
     )
@@ -858,3 +862,28 @@ def test_an_aider_call_that_stays_quiet_is_a_clear_error(
     assert "no first token within 0.3 s" in caught.value.message
     assert "[llm] first_token_s" in caught.value.hint
     assert (project.root / "experiment.py").read_text() == EXPERIMENT
+
+
+def test_a_real_small_models_example_file_and_example_path_are_refused(
+    project: Project, server
+) -> None:
+    # Recorded: Qwen2.5-Coder-1.5B asked by the plots stage to add run_1 to plot.py's labels
+    # (qwen15_moons_plots.jsonl, lines 1 and 2): a good plot.py beside aider's example
+    # show_greeting.py, then plot.py unchanged under aider's example path, path/to/plot.py.
+    greeting, example_path = replies("qwen15_moons_plots", "plots")[:2]
+    assert "show_greeting.py\n```" in greeting and example_path.startswith("path/to/plot.py")
+    plot = (TEMPLATES / "moons" / "plot.py").read_text()
+    (project.root / "plot.py").write_text(plot)
+    project.commit("the moons plot.py", ["plot.py"])
+    server.script(MODEL, greeting, example_path)
+    coder, recorder, _ = make_coder(project, server, edit_format="whole")
+
+    result = coder.edit(["plot.py"], "Add run_1 to labels.", commit_message="plot", retries=1)
+
+    refused = recorder.of(Refused)
+    assert [r.subject for r in refused][:1] == ["show_greeting.py"]
+    # aider reads path/to/plot.py as plot.py, whose content the model left as it was
+    assert "left the file content exactly as it was" in result.error
+    assert (project.root / "plot.py").read_text() == plot, "nothing of either reply was kept"
+    assert not (project.root / "show_greeting.py").exists()
+    assert not (project.root / "path").exists()
