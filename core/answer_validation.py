@@ -64,6 +64,7 @@ _GROUPED_KINDS = {
     "empty": ("is empty", "are each empty"),
 }
 MAX_SENTENCES = 3
+_LENGTH_KINDS = ("too_short", "too_long", "string_too_long")
 
 
 def describe(exc: ValidationError, model: type[BaseModel]) -> str:
@@ -95,7 +96,7 @@ def _is_content_error(error: dict[str, Any]) -> bool:
 def _is_field_shape_error(error: dict[str, Any]) -> bool:
     """A top-level field missing or of the wrong type: worth restating the whole shape."""
     kind = error["type"].removesuffix("_conditional")
-    return len(error["loc"]) == 1 and kind not in _GROUPED_KINDS and kind != "too_short"
+    return len(error["loc"]) == 1 and kind not in _GROUPED_KINDS and kind not in _LENGTH_KINDS
 
 
 def _group_key(error: dict[str, Any]) -> tuple[str, str]:
@@ -183,4 +184,8 @@ def _message(error: dict[str, Any]) -> str:
             return f"must be an integer, got {show(value)}"
         case "too_short":
             return f"needs at least {ctx.get('min_length', 1)} item(s)"
+        case "too_long" if ctx.get("field_type") == "List":
+            return f"has too many items: at most {ctx.get('max_length', 0)}"
+        case "string_too_long" | "too_long":  # a string's bound checked after its validators
+            return f"is too long: at most {ctx.get('max_length', 0):,} characters, in your words"
     return str(error.get("msg", kind)).removeprefix("Value error, ")

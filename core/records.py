@@ -721,6 +721,11 @@ class CitationSelection(Record):
 # -- a section of the paper (core.section_writer) -------------------------------------------------
 
 
+# Bounds a grammar can hold: Qwen2.5-Coder-1.5B wrote its abstract as a copy of the whole prompt
+# (the notebook's tables, "[...]" and all) until the 2,048-token cap cut the JSON off.
+TITLE_CHARS, ABSTRACT_CHARS, SECTION_CHARS = 200, 1600, 6000
+
+
 class SectionText(Record):
     """One section's body in LaTeX; what it may hold (no preamble, traced numbers, known
     \\cite keys) is checked against the paper and the runs by core/section_text.py."""
@@ -730,15 +735,21 @@ class SectionText(Record):
         '{"latex": <the section\'s text in LaTeX, without its \\section heading>}'
     )
 
-    latex: Prose(25, "the section's text in LaTeX, without its \\section heading", min_chars=120)
+    latex: Annotated[
+        Prose(25, "the section's text in LaTeX, without its \\section heading", min_chars=120),
+        Field(max_length=SECTION_CHARS),
+    ]
 
 
 class TitleAbstract(Record):
     model_config = ConfigDict(title="title and abstract")
     shape: ClassVar[str] = '{"title": <the paper\'s title>, "abstract": <the abstract in LaTeX>}'
 
-    title: Prose(3, "the paper's title, on one line")
-    abstract: Prose(40, "the abstract in LaTeX: the problem, what was done, the main result")
+    title: Annotated[Prose(3, "the paper's title, on one line"), Field(max_length=TITLE_CHARS)]
+    abstract: Annotated[
+        Prose(40, "the abstract in LaTeX: the problem, what was done, the main result"),
+        Field(max_length=ABSTRACT_CHARS),
+    ]
 
 
 RECORDS: tuple[type[BaseModel], ...] = (

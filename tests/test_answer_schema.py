@@ -15,15 +15,20 @@ from labtui.core.answer_checks import Prose, Score, states
 from labtui.core.answer_validation import AnswerRefused, validate
 from labtui.core.answer_variants import Is, Need, Variant, Variants
 from labtui.core.records import (
+    ABSTRACT_CHARS,
     NOVELTY_DECISIONS,
     RECORDS,
+    SECTION_CHARS,
+    TITLE_CHARS,
     CitationProposal,
     CitationSelection,
     LiteratureStep,
     Record,
     ReviewForm,
     ReviewReflection,
+    SectionText,
     SetupAnswer,
+    TitleAbstract,
     novelty_step,
     plan_answer,
 )
@@ -189,3 +194,14 @@ def test_patterns_keep_to_what_llama_cpps_converter_takes(record):
         assert "(?" not in pattern and "\\1" not in pattern, pattern
         for negated in re.findall(r"\[\^([^\]]*)\]", pattern):
             assert '"' in negated, f"{pattern}: [^{negated}] admits a raw quote"
+
+
+def test_a_sections_length_is_bounded_in_the_schema_and_said_when_exceeded():
+    """Qwen2.5-Coder-1.5B copied its whole prompt into the abstract until the token cap cut the
+    JSON off (issue 27): the bound is in the schema, and a longer text is refused in words."""
+    properties = TitleAbstract.model_json_schema()["properties"]
+    assert properties["abstract"]["maxLength"] == ABSTRACT_CHARS
+    assert properties["title"]["maxLength"] == TITLE_CHARS
+    assert SectionText.model_json_schema()["properties"]["latex"]["maxLength"] == SECTION_CHARS
+    with pytest.raises(ValueError, match="'abstract' is too long: at most 1,600 characters"):
+        validate(TitleAbstract, {"title": "Label noise on two moons", "abstract": "word " * 400})
