@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from support.recorded_replies import exchanges
+
+from labtui.core.json_reply import extract_json
+from labtui.core.records import ABSTRACT_CHARS, TitleAbstract
 from labtui.core.section_text import (
     SectionRules,
     placed,
@@ -124,3 +129,18 @@ def test_every_figure_is_in_the_results_and_referenced(tmp_path):
     assert "\\caption{Training loss per epoch.}" in body and "\\label{fig:test_accuracy}" in body
     own = "\\begin{figure}\\includegraphics{train_loss.png}\\end{figure}"
     assert with_figures(own, {"train_loss.png": "x"}, tmp_path)[1] == []
+
+
+def test_a_real_small_models_abstract_that_copies_its_prompt_is_refused_and_now_bounded():
+    # Recorded: Qwen2.5-Coder-1.5B's title and abstract for the moons paper, twice
+    # (qwen15_moons_writeup.jsonl, lines 1 and 2): the notebook's tables, "[...]" and invented
+    # acknowledgements copied into the abstract until the 2,048-token cap cut the JSON off.
+    for exchange in exchanges("qwen15_moons_writeup")[:2]:
+        reply = exchange["reply"]
+        assert exchange["finish_reason"] == "length" and "[...]" in reply
+        with pytest.raises(ValueError, match=r"does not parse|no JSON object"):
+            extract_json(reply)
+        assert len(reply) > 2 * ABSTRACT_CHARS, "the schema's bound would have ended it early"
+        sent = exchange["request"]["response_format"]["schema"]["properties"]["abstract"]
+        assert "maxLength" not in sent, "recorded before the bound was in the schema"
+    assert TitleAbstract.model_json_schema()["properties"]["abstract"]["maxLength"] == 1600
