@@ -64,7 +64,7 @@ _GROUPED_KINDS = {
     "empty": ("is empty", "are each empty"),
 }
 MAX_SENTENCES = 3
-_LENGTH_KINDS = ("too_short", "too_long", "string_too_long")
+_LENGTH_KINDS = ("too_short", "too_long", "string_too_long", "too_long_text")
 
 
 def describe(exc: ValidationError, model: type[BaseModel]) -> str:

@@ -721,9 +721,31 @@ class CitationSelection(Record):
 # -- a section of the paper (core.section_writer) -------------------------------------------------
 
 
-# Bounds a grammar can hold: Qwen2.5-Coder-1.5B wrote its abstract as a copy of the whole prompt
-# (the notebook's tables, "[...]" and all) until the 2,048-token cap cut the JSON off.
+# Qwen2.5-Coder-1.5B wrote its abstract as a copy of the whole prompt (the notebook's tables,
+# "[...]" and all) until the 2,048-token cap cut the JSON off: a section's length is bounded.
 TITLE_CHARS, ABSTRACT_CHARS, SECTION_CHARS = 200, 1600, 6000
+
+
+def at_most_chars(limit: int) -> Any:
+    """A text of at most ``limit`` characters, checked here and not in the schema."""
+
+    @states(
+        unstated=(
+            "at most N characters: llama.cpp's converter nests one grammar rule per character "
+            "of a maxLength, and maxLength 1,600 made its server fail to parse the grammar and "
+            "die (measured with Qwen2.5-Coder-1.5B, llama-cpp-python 0.3.36)",
+        )
+    )
+    def check(text: str) -> str:
+        if len(text) > limit:
+            raise answer_error(
+                "too_long_text",
+                f"is {len(text):,} characters long; at most {limit:,}: write it shorter, in "
+                "your own words, without copying the prompt",
+            )
+        return text
+
+    return check
 
 
 class SectionText(Record):
@@ -737,7 +759,7 @@ class SectionText(Record):
 
     latex: Annotated[
         Prose(25, "the section's text in LaTeX, without its \\section heading", min_chars=120),
-        Field(max_length=SECTION_CHARS),
+        AfterValidator(at_most_chars(SECTION_CHARS)),
     ]
 
 
@@ -745,10 +767,12 @@ class TitleAbstract(Record):
     model_config = ConfigDict(title="title and abstract")
     shape: ClassVar[str] = '{"title": <the paper\'s title>, "abstract": <the abstract in LaTeX>}'
 
-    title: Annotated[Prose(3, "the paper's title, on one line"), Field(max_length=TITLE_CHARS)]
+    title: Annotated[
+        Prose(3, "the paper's title, on one line"), AfterValidator(at_most_chars(TITLE_CHARS))
+    ]
     abstract: Annotated[
         Prose(40, "the abstract in LaTeX: the problem, what was done, the main result"),
-        Field(max_length=ABSTRACT_CHARS),
+        AfterValidator(at_most_chars(ABSTRACT_CHARS)),
     ]
 
 
