@@ -94,8 +94,28 @@ def section_problems(body: str, rules: SectionRules) -> list[str]:
     return problems
 
 
+# A LaTeX command written in JSON with one backslash decodes as a JSON escape: "\textbf" is a tab
+# and "extbf", "\begin" a backspace and "egin", "\frac" a form feed, "\ref" a carriage return
+# (Qwen2.5-Coder-1.5B's introduction began "\textbf{Introduction:}" and was placed as a tab and
+# "extbf"). Such characters in a section are that, never text.
+_ESCAPED_COMMAND = re.compile(r"[\b\f\r]|\t(?=[a-z])")
+
+
+def _escape_problems(body: str) -> list[str]:
+    found = _ESCAPED_COMMAND.search(body)
+    if not found:
+        return []
+    lost = {"\t": "t", "\b": "b", "\f": "f", "\r": "r"}[found.group(0)]
+    word = re.match(r"[A-Za-z]*", body[found.end() :])
+    command = "\\" + lost + (word.group(0) if word else "")
+    return [
+        f"A LaTeX command lost its backslash to JSON (“{command}” arrived as a control "
+        f"character and “{command[2:]}”): in JSON write every backslash twice, “\\\\{command[1:]}”."
+    ]
+
+
 def _form_problems(body: str, rules: SectionRules) -> list[str]:
-    problems = []
+    problems = _escape_problems(body)
     left = placeholders_left(body)
     if left:
         problems.append(

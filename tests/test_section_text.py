@@ -141,3 +141,17 @@ def test_a_real_small_models_abstract_that_copies_its_prompt_is_refused_and_too_
         with pytest.raises(ValueError, match=r"does not parse|no JSON object"):
             extract_json(reply)
         assert len(reply) > 2 * ABSTRACT_CHARS, "longer than the bound the validator now holds"
+
+
+def test_a_real_small_models_latex_with_single_backslashes_is_refused(tmp_path):
+    # Recorded: Qwen2.5-Coder-1.5B's introduction (qwen15_moons_sections_writeup.jsonl): it
+    # wrote "\textbf{Introduction:}" in JSON with one backslash, which decodes as a tab and
+    # "extbf"; labtui placed it so before this check.
+    introduction = next(
+        e["reply"] for e in exchanges("qwen15_moons_sections_writeup") if '"latex"' in e["reply"]
+    )
+    body = extract_json(introduction)["latex"]
+    assert body.startswith("\textbf{Introduction:}")
+    problems = section_problems(body, SectionRules("introduction", "", tmp_path))
+    assert "lost its backslash to JSON" in problems[0] and "\\textbf" in problems[0]
+    assert section_problems("See Figure~\\ref{fig:a} and \\textbf{b}.", _rules(tmp_path)) == []
