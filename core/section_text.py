@@ -70,6 +70,7 @@ class SectionRules:
     root: Path | None = None  # the project, whose runs trace numbers and claims (None: no trace)
     sources: list[Source] = field(default_factory=list)  # provenance.run_sources(root)
     claims: bool = False  # the paper's claims are checked where its results are stated
+    instructions: tuple[str, ...] = ()  # the request's own phrases (instruction_phrases)
 
 
 def _quoted(text: str, at: int) -> str:
@@ -121,6 +122,13 @@ def _form_problems(body: str, rules: SectionRules) -> list[str]:
         problems.append(
             f"The text still holds the template's placeholder {left[0]!r}: write the "
             f"{rules.name} itself."
+        )
+    copied = copied_instructions(body, rules.instructions)
+    if copied:
+        shown = copied if len(copied) <= QUOTED_CHARS else copied[: QUOTED_CHARS - 1] + "…"
+        problems.append(
+            f"The text copies the request's own words (“{shown}”): write the {rules.name} "
+            "itself, about this project's idea and runs."
         )
     preamble = _PREAMBLE.search(body)
     if preamble:
@@ -210,6 +218,89 @@ def title_problems(title: str) -> list[str]:
     if len(title.split()) > 20:
         return [f"The title has {len(title.split())} words: say it in at most 20."]
     return []
+
+
+# -- what a reply wrapped around the section, taken off by code ---------------------------------
+
+_DOCUMENT = re.compile(r"\\begin\s*\{document\}(.*?)(?:\\end\s*\{document\}|\Z)", re.DOTALL)
+_ABSTRACT_ENV = re.compile(r"^\s*\\begin\s*\{abstract\}(.*?)\\end\s*\{abstract\}\s*$", re.DOTALL)
+_OPENING_LABEL = re.compile(
+    r"\A\s*(?:\\(?:textbf|emph|textit|paragraph)\{)?\s*([A-Za-z][A-Za-z ]{1,40}?)\s*"
+    r"(?::\s*\}|\}\s*:|:)\s*"
+)
+
+
+@dataclass(frozen=True)
+class Unwrapped:
+    """A section's body with what the model wrapped around it taken off."""
+
+    body: str
+    removed: tuple[str, ...] = ()  # what was taken off, as the notice says it
+
+
+def unwrapped(body: str, heading: str) -> Unwrapped:
+    """The text a model answered for the section ``heading``, without the wrapping a small
+    model adds (Qwen2.5-Coder-1.5B answered a background as ``\\begin{document}
+    \\section*{Background} …`` and an abstract as a whole paper): the document around it, its
+    own \\section heading (or, in a reply of several sections, only its own section's text), an
+    abstract environment, and an opening label such as ``\\textbf{Introduction:}``. Only what
+    code can recognise for certain is taken off; anything else is left for the checks."""
+    removed: list[str] = []
+    document = _DOCUMENT.search(body)
+    if document:
+        body = document.group(1)
+        removed.append("the document around it")
+    titles = section_titles(body)
+    own = next((t for t in titles if _names(t, heading)), None)
+    if own is not None:
+        span = section_span(body, own)
+        assert span is not None  # the title was found in this text
+        text = strip_comments(body)
+        start = text.index("{", span[0])
+        body = body[start + len(balanced_group(text, start)) + 2 : span[1]]
+        others = len(titles) - 1
+        removed.append(
+            f"its \\section heading and {others} other section(s)" if others else "its heading"
+        )
+    abstract = _ABSTRACT_ENV.match(body)
+    if abstract:
+        body = abstract.group(1)
+        removed.append("the abstract environment")
+    label = _OPENING_LABEL.match(body)
+    if label and _names(label.group(1), heading):
+        body = body[label.end() :]
+        removed.append(f"the label “{label.group(1).strip()}”")
+    return Unwrapped(body.strip(), tuple(removed))
+
+
+_JOINING = frozenset({"and", "the", "our", "of", "work", "works"})
+
+
+def _names(title: str, heading: str) -> bool:
+    """Whether a heading or label ``title`` names the section ``heading`` ("Experimental Setup"
+    names "experimental"; "Title and Abstract" names "abstract")."""
+    words = set(re.findall(r"[a-z]+", title.lower()))
+    singular = {word.removesuffix("s") for word in words}
+    return heading.removesuffix("s") in singular and words <= _SECTION_WORDS | _JOINING
+
+
+def instruction_phrases(*texts: str) -> tuple[str, ...]:
+    """The phrases of a request's own instructions (a prompt's fixed text, a section's tips),
+    each long enough that a section holding it copied it: what ``copied_instructions`` looks
+    for."""
+    phrases = []
+    for text in texts:
+        for piece in re.split(r"\$\w+|[\n;:]|(?<=[.!?])\s", text):
+            normal = " ".join(piece.split()).lower()
+            if len(normal) >= 24:
+                phrases.append(normal)
+    return tuple(dict.fromkeys(phrases))
+
+
+def copied_instructions(body: str, phrases: tuple[str, ...]) -> str | None:
+    """The first instruction phrase ``body`` repeats word for word, or None."""
+    normal = " ".join(body.split()).lower()
+    return next((phrase for phrase in phrases if phrase in normal), None)
 
 
 # -- where a section's text goes ---------------------------------------------------------------

@@ -19,15 +19,19 @@ from .effect_text import effects_markdown
 from .effects import project_effects
 from .errors import Aborted, UnusableAnswer
 from .ledger_appendix import latex_escaped
+from .prompts import prompt_path
 from .provenance import run_sources
 from .records import SectionText, TitleAbstract
 from .section_text import (
     SectionRules,
     body_span,
+    figure_label,
+    instruction_phrases,
     placed,
     section_problems,
     title_of,
     title_problems,
+    unwrapped,
     with_figures,
     with_title,
     without_example_figure,
@@ -59,10 +63,36 @@ SECTIONS = (
 # work describe others' work, whose numbers no run of this project recorded.
 _TRACED = {"abstract", "introduction", "method", "experimental", "results", "conclusion"}
 _REPORTS = {"abstract", "results", "conclusion"}  # a report, never a promise
-_WITH_LITERATURE = {"introduction", "related"}
+# What each section's prompt shows besides the idea: only what the section is about. A 1.5B
+# model copies what it is shown (its background was the effects table and the notebook, pasted).
+_READS = {
+    "abstract": ("effects",),
+    "introduction": ("effects", "literature"),
+    "background": ("literature",),
+    "method": ("notebook",),
+    "experimental": ("notebook",),
+    "results": ("effects", "figures"),
+    "conclusion": ("effects",),
+    "related": ("literature",),
+}
+# The abstract is written after the conclusion, from the sections before it: a small model
+# asked for it first wrote the whole paper into it.
+_SUMMARY_LAST = ("abstract",)
+EFFECTS_HEAD = (
+    "Effects of the runs (computed by labtui; quote a number exactly as written here, or leave "
+    "it out):"
+)
+NOTEBOOK_HEAD = "The plan and the runs, from the lab notebook (notes.md):"
+LITERATURE_HEAD = "Papers from the literature review:"
+FIGURES_HEAD = "Figures (labtui places each; refer to it as Figure~\\ref{label}):"
 NOTEBOOK_CHARS = 1500  # ~400 tokens: a 1.5B model on a CPU reads ~50 tokens/s
 EFFECTS_CHARS = 1800
 LITERATURE_CHARS = 1500
+# Room for the longest body the validator takes (at_most_chars: 6,000 characters, about 1,500
+# tokens; an abstract 1,600) and no more: a small model that loops (Qwen2.5-Coder-1.5B repeated
+# a disclaimer in an abstract) stops in a minute or two instead of at 2,048 tokens.
+SECTION_MAX_TOKENS = 1600
+TITLE_MAX_TOKENS = 600
 WRITTEN_CHARS = 240  # of each section already written: enough to stay consistent
 
 
@@ -104,10 +134,16 @@ def paper_facts(
     return PaperFacts(
         idea=idea,
         effects=_clipped(effects, EFFECTS_CHARS),
-        notebook=_clipped(notes, NOTEBOOK_CHARS),
+        notebook=_clipped(_without_tables(notes), NOTEBOOK_CHARS),
         figures=figures,
         literature=_clipped(literature.strip(), LITERATURE_CHARS),
     )
+
+
+def _without_tables(notes: str) -> str:
+    """The notebook's prose without its Markdown tables: the effects carry the runs' numbers,
+    and a small model shown a table pastes it."""
+    return "\n".join(line for line in notes.splitlines() if not line.lstrip().startswith("|"))
 
 
 def _clipped(text: str, chars: int) -> str:
@@ -123,12 +159,19 @@ def write_sections(ctx: StageContext, facts: PaperFacts) -> Written:
     committed and (in co-pilot mode) judged. Returns what was placed and what was flagged."""
     written = Written()
     tex_path = ctx.project.root / ctx.config.paper.tex
-    for section in SECTIONS:
+    for section in writing_order():
         if not any(p in tex_path.read_text(encoding="utf-8") for p in section.placeholders):
             continue
         if _write(ctx, section, facts, written):
             _judge(ctx, section, facts, written)
     return written
+
+
+def writing_order() -> list[Section]:
+    """SECTIONS as this writer asks for them: the abstract once what it summarises is written."""
+    summaries = [s for s in SECTIONS if s.heading in _SUMMARY_LAST]
+    rest = [s for s in SECTIONS if s.heading not in _SUMMARY_LAST]
+    return rest[:-1] + summaries + rest[-1:]  # related work stays last
 
 
 def _write(
@@ -142,22 +185,32 @@ def _write(
     title = section.heading == "abstract"
     record: type[TitleAbstract] | type[SectionText] = TitleAbstract if title else SectionText
 
+    taken_off: list[str] = []
+
     def parse(data: object) -> TitleAbstract | SectionText:
         answer: TitleAbstract | SectionText
         if title:
             answer = validate(TitleAbstract, data)
-            problems = title_problems(answer.title) + section_problems(answer.abstract, rules)
+            body = unwrapped(answer.abstract, section.heading)
+            answer = answer.model_copy(update={"abstract": body.body})
+            problems = title_problems(answer.title) + section_problems(body.body, rules)
         else:
             answer = validate(SectionText, data)
-            problems = section_problems(answer.latex, rules)
+            body = unwrapped(answer.latex, section.heading)
+            answer = answer.model_copy(update={"latex": body.body})
+            problems = section_problems(body.body, rules)
         if problems:  # at most three, so the re-ask stays one short paragraph
             raise ValueError(" ".join(problems[:3]))
+        taken_off[:] = body.removed
         return answer
 
     prompt = _prompt(ctx, section, facts, written, record.shape, note)
     try:
         answer = ctx.llm(role="writer").ask_json(
-            [{"role": "user", "content": prompt}], parse, schema=record
+            [{"role": "user", "content": prompt}],
+            parse,
+            schema=record,
+            max_tokens=TITLE_MAX_TOKENS if title else SECTION_MAX_TOKENS,
         )
     except UnusableAnswer as exc:
         if note:
@@ -171,6 +224,10 @@ def _write(
             "it keeps its placeholder, and the write-up goes on"
         )
         return False
+    if taken_off:
+        ctx.say(
+            f"the {section.name}: labtui took off {', '.join(taken_off)} that the answer put around it"
+        )
     tex = tex_path.read_text(encoding="utf-8")
     old = written.texts.get(section.name, "")
     if isinstance(answer, TitleAbstract):
@@ -218,6 +275,14 @@ def _rules(ctx: StageContext, section: Section, tex: str) -> SectionRules:
         root=root if traced else None,
         sources=run_sources(root) if traced else [],
         claims=section.heading in _REPORTS,
+        instructions=instruction_phrases(
+            prompt_path("writeup_section_text", root).read_text(encoding="utf-8"),
+            ctx.prompt(f"section_{section.tips}"),
+            EFFECTS_HEAD,
+            NOTEBOOK_HEAD,
+            LITERATURE_HEAD,
+            FIGURES_HEAD,
+        ),
     )
 
 
@@ -232,12 +297,6 @@ def _prompt(
     tex = (ctx.project.root / ctx.config.paper.tex).read_text(encoding="utf-8")
     paper_dir = (ctx.project.root / ctx.config.paper.tex).parent
     keys = ", ".join(sorted(bib_keys(bib_text_of(tex, paper_dir)))) or "none"
-    figures = ""
-    if section.heading == "results" and facts.figures:
-        figures = "Figures (labtui places each; refer to it as Figure~\\ref{label}):\n" + "\n".join(
-            f"- fig:{name.rsplit('.', 1)[0]} ({name}): {description}"
-            for name, description in facts.figures.items()
-        )
     before = [
         f"- {name}: {text[:WRITTEN_CHARS]}{'…' if len(text) > WRITTEN_CHARS else ''}"
         for name, text in written.texts.items()
@@ -255,16 +314,35 @@ def _prompt(
         section=section.name,
         tips=ctx.prompt(f"section_{section.tips}").strip(),
         idea=facts.idea,
-        effects=facts.effects,
-        notebook=facts.notebook or "(empty)",
-        figures=figures,
-        literature=facts.literature if section.heading in _WITH_LITERATURE else "",
+        facts=_facts_shown(section, facts),
         bibkeys=keys,
         written="\n".join(before) or "(none yet)",
         revision=revision,
         notes=ctx.notes_block(),
         shape=shape,
     )
+
+
+def _facts_shown(section: Section, facts: PaperFacts) -> str:
+    """The facts the section is about (_READS), each under its heading; "" when none."""
+    blocks = {
+        "effects": (EFFECTS_HEAD, facts.effects),
+        "notebook": (NOTEBOOK_HEAD, facts.notebook),
+        "literature": (LITERATURE_HEAD, facts.literature),
+        "figures": (
+            FIGURES_HEAD,
+            "\n".join(
+                f"- {figure_label(name)} ({name}): {description}"
+                for name, description in facts.figures.items()
+            ),
+        ),
+    }
+    shown = [
+        f"{head}\n{text}"
+        for head, text in (blocks[read] for read in _READS.get(section.heading, ()))
+        if text.strip()
+    ]
+    return "\n\n".join(shown) + "\n" if shown else ""
 
 
 def _judge(ctx: StageContext, section: Section, facts: PaperFacts, written: Written) -> None:

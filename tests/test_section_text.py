@@ -12,9 +12,12 @@ from labtui.core.json_reply import extract_json
 from labtui.core.records import ABSTRACT_CHARS
 from labtui.core.section_text import (
     SectionRules,
+    copied_instructions,
+    instruction_phrases,
     placed,
     section_problems,
     title_problems,
+    unwrapped,
     with_figures,
     with_title,
     without_example_figure,
@@ -155,3 +158,67 @@ def test_a_real_small_models_latex_with_single_backslashes_is_refused(tmp_path):
     problems = section_problems(body, SectionRules("introduction", "", tmp_path))
     assert "lost its backslash to JSON" in problems[0] and "\\textbf" in problems[0]
     assert section_problems("See Figure~\\ref{fig:a} and \\textbf{b}.", _rules(tmp_path)) == []
+
+
+def _recorded_bodies(field: str) -> list[str]:
+    return [
+        extract_json(e["reply"])[field]
+        for e in exchanges("qwen15_moons_sections_writeup")
+        if e["finish_reason"] == "stop" and f'"{field}"' in e["reply"]
+    ]
+
+
+def test_the_wrapping_a_small_model_puts_around_a_section_is_taken_off():
+    cases = {
+        "\\section*{Background}\nLabel noise flips labels.": "Label noise flips labels.",
+        "\\textbf{Background:} Label noise flips labels.": "Label noise flips labels.",
+        "METHODS: We add dropout.": "We add dropout.",
+        "\\begin{abstract}We add dropout.\\end{abstract}": "We add dropout.",
+        "\\section{Experimental Setup}\nFive seeds.": "Five seeds.",
+    }
+    heading = {0: "background", 1: "background", 2: "method", 3: "abstract", 4: "experimental"}
+    for number, (answer, body) in enumerate(cases.items()):
+        result = unwrapped(answer, heading[number])
+        assert result.body == body and result.removed, answer
+    kept = [
+        "Background noise is a label we study.",  # no label: a sentence that begins so
+        "\\textbf{Results} show the gap.",  # no colon: bold text, not a label
+        "\\section{Related Work}\nOther work.",  # another section's heading stays for the check
+    ]
+    for answer in kept:
+        assert unwrapped(answer, "background").body == answer.strip()
+
+
+def test_a_real_small_models_whole_document_gives_up_its_own_section(tmp_path):
+    # Recorded: Qwen2.5-Coder-1.5B answered the moons paper's abstract as a whole document
+    # (\documentclass, a "Title and Abstract" section holding the prompt's tips, then every other
+    # section): labtui takes that section's text, which copies the tips and is refused.
+    tips = (
+        "a title that states the question; an abstract of 4–6 sentences: the problem, why it "
+        "matters, what was done, the main result with its number, what it means."
+    )
+    rules = SectionRules("title and abstract", "", tmp_path, instructions=instruction_phrases(tips))
+    for abstract in _recorded_bodies("abstract"):
+        result = unwrapped(abstract, "abstract")
+        assert "\\section" not in result.body and "\\documentclass" not in result.body
+        assert result.body.startswith("A title that states the question")
+        assert any("other section" in removed for removed in result.removed)
+        assert "copies the request's own words" in section_problems(result.body, rules)[0]
+
+
+def test_a_real_small_models_background_that_pastes_the_prompt_is_refused(tmp_path):
+    # Recorded: its background began "\begin{document} \section*{Background}" and then pasted
+    # the prompt's effects table and notebook under their headings.
+    background = next(b for b in _recorded_bodies("latex") if "\\begin{document}" in b)
+    result = unwrapped(background, "background")
+    assert result.body.startswith("Label noise can lead to overfitting")
+    phrases = instruction_phrases(
+        "Effects of the runs (computed by labtui; quote a number exactly as written here, or "
+        "leave it out):\n$effects\n\nThe lab notebook (notes.md, excerpt):\n$notebook"
+    )
+    assert copied_instructions(result.body, phrases) is not None
+    problems = section_problems(
+        result.body, SectionRules("background", "", tmp_path, instructions=phrases)
+    )
+    assert "copies the request's own words" in problems[0]
+    assert copied_instructions("Label noise flips a share of the labels.", phrases) is None
