@@ -53,7 +53,7 @@ from .aider_model import (
 from .checkpoints import ResearcherNotes
 from .config import ModelSpec
 from .edit_feedback import attempt_problem, retry_prompt
-from .edit_guard import EditPolicy, Problem, check_edit
+from .edit_guard import EditPolicy, Problem, check_edit, restored_definitions
 from .errors import LabtuiError
 from .events import CodeDiff, Event, Notice, Refused
 from .experiment_spec import matches
@@ -396,13 +396,32 @@ class Coder:
 
     def _check_staged(self, event_io: Any, policy: EditPolicy) -> list[Problem]:
         problems: list[Problem] = []
-        for path, new in event_io.pending.items():
+        for path, new in list(event_io.pending.items()):
             old = event_io.on_disk(path)
             if old == new:
                 continue
             name = self._rel(path)
+            if old is not None and name.endswith(".py"):
+                new = event_io.pending[path] = self._with_head_restored(name, old, new)
             problems += check_edit(name, old, new, policy.contract(name, old))
         return problems
+
+    def _with_head_restored(self, name: str, old: str, new: str) -> str:
+        """``new`` with the definitions the reply left out and its code still uses put back
+        (edit_guard.restored_definitions), said in a notice."""
+        restored = restored_definitions(old, new)
+        if restored.statements:
+            shown = "; ".join(restored.statements[:4])
+            more = len(restored.statements) - 4
+            self.emit(
+                Notice(
+                    stage=self.stage,
+                    text=f"the reply left {len(restored.statements)} definition(s) out of {name} "
+                    f"that its code still uses; labtui put them back from the file as it was: "
+                    f"{shown}{f' and {more} more' if more > 0 else ''}",
+                )
+            )
+        return restored.text
 
     def _changed(self, before: dict[Path, str | None], event_io: Any) -> list[Path]:
         """Files whose bytes differ from before the edit (targets, and anything aider touched)."""

@@ -887,3 +887,25 @@ def test_a_real_small_models_example_file_and_example_path_are_refused(
     assert (project.root / "plot.py").read_text() == plot, "nothing of either reply was kept"
     assert not (project.root / "show_greeting.py").exists()
     assert not (project.root / "path").exists()
+
+
+def test_a_real_small_models_half_file_is_written_with_its_head_put_back(
+    project: Project, server
+) -> None:
+    # Recorded: Qwen2.5-Coder-1.5B's whole experiment.py for run_1 on moons
+    # (qwen15_moons_experiments.jsonl, line 1) without its docstring, imports and constants;
+    # applied as it came, the run died of "NameError: name 'np' is not defined".
+    (reply,) = replies("qwen15_moons_experiments", "experiments")[:1]
+    moons = (TEMPLATES / "moons" / "experiment.py").read_text()
+    (project.root / "experiment.py").write_text(moons)
+    project.commit("the moons experiment.py", ["experiment.py"])
+    server.script(MODEL, reply)
+    coder, recorder, _ = make_coder(project, server, edit_format="whole")
+
+    result = coder.edit(["experiment.py"], "Add dropout.", commit_message="run_1", retries=0)
+
+    assert result.changed and not result.refusals
+    written = (project.root / "experiment.py").read_text()
+    assert written.startswith('"""Two-moons classification') and "import numpy as np" in written
+    notice = next(n.text for n in recorder.of(Notice) if "put them back" in n.text)
+    assert "definition(s) out of experiment.py" in notice and "import argparse" in notice

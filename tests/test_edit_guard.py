@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from support.recorded_replies import exchanges
 
 from labtui.core.edit_guard import (
     Contract,
@@ -14,6 +17,7 @@ from labtui.core.edit_guard import (
     elision_problem,
     new_file_problem,
     placeholder_name,
+    restored_definitions,
     shrink_problem,
 )
 
@@ -270,3 +274,43 @@ def test_check_edit_collects_every_problem() -> None:
     # A new file: no shrink, but it must parse and not elide.
     [problem] = check_edit("helpers/x.py", None, "def f(:\n", contract_for("helpers/x.py", None))
     assert problem.kind == "syntax"
+
+
+# -- a half file's head, put back ----------------------------------------------------------------
+
+MOONS = Path(__file__).resolve().parents[1] / "templates" / "moons" / "experiment.py"
+
+
+def test_a_real_small_models_half_file_gets_its_head_back():
+    # Recorded: Qwen2.5-Coder-1.5B's whole-file experiment.py for run_1 on moons
+    # (qwen15_moons_experiments.jsonl) began at the model's functions: the docstring, the
+    # imports and 20 constants were gone, and the run died of "NameError: name 'np' is not
+    # defined".
+    reply = exchanges("qwen15_moons_experiments")[0]["reply"]
+    code = reply.split("```python\n", 1)[1].split("\n```", 1)[0] + "\n"
+    old = MOONS.read_text()
+    assert "import numpy as np" not in code and "np.zeros" in code
+    restored = restored_definitions(old, code)
+    assert restored.statements[0].startswith('"""Two-moons classification')
+    assert {"import numpy as np", "HIDDEN_UNITS = 32", "import argparse"} <= set(
+        restored.statements
+    )
+    assert restored.text.rstrip().endswith(code.rstrip()), "the model's own code kept whole"
+    namespace = compile(restored.text, "experiment.py", "exec")  # parses
+    assert namespace is not None
+    redefined = [line for line in restored.statements if line.startswith("def ")]
+    assert all(f"\n{line}" not in code for line in redefined), "nothing it kept is doubled"
+
+
+def test_a_whole_file_needs_nothing_back_and_a_dropped_helper_stays_dropped():
+    old = "import numpy as np\n\nSCALE = 2\n\n\ndef helper(x):\n    return x\n\n\nprint(np.ones(SCALE))\n"
+    assert restored_definitions(old, old).statements == ()
+    without_helper = "import numpy as np\n\nSCALE = 3\n\n\nprint(np.ones(SCALE))\n"
+    assert restored_definitions(old, without_helper).text == without_helper
+    headless = "print(np.ones(SCALE))\n"
+    restored = restored_definitions(old, headless)
+    assert restored.statements == ("import numpy as np", "SCALE = 2")
+    assert restored.text.endswith(headless) and "def helper" not in restored.text
+    assert restored_definitions(old, "print(np.ones(SCALE)\n").statements == (), (
+        "no parse: no guess"
+    )
