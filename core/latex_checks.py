@@ -194,6 +194,26 @@ def _check_underscores(body: str) -> list[str]:
     return _first_per_line(problems)
 
 
+def with_specials_escaped(body: str) -> tuple[str, int, int]:
+    """``body`` with what _check_underscores and _check_percent_after_numbers would refuse
+    escaped: an underscore outside math and outside names (``\\ref{fig:a_b}`` stays) becomes
+    ``\\_``, a percent sign after a digit ``\\%``. Returns the text and how many of each."""
+    text = _NAME_ARGS.sub(blank_out, _MATH.sub(blank_out, body))
+    underscores = [m.start() for m in re.finditer(r"(?<!\\)_", text)]
+    for at in reversed(underscores):
+        body = body[:at] + "\\" + body[at:]
+    percents = 0
+    lines = body.split("\n")
+    for number, line in enumerate(lines):
+        start = first_comment_start(line)
+        while start and line[start - 1].isdigit():  # "0%, 25%": each in turn starts the comment
+            line = line[:start] + "\\" + line[start:]
+            percents += 1
+            start = first_comment_start(line)
+        lines[number] = line
+    return "\n".join(lines), len(underscores), percents
+
+
 def _check_percent_after_numbers(tex_text: str) -> list[str]:
     """'improves by 5% over' starts a comment at the %: the rest of the line silently vanishes."""
     problems = []

@@ -29,9 +29,9 @@ from .section_text import (
     instruction_phrases,
     placed,
     section_problems,
+    tidied,
     title_of,
     title_problems,
-    unwrapped,
     with_figures,
     with_title,
     without_example_figure,
@@ -185,23 +185,23 @@ def _write(
     title = section.heading == "abstract"
     record: type[TitleAbstract] | type[SectionText] = TitleAbstract if title else SectionText
 
-    taken_off: list[str] = []
+    fixed: list[str] = []
 
     def parse(data: object) -> TitleAbstract | SectionText:
         answer: TitleAbstract | SectionText
         if title:
             answer = validate(TitleAbstract, data)
-            body = unwrapped(answer.abstract, section.heading)
+            body = tidied(answer.abstract, section.heading)
             answer = answer.model_copy(update={"abstract": body.body})
             problems = title_problems(answer.title) + section_problems(body.body, rules)
         else:
             answer = validate(SectionText, data)
-            body = unwrapped(answer.latex, section.heading)
+            body = tidied(answer.latex, section.heading)
             answer = answer.model_copy(update={"latex": body.body})
             problems = section_problems(body.body, rules)
         if problems:  # at most three, so the re-ask stays one short paragraph
             raise ValueError(" ".join(problems[:3]))
-        taken_off[:] = body.removed
+        fixed[:] = body.changes
         return answer
 
     prompt = _prompt(ctx, section, facts, written, record.shape, note)
@@ -224,10 +224,8 @@ def _write(
             "it keeps its placeholder, and the write-up goes on"
         )
         return False
-    if taken_off:
-        ctx.say(
-            f"the {section.name}: labtui took off {', '.join(taken_off)} that the answer put around it"
-        )
+    if fixed:
+        ctx.say(f"the {section.name}: labtui {'; '.join(fixed)}")
     tex = tex_path.read_text(encoding="utf-8")
     old = written.texts.get(section.name, "")
     if isinstance(answer, TitleAbstract):

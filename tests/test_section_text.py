@@ -16,8 +16,8 @@ from labtui.core.section_text import (
     instruction_phrases,
     placed,
     section_problems,
+    tidied,
     title_problems,
-    unwrapped,
     with_figures,
     with_title,
     without_example_figure,
@@ -168,25 +168,27 @@ def _recorded_bodies(field: str) -> list[str]:
     ]
 
 
-def test_the_wrapping_a_small_model_puts_around_a_section_is_taken_off():
+def test_what_a_small_model_wraps_around_a_section_is_taken_off():
     cases = {
         "\\section*{Background}\nLabel noise flips labels.": "Label noise flips labels.",
         "\\textbf{Background:} Label noise flips labels.": "Label noise flips labels.",
         "METHODS: We add dropout.": "We add dropout.",
         "\\begin{abstract}We add dropout.\\end{abstract}": "We add dropout.",
         "\\section{Experimental Setup}\nFive seeds.": "Five seeds.",
+        "\\section*{How Does Dropout Help?}\nFive seeds.": "Five seeds.",  # its title for it
     }
     heading = {0: "background", 1: "background", 2: "method", 3: "abstract", 4: "experimental"}
+    heading[5] = "method"
     for number, (answer, body) in enumerate(cases.items()):
-        result = unwrapped(answer, heading[number])
-        assert result.body == body and result.removed, answer
+        result = tidied(answer, heading[number])
+        assert result.body == body and result.changes, answer
     kept = [
         "Background noise is a label we study.",  # no label: a sentence that begins so
         "\\textbf{Results} show the gap.",  # no colon: bold text, not a label
         "\\section{Related Work}\nOther work.",  # another section's heading stays for the check
     ]
     for answer in kept:
-        assert unwrapped(answer, "background").body == answer.strip()
+        assert tidied(answer, "background").body == answer.strip()
 
 
 def test_a_real_small_models_whole_document_gives_up_its_own_section(tmp_path):
@@ -199,10 +201,10 @@ def test_a_real_small_models_whole_document_gives_up_its_own_section(tmp_path):
     )
     rules = SectionRules("title and abstract", "", tmp_path, instructions=instruction_phrases(tips))
     for abstract in _recorded_bodies("abstract"):
-        result = unwrapped(abstract, "abstract")
+        result = tidied(abstract, "abstract")
         assert "\\section" not in result.body and "\\documentclass" not in result.body
         assert result.body.startswith("A title that states the question")
-        assert any("other section" in removed for removed in result.removed)
+        assert any("other section" in change for change in result.changes)
         assert "copies the request's own words" in section_problems(result.body, rules)[0]
 
 
@@ -210,7 +212,7 @@ def test_a_real_small_models_background_that_pastes_the_prompt_is_refused(tmp_pa
     # Recorded: its background began "\begin{document} \section*{Background}" and then pasted
     # the prompt's effects table and notebook under their headings.
     background = next(b for b in _recorded_bodies("latex") if "\\begin{document}" in b)
-    result = unwrapped(background, "background")
+    result = tidied(background, "background")
     assert result.body.startswith("Label noise can lead to overfitting")
     phrases = instruction_phrases(
         "Effects of the runs (computed by labtui; quote a number exactly as written here, or "
@@ -222,3 +224,18 @@ def test_a_real_small_models_background_that_pastes_the_prompt_is_refused(tmp_pa
     )
     assert "copies the request's own words" in problems[0]
     assert copied_instructions("Label noise flips a share of the labels.", phrases) is None
+
+
+def test_what_json_and_latex_would_misread_is_set_right_and_said():
+    # Recorded (qwen15_moons_sections_writeup.jsonl): "\textbf{Introduction:}" written in JSON
+    # with one backslash arrives as a tab and "extbf"; a later reply wrote "0%" and HIDDEN_UNITS.
+    body = "\textbf{Dropout} at 50% and 75% of HIDDEN_UNITS, \\ref{fig:train_loss}, $x_1$."
+    result = tidied(body, "method")
+    assert result.body == (
+        "\\textbf{Dropout} at 50\\% and 75\\% of HIDDEN\\_UNITS, \\ref{fig:train_loss}, $x_1$."
+    )
+    assert result.changes == (
+        "put back 1 backslash(es) that JSON had read as control characters",
+        "escaped 2 percent sign(s) and 1 underscore(s)",
+    )
+    assert tidied("Columns\t1\t2 stay.", "method").changes == ()

@@ -122,12 +122,12 @@ def _section_asks(llm_server) -> list[dict]:
     return [
         r
         for r in llm_server.requests_for("scripted-writeup")
-        if "of a research paper as LaTeX" in first_user_text(r)
+        if "Now write the " in first_user_text(r)
     ]
 
 
 def _section_of(request: dict) -> str:
-    return first_user_text(request).split("Write the ", 1)[1].split(" of a research paper")[0]
+    return first_user_text(request).split("Now write the ", 1)[1].split(" of this paper:")[0]
 
 
 def test_each_section_is_an_answer_placed_by_code_and_judged(project, llm_server):
@@ -240,7 +240,7 @@ def test_refused_sections_are_re_asked_with_the_problem_and_an_unwritable_one_is
 
     def writeup(request):
         first = first_user_text(request)
-        if "of a research paper as LaTeX" in first:
+        if "Now write the " in first:
             attempt = sum(1 for m in request["messages"] if m.get("role") == "user") - 1
             replies = bad().get(_section_of(request), [])
             if attempt < len(replies):

@@ -239,14 +239,14 @@ class MoonsResearch:
         if text.startswith("Reviewers have reviewed this paper"):
             return self._answer_the_review()
         first = first_user_text(request)  # a re-ask's last message is the problem, not the ask
-        if "of a research paper as LaTeX" in first:
+        if "Now write the " in first:
             return self.section_answer(first)
         return self._fill(request)
 
     def section_answer(self, text: str) -> str:
         """A section's JSON answer ([paper] writer = "sections"): the section the prompt names,
         from the runs. Written by hand (no model wrote these), like every reply in this file."""
-        name = re.search(r"Write the (.+?) of a research paper", text).group(1)
+        name = re.search(r"Now write the (.+?) of this paper:", text).group(1)
         texts = self.section_texts()
         if name == "title and abstract":
             return fenced_json({"title": IDEA["Title"], "abstract": texts["abstract"]})
