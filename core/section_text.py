@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .claim_checks import AnalysisCheck, paper_contradictions
-from .latex_checks import check_references, referenced_figures, with_specials_escaped
+from .latex_checks import check_references, referenced_figures
 from .latex_text import balanced_group, section_span, section_titles, strip_comments
 from .ledger_appendix import latex_escaped
 from .provenance import Source, numbers_to_check, trace_written
@@ -40,7 +40,7 @@ _PREAMBLE = re.compile(
 _LABEL = re.compile(
     r"^\s*(?:\\textbf\{|\\emph\{|\*\*)?\s*([A-Za-z][A-Za-z ]{1,40}?)\s*\}?\s*:", re.M
 )
-_SECTION_WORDS = frozenset(
+SECTION_WORDS = frozenset(
     "title abstract introduction related work background method methods experimental setup "
     "experiments results conclusion conclusions future".split()
 )
@@ -141,7 +141,7 @@ def _form_problems(body: str, rules: SectionRules) -> list[str]:
     for match in _LABEL.finditer(body):
         label = match.group(1).strip()
         opens = match.start() == 0 or not body[: match.start()].strip()
-        if set(label.lower().split()) <= _SECTION_WORDS or (opens and label.isupper()):
+        if set(label.lower().split()) <= SECTION_WORDS or (opens and label.isupper()):
             problems.append(
                 f"A paragraph begins with the label “{label}:” (in “{_quoted(body, match.start())}”): "
                 "write the paragraph without a label; labtui adds the section's heading."
@@ -181,6 +181,42 @@ def _unbalanced(body: str) -> list[str]:
     return [f"\\begin{{{opened[-1]}}} is never ended: add \\end{{{opened[-1]}}}."] if opened else []
 
 
+# -- the last resort: a refused text without the sentences that failed ----------------------------
+
+SALVAGE_MIN_WORDS = 40  # what is left must still be a section, not a line
+
+
+@dataclass(frozen=True)
+class Salvaged:
+    body: str
+    dropped: tuple[str, ...]  # the sentences left out
+
+
+def salvaged(body: str, rules: SectionRules) -> Salvaged | None:
+    """``body`` without each sentence that fails the checks on its own (an untraced number, a
+    contradicted claim, a promise, a copied instruction, a stray brace), when what is left
+    passes every check, keeps at least half of the sentences and SALVAGE_MIN_WORDS words; None
+    otherwise. The write-up's last resort after the re-asks: a 1.5B model kept one wrong
+    percentage in an otherwise sound introduction through three answers."""
+    paragraphs, dropped, total = [], [], 0
+    for paragraph in re.split(r"\n\s*\n", body.strip()):
+        kept = []
+        for sentence in _SENTENCE.split(paragraph.strip()):
+            total += 1
+            if section_problems(sentence, rules):
+                dropped.append(sentence)
+            else:
+                kept.append(sentence)
+        if kept:
+            paragraphs.append(" ".join(kept))
+    text = "\n\n".join(paragraphs)
+    if not dropped or 2 * len(dropped) > total or len(text.split()) < SALVAGE_MIN_WORDS:
+        return None
+    if section_problems(text, rules):
+        return None
+    return Salvaged(text, tuple(dropped))
+
+
 def _promises(body: str) -> list[str]:
     for sentence in _SENTENCE.split(" ".join(strip_comments(body).split())):
         if _FUTURE.search(sentence) and "future" not in sentence.lower():
@@ -218,102 +254,6 @@ def title_problems(title: str) -> list[str]:
     if len(title.split()) > 20:
         return [f"The title has {len(title.split())} words: say it in at most 20."]
     return []
-
-
-# -- what a reply wrapped around the section, taken off by code ---------------------------------
-
-_DOCUMENT = re.compile(r"\\begin\s*\{document\}(.*?)(?:\\end\s*\{document\}|\Z)", re.DOTALL)
-_ABSTRACT_ENV = re.compile(r"^\s*\\begin\s*\{abstract\}(.*?)\\end\s*\{abstract\}\s*$", re.DOTALL)
-_OPENING_LABEL = re.compile(
-    r"\A\s*(?:\\(?:textbf|emph|textit|paragraph)\{)?\s*([A-Za-z][A-Za-z ]{1,40}?)\s*"
-    r"(?::\s*\}|\}\s*:|:)\s*"
-)
-
-
-@dataclass(frozen=True)
-class Tidied:
-    """A section's body with what code can fix for certain fixed."""
-
-    body: str
-    changes: tuple[str, ...] = ()  # what labtui did, as the notice says it ("took off …")
-
-
-# A LaTeX command written in JSON with one backslash arrives as a control character and the rest
-# of its name (\textbf: a tab and "extbf"); before a letter, such a character is never text.
-_EATEN = {"\t": "t", "\b": "b", "\f": "f", "\r": "r"}
-_EATEN_COMMAND = re.compile(r"([\t\b\f\r])(?=[A-Za-z])")
-
-
-def tidied(body: str, heading: str) -> Tidied:
-    """The text a model answered for the section ``heading``, with what a small model gets wrong
-    and code can set right for certain set right, each said: backslashes JSON read as control
-    characters put back; the wrapping taken off (Qwen2.5-Coder-1.5B answered a background as
-    ``\\begin{document} \\section*{Background} …`` and an abstract as a whole paper): the
-    document around it, its own \\section heading (or, from a reply of several sections, only
-    its own section's text; a lone heading at the start, whatever it says), an abstract
-    environment, an opening label such as ``\\textbf{Introduction:}``; and the underscores and
-    percent signs LaTeX would misread escaped. Anything else is left for the checks."""
-    changes: list[str] = []
-    body, eaten = _EATEN_COMMAND.subn(lambda m: "\\" + _EATEN[m.group(1)], body)
-    if eaten:
-        changes.append(f"put back {eaten} backslash(es) that JSON had read as control characters")
-    body = _unwrapped(body, heading, changes)
-    body, underscores, percents = with_specials_escaped(body)
-    if underscores or percents:
-        changes.append(f"escaped {percents} percent sign(s) and {underscores} underscore(s)")
-    return Tidied(body.strip(), tuple(changes))
-
-
-def _unwrapped(body: str, heading: str, changes: list[str]) -> str:
-    document = _DOCUMENT.search(body)
-    if document:
-        body = document.group(1)
-        changes.append("took off the document around it")
-    titles = section_titles(body)
-    own = next((t for t in titles if _names(t, heading)), None)
-    # a lone heading at the start that names no part of a paper: the model's title for it
-    lone = (
-        len(titles) == 1
-        and re.match(r"\s*\\section", body) is not None
-        and not _words(titles[0]) <= _SECTION_WORDS | _JOINING
-    )
-    if own is not None or lone:
-        title = own if own is not None else titles[0]
-        span = section_span(body, title)
-        assert span is not None  # the title was found in this text
-        text = strip_comments(body)
-        start = text.index("{", span[0])
-        body = body[start + len(balanced_group(text, start)) + 2 : span[1]]
-        others = len(titles) - 1
-        changes.append(
-            f"took off its heading and {others} other section(s)"
-            if others
-            else f"took off the heading “{title}”"
-        )
-    abstract = _ABSTRACT_ENV.match(body)
-    if abstract:
-        body = abstract.group(1)
-        changes.append("took off the abstract environment")
-    label = _OPENING_LABEL.match(body)
-    if label and _names(label.group(1), heading):
-        body = body[label.end() :]
-        changes.append(f"took off the label “{label.group(1).strip()}”")
-    return body
-
-
-_JOINING = frozenset({"and", "the", "our", "of", "work", "works"})
-
-
-def _words(title: str) -> set[str]:
-    return set(re.findall(r"[a-z]+", title.lower()))
-
-
-def _names(title: str, heading: str) -> bool:
-    """Whether a heading or label ``title`` names the section ``heading`` ("Experimental Setup"
-    names "experimental"; "Title and Abstract" names "abstract")."""
-    words = _words(title)
-    singular = {word.removesuffix("s") for word in words}
-    return heading.removesuffix("s") in singular and words <= _SECTION_WORDS | _JOINING
 
 
 def instruction_phrases(*texts: str) -> tuple[str, ...]:

@@ -28,14 +28,15 @@ from .section_text import (
     figure_label,
     instruction_phrases,
     placed,
+    salvaged,
     section_problems,
-    tidied,
     title_of,
     title_problems,
     with_figures,
     with_title,
     without_example_figure,
 )
+from .section_tidy import tidied
 from .stage_context import StageContext
 
 
@@ -174,58 +175,122 @@ def writing_order() -> list[Section]:
     return rest[:-1] + summaries + rest[-1:]  # related work stays last
 
 
+@dataclass
+class _Asked:
+    """What asking for one section gave."""
+
+    answer: TitleAbstract | SectionText | None = None  # one that passed every check
+    changes: tuple[str, ...] = ()  # what code set right in it (Tidied.changes)
+    last: TitleAbstract | SectionText | None = None  # the last that parsed, tidied, refused
+    problem: str = ""  # why no answer passed
+
+
 def _write(
     ctx: StageContext, section: Section, facts: PaperFacts, written: Written, note: str = ""
 ) -> bool:
     """Ask for the section, place it and commit it; False (flagged, or on a revision kept as it
-    was) when no answer passed the checks."""
+    was) when no answer passed the checks and none could be salvaged."""
     tex_path = ctx.project.root / ctx.config.paper.tex
-    tex = tex_path.read_text(encoding="utf-8")
-    rules = _rules(ctx, section, tex)
+    rules = _rules(ctx, section, tex_path.read_text(encoding="utf-8"))
+    asked = _ask(ctx, section, rules, facts, written, note)
+    answer = asked.answer
+    if answer is None and note:
+        ctx.say(f"the {section.name} could not be revised ({asked.problem}); it is kept as it was")
+        return False
+    if answer is None:
+        answer = _salvaged(ctx, section, rules, asked)
+    if answer is None:
+        written.flagged.append(Flagged(section.name, asked.problem))
+        ctx.say(
+            f"the {section.name} was not written: no answer passed the checks "
+            f"({asked.problem}); it keeps its placeholder, and the write-up goes on"
+        )
+        return False
+    if asked.changes:
+        ctx.say(f"the {section.name}: labtui {'; '.join(asked.changes)}")
+    _place(ctx, section, facts, written, answer)
+    ctx.commit(f"writeup: {section.name}" + (", revised" if note else ""), [ctx.config.paper.tex])
+    return True
+
+
+def _ask(
+    ctx: StageContext,
+    section: Section,
+    rules: SectionRules,
+    facts: PaperFacts,
+    written: Written,
+    note: str,
+) -> _Asked:
+    """The model's answer for the section, tidied by code and checked, re-asked with the
+    problem quoted until one passes or the re-asks run out."""
     title = section.heading == "abstract"
     record: type[TitleAbstract] | type[SectionText] = TitleAbstract if title else SectionText
-
-    fixed: list[str] = []
+    asked = _Asked()
 
     def parse(data: object) -> TitleAbstract | SectionText:
         answer: TitleAbstract | SectionText
-        if title:
-            answer = validate(TitleAbstract, data)
+        if isinstance(answer := validate(record, data), TitleAbstract):
             body = tidied(answer.abstract, section.heading)
             answer = answer.model_copy(update={"abstract": body.body})
             problems = title_problems(answer.title) + section_problems(body.body, rules)
         else:
-            answer = validate(SectionText, data)
             body = tidied(answer.latex, section.heading)
             answer = answer.model_copy(update={"latex": body.body})
             problems = section_problems(body.body, rules)
+        asked.last, asked.changes = answer, body.changes
         if problems:  # at most three, so the re-ask stays one short paragraph
             raise ValueError(" ".join(problems[:3]))
-        fixed[:] = body.changes
         return answer
 
     prompt = _prompt(ctx, section, facts, written, record.shape, note)
     try:
-        answer = ctx.llm(role="writer").ask_json(
+        asked.answer = ctx.llm(role="writer").ask_json(
             [{"role": "user", "content": prompt}],
             parse,
             schema=record,
             max_tokens=TITLE_MAX_TOKENS if title else SECTION_MAX_TOKENS,
         )
     except UnusableAnswer as exc:
-        if note:
-            ctx.say(
-                f"the {section.name} could not be revised ({exc.problem}); it is kept as it was"
-            )
-            return False
-        written.flagged.append(Flagged(section.name, exc.problem))
-        ctx.say(
-            f"the {section.name} was not written: no answer passed the checks ({exc.problem}); "
-            "it keeps its placeholder, and the write-up goes on"
-        )
-        return False
-    if fixed:
-        ctx.say(f"the {section.name}: labtui {'; '.join(fixed)}")
+        asked.problem = exc.problem
+    return asked
+
+
+def _salvaged(
+    ctx: StageContext, section: Section, rules: SectionRules, asked: _Asked
+) -> TitleAbstract | SectionText | None:
+    """The last refused answer without the sentences that failed the checks, when what is left
+    passes them and is still a section (section_text.salvaged): one false number must not cost
+    a section its every true sentence. Said, with the sentences left out."""
+    last = asked.last
+    if last is None or (isinstance(last, TitleAbstract) and title_problems(last.title)):
+        return None
+    kept = salvaged(last.abstract if isinstance(last, TitleAbstract) else last.latex, rules)
+    if kept is None:
+        return None
+    shown = " / ".join(f"“{_short(sentence)}”" for sentence in kept.dropped[:3])
+    ctx.say(
+        f"the {section.name}: no answer passed the checks ({asked.problem}); labtui placed the "
+        f"last one without the {len(kept.dropped)} sentence(s) that failed them: {shown}"
+    )
+    field_name = "abstract" if isinstance(last, TitleAbstract) else "latex"
+    return last.model_copy(update={field_name: kept.body})
+
+
+def _short(text: str, chars: int = 100) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= chars else text[: chars - 1] + "…"
+
+
+def _place(
+    ctx: StageContext,
+    section: Section,
+    facts: PaperFacts,
+    written: Written,
+    answer: TitleAbstract | SectionText,
+) -> None:
+    """Put the answer's text into the paper: between the section's heading and the next, in
+    place of its placeholder (or of its earlier text, on a revision)."""
+    tex_path = ctx.project.root / ctx.config.paper.tex
     tex = tex_path.read_text(encoding="utf-8")
     old = written.texts.get(section.name, "")
     if isinstance(answer, TitleAbstract):
@@ -239,8 +304,6 @@ def _write(
         tex = placed(tex, section.heading, body, old, section.placeholders[0])
     tex_path.write_text(tex, encoding="utf-8")
     written.texts[section.name] = body.strip()
-    ctx.commit(f"writeup: {section.name}" + (", revised" if note else ""), [ctx.config.paper.tex])
-    return True
 
 
 def _with_the_figures(ctx: StageContext, tex: str, body: str, facts: PaperFacts) -> tuple[str, str]:

@@ -3,25 +3,28 @@ quoting the text) and where it places what passes. Every body here is written by
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
-from support.recorded_replies import exchanges
+from support.recorded_replies import exchanges, replies
 
 from labtui.core.json_reply import extract_json
+from labtui.core.provenance import run_sources
 from labtui.core.records import ABSTRACT_CHARS
 from labtui.core.section_text import (
     SectionRules,
     copied_instructions,
     instruction_phrases,
     placed,
+    salvaged,
     section_problems,
-    tidied,
     title_problems,
     with_figures,
     with_title,
     without_example_figure,
 )
+from labtui.core.section_tidy import tidied
 
 TEX = r"""\documentclass{article}
 \title{TITLE HERE}
@@ -239,3 +242,48 @@ def test_what_json_and_latex_would_misread_is_set_right_and_said():
         "escaped 2 percent sign(s) and 1 underscore(s)",
     )
     assert tidied("Columns\t1\t2 stay.", "method").changes == ()
+
+
+def _moons_runs(root: Path) -> None:
+    """run_0 and run_1 as the recorded moons project had them (test accuracy 0.9367, 0.895)."""
+    for run, accuracy in (("run_0", 0.9366666666666666), ("run_1", 0.895)):
+        (root / run).mkdir(parents=True)
+        info = {
+            "moons": {
+                "means": {"test_accuracy_mean": accuracy},
+                "stderrs": {"test_accuracy_stderr": 0.0019},
+            }
+        }
+        (root / run / "final_info.json").write_text(json.dumps(info))
+
+
+def test_a_real_small_models_introduction_is_placed_without_its_false_sentences(tmp_path):
+    # Recorded: Qwen2.5-Coder-1.5B's introduction for a moons paper whose one run was dropout
+    # at one rate (qwen15_moons_writeup_tidy.jsonl): three answers, each with dropout rates that
+    # never ran (0%, 25%, 75%) and "decreases by 4.46%" (the runs: 4.448%), so each was refused.
+    _moons_runs(tmp_path)
+    rules = SectionRules(
+        "introduction", BIB, tmp_path, root=tmp_path, sources=run_sources(tmp_path)
+    )
+    answers = [
+        tidied(extract_json(reply)["latex"], "introduction").body
+        for reply in replies("qwen15_moons_writeup_tidy", "writeup")
+        if reply.startswith('{"latex": "\\\\section{Introduction}')
+    ]
+    assert len(answers) == 3
+    for body in answers:
+        assert any("4.4" in problem for problem in section_problems(body, rules))
+        kept = salvaged(body, rules)
+        assert kept is not None and section_problems(kept.body, rules) == []
+        assert any("4.4" in sentence for sentence in kept.dropped)
+        assert "Dropping out neurons during training" in kept.body, "the sound sentences stay"
+        assert len(kept.dropped) * 2 <= len(kept.dropped) + kept.body.count(". ") + 1
+
+
+def test_a_text_that_is_mostly_wrong_is_not_salvaged(tmp_path):
+    _moons_runs(tmp_path)
+    rules = SectionRules("results", BIB, tmp_path, root=tmp_path, sources=run_sources(tmp_path))
+    wrong = "Accuracy rose to 0.97. Loss fell by 12%. Training took 4.2 s. Dropout helped."
+    assert salvaged(wrong, rules) is None, "more than half of it dropped"
+    short = "Test accuracy fell from 0.9367 to 0.895 with dropout. Loss fell by 12%."
+    assert salvaged(short, rules) is None, "what is left is too short to be a section"

@@ -113,7 +113,9 @@ def _write_as_answers(
 
     try:
         chosen = chosen_idea(ctx)
-        idea = " ".join(filter(None, [chosen.title + ".", chosen.hypothesis, chosen.experiment]))
+        # Not the idea's experiment list: what ran is the plan's (the notebook and the effects);
+        # a small model shown the list wrote up settings that never ran.
+        idea = " ".join(filter(None, [chosen.title + ".", chosen.hypothesis]))
     except StageFailed:  # a project set up from a repository has no ideas archive
         idea = ctx.result_of("experiments").get("idea", "") or "(see the notebook)"
     descriptions = ctx.result_of("plots").get("descriptions") or {}
