@@ -69,7 +69,7 @@ _REPORTS = {"abstract", "results", "conclusion"}  # a report, never a promise
 _READS = {
     "abstract": ("effects",),
     "introduction": ("effects", "literature"),
-    "background": ("literature",),
+    "background": ("notebook",),  # the model, the task, the metric: what the runs used
     "method": ("notebook",),
     "experimental": ("notebook",),
     "results": ("effects", "figures"),
