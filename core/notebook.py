@@ -78,6 +78,25 @@ def start_notebook(root: Path, title: str, description: str, baseline: dict[str,
     return path
 
 
+COMPUTED_CHANGE = "What changed (computed from the commit): "
+
+
+def computed_facts(notes: str) -> str:
+    """What the notebook says that code computed or the plan set: the title and the plan above
+    the first run, then each run's heading and the change computed from its commit. Not the
+    coder's explanation or the agent's analysis (a model's words, which may be false), nor the
+    tables (the effects carry the numbers)."""
+    kept: list[str] = []
+    in_runs = False
+    for line in notes.splitlines():
+        in_runs = in_runs or line.startswith("## ")
+        if line.startswith("## ") or line.startswith(COMPUTED_CHANGE):
+            kept.append(line)
+        elif not in_runs and not line.lstrip().startswith("|"):
+            kept.append(line)
+    return "\n".join(kept).strip()
+
+
 def append_run(
     root: Path,
     run_id: str,
@@ -92,7 +111,7 @@ def append_run(
     entry = (
         f"\n## {run_id}\n\n"
         f"Code: commit `{commit[:12]}` · wall time {wall_s:.1f} s\n\n"
-        f"What changed (computed from the commit): {computed}\n\n"
+        f"{COMPUTED_CHANGE}{computed}\n\n"
         f"The coder's explanation:\n\n{what_changed.strip() or '(none given)'}\n\n"
         f"Results (computed from `{run_id}/final_info.json` and `run_0/final_info.json`):\n\n"
         f"{results}\n"

@@ -19,6 +19,7 @@ from .effect_text import effects_markdown
 from .effects import project_effects
 from .errors import Aborted, UnusableAnswer
 from .ledger_appendix import latex_escaped
+from .notebook import computed_facts
 from .prompts import prompt_path
 from .provenance import run_sources
 from .records import SectionText, TitleAbstract
@@ -83,7 +84,7 @@ EFFECTS_HEAD = (
     "Effects of the runs (computed by labtui; quote a number exactly as written here, or leave "
     "it out):"
 )
-NOTEBOOK_HEAD = "The plan and the runs, from the lab notebook (notes.md):"
+NOTEBOOK_HEAD = "The plan, and what each run changed (computed from its commit):"
 LITERATURE_HEAD = "Papers from the literature review:"
 FIGURES_HEAD = "Figures (labtui places each; refer to it as Figure~\\ref{label}):"
 NOTEBOOK_CHARS = 1500  # ~400 tokens: a 1.5B model on a CPU reads ~50 tokens/s
@@ -135,16 +136,10 @@ def paper_facts(
     return PaperFacts(
         idea=idea,
         effects=_clipped(effects, EFFECTS_CHARS),
-        notebook=_clipped(_without_tables(notes), NOTEBOOK_CHARS),
+        notebook=_clipped(computed_facts(notes), NOTEBOOK_CHARS),
         figures=figures,
         literature=_clipped(literature.strip(), LITERATURE_CHARS),
     )
-
-
-def _without_tables(notes: str) -> str:
-    """The notebook's prose without its Markdown tables: the effects carry the runs' numbers,
-    and a small model shown a table pastes it."""
-    return "\n".join(line for line in notes.splitlines() if not line.lstrip().startswith("|"))
 
 
 def _clipped(text: str, chars: int) -> str:
