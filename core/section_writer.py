@@ -24,6 +24,7 @@ from .prompts import prompt_path
 from .provenance import run_sources
 from .records import SectionText, TitleAbstract
 from .section_text import (
+    Salvaged,
     SectionRules,
     body_span,
     figure_label,
@@ -176,7 +177,7 @@ class _Asked:
 
     answer: TitleAbstract | SectionText | None = None  # one that passed every check
     changes: tuple[str, ...] = ()  # what code set right in it (Tidied.changes)
-    last: TitleAbstract | SectionText | None = None  # the last that parsed, tidied, refused
+    refused: list[TitleAbstract | SectionText] = field(default_factory=list)  # tidied
     problem: str = ""  # why no answer passed
 
 
@@ -232,8 +233,9 @@ def _ask(
             body = tidied(answer.latex, section.heading)
             answer = answer.model_copy(update={"latex": body.body})
             problems = section_problems(body.body, rules)
-        asked.last, asked.changes = answer, body.changes
+        asked.changes = body.changes
         if problems:  # at most three, so the re-ask stays one short paragraph
+            asked.refused.append(answer)
             raise ValueError(" ".join(problems[:3]))
         return answer
 
@@ -253,22 +255,29 @@ def _ask(
 def _salvaged(
     ctx: StageContext, section: Section, rules: SectionRules, asked: _Asked
 ) -> TitleAbstract | SectionText | None:
-    """The last refused answer without the sentences that failed the checks, when what is left
-    passes them and is still a section (section_text.salvaged): one false number must not cost
-    a section its every true sentence. Said, with the sentences left out."""
-    last = asked.last
-    if last is None or (isinstance(last, TitleAbstract) and title_problems(last.title)):
+    """Of the refused answers, the one that keeps the most words without the sentences that
+    failed the checks, when what is left passes them and is still a section
+    (section_text.salvaged): one false number must not cost a section its every true sentence.
+    Every answer counts, not only the last: asked again about one sentence, a small model
+    answered only that paragraph. Said, with the sentences left out."""
+    best: tuple[TitleAbstract | SectionText, Salvaged] | None = None
+    for answer in asked.refused:
+        if isinstance(answer, TitleAbstract) and title_problems(answer.title):
+            continue
+        body = answer.abstract if isinstance(answer, TitleAbstract) else answer.latex
+        kept = salvaged(body, rules)
+        if kept is not None and (best is None or len(kept.body) > len(best[1].body)):
+            best = (answer, kept)
+    if best is None:
         return None
-    kept = salvaged(last.abstract if isinstance(last, TitleAbstract) else last.latex, rules)
-    if kept is None:
-        return None
+    answer, kept = best
     shown = " / ".join(f"“{_short(sentence)}”" for sentence in kept.dropped[:3])
     ctx.say(
         f"the {section.name}: no answer passed the checks ({asked.problem}); labtui placed the "
-        f"last one without the {len(kept.dropped)} sentence(s) that failed them: {shown}"
+        f"longest without the {len(kept.dropped)} sentence(s) that failed them: {shown}"
     )
-    field_name = "abstract" if isinstance(last, TitleAbstract) else "latex"
-    return last.model_copy(update={field_name: kept.body})
+    field_name = "abstract" if isinstance(answer, TitleAbstract) else "latex"
+    return answer.model_copy(update={field_name: kept.body})
 
 
 def _short(text: str, chars: int = 100) -> str:
