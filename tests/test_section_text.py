@@ -287,3 +287,20 @@ def test_a_text_that_is_mostly_wrong_is_not_salvaged(tmp_path):
     assert salvaged(wrong, rules) is None, "more than half of it dropped"
     short = "Test accuracy fell from 0.9367 to 0.895 with dropout. Loss fell by 12%."
     assert salvaged(short, rules) is None, "what is left is too short to be a section"
+
+
+def test_a_whole_first_answer_is_salvaged_where_the_answers_to_the_re_asks_are_not(tmp_path):
+    # Recorded: Qwen2.5-Coder-1.5B's method for a moons paper (qwen15_moons_writeup_salvage.jsonl,
+    # lines 6 to 8): a whole first answer with dropout rates that never ran ("from 0 to 50 in
+    # steps of 10%"), then, asked again about that sentence, only its paragraph, twice.
+    _moons_runs(tmp_path)
+    rules = SectionRules("method", BIB, tmp_path, root=tmp_path, sources=run_sources(tmp_path))
+    method = [
+        tidied(extract_json(reply)["latex"], "method").body
+        for reply in replies("qwen15_moons_writeup_salvage", "writeup")[5:8]
+    ]
+    assert all(section_problems(body, rules) for body in method)
+    first = salvaged(method[0], rules)
+    assert first is not None and "two-moons problem" in first.body
+    assert any("50" in sentence for sentence in first.dropped)
+    assert [salvaged(body, rules) for body in method[1:]] == [None, None], "too short alone"
