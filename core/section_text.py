@@ -157,8 +157,33 @@ def _form_problems(body: str, rules: SectionRules) -> list[str]:
         problems.append(
             f"Figures belong in the Results section only: leave the figure out of the {rules.name}."
         )
-    problems += _unbalanced(body)
+    problems += _unbalanced(body) or _math_problems(body)
     return problems
+
+
+_DOLLAR = re.compile(r"(?<!\\)\$")
+# What never belongs inside $…$: a heading, an environment, or a paragraph of running text.
+_TEXT_IN_MATH = re.compile(r"\\(?:sub)*section\*?\{|\\paragraph\{|\\begin\{|\n\s*\n")
+
+
+def _math_problems(body: str) -> list[str]:
+    """Inline math that cannot compile: an odd number of unescaped $, or $…$ around headings
+    or paragraphs (Qwen2.5-Coder-1.5B put `$` between its subsections; pdflatex stopped at
+    "Missing $ inserted")."""
+    text = strip_comments(body)
+    dollars = [m.start() for m in _DOLLAR.finditer(text)]
+    if len(dollars) % 2:
+        return [
+            f"A $ opens math that no $ closes (in “{_quoted(body, dollars[-1])}”): write \\$ "
+            "for a dollar sign, or close the math."
+        ]
+    for start, end in zip(dollars[::2], dollars[1::2], strict=True):
+        if _TEXT_IN_MATH.search(text, start, end):
+            return [
+                f"Math ($…$) holds a heading or running text (in “{_quoted(body, start)}”): "
+                "use $ only around a formula."
+            ]
+    return []
 
 
 def _unbalanced(body: str) -> list[str]:

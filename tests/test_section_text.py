@@ -304,3 +304,13 @@ def test_a_whole_first_answer_is_salvaged_where_the_answers_to_the_re_asks_are_n
     assert first is not None and "two-moons problem" in first.body
     assert any("50" in sentence for sentence in first.dropped)
     assert [salvaged(body, rules) for body in method[1:]] == [None, None], "too short alone"
+
+
+def test_inline_math_that_cannot_compile_is_refused(tmp_path):
+    # Recorded (qwen15_moons_writeup_salvage run, placed before this check): an introduction
+    # with `$` between its subsections; pdflatex stopped at "Missing $ inserted".
+    rules = _rules(tmp_path)
+    between = "$\\textbf{Two moons:}$ \\textit{a task.}$ \\subsection{Why}$\\textit{It matters.}"
+    assert "holds a heading or running text" in section_problems(between, rules)[0]
+    assert "no $ closes" in section_problems("It costs $5 and more.", rules)[0]
+    assert section_problems("A loss $L = \\sum_i \\ell_i$ and \\$5.", rules) == []
