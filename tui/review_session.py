@@ -7,15 +7,24 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from labtui.core.config import Config
 from labtui.core.config_sections import ReviewSection
 from labtui.core.events import Notice, Refused
+from labtui.core.profiles import apply_profile, profile_notice
 from labtui.core.reviewer import standalone_llm
 
 
 def review_settings(overrides: dict | None) -> ReviewSection:
-    """``[review]`` with what the command line gave (None: the default) in place."""
+    """``[review]`` with what the command line gave (None: the default) in place, and the
+    small-model profile's review settings where the model is served locally (one reviewer, no
+    few-shot example: three reviewers at once on llama-cpp-python's one-slot server cut each
+    other's replies short), said on stderr."""
     given = {key: value for key, value in (overrides or {}).items() if value is not None}
-    return ReviewSection(**given)
+    config = Config(review=ReviewSection(**given))
+    changed = [change for change in apply_profile(config) if change.startswith("review.")]
+    if changed:
+        print(f"  {profile_notice(config, changed)}", file=sys.stderr)
+    return config.review
 
 
 def reviewer_llm(model: str, budget: float) -> Any:
