@@ -72,3 +72,16 @@ def test_doctor_says_which_settings_the_profile_changes(monkeypatch):
     assert "small-model profile" in settings.detail and "review.few_shot = 0" in settings.detail
     monkeypatch.delenv("LABTUI_API_BASE")
     assert "labtui's defaults" in next(c for c in run_checks(None) if c.name == "settings").detail
+
+
+def test_a_review_without_a_project_takes_the_profile_from_a_local_server(monkeypatch, capsys):
+    from labtui.tui.review_session import review_settings
+
+    monkeypatch.delenv("LABTUI_LLM__PROFILE")
+    monkeypatch.setenv("LABTUI_API_BASE", "http://127.0.0.1:8765/v1")
+    settings = review_settings({"ensemble": None, "few_shot": None})
+    assert (settings.ensemble, settings.few_shot) == (1, 0), "one reviewer: a one-slot server"
+    assert "small-model settings in force (review.ensemble = 1" in capsys.readouterr().err
+    assert review_settings({"ensemble": 2}).ensemble == 2, "what the command line says stays"
+    monkeypatch.setenv("LABTUI_LLM__PROFILE", "hosted")
+    assert review_settings({}).ensemble == Config().review.ensemble

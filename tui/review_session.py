@@ -4,10 +4,12 @@ said on stderr while the reviewers work (stdout is the review's)."""
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
-from labtui.core.config import Config
+from labtui.core.config import config_from_dict
 from labtui.core.config_sections import ReviewSection
 from labtui.core.events import Notice, Refused
 from labtui.core.profiles import apply_profile, profile_notice
@@ -20,7 +22,8 @@ def review_settings(overrides: dict | None) -> ReviewSection:
     few-shot example: three reviewers at once on llama-cpp-python's one-slot server cut each
     other's replies short), said on stderr."""
     given = {key: value for key, value in (overrides or {}).items() if value is not None}
-    config = Config(review=ReviewSection(**given))
+    # the environment's LABTUI_<SECTION>__<FIELD> apply as in a project ([llm] profile too)
+    config = config_from_dict({"review": given}, Path("the command line"), os.environ)
     changed = [change for change in apply_profile(config) if change.startswith("review.")]
     if changed:
         print(f"  {profile_notice(config, changed)}", file=sys.stderr)
