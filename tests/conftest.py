@@ -24,9 +24,6 @@ def _isolated_env(monkeypatch, tmp_path):
         if name.startswith("LABTUI_") or name.endswith("_API_KEY"):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    # The scripted server listens on 127.0.0.1, which would pick the small-model profile for a
-    # command without a project too (labtui review): tests/test_profiles.py tests the profile.
-    monkeypatch.setenv("LABTUI_LLM__PROFILE", "hosted")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     (tmp_path / "home").mkdir(exist_ok=True)
     # calibrations and cached reviews live in the test's own home, never the researcher's
@@ -36,6 +33,13 @@ def _isolated_env(monkeypatch, tmp_path):
         ("XDG_CONFIG_HOME", "config"),
     ):
         monkeypatch.setenv(name, str(tmp_path / "home" / folder))
+
+
+@pytest.fixture
+def hosted_profile(monkeypatch):
+    """The scripted server listens on 127.0.0.1, which would pick the small-model profile for a
+    command without a project too (labtui review): tests/test_profiles.py tests the profile."""
+    monkeypatch.setenv("LABTUI_LLM__PROFILE", "hosted")
 
 
 @pytest.fixture(autouse=True)

@@ -24,6 +24,9 @@ from labtui.core.review_form import parse_review
 from labtui.core.reviewer import ReviewPanel, reviewer_facts
 from labtui.tui.probe_command import cmd_probe
 
+pytestmark = pytest.mark.usefixtures("hosted_profile")  # review on the scripted server: as hosted
+
+
 PAPER_MD = """\
 # Wider Hidden Layers on Noisy Two Moons
 

@@ -77,7 +77,6 @@ def test_doctor_says_which_settings_the_profile_changes(monkeypatch):
 def test_a_review_without_a_project_takes_the_profile_from_a_local_server(monkeypatch, capsys):
     from labtui.tui.review_session import review_settings
 
-    monkeypatch.delenv("LABTUI_LLM__PROFILE")
     monkeypatch.setenv("LABTUI_API_BASE", "http://127.0.0.1:8765/v1")
     settings = review_settings({"ensemble": None, "few_shot": None})
     assert (settings.ensemble, settings.few_shot) == (1, 0), "one reviewer: a one-slot server"

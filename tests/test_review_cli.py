@@ -14,6 +14,8 @@ from support.research_script import REVIEW, fenced_json, scripted_reviewer
 
 from labtui.core.latex import compile_latex
 
+pytestmark = pytest.mark.usefixtures("hosted_profile")  # review on the scripted server: as hosted
+
 
 def _env(llm_server) -> dict[str, str]:
     return {

@@ -13,6 +13,9 @@ from support.review_bench import PAPERS, ScriptedBenchReviewer, write_pdf, write
 
 from labtui.tui.cli import main
 
+pytestmark = pytest.mark.usefixtures("hosted_profile")  # review on the scripted server: as hosted
+
+
 MODEL = "openai/scripted-review"
 ONE_REVIEWER = ["--ensemble", "1", "--reflections", "0", "--few-shot", "0"]
 
