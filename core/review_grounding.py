@@ -105,7 +105,8 @@ _STOPWORDS = frozenset(
     them themselves then there therefore these they this those though through thus to too two
     three four five under until up upon us very via was we well were what whatever when where
     whereas whether which while who whom whose why will with within without would yet you your
-    first second third firstly secondly finally overall etc e.g i.e eg ie vs versus""".split()
+    first second third firstly secondly finally overall etc e.g i.e eg ie vs versus none
+    nothing identified applicable noted mentioned n/a na""".split()
 )
 # ... the words any review uses ...
 _REVIEW_WORDS = frozenset(

@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 from conftest import TEST_API_KEY
+from support.recorded_replies import exchanges
 from support.research_script import REVIEW, fenced_json
 
 from labtui.core.config_sections import ReviewSection
 from labtui.core.events import Refused
+from labtui.core.json_reply import extract_json
 from labtui.core.prompts import load_prompt
 from labtui.core.review_form import parse_review
 from labtui.core.review_grounding import PaperIndex, ground_review, is_grounded, specific_terms
@@ -52,6 +54,8 @@ GENERIC = [
     "The results are significant and convincing.",
     "The proposed approach outperforms existing baselines on several benchmarks.",
     "a specific weakness of this paper",  # the form's example without its brackets
+    # Recorded: Qwen2.5-Coder-1.5B's only weakness of rl_lr_adaptation.pdf (qwen15_review.jsonl)
+    "None identified",
 ]
 ABOUT_ANOTHER_PAPER = [
     "The transformer ablation on ImageNet is convincing.",
@@ -268,3 +272,18 @@ def test_the_area_chair_is_held_to_the_paper_the_reviewers_read(
     assert panel.meta.fields["Strengths"] == DUALDIFF["Strengths"]
     asks = [json.dumps(r["messages"]) for r in llm_server.requests_for("scripted-review")]
     assert any("Strengths item 2 ('The reviewers agree the method is novel.')" in a for a in asks)
+
+
+def test_a_real_small_models_review_of_a_corpus_paper_is_about_it_but_its_none_is_refused():
+    # Recorded: Qwen2.5-Coder-1.5B reviewing rl_lr_adaptation.pdf with `labtui review`
+    # (qwen15_review.jsonl, line 2; 413 s on 2 cores): every score 4 of 4 (the enums held), a
+    # summary and strengths that name the paper (Q-learning, enwik8, text8), and one weakness:
+    # "None identified", which the grounding took for the paper's word "none" until now.
+    reply = next(e["reply"] for e in exchanges("qwen15_review") if e["reply"].startswith("{"))
+    fields = extract_json(reply)
+    assert fields["Weaknesses"] == ["None identified"] and fields["Soundness"] == 4
+    paper = PaperIndex(corpus_text("rl_lr_adaptation"))
+    with pytest.raises(ValueError) as refused:
+        ground_review(fields, paper)
+    assert str(refused.value).startswith("Weaknesses item 1 ('None identified') names nothing")
+    assert "Strengths" not in str(refused.value), "the summary and strengths name the paper"
