@@ -79,13 +79,19 @@ def apply_profile(config: Any) -> list[str]:
     return changed
 
 
-def profile_notice(config: Any, changed: list[str]) -> str:
-    """What to tell the researcher about the profile in force ('' when it changed nothing)."""
+def profile_notice(
+    config: Any,
+    changed: list[str],
+    kept: str = "values you set in labtui.toml are kept",
+    opt_out: str = 'write [llm] profile = "hosted"',
+) -> str:
+    """What to tell the researcher about the profile in force ('' when it changed nothing);
+    ``kept``: where the researcher's own values, which the profile leaves alone, came from;
+    ``opt_out``: how to keep labtui's defaults there."""
     if not changed:
         return ""
     where = config.models.api_base or os.environ.get("LABTUI_API_BASE", "") or "a local server"
     return (
         f"local model at {where}: small-model settings in force ({', '.join(changed)}); "
-        'values you set in labtui.toml are kept; write [llm] profile = "hosted" to keep '
-        "labtui's defaults"
+        f"{kept}; {opt_out} to keep labtui's defaults"
     )

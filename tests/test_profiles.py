@@ -80,7 +80,9 @@ def test_a_review_without_a_project_takes_the_profile_from_a_local_server(monkey
     monkeypatch.setenv("LABTUI_API_BASE", "http://127.0.0.1:8765/v1")
     settings = review_settings({"ensemble": None, "few_shot": None})
     assert (settings.ensemble, settings.few_shot) == (1, 0), "one reviewer: a one-slot server"
-    assert "small-model settings in force (review.ensemble = 1" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert "small-model settings in force (review.ensemble = 1" in said
+    assert "given on the command line are kept; set LABTUI_LLM__PROFILE=hosted" in said
     assert review_settings({"ensemble": 2}).ensemble == 2, "what the command line says stays"
     monkeypatch.setenv("LABTUI_LLM__PROFILE", "hosted")
     assert review_settings({}).ensemble == Config().review.ensemble

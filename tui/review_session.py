@@ -26,7 +26,13 @@ def review_settings(overrides: dict | None) -> ReviewSection:
     config = config_from_dict({"review": given}, Path("the command line"), os.environ)
     changed = [change for change in apply_profile(config) if change.startswith("review.")]
     if changed:
-        print(f"  {profile_notice(config, changed)}", file=sys.stderr)
+        notice = profile_notice(
+            config,
+            changed,
+            kept="values given on the command line are kept",
+            opt_out="set LABTUI_LLM__PROFILE=hosted",
+        )
+        print(f"  {notice}", file=sys.stderr)
     return config.review
 
 
