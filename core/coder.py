@@ -53,7 +53,8 @@ from .aider_model import (
 from .checkpoints import ResearcherNotes
 from .config import ModelSpec
 from .edit_feedback import attempt_problem, retry_prompt
-from .edit_guard import EditPolicy, Problem, check_edit, restored_definitions
+from .edit_guard import EditPolicy, Problem, check_edit
+from .edit_repair import restored_definitions
 from .errors import LabtuiError
 from .events import CodeDiff, Event, Notice, Refused
 from .experiment_spec import matches

@@ -17,9 +17,9 @@ from labtui.core.edit_guard import (
     elision_problem,
     new_file_problem,
     placeholder_name,
-    restored_definitions,
     shrink_problem,
 )
+from labtui.core.edit_repair import restored_definitions
 
 # A 60-line experiment in the shape of the templates: argparse --out_dir, final_info.json.
 EXPERIMENT = (
