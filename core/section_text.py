@@ -73,12 +73,17 @@ class SectionRules:
     instructions: tuple[str, ...] = ()  # the request's own phrases (instruction_phrases)
 
 
+def clipped(text: str, chars: int = QUOTED_CHARS) -> str:
+    """``text`` on one line, cut to ``chars`` with an ellipsis: as a problem quotes it."""
+    line = " ".join(text.split())
+    return line if len(line) <= chars else line[: chars - 1] + "…"
+
+
 def _quoted(text: str, at: int) -> str:
     """The line of ``text`` around index ``at``, clipped, as a problem quotes it."""
     start = text.rfind("\n", 0, at) + 1
     end = text.find("\n", at)
-    line = " ".join(text[start : end if end >= 0 else len(text)].split())
-    return line if len(line) <= QUOTED_CHARS else line[: QUOTED_CHARS - 1] + "…"
+    return clipped(text[start : end if end >= 0 else len(text)])
 
 
 def section_problems(body: str, rules: SectionRules) -> list[str]:
@@ -125,7 +130,7 @@ def _form_problems(body: str, rules: SectionRules) -> list[str]:
         )
     copied = copied_instructions(body, rules.instructions)
     if copied:
-        shown = copied if len(copied) <= QUOTED_CHARS else copied[: QUOTED_CHARS - 1] + "…"
+        shown = clipped(copied)
         problems.append(
             f"The text copies the request's own words (“{shown}”): write the {rules.name} "
             "itself, about this project's idea and runs."
@@ -245,9 +250,7 @@ def salvaged(body: str, rules: SectionRules) -> Salvaged | None:
 def _promises(body: str) -> list[str]:
     for sentence in _SENTENCE.split(" ".join(strip_comments(body).split())):
         if _FUTURE.search(sentence) and "future" not in sentence.lower():
-            shown = (
-                sentence if len(sentence) <= QUOTED_CHARS else sentence[: QUOTED_CHARS - 1] + "…"
-            )
+            shown = clipped(sentence)
             return [
                 f"“{shown}” promises what will be done: report what was done and what the runs "
                 "showed, in the past or present tense."

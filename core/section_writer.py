@@ -27,6 +27,7 @@ from .section_text import (
     Salvaged,
     SectionRules,
     body_span,
+    clipped,
     figure_label,
     instruction_phrases,
     placed,
@@ -271,18 +272,13 @@ def _salvaged(
     if best is None:
         return None
     answer, kept = best
-    shown = " / ".join(f"“{_short(sentence)}”" for sentence in kept.dropped[:3])
+    shown = " / ".join(f"“{clipped(sentence, 100)}”" for sentence in kept.dropped[:3])
     ctx.say(
         f"the {section.name}: no answer passed the checks ({asked.problem}); labtui placed the "
         f"longest without the {len(kept.dropped)} sentence(s) that failed them: {shown}"
     )
     field_name = "abstract" if isinstance(answer, TitleAbstract) else "latex"
     return answer.model_copy(update={field_name: kept.body})
-
-
-def _short(text: str, chars: int = 100) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= chars else text[: chars - 1] + "…"
 
 
 def _place(
