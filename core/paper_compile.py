@@ -5,12 +5,14 @@ never lost. The compile stage runs it, and so does each of the review's improvem
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .artifacts import PDF
 from .edit_guard import PAPER_ONLY
 from .errors import StageFailed
 from .events import CompileResult, LatexUpdated
+from .latex_log import LatexMessage
 from .stage_context import StageContext
 
 
@@ -58,6 +60,15 @@ def _over_the_page_limit(ctx: StageContext, outcome) -> list[str]:
     ]
 
 
+def _show_the_paper(ctx: StageContext) -> None:
+    from .latex_checks import referenced_figures
+
+    tex_path = ctx.project.root / ctx.config.paper.tex
+    text = tex_path.read_text(encoding="utf-8")
+    figures = referenced_figures(text, tex_path.parent)
+    ctx.emit(LatexUpdated(stage=ctx.stage, path=ctx.config.paper.tex, text=text, figures=figures))
+
+
 @dataclass(frozen=True)
 class Compiled:
     pages: int
@@ -65,13 +76,18 @@ class Compiled:
     problems: list[str]  # what is still wrong although it compiles (over the page limit, say)
 
 
-def compile_paper(ctx: StageContext, commit_message: str) -> Compiled:
+def compile_paper(
+    ctx: StageContext,
+    commit_message: str,
+    rewrite: Callable[[StageContext, list[LatexMessage]], list[str]] | None = None,
+) -> Compiled:
     """Compile the paper, sending parsed errors and problems back to aider for up to
-    ``[limits] latex_fix_rounds``; commits the PDF. StageFailed when it never compiles (the
-    last PDF that did is kept). The review's improvement rounds use it too."""
+    ``[limits] latex_fix_rounds``; commits the PDF. A round first offers the errors to
+    ``rewrite`` (the sections they lie in, asked for again); aider fixes the round when it
+    rewrote nothing. StageFailed when it never compiles (the last PDF that did is kept). The
+    review's improvement rounds use it too."""
     from .chktex import chktex
     from .latex import compile_latex
-    from .latex_checks import referenced_figures
 
     root = ctx.project.root
     tex_path = root / ctx.config.paper.tex
@@ -88,6 +104,11 @@ def compile_paper(ctx: StageContext, commit_message: str) -> Compiled:
             break
         if round_no == rounds:
             break
+        rewritten = rewrite(ctx, outcome.errors) if rewrite and not outcome.ok else []
+        if rewritten:
+            ctx.say(f"rewritten to compile (round {round_no + 1}/{rounds}): {', '.join(rewritten)}")
+            _show_the_paper(ctx)
+            continue
         coder = coder or ctx.coder(model_of="compile")  # the writer's model
         report = _describe(outcome, problems, lint)
         ctx.say(f"LaTeX problems, asking for a fix (round {round_no + 1}/{rounds}):\n{report}")
@@ -97,11 +118,7 @@ def compile_paper(ctx: StageContext, commit_message: str) -> Compiled:
             commit_message=f"{ctx.stage}: fix LaTeX",
             policy=PAPER_ONLY,
         )
-        fixed = tex_path.read_text(encoding="utf-8")
-        figures = referenced_figures(fixed, tex_path.parent)
-        ctx.emit(
-            LatexUpdated(stage=ctx.stage, path=ctx.config.paper.tex, text=fixed, figures=figures)
-        )
+        _show_the_paper(ctx)
     if not outcome.ok:
         first = outcome.errors[0].message if outcome.errors else "see the log"
         raise StageFailed(

@@ -119,6 +119,14 @@ class Flagged:
     problem: str
 
 
+@dataclass(frozen=True)
+class Revision:
+    """Why a placed section is asked for again, quoted to the model with its previous text."""
+
+    request: str  # the researcher's note, or what LaTeX could not compile
+    asker: str = "The researcher read it and asks"
+
+
 @dataclass
 class Written:
     """The sections placed so far: their text, for the later prompts and for a revision."""
@@ -183,15 +191,19 @@ class _Asked:
 
 
 def _write(
-    ctx: StageContext, section: Section, facts: PaperFacts, written: Written, note: str = ""
+    ctx: StageContext,
+    section: Section,
+    facts: PaperFacts,
+    written: Written,
+    revision: Revision | None = None,
 ) -> bool:
     """Ask for the section, place it and commit it; False (flagged, or on a revision kept as it
     was) when no answer passed the checks and none could be salvaged."""
     tex_path = ctx.project.root / ctx.config.paper.tex
     rules = _rules(ctx, section, tex_path.read_text(encoding="utf-8"))
-    asked = _ask(ctx, section, rules, facts, written, note)
+    asked = _ask(ctx, section, rules, facts, written, revision)
     answer = asked.answer
-    if answer is None and note:
+    if answer is None and revision:
         ctx.say(f"the {section.name} could not be revised ({asked.problem}); it is kept as it was")
         return False
     if answer is None:
@@ -206,7 +218,9 @@ def _write(
     if asked.changes:
         ctx.say(f"the {section.name}: labtui {'; '.join(asked.changes)}")
     _place(ctx, section, facts, written, answer)
-    ctx.commit(f"writeup: {section.name}" + (", revised" if note else ""), [ctx.config.paper.tex])
+    ctx.commit(
+        f"{ctx.stage}: {section.name}" + (", revised" if revision else ""), [ctx.config.paper.tex]
+    )
     return True
 
 
@@ -216,7 +230,7 @@ def _ask(
     rules: SectionRules,
     facts: PaperFacts,
     written: Written,
-    note: str,
+    revision: Revision | None,
 ) -> _Asked:
     """The model's answer for the section, tidied by code and checked, re-asked with the
     problem quoted until one passes or the re-asks run out."""
@@ -240,7 +254,7 @@ def _ask(
             raise ValueError(" ".join(problems[:3]))
         return answer
 
-    prompt = _prompt(ctx, section, facts, written, record.shape, note)
+    prompt = _prompt(ctx, section, facts, written, record.shape, revision)
     try:
         asked.answer = ctx.llm(role="writer").ask_json(
             [{"role": "user", "content": prompt}],
@@ -353,7 +367,7 @@ def _prompt(
     facts: PaperFacts,
     written: Written,
     shape: str,
-    note: str,
+    revision: Revision | None,
 ) -> str:
     tex = (ctx.project.root / ctx.config.paper.tex).read_text(encoding="utf-8")
     paper_dir = (ctx.project.root / ctx.config.paper.tex).parent
@@ -363,11 +377,11 @@ def _prompt(
         for name, text in written.texts.items()
         if name != section.name
     ]
-    revision = ""
-    if note:
+    asked_again = ""
+    if revision:
         previous = written.texts.get(section.name, "")
-        revision = (
-            f"\nYour previous text:\n{previous}\n\nThe researcher read it and asks: {note}\n"
+        asked_again = (
+            f"\nYour previous text:\n{previous}\n\n{revision.asker}: {revision.request}\n"
             "Write the revised text.\n"
         )
     return ctx.prompt(
@@ -378,7 +392,7 @@ def _prompt(
         facts=_facts_shown(section, facts),
         bibkeys=keys,
         written="\n".join(before) or "(none yet)",
-        revision=revision,
+        revision=asked_again,
         notes=ctx.notes_block(),
         shape=shape,
     )
@@ -406,10 +420,21 @@ def _facts_shown(section: Section, facts: PaperFacts) -> str:
     return "\n\n".join(shown) + "\n" if shown else ""
 
 
+def rewrite_section(
+    ctx: StageContext, section: Section, facts: PaperFacts, revision: Revision
+) -> bool:
+    """Ask again for a section the paper already has (its current text quoted), check, place
+    and commit the answer; False when none passed (the section is kept as it was)."""
+    text = (ctx.project.root / ctx.config.paper.tex).read_text(encoding="utf-8")
+    span = body_span(text, section.heading)
+    current = text[span[0] : span[1]].strip() if span else ""
+    return _write(ctx, section, facts, Written(texts={section.name: current}), revision)
+
+
 def _judge(ctx: StageContext, section: Section, facts: PaperFacts, written: Written) -> None:
     """The co-pilot's checkpoint on a placed section: approve, revise with a note (that section
     asked again with it), edit it (kept by ctx.ask), or abort."""
-    judge_section(ctx, section, lambda note: _write(ctx, section, facts, written, note=note))
+    judge_section(ctx, section, lambda note: _write(ctx, section, facts, written, Revision(note)))
 
 
 def judge_section(ctx: StageContext, section: Section, revise: Callable[[str], object]) -> None:

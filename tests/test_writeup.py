@@ -271,3 +271,36 @@ def test_refused_sections_are_re_asked_with_the_problem_and_an_unwritable_one_is
     assert "Sections not written" in draft.body and "title and abstract" in draft.body
     assert "copies the request's own words" in draft.body, "why, from the last answer"
     assert any(r.stage == "compile" for r in port.asked), "the pipeline went on"
+
+
+def test_a_placed_section_latex_cannot_compile_is_asked_for_again_with_the_error(
+    project, llm_server
+):
+    research = MoonsResearch(project.root)
+    # Written by hand (no model wrote it): an introduction that passes every section check but
+    # not pdflatex, as Qwen2.5-Coder-1.5B's did ("Missing $ inserted" in a placed section).
+    broken = "Wider layers \\widerthan{} narrow ones. "
+
+    def writeup(request):
+        first = first_user_text(request)
+        if "Now write the introduction" in first and "LaTeX says" not in first:
+            return fenced_json({"latex": broken + research.section_texts()["introduction"]})
+        return research.writeup(request)
+
+    llm_server.default("scripted-writeup", writeup)
+    session = Session.open(project.root)
+    events: list = []
+    session.bus.subscribe(events.append)
+    session.run(ApprovePort())
+    again = [
+        first_user_text(r) for r in _section_asks(llm_server) if "LaTeX says" in first_user_text(r)
+    ]
+    assert len(again) == 1 and _section_of(
+        {"messages": [{"role": "user", "content": again[0]}]}
+    ) == ("introduction"), "only the section LaTeX stopped in is asked again"
+    assert "Undefined control sequence" in again[0] and "\\widerthan{}" in again[0]
+    log = project.repo.git.log("--format=%s")
+    assert "compile: introduction, revised" in log and "compile: fix LaTeX" not in log
+    compiled = [e.ok for e in events if type(e).__name__ == "CompileResult"]
+    assert compiled == [False, True] and (project.root / "paper.pdf").exists()
+    assert "\\widerthan" not in (project.root / TEX).read_text()

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from ..artifacts import PDF
 from ..paper_compile import compile_paper
+from ..section_repair import rewrite_failing_sections
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
 
 
 def run(ctx: StageContext) -> StageOutput:
-    paper = compile_paper(ctx, f"compile: {PDF} ({{pages}} pages)")
+    # A section labtui placed is asked for again when LaTeX stops inside it; aider fixes the rest.
+    rewrite = rewrite_failing_sections if ctx.config.paper.writer == "sections" else None
+    paper = compile_paper(ctx, f"compile: {PDF} ({{pages}} pages)", rewrite)
     return StageOutput(
         summary=f"{PDF}: {paper.pages} page(s), {paper.warnings} warning(s)",
         result={"pdf": PDF, "pages": paper.pages, "problems": paper.problems},

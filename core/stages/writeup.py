@@ -6,12 +6,13 @@ section in the whole file, and the placeholders left behind are sent back once.
 
 from __future__ import annotations
 
-from ..artifacts import NOTES, PROVENANCE, has_literature, literature_digest, load_literature
+from ..artifacts import NOTES, PROVENANCE, has_literature, load_literature
 from ..checkpoints import WAIVE
 from ..edit_guard import PAPER_ONLY
 from ..errors import StageFailed
 from ..events import LatexUpdated
 from ..number_trace import trace_numbers
+from ..section_repair import gathered_facts, literature_block
 from ..section_text import placeholders_left
 from ..section_writer import SECTIONS, Flagged, Section, judge_section
 from ..stage_context import StageContext, StageOutput
@@ -45,10 +46,7 @@ def _cite_the_literature(ctx: StageContext, tex_path) -> str:
             f"writeup: cite the literature review's papers ({', '.join(added)})",
             paper_and_bibliography(ctx.project.root, tex_path),
         )
-    return (
-        "\nThe literature review found these papers (cite them by the key in brackets, in the "
-        f"introduction and related work):\n\n{literature_digest(review)}\n"
-    )
+    return literature_block(ctx)
 
 
 def _search_ledger_appendix(ctx: StageContext, tex_path) -> None:
@@ -108,21 +106,9 @@ def _write_as_answers(
     ctx: StageContext, figures: list[str], literature: str
 ) -> list[dict[str, str]]:
     """Each section a checked, placed answer (core/section_writer.py); the sections flagged."""
-    from ..planning import chosen_idea
-    from ..section_writer import paper_facts, write_sections
+    from ..section_writer import write_sections
 
-    try:
-        chosen = chosen_idea(ctx)
-        # Not the idea's experiment list: what ran is the plan's (the notebook and the effects);
-        # a small model shown the list wrote up settings that never ran.
-        idea = " ".join(filter(None, [chosen.title + ".", chosen.hypothesis]))
-    except StageFailed:  # a project set up from a repository has no ideas archive
-        idea = ctx.result_of("experiments").get("idea", "") or "(see the notebook)"
-    descriptions = ctx.result_of("plots").get("descriptions") or {}
-    described = {
-        name: descriptions.get(name) or name.rsplit(".", 1)[0].replace("_", " ") for name in figures
-    }
-    written = write_sections(ctx, paper_facts(ctx, idea, described, literature))
+    written = write_sections(ctx, gathered_facts(ctx, figures, literature))
     return [_flag_record(f) for f in written.flagged]
 
 
