@@ -17,12 +17,14 @@ _THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)```", re.DOTALL)
 
 
-def extract_json(text: str) -> Any:
+def extract_json(text: str, strict: bool = True) -> Any:
     """The JSON value in a model's reply.
 
     Order: the last ```json block that parses, then the last fenced block that parses, then the
     first balanced {...} or [...] in the text. Broken JSON (e.g. trailing commas) is not repaired:
-    the ValueError names the problem so the model can be asked to fix it itself.
+    the ValueError names the problem so the model can be asked to fix it itself. ``strict=False``
+    takes raw line breaks and tabs inside strings (json.loads' own option): a section's LaTeX
+    is many lines, and a small model writes them as they are.
     """
     text = _strip_reasoning(text or "")
     fenced = _FENCE.findall(text)
@@ -31,16 +33,16 @@ def extract_json(text: str) -> Any:
             if wanted is not None and language.lower() != wanted:
                 continue
             try:
-                return json.loads(body)
+                return json.loads(body, strict=strict)
             except json.JSONDecodeError:
                 continue
     stripped = text.strip()
     if stripped:
         try:
-            return json.loads(stripped)
+            return json.loads(stripped, strict=strict)
         except json.JSONDecodeError:
             pass
-    return _scan_balanced(text)
+    return _scan_balanced(text, strict)
 
 
 QUOTED_CHARS = 120
@@ -106,7 +108,7 @@ def _is_structured(value: Any) -> bool:
     )
 
 
-def _scan_balanced(text: str) -> Any:
+def _scan_balanced(text: str, strict: bool = True) -> Any:
     """First balanced {...}/[...] that parses, preferring structured values over e.g. [1].
 
     Raises ValueError naming the parse problem of the first broken object, if there was one.
@@ -124,7 +126,7 @@ def _scan_balanced(text: str) -> Any:
             index = start + 1
             continue
         try:
-            value = json.loads(text[start:end])
+            value = json.loads(text[start:end], strict=strict)
         except json.JSONDecodeError as exc:
             if not problem and text[start] == "{":
                 problem = (

@@ -207,6 +207,7 @@ class LLM:
         schema: Any = None,
         examples: Iterable[str] | None = None,
         reasks: int | None = None,
+        multiline: bool = False,
         **chat_kwargs: Any,
     ) -> T:
         """Ask for JSON, validate it with ``parse`` and re-ask with the exact problem if needed.
@@ -218,7 +219,8 @@ class LLM:
         example that an answer must not copy (default: those of the JSON snippets the prompt
         shows). Each refused answer is a ``Refused`` event. A re-ask quotes the refused field and
         samples differently (hotter, another seed), and names a repeated answer a loop; after the
-        re-asks, UnusableAnswer says what was wrong with the last one.
+        re-asks, UnusableAnswer says what was wrong with the last one. ``multiline``: raw line
+        breaks inside the JSON's strings are taken (a section's LaTeX).
         """
         from .records import answer_examples, example_strings, record_name
 
@@ -244,7 +246,7 @@ class LLM:
             )
             try:
                 with answer_examples(shown):
-                    return parse(extract_json(text))
+                    return parse(extract_json(text, strict=not multiline))
             except ValueError as exc:
                 problem, refused = str(exc) or type(exc).__name__, exc
             self.emit(Refused(stage=self.stage, what="answer", subject=subject, reason=problem))

@@ -314,3 +314,24 @@ def test_inline_math_that_cannot_compile_is_refused(tmp_path):
     assert "holds a heading or running text" in section_problems(between, rules)[0]
     assert "no $ closes" in section_problems("It costs $5 and more.", rules)[0]
     assert section_problems("A loss $L = \\sum_i \\ell_i$ and \\$5.", rules) == []
+
+
+def test_a_real_small_models_section_written_over_many_lines_in_its_json_is_read():
+    # Recorded: four of the 1.5B model's section answers put the LaTeX's line breaks into the
+    # JSON string as they are; strict JSON refuses them, a section's answer takes them.
+    broken = [
+        e["reply"]
+        for e in exchanges("qwen15_moons_writeup_tidy")
+        if e["finish_reason"] == "stop" and '"latex"' in e["reply"]
+    ]
+    unreadable = []
+    for reply in broken:
+        try:
+            extract_json(reply)
+        except ValueError as exc:
+            unreadable.append(reply)
+            assert "Invalid control character" in str(exc)
+    assert len(unreadable) == 4
+    for reply in unreadable:
+        body = extract_json(reply, strict=False)["latex"]
+        assert "\n" in body and "Dropout" in body

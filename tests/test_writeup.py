@@ -220,6 +220,9 @@ def test_refused_sections_are_re_asked_with_the_problem_and_an_unwritable_one_is
                     {"latex": "\\section*{Background}\nBACKGROUND: " + good()["background"]}
                 )
             ],
+            "method": [  # a raw line break inside the JSON string: read as it is, no re-ask
+                '{"latex": "' + json.dumps(good()["method"])[1:-1] + '\n\nNothing else changed."}'
+            ],
             "results": [
                 fenced_json(
                     {
@@ -256,6 +259,7 @@ def test_refused_sections_are_re_asked_with_the_problem_and_an_unwritable_one_is
             reasks.setdefault(_section_of(request), []).append(last_user_text(request))
     assert "\\documentclass" in reasks["introduction"][0], "the preamble named"
     assert "background" not in reasks, "its heading and label were taken off by code"
+    assert "method" not in reasks, "a section's JSON may hold its line breaks as they are"
     assert "0.4242" in reasks["results"][0], "the untraced number quoted"
     assert "We will show that width helps." in reasks["conclusion"][0], "the promise quoted"
     assert "unknown2099" in reasks["related work"][0], "the unknown key named"
