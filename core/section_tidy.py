@@ -1,9 +1,9 @@
 """A section's text as a small model answers it, set right by code where that is certain
 (core/section_writer.py asks, core/section_text.py checks what is left): backslashes JSON read as
 control characters, the wrapping a model puts around a section (the document, its heading, other
-sections, an abstract environment, an opening label), and the underscores and percent signs
-LaTeX would misread. Each change is said, so the researcher sees what labtui did to the model's
-words.
+sections, an abstract environment, an opening label), ``\\text{`` wrappers around prose, a
+citation command no package defines, and the underscores and percent signs LaTeX would
+misread. Each change is said, so the researcher sees what labtui did to the model's words.
 """
 
 from __future__ import annotations
@@ -21,6 +21,12 @@ _OPENING_LABEL = re.compile(
     r"\A\s*(?:\\(?:textbf|emph|textit|paragraph)\{)?\s*([A-Za-z][A-Za-z ]{1,40}?)\s*"
     r"(?::\s*\}|\}\s*:|:)\s*"
 )
+# An opening bold heading without a colon: "\textbf{Related Work}We review …".
+_OPENING_HEADING = re.compile(
+    r"\A\s*(?:\\(?:textbf|textit|emph|paragraph\*?)\{|\{\\bf\s+)([A-Za-z][A-Za-z ]{1,40}?)\s*\}\s*"
+)
+# A citation command no package defines, as Qwen2.5-Coder-1.5B wrote it, and natbib's for it.
+_UNDEFINED_CITE = re.compile(r"\\textcitep(?=\s*[\[{])")
 
 
 @dataclass(frozen=True)
@@ -44,13 +50,21 @@ def tidied(body: str, heading: str) -> Tidied:
     ``\\begin{document} \\section*{Background} …`` and an abstract as a whole paper): the
     document around it, its own \\section heading (or, from a reply of several sections, only
     its own section's text; a lone heading at the start, whatever it says), an abstract
-    environment, an opening label such as ``\\textbf{Introduction:}``; and the underscores and
-    percent signs LaTeX would misread escaped. Anything else is left for the checks."""
+    environment, an opening label such as ``\\textbf{Introduction:}`` or heading such as
+    ``\\textbf{Related Work}``; ``\\text{`` around prose taken off; ``\\textcitep`` written
+    ``\\citep``; and the underscores and percent signs LaTeX would misread escaped. Anything
+    else is left for the checks."""
     changes: list[str] = []
     body, eaten = _EATEN_COMMAND.subn(lambda m: "\\" + _EATEN[m.group(1)], body)
     if eaten:
         changes.append(f"put back {eaten} backslash(es) that JSON had read as control characters")
+    body, cites = _UNDEFINED_CITE.subn(lambda _: "\\citep", body)
+    if cites:
+        changes.append(f"wrote {cites} \\textcitep (defined by no package) as \\citep")
     body = _unwrapped(body, heading, changes)
+    body, unwrapped = without_text_wrappers(body)
+    if unwrapped:
+        changes.append(f"took off {unwrapped} \\text{{…}} wrapper(s) around prose")
     body, underscores, percents = with_specials_escaped(body)
     if underscores or percents:
         changes.append(f"escaped {percents} percent sign(s) and {underscores} underscore(s)")
@@ -87,7 +101,7 @@ def _unwrapped(body: str, heading: str, changes: list[str]) -> str:
     if abstract:
         body = abstract.group(1)
         changes.append("took off the abstract environment")
-    label = _OPENING_LABEL.match(body)
+    label = _OPENING_LABEL.match(body) or _OPENING_HEADING.match(body)
     if label and _names(label.group(1), heading):
         body = body[label.end() :]
         changes.append(f"took off the label “{label.group(1).strip()}”")
@@ -107,3 +121,39 @@ def _names(title: str, heading: str) -> bool:
     words = _words(title)
     singular = {word.removesuffix("s") for word in words}
     return heading.removesuffix("s") in singular and words <= SECTION_WORDS | _JOINING
+
+
+_TEXT_WRAPPER = "\\text{"
+
+
+def without_text_wrappers(body: str) -> tuple[str, int]:
+    """``body`` without the ``\\text{`` a small model wraps prose in outside math, each with its
+    closing brace where it has one (Qwen2.5-Coder-1.5B opened three per related work and closed
+    one: LaTeX stopped at the braces). Outside math ``\\text{x}`` sets x as it is, so taking it
+    off changes nothing on the page; inside ``$…$`` it is kept. The count taken off."""
+    out: list[str] = []
+    closes: list[bool] = []  # per open brace: whether its } belongs to a wrapper taken off
+    in_math, taken, i = False, 0, 0
+    while i < len(body):
+        char = body[i]
+        if char == "\\":
+            if not in_math and body.startswith(_TEXT_WRAPPER, i):
+                if out and out[-1][-1:] in ".!?;:,":  # ".\text{These": the sentences stay apart
+                    out.append(" ")
+                closes.append(True)
+                taken += 1
+                i += len(_TEXT_WRAPPER)
+                continue
+            out.append(body[i : i + 2])  # an escaped character or a command's backslash
+            i += 2
+            continue
+        if char == "$":
+            in_math = not in_math
+        elif char == "{":
+            closes.append(False)
+        elif char == "}" and closes and closes.pop():
+            i += 1
+            continue
+        out.append(char)
+        i += 1
+    return "".join(out), taken

@@ -24,7 +24,7 @@ from labtui.core.section_text import (
     with_title,
     without_example_figure,
 )
-from labtui.core.section_tidy import tidied
+from labtui.core.section_tidy import tidied, without_text_wrappers
 
 TEX = r"""\documentclass{article}
 \title{TITLE HERE}
@@ -335,3 +335,23 @@ def test_a_real_small_models_section_written_over_many_lines_in_its_json_is_read
     for reply in unreadable:
         body = extract_json(reply, strict=False)["latex"]
         assert "\n" in body and "Dropout" in body
+
+
+def test_a_real_small_models_related_work_in_text_wrappers_is_set_right_by_code(tmp_path):
+    # Recorded (qwen15_moons_related.jsonl): Qwen2.5-Coder-1.5B's related work for a moons paper,
+    # three times: a bold heading, each paragraph opened with \text{ and only the last closed,
+    # \textcitep (no package defines it). Refused 3/3 for its braces before code set it right.
+    bib = BIB + "@article{srivastava2014dropout,\n title={Dropout}\n}\n"
+    rules = SectionRules("related work", bib, tmp_path)
+    answers = [
+        extract_json(reply, strict=False)["latex"] for reply in replies("qwen15_moons_related")
+    ]
+    assert all(any("never closed" in p for p in section_problems(a, rules)) for a in answers)
+    first = tidied(answers[0], "related")
+    assert section_problems(first.body, rules) == []
+    assert first.body.startswith("We review some previous works")
+    assert "\\text{" not in first.body and "\\textcitep" not in first.body
+    assert "\\citep{kingma2015adam}" in first.body and ". These papers" in first.body
+    assert any("3 \\text{…} wrapper(s)" in change for change in first.changes)
+    kept = "$\\text{acc}$ and \\text{a {b} c}"
+    assert without_text_wrappers(kept) == ("$\\text{acc}$ and a {b} c", 1), "math keeps its \\text"
