@@ -239,6 +239,10 @@ _NAMING = re.compile(
     r"(?:Figure|Fig\.|Table|Section|Sec\.|Eq\.|Equation|Appendix|run\\?_|seed|attempt|node)~?\s*$",
     re.I,
 )
+# A dimensionality is the data's shape, not a measured result: "a synthetic 2-D binary
+# classification task" (the moons template's own words, which Qwen2.5-Coder-1.5B repeated and
+# labtui refused in three sections, 16 times).
+_DIMENSIONS = re.compile(r"\b\d+(?:-|\s)?D\b|\b\d+-dimensional\b", re.I)
 _SKIPPED_COMMANDS = re.compile(
     r"\\(?:ref|eqref|cite[tp]?|label|includegraphics|usepackage|documentclass|vspace|hspace|labtuistep|"
     r"graphicspath|begin|end|bibliography|bibliographystyle|multicolumn|multirow|cmidrule"
@@ -317,7 +321,7 @@ def _numbers_in_line(raw: str, line_no: int, latex: bool = True) -> list[Written
     if not text.strip() or re.match(r"\s*\\(?:label|caption\{\}|includegraphics)", text):
         return []
     blank = lambda m: " " * len(m.group(0))  # noqa: E731 - keeps columns for the context
-    text = _EXPONENTS.sub(blank, _SKIPPED_COMMANDS.sub(blank, text))
+    text = _DIMENSIONS.sub(blank, _EXPONENTS.sub(blank, _SKIPPED_COMMANDS.sub(blank, text)))
     found = []
     for match in _NUMBER.finditer(text):
         before = text[: match.start()]

@@ -94,6 +94,15 @@ def test_only_the_abstract_results_and_tables_are_read_and_names_are_not_numbers
     assert "150" in texts and "-0.031" in texts and "97.2\\%" in texts
 
 
+def test_a_dimensionality_is_the_datas_shape_not_a_result():
+    # Recorded words (qwen15 moons write-ups, from the template's own description): refused 16
+    # times in three sections as an untraced number before this rule.
+    text = "A synthetic 2-D binary task, 3D points, a 10-dimensional input and 0.9367 accuracy."
+    found = numbers_to_check(f"\\begin{{abstract}}{text}\\end{{abstract}}")
+    assert [w.text for w in found] == ["0.9367"]
+    assert [w.text for w in numbers_in_text("2 seeds and 2-D data")] == ["2"]
+
+
 def test_a_number_matches_within_the_rounding_it_is_written_with():
     [w] = numbers_to_check("\\begin{abstract}0.93\\end{abstract}")
     assert matches(w, 0.9343) and matches(w, 0.9251) and not matches(w, 0.9361)
