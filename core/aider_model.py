@@ -107,6 +107,38 @@ def make_model(spec: ModelSpec, max_tokens: int, limits: Limits) -> Any:
     return model
 
 
+# A whole-file reply repeats every file it edits: code runs about 3.6 characters a token
+# (Qwen2.5-Coder's tokenizer on the templates); 3 keeps room, and the reply's prose gets its own.
+WHOLE_FILE_CHARS_PER_TOKEN = 3.0
+WHOLE_FILE_PROSE_TOKENS = 512
+WHOLE_FILE_MAX_TOKENS = 8192  # what a local server's 16k context can answer after the prompt
+
+
+def whole_file_reply_tokens(files: list[Path], floor: int) -> int:
+    """The reply budget of a whole-file edit of ``files``: room for each of them written out
+    again, at least ``floor`` ([llm] max_tokens), at most WHOLE_FILE_MAX_TOKENS unless the floor
+    is higher. With 4,096 tokens the 1.5B model's copy of the diffusion template's 446-line
+    experiment.py was cut at line 330, and refused for the run contract its lost tail held."""
+    chars = sum(len(f.read_text(encoding="utf-8", errors="replace")) for f in files if f.is_file())
+    needed = int(chars / WHOLE_FILE_CHARS_PER_TOKEN) + WHOLE_FILE_PROSE_TOKENS
+    return max(floor, min(needed, WHOLE_FILE_MAX_TOKENS))
+
+
+def size_whole_file_replies(
+    model: Any, files: list[Path], floor: int, notice: Callable[[str], None]
+) -> None:
+    """Give a whole-file edit's replies room for ``files`` (whole_file_reply_tokens), said when
+    that is over [llm] max_tokens."""
+    budget = whole_file_reply_tokens(files, floor)
+    model.extra_params["max_tokens"] = budget
+    if budget > floor:
+        names = ", ".join(f.name for f in files)
+        notice(
+            f"a whole-file reply repeats {names}: up to {budget} tokens allowed for it "
+            f"([llm] max_tokens is {floor})"
+        )
+
+
 def fence_from_editable_files(aider_coder: Any) -> None:
     """Pick aider's code fence from the files being edited, ignoring read-only context.
 

@@ -47,6 +47,7 @@ from .aider_model import (
     prepare_offline_litellm,
     register_with_aider,
     retry_model_calls,
+    size_whole_file_replies,
     stream_completions,
     valid_edit_formats,
 )
@@ -286,6 +287,8 @@ class Coder:
         model = make_model(self.spec, self.max_tokens, limits)
         self._timings = stream_completions(model, self.spec, limits, self.emit, self.stage)
         edit_format = choose_edit_format(self.edit_format, model.edit_format)
+        if edit_format == "whole":
+            size_whole_file_replies(model, targets, self.max_tokens, self._notice)
         event_io = event_io_class()(
             emit=self.emit,
             stage=self.stage,

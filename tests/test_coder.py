@@ -16,6 +16,7 @@ from support.recorded_replies import replies
 from support.scripted_llm import Fault, ScriptedLLMServer
 
 from labtui.core.aider_io import file_question_verdict
+from labtui.core.aider_model import whole_file_reply_tokens
 from labtui.core.coder import (
     Coder,
     EditResult,
@@ -181,15 +182,37 @@ def test_whole_edit_changes_file_commits_and_reports(project: Project, server) -
     assert cost.tokens_in == server.usage[MODEL]["prompt_tokens"] > 0
     assert cost.tokens_out == server.usage[MODEL]["completion_tokens"] > 0
     assert ledger.stage_totals("experiments")[:2] == (cost.tokens_in, cost.tokens_out)
-    # One call, capped, in the whole format (aider does not know the model), no errors.
+    # One call in the whole format (aider does not know the model), capped at [llm] max_tokens
+    # or, where more, room for the file written out again; no errors.
     [request] = server.requests
-    assert request["max_tokens"] == 512
+    assert request["max_tokens"] == max(512, int(len(EXPERIMENT) / 3) + 512)
     assert "*file listing*" in request["messages"][0]["content"]
     assert server.errors == []
     # aider kept its chat log under .labtui/, not in the project's tracked files.
     assert (project.root / ".labtui" / "aider" / "chat.md").is_file()
     assert not list(project.root.glob(".aider*"))
     assert project.repo.git.status("--porcelain") == ""
+
+
+def test_a_whole_file_reply_gets_room_for_the_whole_file(project: Project, server) -> None:
+    # The 1.5B model's whole experiment.py of the diffusion template (19,818 characters) was cut
+    # at [llm] max_tokens = 4,096, at line 330 of 446, and refused for the tail it lost.
+    big = EXPERIMENT + "".join(
+        f"CONSTANT_{i} = {i}  # a setting the run reads\n" for i in range(400)
+    )
+    (project.root / "experiment.py").write_text(big)
+    project.commit("a long experiment", ["experiment.py"])
+    server.script(MODEL, whole("experiment.py", big.replace("0.1", "0.05")))
+    coder, recorder, _ = make_coder(project, server)
+    coder.edit(["experiment.py"], "Halve the learning rate.", commit_message="halve lr")
+    [request] = server.requests
+    assert request["max_tokens"] == int(len(big) / 3) + 512 > len(big) / 3.6
+    assert any("up to" in n.text and "max_tokens is 512" in n.text for n in recorder.of(Notice))
+    assert whole_file_reply_tokens([project.root / "experiment.py"], 512) == request["max_tokens"]
+    huge = project.root / "huge.py"
+    huge.write_text("x = 1\n" * 20000)
+    assert whole_file_reply_tokens([huge], 4096) == 8192, "what a 16k context can answer"
+    assert whole_file_reply_tokens([huge], 10000) == 10000, "[llm] max_tokens, when higher"
 
 
 def test_read_only_files_are_shown_but_not_editable(project: Project, server) -> None:
