@@ -23,7 +23,6 @@ module itself is cheap to import (``labtui --help`` must stay fast).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,7 +52,7 @@ from .aider_model import (
 )
 from .checkpoints import ResearcherNotes
 from .config import ModelSpec
-from .edit_feedback import attempt_problem, retry_prompt
+from .edit_feedback import attempt_problem, explanation_of, retry_prompt
 from .edit_guard import EditPolicy, Problem, check_edit
 from .edit_repair import restored_definitions
 from .errors import LabtuiError
@@ -98,34 +97,6 @@ class EditResult:
     def explanation(self) -> str:
         """The reply without its edit blocks: what the coder said it changed and why."""
         return explanation_of(self.reply)
-
-
-_FENCE = re.compile(r"^(`{3,}|~{3,})")
-
-
-def explanation_of(reply: str) -> str:
-    """Strip every fenced block (aider's whole, diff and udiff edits are all fenced) and the file
-    name line aider puts above it; the code itself lives in the commit."""
-    kept: list[str] = []
-    closing = ""
-    for line in reply.splitlines():
-        fence = _FENCE.match(line.strip())
-        if closing:
-            if fence and line.strip() == closing:
-                closing = ""
-            continue
-        if fence:
-            closing = fence.group(1)
-            if kept and _looks_like_path(kept[-1]):
-                kept.pop()
-            continue
-        kept.append(line)
-    return "\n".join(kept).strip()
-
-
-def _looks_like_path(line: str) -> bool:
-    text = line.strip()
-    return bool(text) and " " not in text and ("." in text or "/" in text)
 
 
 def __getattr__(name: str) -> Any:

@@ -4,10 +4,12 @@
 aider's complaint, an empty reply), for ``EditResult.error`` and the researcher. :class:`~labtui.core.coder.Coder` then asks again with :func:`retry_prompt`: that
 problem quoted, or each reason labtui refused the reply (core/edit_guard.py) with what to do
 instead, and the edit format once more in plain words (:data:`FORMAT_REMINDERS`) in aider's fence.
+:func:`explanation_of` keeps what a reply says besides its edits, for the notebook.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .edit_guard import EditPolicy, Problem
@@ -128,3 +130,31 @@ def _refusal_prompt(names: str, refused: list[Problem], policy: EditPolicy, remi
         )
     lines.append(f"Please make the requested change now in the required format. {reminder}")
     return "\n".join(lines)
+
+
+_FENCE = re.compile(r"^(`{3,}|~{3,})")
+
+
+def explanation_of(reply: str) -> str:
+    """Strip every fenced block (aider's whole, diff and udiff edits are all fenced) and the file
+    name line aider puts above it; the code itself lives in the commit."""
+    kept: list[str] = []
+    closing = ""
+    for line in reply.splitlines():
+        fence = _FENCE.match(line.strip())
+        if closing:
+            if fence and line.strip() == closing:
+                closing = ""
+            continue
+        if fence:
+            closing = fence.group(1)
+            if kept and _looks_like_path(kept[-1]):
+                kept.pop()
+            continue
+        kept.append(line)
+    return "\n".join(kept).strip()
+
+
+def _looks_like_path(line: str) -> bool:
+    text = line.strip()
+    return bool(text) and " " not in text and ("." in text or "/" in text)
