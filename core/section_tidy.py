@@ -25,6 +25,31 @@ _OPENING_LABEL = re.compile(
 _OPENING_HEADING = re.compile(
     r"\A\s*(?:\\(?:textbf|textit|emph|paragraph\*?)\{|\{\\bf\s+)([A-Za-z][A-Za-z ]{1,40}?)\s*\}\s*"
 )
+# "\n" written for a line break (JSON escaped twice): LaTeX reads an undefined command \n.
+# Before a small letter it may be a command (\newline, \noindent, \nabla), and before a capital
+# it is one only in amssymb's negated arrows; elsewhere it is certain.
+_LITERAL_NEWLINE = re.compile(r"(?<!\\)\\n(?![a-z]|Rightarrow|Leftarrow|Leftrightarrow|V[dD]ash)")
+# Characters pdflatex cannot set ("Unicode character − (U+2212) not set up for use with LaTeX",
+# from the 1.5B model's results) and their commands; \ensuremath works in text and in math.
+_UNSET = {
+    "−": "\\ensuremath{-}",
+    "≈": "\\ensuremath{\\approx}",
+    "≤": "\\ensuremath{\\leq}",
+    "≥": "\\ensuremath{\\geq}",
+    "≠": "\\ensuremath{\\neq}",
+    "→": "\\ensuremath{\\rightarrow}",
+    "∞": "\\ensuremath{\\infty}",
+    "α": "\\ensuremath{\\alpha}",
+    "β": "\\ensuremath{\\beta}",
+    "γ": "\\ensuremath{\\gamma}",
+    "λ": "\\ensuremath{\\lambda}",
+    "σ": "\\ensuremath{\\sigma}",
+    "√": "\\ensuremath{\\surd}",
+    "²": "\\ensuremath{^2}",
+}
+# A Markdown heading line ("## Related Work"): a line LaTeX cannot read (# is a macro parameter),
+# read as the \section it means so that the wrapping below comes off the same way.
+_MARKDOWN_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 # A citation command no package defines, as Qwen2.5-Coder-1.5B wrote it, and natbib's for it.
 _UNDEFINED_CITE = re.compile(r"\\textcitep(?=\s*[\[{])")
 
@@ -58,6 +83,16 @@ def tidied(body: str, heading: str) -> Tidied:
     body, eaten = _EATEN_COMMAND.subn(lambda m: "\\" + _EATEN[m.group(1)], body)
     if eaten:
         changes.append(f"put back {eaten} backslash(es) that JSON had read as control characters")
+    body, newlines = _LITERAL_NEWLINE.subn("\n", body)
+    if newlines:
+        changes.append(f"wrote {newlines} literal \\n as line break(s)")
+    unset = sum(body.count(char) for char in _UNSET)
+    if unset:
+        body = body.translate(str.maketrans(_UNSET))
+        changes.append(f"wrote {unset} character(s) pdflatex cannot set as LaTeX commands")
+    body, headings = _MARKDOWN_HEADING.subn(lambda m: f"\\section{{{m.group(1)}}}", body)
+    if headings:
+        changes.append(f"read {headings} Markdown heading(s) as \\section")
     body, cites = _UNDEFINED_CITE.subn(lambda _: "\\citep", body)
     if cites:
         changes.append(f"wrote {cites} \\textcitep (defined by no package) as \\citep")

@@ -97,7 +97,6 @@ LITERATURE_CHARS = 1500
 # a disclaimer in an abstract) stops in a minute or two instead of at 2,048 tokens.
 SECTION_MAX_TOKENS = 1600
 TITLE_MAX_TOKENS = 600
-WRITTEN_CHARS = 240  # of each section already written: enough to stay consistent
 
 
 @dataclass(frozen=True)
@@ -202,12 +201,10 @@ def _write(
     tex_path = ctx.project.root / ctx.config.paper.tex
     rules = _rules(ctx, section, tex_path.read_text(encoding="utf-8"))
     asked = _ask(ctx, section, rules, facts, written, revision)
-    answer = asked.answer
+    answer = asked.answer or _salvaged(ctx, section, rules, asked)
     if answer is None and revision:
         ctx.say(f"the {section.name} could not be revised ({asked.problem}); it is kept as it was")
         return False
-    if answer is None:
-        answer = _salvaged(ctx, section, rules, asked)
     if answer is None:
         written.flagged.append(Flagged(section.name, asked.problem))
         ctx.say(
@@ -373,11 +370,9 @@ def _prompt(
     tex = (ctx.project.root / ctx.config.paper.tex).read_text(encoding="utf-8")
     paper_dir = (ctx.project.root / ctx.config.paper.tex).parent
     keys = ", ".join(sorted(bib_keys(bib_text_of(tex, paper_dir)))) or "none"
-    before = [
-        f"- {name}: {text[:WRITTEN_CHARS]}{'…' if len(text) > WRITTEN_CHARS else ''}"
-        for name, text in written.texts.items()
-        if name != section.name
-    ]
+    # Their names, not their openings: shown the openings, Qwen2.5-Coder-1.5B began four
+    # sections with the same sentences and answered the abstract with a whole paper in Markdown.
+    before = [name for name in written.texts if name != section.name]
     asked_again = ""
     if revision:
         previous = written.texts.get(section.name, "")
@@ -392,7 +387,7 @@ def _prompt(
         idea=facts.idea,
         facts=_facts_shown(section, facts),
         bibkeys=keys,
-        written="\n".join(before) or "(none yet)",
+        written=", ".join(before) or "none yet",
         revision=asked_again,
         notes=ctx.notes_block(),
         shape=shape,

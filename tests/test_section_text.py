@@ -4,6 +4,7 @@ quoting the text) and where it places what passes. Every body here is written by
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -355,3 +356,47 @@ def test_a_real_small_models_related_work_in_text_wrappers_is_set_right_by_code(
     assert any("3 \\text{…} wrapper(s)" in change for change in first.changes)
     kept = "$\\text{acc}$ and \\text{a {b} c}"
     assert without_text_wrappers(kept) == ("$\\text{acc}$ and a {b} c", 1), "math keeps its \\text"
+
+
+def _bodies(name: str, indices: list[int]) -> list[str]:
+    return [extract_json(exchanges(name)[i]["reply"], strict=False)["latex"] for i in indices]
+
+
+def test_a_real_small_models_line_breaks_and_minus_signs_are_set_right_and_compile(tmp_path):
+    # Recorded (qwen15_moons_labels_writeup.jsonl): a setup with "\n" written for a line break
+    # ("Undefined control sequence \n" at compile) and results with a Unicode minus ("Unicode
+    # character − (U+2212) not set up for use with LaTeX"): both stopped pdflatex.
+    from labtui.core.latex import compile_latex
+
+    setup, results = _bodies("qwen15_moons_labels_writeup", [7, 9])
+    assert re.search(r"\\n(?![a-z])", setup) and "−" in results
+    tidied_setup = tidied(setup, "experimental")
+    tidied_results = tidied(results, "results")
+    assert "wrote 1 literal \\n as line break(s)" in tidied_setup.changes
+    assert any("pdflatex cannot set" in change for change in tidied_results.changes)
+    body = tidied_setup.body + "\n\n" + tidied_results.body
+    assert "−" not in body and not re.search(r"\\n(?![a-z])", body)
+    tex = tmp_path / "paper.tex"
+    tex.write_text(
+        "\\documentclass{article}\n\\begin{document}\n"
+        + re.sub(r"\\(?:ref|cite[pt]?)\{[^}]*\}", "", body)
+        + "\n\\end{document}\n"
+    )
+    outcome = compile_latex(tex, tmp_path / "paper.pdf", timeout_s=120)
+    assert outcome.ok, [str(m) for m in outcome.errors]
+
+
+def test_a_real_small_models_paper_in_markdown_is_read_by_its_headings():
+    # Recorded (same run): asked for the title and abstract, a whole paper under six Markdown
+    # headings ("## Introduction", …, "## Results"), 2,945 characters; asked for the related
+    # work, "## Related Work" above it. # cannot be set by LaTeX: the headings read as \section.
+    [paper] = [
+        extract_json(e["reply"], strict=False)["abstract"]
+        for e in exchanges("qwen15_moons_labels_writeup")[15:16]
+    ]
+    assert paper.count("## ") == 6
+    results = tidied(paper, "results")
+    assert "read 6 Markdown heading(s) as \\section" in results.changes
+    assert "#" not in results.body and "\\section" not in results.body
+    abstract = tidied(paper, "abstract")
+    assert abstract.body.count("\\section{") == 6, "no abstract among them: left for the checks"
