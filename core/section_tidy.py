@@ -31,7 +31,7 @@ _OPENING_HEADING = re.compile(
 _LITERAL_NEWLINE = re.compile(r"(?<!\\)\\n(?![a-z]|Rightarrow|Leftarrow|Leftrightarrow|V[dD]ash)")
 # Characters pdflatex cannot set ("Unicode character − (U+2212) not set up for use with LaTeX",
 # from the 1.5B model's results) and their commands; \ensuremath works in text and in math.
-_UNSET = {
+_UNSET: dict[str, str | int | None] = {
     "−": "\\ensuremath{-}",
     "≈": "\\ensuremath{\\approx}",
     "≤": "\\ensuremath{\\leq}",
