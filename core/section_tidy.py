@@ -50,6 +50,12 @@ _UNSET: dict[str, str | int | None] = {
 # A Markdown heading line ("## Related Work"): a line LaTeX cannot read (# is a macro parameter),
 # read as the \section it means so that the wrapping below comes off the same way.
 _MARKDOWN_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+# A label before a paragraph inside the text: "\\textbf{Conclusion:} …", "**Results**: …".
+_PARAGRAPH_LABEL = re.compile(
+    r"^[ \t]*(?:\\textbf\{|\\emph\{|\*\*)?[ \t]*([A-Za-z][A-Za-z ]{1,40}?)[ \t]*"
+    r"(?::[ \t]*\}|\}[ \t]*:|\*\*[ \t]*:|:[ \t]*\*\*|:)[ \t]*",
+    re.MULTILINE,
+)
 # A citation command no package defines, as Qwen2.5-Coder-1.5B wrote it, and natbib's for it.
 _UNDEFINED_CITE = re.compile(r"\\textcitep(?=\s*[\[{])")
 
@@ -140,7 +146,16 @@ def _unwrapped(body: str, heading: str, changes: list[str]) -> str:
     if label and _names(label.group(1), heading):
         body = body[label.end() :]
         changes.append(f"took off the label “{label.group(1).strip()}”")
+    labels = [m.group(1).strip() for m in _PARAGRAPH_LABEL.finditer(body) if _parts(m.group(1))]
+    if labels:  # "\textbf{Conclusion:}" before a paragraph: the paper's headings are labtui's
+        body = _PARAGRAPH_LABEL.sub(lambda m: "" if _parts(m.group(1)) else m.group(0), body)
+        changes.append(f"took off the paragraph label(s) {', '.join(f'“{x}”' for x in labels)}")
     return body
+
+
+def _parts(label: str) -> bool:
+    """Whether a label names parts of a paper only ("Conclusion", "Related Work")."""
+    return _words(label) <= SECTION_WORDS | _JOINING
 
 
 _JOINING = frozenset({"and", "the", "our", "of", "work", "works"})

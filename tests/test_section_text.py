@@ -400,3 +400,17 @@ def test_a_real_small_models_paper_in_markdown_is_read_by_its_headings():
     assert "#" not in results.body and "\\section" not in results.body
     abstract = tidied(paper, "abstract")
     assert abstract.body.count("\\section{") == 6, "no abstract among them: left for the checks"
+
+
+def test_a_real_small_models_paragraph_labels_are_taken_off(tmp_path):
+    # Recorded (qwen15_moons_labels_compile.jsonl): the results asked for again at compile, three
+    # times with "\textbf{Conclusion:}" before a paragraph, refused each time for the label.
+    rules = SectionRules("results", BIB, tmp_path)
+    for exchange in exchanges("qwen15_moons_labels_compile")[1:4]:
+        body = extract_json(exchange["reply"], strict=False)["latex"]
+        assert "extbf{Conclusion:}" in body
+        kept = tidied(body, "results")
+        assert "took off the paragraph label(s) “Conclusion”" in kept.changes
+        assert not any("label" in p for p in section_problems(kept.body, rules))
+    note = tidied("We ran it.\n\n\\textbf{Note:} seeds 0--2.\nAccuracy: 0.93", "results")
+    assert note.body == "We ran it.\n\n\\textbf{Note:} seeds 0--2.\nAccuracy: 0.93", "not a part"
