@@ -245,10 +245,15 @@ class LLM:
                 seed=attempt or None,
             )
             try:
-                with answer_examples(shown):
-                    return parse(extract_json(text, strict=not multiline))
+                data = extract_json(text, strict=not multiline)
             except ValueError as exc:
-                problem, refused = str(exc) or type(exc).__name__, exc
+                readable, problem, refused = False, str(exc), exc
+            else:
+                try:
+                    with answer_examples(shown):
+                        return parse(data)
+                except ValueError as exc:
+                    readable, problem, refused = True, str(exc) or type(exc).__name__, exc
             self.emit(Refused(stage=self.stage, what="answer", subject=subject, reason=problem))
             if attempt < allowed_reasks:
                 what = (
@@ -258,11 +263,7 @@ class LLM:
                 )
                 hotter = reask_temperature(base, attempt + 1)
                 self._notice(f"{self.spec.name} {what}; asking again at temperature {hotter:g}")
-                conversation = [
-                    *conversation,
-                    {"role": "assistant", "content": text},
-                    {"role": "user", "content": reask_prompt(problem, refused)},
-                ]
+                conversation = _reasked(conversation, messages, text, readable, problem, refused)
             previous = text
         attempts = allowed_reasks + 1
         raise UnusableAnswer(
@@ -416,3 +417,29 @@ class LLM:
 
     def _notice(self, text: str) -> None:
         self.emit(Notice(stage=self.stage, text=text))
+
+
+# A reply this long that holds no JSON value ran on (a loop, or the token cap): quoted back, it
+# primes the same run. Qwen2.5-Coder-1.5B, asked for a conclusion, looped on
+# "\\begin{thebibliographykey}" to 1,600 tokens, and twice more when its reply was quoted.
+RUN_ON_CHARS = 2000
+
+
+def _reasked(
+    conversation: list[dict[str, Any]],
+    messages: list[dict[str, Any]],
+    text: str,
+    readable: bool,
+    problem: str,
+    refused: Any,
+) -> list[dict[str, Any]]:
+    """The conversation of the next try: the refused reply and the problem; after a run-on
+    reply with no JSON in it, the original request afresh with the problem, without the reply."""
+    if not readable and len(text) >= RUN_ON_CHARS:
+        note = f"{problem} (the reply ran on for {len(text):,} characters without one)"
+        return [*messages, {"role": "user", "content": reask_prompt(note)}]
+    return [
+        *conversation,
+        {"role": "assistant", "content": text},
+        {"role": "user", "content": reask_prompt(problem, refused)},
+    ]

@@ -655,3 +655,15 @@ def test_a_500_that_names_response_format_is_a_rejection_not_a_retry(
     model = make_llm(llm_server, Recorder())
     assert model.ask_json(ANALYSIS_PROMPT, parse_analysis, schema=RunAnalysis).next == "continue"
     assert _format_types(llm_server) == ["json_schema", "json_object"]
+
+
+def test_a_run_on_reply_without_json_is_not_quoted_back(llm_server: ScriptedLLMServer) -> None:
+    # Recorded shape (qwen15 moons, a conclusion): 1,600 tokens of "\begin{thebibliographykey}"
+    # and no JSON; quoted back in the re-ask, it primed the same loop twice more.
+    loop = '{"latex": "\\\\begin{document}' + "\\\\begin{thebibliographykey}" * 120
+    llm_server.script(SERVED, loop, '{"Overall": 6}')
+    assert make_llm(llm_server, Recorder()).ask_json(MESSAGES, parse_score) == 6
+    second = llm_server.requests[1]["messages"]
+    assert second[: len(MESSAGES)] == MESSAGES and len(second) == len(MESSAGES) + 1
+    assert all(m["content"] != loop for m in second)
+    assert "ran on for" in second[-1]["content"] and "JSON" in second[-1]["content"]
