@@ -253,7 +253,8 @@ class LLM:
                     with answer_examples(shown):
                         return parse(data)
                 except ValueError as exc:
-                    readable, problem, refused = True, str(exc) or type(exc).__name__, exc
+                    # An empty {} is what a scan finds in a run-on reply ("\\begin{x}{}"): no answer.
+                    readable, problem, refused = data != {}, str(exc) or type(exc).__name__, exc
             self.emit(Refused(stage=self.stage, what="answer", subject=subject, reason=problem))
             if attempt < allowed_reasks:
                 what = (

@@ -49,7 +49,10 @@ _UNSET: dict[str, str | int | None] = {
 }
 # A Markdown heading line ("## Related Work"): a line LaTeX cannot read (# is a macro parameter),
 # read as the \section it means so that the wrapping below comes off the same way.
-_MARKDOWN_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+_MARKDOWN_HEADING = re.compile(r"^[ \t]*(#{1,6})[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+# By depth below the answer's top level: "### Background" under "## Introduction" is a part of
+# it (a 1.5B model's background read as an empty section when every level became \section).
+_HEADING_COMMANDS = ("section", "subsection", "subsubsection", "paragraph")
 # A label before a paragraph inside the text: "\\textbf{Conclusion:} …", "**Results**: …".
 _PARAGRAPH_LABEL = re.compile(
     r"^[ \t]*(?:\\textbf\{|\\emph\{|\*\*)?[ \t]*([A-Za-z][A-Za-z ]{1,40}?)[ \t]*"
@@ -96,9 +99,9 @@ def tidied(body: str, heading: str) -> Tidied:
     if unset:
         body = body.translate(str.maketrans(_UNSET))
         changes.append(f"wrote {unset} character(s) pdflatex cannot set as LaTeX commands")
-    body, headings = _MARKDOWN_HEADING.subn(lambda m: f"\\section{{{m.group(1)}}}", body)
+    body, headings = _latex_headings(body)
     if headings:
-        changes.append(f"read {headings} Markdown heading(s) as \\section")
+        changes.append(f"read {headings} Markdown heading(s) as LaTeX headings")
     body, cites = _UNDEFINED_CITE.subn(lambda _: "\\citep", body)
     if cites:
         changes.append(f"wrote {cites} \\textcitep (defined by no package) as \\citep")
@@ -151,6 +154,20 @@ def _unwrapped(body: str, heading: str, changes: list[str]) -> str:
         body = _PARAGRAPH_LABEL.sub(lambda m: "" if _parts(m.group(1)) else m.group(0), body)
         changes.append(f"took off the paragraph label(s) {', '.join(f'“{x}”' for x in labels)}")
     return body
+
+
+def _latex_headings(body: str) -> tuple[str, int]:
+    """The Markdown headings as LaTeX's, the top level as \\section; how many."""
+    levels = [len(m.group(1)) for m in _MARKDOWN_HEADING.finditer(body)]
+    if not levels:
+        return body, 0
+    top = min(levels)
+
+    def heading(match: re.Match[str]) -> str:
+        depth = min(len(match.group(1)) - top, len(_HEADING_COMMANDS) - 1)
+        return f"\\{_HEADING_COMMANDS[depth]}{{{match.group(2)}}}"
+
+    return _MARKDOWN_HEADING.sub(heading, body), len(levels)
 
 
 def _parts(label: str) -> bool:

@@ -97,6 +97,7 @@ LITERATURE_CHARS = 1500
 # a disclaimer in an abstract) stops in a minute or two instead of at 2,048 tokens.
 SECTION_MAX_TOKENS = 1600
 TITLE_MAX_TOKENS = 600
+SECTION_MIN_WORDS = 25  # as the record asks (SectionText), counted again once code tidied it
 
 
 @dataclass(frozen=True)
@@ -246,6 +247,7 @@ def _ask(
             answer = answer.model_copy(update={"latex": body.body})
             problems = section_problems(body.body, rules)
         asked.changes = body.changes
+        problems = _too_short(body.body, body.changes, section) + problems
         if problems:  # at most three, so the re-ask stays one short paragraph
             asked.refused.append(answer)
             raise ValueError(" ".join(problems[:3]))
@@ -263,6 +265,19 @@ def _ask(
     except UnusableAnswer as exc:
         asked.problem = exc.problem
     return asked
+
+
+def _too_short(body: str, changes: tuple[str, ...], section: Section) -> list[str]:
+    """What is left once code took the wrapping off, when that is too little to be the section:
+    the 1.5B model's background, a document around another section, was placed empty."""
+    words = len(body.split())
+    if words >= SECTION_MIN_WORDS:
+        return []
+    taken = f" after labtui {'; '.join(changes)}" if changes else ""
+    return [
+        f"Only {words} word(s) of the {section.name} itself are left{taken}: write the "
+        f"{section.name}'s own text, at least {SECTION_MIN_WORDS} words."
+    ]
 
 
 def _salvaged(

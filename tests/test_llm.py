@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 import pytest
+from support.recorded_replies import exchanges
 from support.scripted_llm import Fault, ScriptedLLMServer, count_tokens, prompt_tokens_of
 
 from labtui.core import litellm_setup, llm_errors, server_idle
@@ -658,9 +659,10 @@ def test_a_500_that_names_response_format_is_a_rejection_not_a_retry(
 
 
 def test_a_run_on_reply_without_json_is_not_quoted_back(llm_server: ScriptedLLMServer) -> None:
-    # Recorded shape (qwen15 moons, a conclusion): 1,600 tokens of "\begin{thebibliographykey}"
-    # and no JSON; quoted back in the re-ask, it primed the same loop twice more.
-    loop = '{"latex": "\\\\begin{document}' + "\\\\begin{thebibliographykey}" * 120
+    # Recorded (qwen15_moons_noise.jsonl, a conclusion): 1,600 tokens ending in a loop of
+    # "\begin{thebibliographykey}" and no JSON; quoted back, it primed the same loop twice more.
+    loop = exchanges("qwen15_moons_noise")[1]["reply"]
+    assert loop.count("thebibliographykey") > 5 and len(loop) > 2000
     llm_server.script(SERVED, loop, '{"Overall": 6}')
     assert make_llm(llm_server, Recorder()).ask_json(MESSAGES, parse_score) == 6
     second = llm_server.requests[1]["messages"]

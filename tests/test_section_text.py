@@ -396,7 +396,7 @@ def test_a_real_small_models_paper_in_markdown_is_read_by_its_headings():
     ]
     assert paper.count("## ") == 6
     results = tidied(paper, "results")
-    assert "read 6 Markdown heading(s) as \\section" in results.changes
+    assert "read 6 Markdown heading(s) as LaTeX headings" in results.changes
     assert "#" not in results.body and "\\section" not in results.body
     abstract = tidied(paper, "abstract")
     assert abstract.body.count("\\section{") == 6, "no abstract among them: left for the checks"
@@ -414,3 +414,17 @@ def test_a_real_small_models_paragraph_labels_are_taken_off(tmp_path):
         assert not any("label" in p for p in section_problems(kept.body, rules))
     note = tidied("We ran it.\n\n\\textbf{Note:} seeds 0--2.\nAccuracy: 0.93", "results")
     assert note.body == "We ran it.\n\n\\textbf{Note:} seeds 0--2.\nAccuracy: 0.93", "not a part"
+
+
+def test_a_real_small_models_nested_markdown_headings_keep_their_depth(tmp_path):
+    # Recorded (qwen15_moons_noise.jsonl): asked for the background, "## Introduction" with
+    # "### Background" and "#### Neural Networks" under it. Read all as \section, the background's
+    # own part was empty, and labtui placed it so; by depth, the answer keeps its text and is
+    # refused for the introduction it holds.
+    background = extract_json(exchanges("qwen15_moons_noise")[0]["reply"], strict=False)["latex"]
+    kept = tidied(background, "background")
+    assert (
+        "\\subsection{Background}" in kept.body and "\\subsubsection{Neural Networks}" in kept.body
+    )
+    assert len(kept.body.split()) > 100
+    assert "\\section" in section_problems(kept.body, SectionRules("background", BIB, tmp_path))[0]

@@ -223,6 +223,14 @@ def test_refused_sections_are_re_asked_with_the_problem_and_an_unwritable_one_is
             "method": [  # a raw line break inside the JSON string: read as it is, no re-ask
                 '{"latex": "' + json.dumps(good()["method"])[1:-1] + '\n\nNothing else changed."}'
             ],
+            "experimental setup": [  # its own part empty once code took the others off
+                fenced_json(
+                    {
+                        "latex": "\\section{Experimental Setup}\n\n\\section{Method}\n"
+                        + good()["method"]
+                    }
+                )
+            ],
             "results": [
                 fenced_json(
                     {
@@ -260,6 +268,7 @@ def test_refused_sections_are_re_asked_with_the_problem_and_an_unwritable_one_is
     assert "\\documentclass" in reasks["introduction"][0], "the preamble named"
     assert "background" not in reasks, "its heading and label were taken off by code"
     assert "method" not in reasks, "a section's JSON may hold its line breaks as they are"
+    assert "Only 0 word(s) of the experimental setup itself" in reasks["experimental setup"][0]
     assert "0.4242" in reasks["results"][0], "the untraced number quoted"
     assert "We will show that width helps." in reasks["conclusion"][0], "the promise quoted"
     assert "unknown2099" in reasks["related work"][0], "the unknown key named"
