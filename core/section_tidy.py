@@ -75,6 +75,8 @@ class Tidied:
 # of its name (\textbf: a tab and "extbf"); before a letter, such a character is never text.
 _EATEN = {"\t": "t", "\b": "b", "\f": "f", "\r": "r"}
 _EATEN_COMMAND = re.compile(r"([\t\b\f\r])(?=[A-Za-z])")
+# \newline, \noindent and \newpage lose their "\n" the same way, to a line break.
+_EATEN_N_COMMAND = re.compile(r"\n(?=(?:ewline|oindent|ewpage)\b)")
 
 
 def tidied(body: str, heading: str) -> Tidied:
@@ -90,6 +92,8 @@ def tidied(body: str, heading: str) -> Tidied:
     else is left for the checks."""
     changes: list[str] = []
     body, eaten = _EATEN_COMMAND.subn(lambda m: "\\" + _EATEN[m.group(1)], body)
+    body, eaten_n = _EATEN_N_COMMAND.subn(lambda _: "\\n", body)
+    eaten += eaten_n
     if eaten:
         changes.append(f"put back {eaten} backslash(es) that JSON had read as control characters")
     body, newlines = _LITERAL_NEWLINE.subn("\n", body)

@@ -428,3 +428,15 @@ def test_a_real_small_models_nested_markdown_headings_keep_their_depth(tmp_path)
     )
     assert len(kept.body.split()) > 100
     assert "\\section" in section_problems(kept.body, SectionRules("background", BIB, tmp_path))[0]
+
+
+def test_a_newline_command_that_json_ate_is_put_back():
+    # Placed by the 1.5B model's related work before this rule (the moons label-noise run):
+    # "\\newline" written with one backslash in JSON became a line break and "ewline}".
+    body = "See \\textit{Adam} for details.\newline} and more.\noindent Then \\newline ok."
+    kept = tidied(body, "related")
+    assert (
+        kept.body
+        == "See \\textit{Adam} for details.\\newline} and more.\\noindent Then \\newline ok."
+    )
+    assert "put back 2 backslash(es) that JSON had read as control characters" in kept.changes
