@@ -82,12 +82,16 @@ _READS = {
 # The abstract is written after the conclusion, from the sections before it: a small model
 # asked for it first wrote the whole paper into it.
 _SUMMARY_LAST = ("abstract",)
+# Parts that sum up this paper's own work and cite nothing: not shown the bibliography's keys.
+# Shown them, the 1.5B model's conclusion pasted that line of the prompt, 3 answers of 3.
+_CITES_NOTHING = ("abstract", "conclusion")
 EFFECTS_HEAD = (
     "Effects of the runs (computed by labtui; quote a number exactly as written here, or leave "
     "it out):"
 )
 NOTEBOOK_HEAD = "The plan, and what each run changed (computed from its commit):"
 LITERATURE_HEAD = "Papers from the literature review:"
+CITING_HEAD = "Bibliography keys you may cite, as \\citep{key}:"
 FIGURES_HEAD = "Figures (labtui places each; refer to it as Figure~\\ref{label}):"
 NOTEBOOK_CHARS = 1500  # ~400 tokens: a 1.5B model on a CPU reads ~50 tokens/s
 EFFECTS_CHARS = 1800
@@ -370,6 +374,7 @@ def _rules(ctx: StageContext, section: Section, tex: str) -> SectionRules:
             NOTEBOOK_HEAD,
             LITERATURE_HEAD,
             FIGURES_HEAD,
+            CITING_HEAD,
         ),
     )
 
@@ -385,6 +390,7 @@ def _prompt(
     tex = (ctx.project.root / ctx.config.paper.tex).read_text(encoding="utf-8")
     paper_dir = (ctx.project.root / ctx.config.paper.tex).parent
     keys = ", ".join(sorted(bib_keys(bib_text_of(tex, paper_dir)))) or "none"
+    citing = f"{CITING_HEAD} {keys}\n" if section.heading not in _CITES_NOTHING else ""
     # Their names, not their openings: shown the openings, Qwen2.5-Coder-1.5B began four
     # sections with the same sentences and answered the abstract with a whole paper in Markdown.
     before = [name for name in written.texts if name != section.name]
@@ -401,7 +407,7 @@ def _prompt(
         tips=ctx.prompt(f"section_{section.tips}").strip(),
         idea=facts.idea,
         facts=_facts_shown(section, facts),
-        bibkeys=keys,
+        citing=citing,
         written=", ".join(before) or "none yet",
         revision=asked_again,
         notes=ctx.notes_block(),

@@ -147,6 +147,8 @@ def test_each_section_is_an_answer_placed_by_code_and_judged(project, llm_server
     assert "fig:test_accuracy (test_accuracy.png)" in results, "the figures, with their labels"
     assert "Effects of run_1 against run_0" in results, "the runs' numbers"
     assert "kingma2015adam" in results, "the bibliography's keys"
+    conclusion = next(first_user_text(r) for r in asks if _section_of(r) == "conclusion")
+    assert "kingma2015adam" not in conclusion, "a conclusion cites nothing: no keys to paste"
     assert len(first_user_text(asks[-1])) < 6000, "a prompt a small model reads in a minute"
     revise = [first_user_text(r) for r in asks if SectionPort.NOTE in first_user_text(r)]
     assert revise and _section_of({"messages": [{"role": "user", "content": revise[0]}]}) == (
