@@ -214,6 +214,25 @@ def with_specials_escaped(body: str) -> tuple[str, int, int]:
     return "\n".join(lines), len(underscores), percents
 
 
+# Environments whose rows are split at "&" in text mode (math ones are in _MATH).
+_ALIGNED_TEXT = re.compile(
+    r"\\begin\{(tabular[x*]?|longtable|array|[pbvBV]?matrix|cases)\*?\}.*?\\end\{\1\*?\}",
+    re.DOTALL,
+)
+
+
+def with_ampersands_escaped(body: str) -> tuple[str, int]:
+    """``body`` with each "&" outside a table, an array or an aligned equation written ``\\&``
+    (Qwen2.5-Coder-1.5B cites "Kingma, D. & Ba, J." in prose: "Misplaced alignment tab
+    character &", and the compile stops). Returns the text and how many."""
+    text = _NAME_ARGS.sub(blank_out, _ALIGNED_TEXT.sub(blank_out, _MATH.sub(blank_out, body)))
+    text = strip_comments(text)
+    bare = [m.start() for m in re.finditer(r"(?<!\\)&", text)]
+    for at in reversed(bare):
+        body = body[:at] + "\\" + body[at:]
+    return body, len(bare)
+
+
 def _check_percent_after_numbers(tex_text: str) -> list[str]:
     """'improves by 5% over' starts a comment at the %: the rest of the line silently vanishes."""
     problems = []

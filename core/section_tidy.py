@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .latex_checks import with_specials_escaped
+from .latex_checks import with_ampersands_escaped, with_specials_escaped
 from .latex_text import balanced_group, section_span, section_titles, strip_comments
 from .section_text import SECTION_WORDS
 
@@ -88,8 +88,8 @@ def tidied(body: str, heading: str) -> Tidied:
     its own section's text; a lone heading at the start, whatever it says), an abstract
     environment, an opening label such as ``\\textbf{Introduction:}`` or heading such as
     ``\\textbf{Related Work}``; ``\\text{`` around prose taken off; ``\\textcitep`` written
-    ``\\citep``; and the underscores and percent signs LaTeX would misread escaped. Anything
-    else is left for the checks."""
+    ``\\citep``; and the underscores, percent signs and ampersands LaTeX would misread
+    escaped. Anything else is left for the checks."""
     changes: list[str] = []
     body, eaten = _EATEN_COMMAND.subn(lambda m: "\\" + _EATEN[m.group(1)], body)
     body, eaten_n = _EATEN_N_COMMAND.subn(lambda _: "\\n", body)
@@ -116,6 +116,9 @@ def tidied(body: str, heading: str) -> Tidied:
     body, underscores, percents = with_specials_escaped(body)
     if underscores or percents:
         changes.append(f"escaped {percents} percent sign(s) and {underscores} underscore(s)")
+    body, ampersands = with_ampersands_escaped(body)
+    if ampersands:
+        changes.append(f"escaped {ampersands} ampersand(s) outside tables and equations")
     return Tidied(body.strip(), tuple(changes))
 
 

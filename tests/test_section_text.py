@@ -440,3 +440,19 @@ def test_a_newline_command_that_json_ate_is_put_back():
         == "See \\textit{Adam} for details.\\newline} and more.\\noindent Then \\newline ok."
     )
     assert "put back 2 backslash(es) that JSON had read as control characters" in kept.changes
+
+
+def test_an_ampersand_in_prose_is_escaped_and_one_in_a_table_or_equation_kept():
+    # Recorded (qwen15_moons_writeup_tidy.jsonl): the 1.5B model cites "Kingma, D., & Ba, J." in
+    # prose; placed as is, pdflatex stops at "Misplaced alignment tab character &".
+    reply = exchanges("qwen15_moons_writeup_tidy")[10]["reply"]
+    prose = tidied(extract_json(reply, strict=False)["latex"], "related")
+    assert "Kingma, D., \\& Ba, J." in prose.body
+    assert not re.search(r"(?<!\\)&", prose.body)
+    assert any("ampersand(s) outside tables and equations" in c for c in prose.changes)
+    kept = (
+        "R\\&D aside.\n\\begin{tabular}{lr} rate & acc \\\\ 0.5 & 0.9 \\end{tabular}\n"
+        "\\begin{align} a &= b \\end{align} $\\begin{pmatrix} 1 & 0 \\end{pmatrix}$ "
+        "% Tom & Jerry\n\\url{https://x.org/?a=1&b=2}"
+    )
+    assert tidied(kept, "method").body == kept
