@@ -11,8 +11,9 @@ from .artifacts import has_literature, literature_digest, load_literature
 from .errors import StageFailed
 from .latex_log import LatexMessage
 from .planning import chosen_idea
+from .section_facts import PaperFacts, paper_facts
 from .section_text import body_span
-from .section_writer import SECTIONS, PaperFacts, Revision, Section, paper_facts, rewrite_section
+from .section_writer import SECTIONS, Revision, Section, rewrite_section
 from .stage_context import StageContext
 
 ERROR_CONTEXT_CHARS = 160  # of the line LaTeX stopped at, quoted with its error
@@ -42,7 +43,7 @@ def gathered_facts(ctx: StageContext, figures: list[str], literature: str) -> Pa
     described = {
         name: descriptions.get(name) or name.rsplit(".", 1)[0].replace("_", " ") for name in figures
     }
-    return paper_facts(ctx, idea, described, literature)
+    return paper_facts(ctx.project.root, idea, described, literature)
 
 
 def section_at_line(tex: str, line: int) -> Section | None:

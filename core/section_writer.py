@@ -13,22 +13,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .answer_validation import validate
-from .artifacts import NOTES
 from .bibliography import bib_keys, bib_text_of
-from .effect_text import effects_markdown
-from .effects import project_effects
 from .errors import Aborted, UnusableAnswer
 from .ledger_appendix import latex_escaped
-from .notebook import computed_facts
 from .prompts import prompt_path
 from .provenance import run_sources
 from .records import SectionText, TitleAbstract
+from .section_facts import CITING_HEAD, PROMPT_HEADS, PaperFacts, facts_shown
 from .section_text import (
     Salvaged,
     SectionRules,
     body_span,
     clipped,
-    figure_label,
     instruction_phrases,
     placed,
     salvaged,
@@ -67,52 +63,18 @@ SECTIONS = (
 # work describe others' work, whose numbers no run of this project recorded.
 _TRACED = {"abstract", "introduction", "method", "experimental", "results", "conclusion"}
 _REPORTS = {"abstract", "results", "conclusion"}  # a report, never a promise
-# What each section's prompt shows besides the idea: only what the section is about. A 1.5B
-# model copies what it is shown (its background was the effects table and the notebook, pasted).
-_READS = {
-    "abstract": ("effects",),
-    "introduction": ("effects", "literature"),
-    "background": ("notebook",),  # the model, the task, the metric: what the runs used
-    "method": ("notebook",),
-    "experimental": ("notebook",),
-    "results": ("effects", "figures"),
-    "conclusion": ("effects",),
-    "related": ("literature",),
-}
 # The abstract is written after the conclusion, from the sections before it: a small model
 # asked for it first wrote the whole paper into it.
 _SUMMARY_LAST = ("abstract",)
 # Parts that sum up this paper's own work and cite nothing: not shown the bibliography's keys.
 # Shown them, the 1.5B model's conclusion pasted that line of the prompt, 3 answers of 3.
 _CITES_NOTHING = ("abstract", "conclusion")
-EFFECTS_HEAD = (
-    "Effects of the runs (computed by labtui; quote a number exactly as written here, or leave "
-    "it out):"
-)
-NOTEBOOK_HEAD = "The plan, and what each run changed (computed from its commit):"
-LITERATURE_HEAD = "Papers from the literature review:"
-CITING_HEAD = "Bibliography keys you may cite, as \\citep{key}:"
-FIGURES_HEAD = "Figures (labtui places each; refer to it as Figure~\\ref{label}):"
-NOTEBOOK_CHARS = 1500  # ~400 tokens: a 1.5B model on a CPU reads ~50 tokens/s
-EFFECTS_CHARS = 1800
-LITERATURE_CHARS = 1500
 # Room for the longest body the validator takes (at_most_chars: 6,000 characters, about 1,500
 # tokens; an abstract 1,600) and no more: a small model that loops (Qwen2.5-Coder-1.5B repeated
 # a disclaimer in an abstract) stops in a minute or two instead of at 2,048 tokens.
 SECTION_MAX_TOKENS = 1600
 TITLE_MAX_TOKENS = 600
 SECTION_MIN_WORDS = 25  # as the record asks (SectionText), counted again once code tidied it
-
-
-@dataclass(frozen=True)
-class PaperFacts:
-    """What every section's prompt draws on, gathered once."""
-
-    idea: str
-    effects: str  # the runs' effects tables (every number in them traces to a run)
-    notebook: str  # an excerpt of notes.md
-    figures: dict[str, str]  # file -> the plots stage's description
-    literature: str = ""  # the literature review's papers, for the introduction and related work
 
 
 @dataclass(frozen=True)
@@ -137,31 +99,6 @@ class Written:
 
     texts: dict[str, str] = field(default_factory=dict)
     flagged: list[Flagged] = field(default_factory=list)
-
-
-def paper_facts(
-    ctx: StageContext, idea: str, figures: dict[str, str], literature: str
-) -> PaperFacts:
-    root = ctx.project.root
-    tables = [effects_markdown(found) for found in project_effects(root).values()]
-    effects = "\n\n".join(tables) or "Only the baseline run_0 ran; its numbers are in the notebook."
-    notes_path = root / NOTES
-    notes = notes_path.read_text(encoding="utf-8") if notes_path.is_file() else ""
-    return PaperFacts(
-        idea=idea,
-        effects=_clipped(effects, EFFECTS_CHARS),
-        notebook=_clipped(computed_facts(notes), NOTEBOOK_CHARS),
-        figures=figures,
-        literature=_clipped(literature.strip(), LITERATURE_CHARS),
-    )
-
-
-def _clipped(text: str, chars: int) -> str:
-    """The head and the tail of a long text (a notebook's idea and its last runs)."""
-    if len(text) <= chars:
-        return text
-    head = chars // 3
-    return text[:head].rstrip() + "\n[…]\n" + text[-(chars - head) :].lstrip()
 
 
 def write_sections(ctx: StageContext, facts: PaperFacts) -> Written:
@@ -370,11 +307,7 @@ def _rules(ctx: StageContext, section: Section, tex: str) -> SectionRules:
         instructions=instruction_phrases(
             prompt_path("writeup_section_text", root).read_text(encoding="utf-8"),
             ctx.prompt(f"section_{section.tips}"),
-            EFFECTS_HEAD,
-            NOTEBOOK_HEAD,
-            LITERATURE_HEAD,
-            FIGURES_HEAD,
-            CITING_HEAD,
+            *PROMPT_HEADS,
         ),
     )
 
@@ -406,35 +339,13 @@ def _prompt(
         section=section.name,
         tips=ctx.prompt(f"section_{section.tips}").strip(),
         idea=facts.idea,
-        facts=_facts_shown(section, facts),
+        facts=facts_shown(section.heading, facts),
         citing=citing,
         written=", ".join(before) or "none yet",
         revision=asked_again,
         notes=ctx.notes_block(),
         shape=shape,
     )
-
-
-def _facts_shown(section: Section, facts: PaperFacts) -> str:
-    """The facts the section is about (_READS), each under its heading; "" when none."""
-    blocks = {
-        "effects": (EFFECTS_HEAD, facts.effects),
-        "notebook": (NOTEBOOK_HEAD, facts.notebook),
-        "literature": (LITERATURE_HEAD, facts.literature),
-        "figures": (
-            FIGURES_HEAD,
-            "\n".join(
-                f"- {figure_label(name)} ({name}): {description}"
-                for name, description in facts.figures.items()
-            ),
-        ),
-    }
-    shown = [
-        f"{head}\n{text}"
-        for head, text in (blocks[read] for read in _READS.get(section.heading, ()))
-        if text.strip()
-    ]
-    return "\n\n".join(shown) + "\n" if shown else ""
 
 
 def rewrite_section(
