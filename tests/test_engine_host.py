@@ -413,7 +413,9 @@ def test_closing_the_terminal_detaches_and_a_new_attach_follows_to_the_end(proje
             assert chunk, f"the attached front end ended early: {shown!r}"
             shown += chunk
         os.close(master)
-        assert attached.wait(timeout=DEADLINE_S) == -signal.SIGHUP, "the terminal hung it up"
+        # SIGHUP ends it; on a busy machine (the full suite beside a model bench) it once ended
+        # with 1 first, its next read or write of the vanished terminal failing (EIO).
+        assert attached.wait(timeout=DEADLINE_S) in (-signal.SIGHUP, 1), "the terminal hung it up"
         assert engine_files.engine_running(root), "the engine did not go with the terminal"
 
         follower = Follower(root)
