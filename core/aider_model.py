@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -161,6 +162,49 @@ def fence_from_editable_files(aider_coder: Any) -> None:
         aider_coder.fence = aider_coder.fences[0]
 
     aider_coder.choose_fence = choose_fence  # aider calls it before every message
+
+
+def chat_file_named(name: str, chat_files: list[str]) -> str | None:
+    """The one chat file that the file name line ``name`` mentions among other words, or None.
+
+    aider's ``whole`` format takes the line above a fence as the file's name; Qwen2.5-Coder-1.5B
+    wrote "**Changes to `experiment.py`:**" above the whole file, which aider read as a new file
+    called "Changes to `experiment.py" (refused: nothing was edited). A name mentioned as a word
+    of its own, and only one chat file so mentioned, is certain enough."""
+    if name in chat_files:
+        return None
+    mentioned = [
+        chat_file
+        for chat_file in chat_files
+        if re.search(rf"(?<![\w./-]){re.escape(chat_file)}(?![\w/-])", name)
+    ]
+    return mentioned[0] if len(mentioned) == 1 else None
+
+
+def name_blocks_by_chat_files(aider_coder: Any) -> None:
+    """Read a whole-format block under a line of prose that names one chat file as that file's
+    new text (:func:`chat_file_named`), unless the reply also gave that file a block of its own.
+    Only for the ``whole`` format: the other formats name files inside their blocks."""
+    if aider_coder.edit_format != "whole":
+        return
+    parsed = aider_coder.get_edits
+
+    def get_edits(mode: str = "update") -> Any:
+        edits = parsed(mode=mode)
+        if mode == "diff":  # aider's live display, not the edits
+            return edits
+        chat_files = aider_coder.get_inchat_relative_files()
+        named = {fname for fname, _source, _lines in edits}
+        renamed = []
+        for fname, source, lines in edits:
+            target = chat_file_named(fname, chat_files)
+            if target is not None and target not in named:
+                named.add(target)
+                fname = target
+            renamed.append((fname, source, lines))
+        return renamed
+
+    aider_coder.get_edits = get_edits
 
 
 def stream_completions(

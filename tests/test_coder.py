@@ -16,7 +16,7 @@ from support.recorded_replies import replies
 from support.scripted_llm import Fault, ScriptedLLMServer
 
 from labtui.core.aider_io import file_question_verdict
-from labtui.core.aider_model import whole_file_reply_tokens
+from labtui.core.aider_model import chat_file_named, whole_file_reply_tokens
 from labtui.core.coder import (
     Coder,
     EditResult,
@@ -192,6 +192,32 @@ def test_whole_edit_changes_file_commits_and_reports(project: Project, server) -
     assert (project.root / ".labtui" / "aider" / "chat.md").is_file()
     assert not list(project.root.glob(".aider*"))
     assert project.repo.git.status("--porcelain") == ""
+
+
+def test_a_block_under_a_line_of_prose_that_names_the_file_edits_that_file(
+    project: Project, server
+) -> None:
+    # Qwen2.5-Coder-1.5B on moons (2026-11-28): "**Changes to `experiment.py`:**" above the whole
+    # file. aider read a new file "Changes to `experiment.py", labtui said no, nothing changed.
+    server.script(MODEL, whole("**Changes to `experiment.py`:**", EDITED, "To do it, I will:"))
+    coder, _recorder, _ledger = make_coder(project, server)
+
+    result = coder.edit(["experiment.py"], "Halve the learning rate.", commit_message="halve lr")
+
+    assert result.changed and (project.root / "experiment.py").read_text() == EDITED
+    assert not (project.root / "Changes to `experiment.py").exists()
+    assert len(server.requests_for(MODEL)) == 1, "no re-ask"
+
+
+def test_only_a_chat_file_named_alone_among_other_words_is_taken_for_the_block() -> None:
+    chat = ["experiment.py", "plot.py"]
+    assert chat_file_named("Changes to `experiment.py", chat) == "experiment.py"
+    assert chat_file_named("The new plot.py, whole", chat) == "plot.py"
+    assert chat_file_named("experiment.py", chat) is None, "aider's own name: nothing to do"
+    assert chat_file_named("experiment.py and plot.py", chat) is None, "two named: unsure"
+    assert chat_file_named("old_experiment.py", chat) is None
+    assert chat_file_named("src/experiment.py", chat) is None
+    assert chat_file_named("Then run:", chat) is None
 
 
 def test_a_whole_file_reply_gets_room_for_the_whole_file(project: Project, server) -> None:
