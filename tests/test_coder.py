@@ -197,8 +197,9 @@ def test_whole_edit_changes_file_commits_and_reports(project: Project, server) -
 def test_a_block_under_a_line_of_prose_that_names_the_file_edits_that_file(
     project: Project, server
 ) -> None:
-    # Qwen2.5-Coder-1.5B on moons (2026-11-28): "**Changes to `experiment.py`:**" above the whole
-    # file. aider read a new file "Changes to `experiment.py", labtui said no, nothing changed.
+    # Written by hand after Qwen2.5-Coder-1.5B on moons (2026-11-28), which put "**Changes to
+    # `experiment.py`:**" above its code: aider read a new file "Changes to `experiment.py",
+    # labtui said no, and nothing changed. The recorded reply is replayed below.
     server.script(MODEL, whole("**Changes to `experiment.py`:**", EDITED, "To do it, I will:"))
     coder, _recorder, _ledger = make_coder(project, server)
 
@@ -207,6 +208,27 @@ def test_a_block_under_a_line_of_prose_that_names_the_file_edits_that_file(
     assert result.changed and (project.root / "experiment.py").read_text() == EDITED
     assert not (project.root / "Changes to `experiment.py").exists()
     assert len(server.requests_for(MODEL)) == 1, "no re-ask"
+
+
+def test_the_real_reply_under_a_prose_name_is_judged_as_experiment_py(
+    project: Project, server
+) -> None:
+    # Recorded (qwen15_moons_prose_name_experiments.jsonl): twelve blocks, each under "**Changes
+    # to `experiment.py`:**", each a fragment of the file. Read as experiment.py, the fragment is
+    # refused for what it would delete, a reason the re-ask can quote; before, aider read a new
+    # file's name and the model was only told that nothing changed.
+    (reply,) = replies("qwen15_moons_prose_name_experiments", "experiments")
+    moons = (TEMPLATES / "moons" / "experiment.py").read_text()
+    (project.root / "experiment.py").write_text(moons)
+    project.commit("the moons experiment.py", ["experiment.py"])
+    server.script(MODEL, reply)
+    coder, _recorder, _ = make_coder(project, server, edit_format="whole")
+
+    result = coder.edit(["experiment.py"], "Add dropout.", commit_message="run_1", retries=0)
+
+    assert not result.changed and (project.root / "experiment.py").read_text() == moons
+    assert result.refusals and "Changes to" not in " ".join(result.refusals)
+    assert not (project.root / "Changes to `experiment.py").exists()
 
 
 def test_only_a_chat_file_named_alone_among_other_words_is_taken_for_the_block() -> None:
