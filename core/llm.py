@@ -208,6 +208,7 @@ class LLM:
         examples: Iterable[str] | None = None,
         reasks: int | None = None,
         multiline: bool = False,
+        fallback: Callable[[Any], T] | None = None,
         **chat_kwargs: Any,
     ) -> T:
         """Ask for JSON, validate it with ``parse`` and re-ask with the exact problem if needed.
@@ -220,7 +221,9 @@ class LLM:
         shows). Each refused answer is a ``Refused`` event. A re-ask quotes the refused field and
         samples differently (hotter, another seed), and names a repeated answer a loop; after the
         re-asks, UnusableAnswer says what was wrong with the last one. ``multiline``: raw line
-        breaks inside the JSON's strings are taken (a section's LaTeX).
+        breaks inside the JSON's strings are taken (a section's LaTeX). ``fallback``: after the
+        re-asks, what the refused answers (the last first) may still give, with what failed left
+        out (a review without its one point about nothing in the paper); ValueError where not.
         """
         from .records import answer_examples, example_strings, record_name
 
@@ -236,6 +239,7 @@ class LLM:
         base = chat_kwargs.pop("temperature", None)
         base = self.settings.temperature if base is None else base
         problem, previous = "", None
+        refused_answers: list[Any] = []
         for attempt in range(allowed_reasks + 1):
             # The first request as asked; each re-ask hotter and with a seed of its own.
             text = self.chat(
@@ -255,6 +259,7 @@ class LLM:
                 except ValueError as exc:
                     # An empty {} is what a scan finds in a run-on reply ("\\begin{x}{}"): no answer.
                     readable, problem, refused = data != {}, str(exc) or type(exc).__name__, exc
+                    refused_answers.insert(0, data)
             self.emit(Refused(stage=self.stage, what="answer", subject=subject, reason=problem))
             if attempt < allowed_reasks:
                 what = (
@@ -266,6 +271,13 @@ class LLM:
                 self._notice(f"{self.spec.name} {what}; asking again at temperature {hotter:g}")
                 conversation = _reasked(conversation, messages, text, readable, problem, refused)
             previous = text
+        for data in refused_answers:
+            try:
+                if fallback is not None:
+                    with answer_examples(shown):
+                        return fallback(data)
+            except ValueError:
+                continue
         attempts = allowed_reasks + 1
         raise UnusableAnswer(
             f"{self.spec.name} gave no usable {subject} in {attempts} attempt"

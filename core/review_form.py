@@ -11,7 +11,12 @@ from typing import Any
 
 from .answer_validation import validate
 from .records import REVIEW_SCORES, ReviewForm
-from .review_grounding import PaperIndex, PointGrounding, ground_review
+from .review_grounding import (
+    PaperIndex,
+    PointGrounding,
+    ground_review,
+    without_ungrounded_points,
+)
 
 SCORE_RANGES: dict[str, tuple[int, int]] = REVIEW_SCORES
 LIST_FIELDS = ("Strengths", "Weaknesses", "Questions", "Limitations")
@@ -25,6 +30,7 @@ class PaperReview:
 
     fields: dict[str, Any]
     grounding: tuple[PointGrounding, ...] = ()
+    left_out: tuple[str, ...] = ()  # points about nothing in the paper, each with why
 
     @property
     def overall(self) -> int:
@@ -53,6 +59,14 @@ def grounded(review: PaperReview, paper: PaperIndex) -> PaperReview:
     """The review with what its points name of ``paper``; ValueError quoting each Strength or
     Weakness (or the Summary) that names too little of it (``core.review_grounding``)."""
     return replace(review, grounding=ground_review(review.fields, paper))
+
+
+def grounded_without_strays(review: PaperReview, paper: PaperIndex) -> PaperReview:
+    """:func:`grounded` once the Strengths and Weaknesses that name too little of ``paper``
+    are left out (where each list keeps one that names enough), the last resort after the
+    re-asks; ValueError as :func:`grounded` when that is not enough."""
+    fields, left_out = without_ungrounded_points(review.fields, paper)
+    return replace(grounded(replace(review, fields=fields), paper), left_out=left_out)
 
 
 def review_of(form: ReviewForm) -> PaperReview:

@@ -378,6 +378,28 @@ def ground_review(fields: dict[str, Any], index: PaperIndex) -> tuple[PointGroun
     return tuple(points)
 
 
+def without_ungrounded_points(
+    fields: dict[str, Any], index: PaperIndex
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """``fields`` with each Strength or Weakness that names too little of the paper left out,
+    where the list keeps at least one that names enough, and the refusal of each left out.
+    The last resort after the re-asks: Qwen2.5-Coder-1.5B's review of a moons paper kept "The
+    experiment does not address ethical concerns" through 3 asks, beside grounded points."""
+    kept, left_out = dict(fields), []
+    for name in CHECKED_LISTS:
+        items = [str(item) for item in fields.get(name) or []]
+        points = [index.ground(name, n, item) for n, item in enumerate(items, 1)]
+        good = [item for item, point in zip(items, points, strict=True) if is_grounded(point)]
+        if good and len(good) < len(items):
+            kept[name] = good
+            left_out += [
+                _refusal(point, item)
+                for item, point in zip(items, points, strict=True)
+                if not is_grounded(point)
+            ]
+    return kept, tuple(left_out)
+
+
 def _text_of(fields: dict[str, Any], point: PointGrounding) -> str:
     if point.item == 0:
         return str(fields[point.field])

@@ -31,7 +31,14 @@ from .config_sections import ReviewSection
 from .errors import ConfigError, LabtuiError, LLMError, UnusableAnswer
 from .events import Event, Notice
 from .records import ReviewForm, ReviewReflection, example_strings
-from .review_form import SCORE_RANGES, PaperReview, grounded, parse_review, review_of
+from .review_form import (
+    SCORE_RANGES,
+    PaperReview,
+    grounded,
+    grounded_without_strays,
+    parse_review,
+    review_of,
+)
 from .review_grounding import PaperIndex, grounding_json
 
 MAX_PAPER_CHARS = 40_000  # ~10k tokens: a conference paper without its appendix
@@ -117,6 +124,28 @@ def parse_grounded(paper: PaperIndex) -> Callable[[Any], PaperReview]:
     return parse
 
 
+def parse_without_strays(paper: PaperIndex) -> Callable[[Any], PaperReview]:
+    """The last resort after the re-asks: a review whose stray points about nothing in ``paper``
+    are left out (:func:`grounded_without_strays`)."""
+
+    def parse(data: Any) -> PaperReview:
+        return grounded_without_strays(parse_review(data), paper)
+
+    return parse
+
+
+def _say_left_out(llm: Any, review: PaperReview, who: str = "review") -> PaperReview:
+    if review.left_out:
+        llm.emit(
+            Notice(
+                stage=llm.stage,
+                text=f"the {who} stands without {len(review.left_out)} point(s) that stayed "
+                f"about nothing in the paper after every re-ask: {'; '.join(review.left_out)}",
+            )
+        )
+    return review
+
+
 def parse_reflection(
     previous: PaperReview, paper: PaperIndex | None = None
 ) -> Callable[[Any], tuple[bool, PaperReview]]:
@@ -176,9 +205,11 @@ def review_text(
             schema=ReviewForm,
             json_mode=True,
             temperature=temperature,
+            fallback=parse_without_strays(index),
         )
     except UnusableAnswer as exc:
         raise no_usable_review(exc) from None
+    _say_left_out(llm, review)
     for round_no in range(1, reflections + 1):
         messages += [
             {"role": "assistant", "content": json.dumps(review.fields)},
@@ -274,6 +305,11 @@ class ReviewPanel:
                 "meta_review": grounding_json(self.meta.grounding),
                 "reviews": [grounding_json(r.grounding) for r in self.reviews],
             },
+            # points that stayed about nothing in the paper after the re-asks, each with why
+            "left_out": {
+                "meta_review": list(self.meta.left_out),
+                "reviews": [list(r.left_out) for r in self.reviews],
+            },
         }
 
 
@@ -351,15 +387,17 @@ def meta_review(
     # The reviews are the Area Chair's material, not an example: quoting a reviewer's point is
     # allowed; copying the form's example is not.
     try:
-        return llm.ask_json(
+        review = llm.ask_json(
             messages,
             parse_review if paper is None else parse_grounded(paper),
             schema=ReviewForm,
             examples=example_strings(messages, besides=[r.fields for r in reviews]),
             json_mode=True,
+            fallback=None if paper is None else parse_without_strays(paper),
         )
     except UnusableAnswer as exc:
         raise no_usable_review(exc, "Area Chair") from None
+    return _say_left_out(llm, review, "meta-review")
 
 
 def reviewer_facts(model: str, settings: ReviewSection) -> dict[str, Any]:

@@ -16,7 +16,8 @@ from support.recorded_replies import exchanges
 from support.research_script import REVIEW, fenced_json
 
 from labtui.core.config_sections import ReviewSection
-from labtui.core.events import Refused
+from labtui.core.errors import LLMError
+from labtui.core.events import Notice, Refused
 from labtui.core.json_reply import extract_json
 from labtui.core.prompts import load_prompt
 from labtui.core.review_form import parse_review
@@ -287,3 +288,39 @@ def test_a_real_small_models_review_of_a_corpus_paper_is_about_it_but_its_none_i
         ground_review(fields, paper)
     assert str(refused.value).startswith("Weaknesses item 1 ('None identified') names nothing")
     assert "Strengths" not in str(refused.value), "the summary and strengths name the paper"
+
+
+def _moons_paper_and_replies() -> tuple[str, list[str]]:
+    # Recorded (qwen15_moons_ethics_review.jsonl): Qwen2.5-Coder-1.5B reviewing the moons paper
+    # labtui wrote with it (2026-11-28), the paper as the first prompt holds it. Its first answer
+    # had a grounded weakness and "The experiment does not address ethical concerns"; asked
+    # again, it copied the form's Summary, then kept only the ethics point: no review, and the
+    # run ended at its last stage.
+    recorded = exchanges("qwen15_moons_ethics_review")
+    prompt = recorded[0]["request"]["messages"][-1]["content"]
+    paper = prompt[prompt.index("<paper>") + len("<paper>") : prompt.index("</paper>")]
+    return paper, [e["reply"] for e in recorded]
+
+
+def test_a_stray_point_that_outlives_the_re_asks_is_left_out_and_said(
+    reviewer, llm_server, events
+):
+    paper, answers = _moons_paper_and_replies()
+    llm_server.script("scripted-review", *answers)
+
+    review = review_text(reviewer, load_prompt, paper)
+
+    first = extract_json(answers[0])
+    assert review.fields["Weaknesses"] == first["Weaknesses"][:1], "the grounded one stays"
+    assert review.fields["Strengths"] == first["Strengths"]
+    assert len(review.left_out) == 1 and "ethical concerns" in review.left_out[0]
+    assert len([e for e in events if isinstance(e, Refused)]) == 3, "every answer was refused"
+    said = [e.text for e in events if isinstance(e, Notice)]
+    assert any("stands without 1 point(s)" in text and "ethical" in text for text in said)
+
+
+def test_a_review_with_no_grounded_weakness_left_is_still_no_review(reviewer, llm_server):
+    paper, answers = _moons_paper_and_replies()
+    llm_server.script("scripted-review", answers[1], answers[2], answers[2])
+    with pytest.raises(LLMError, match="gave no usable review after 3 attempts"):
+        review_text(reviewer, load_prompt, paper)
