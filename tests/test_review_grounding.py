@@ -302,9 +302,7 @@ def _moons_paper_and_replies() -> tuple[str, list[str]]:
     return paper, [e["reply"] for e in recorded]
 
 
-def test_a_stray_point_that_outlives_the_re_asks_is_left_out_and_said(
-    reviewer, llm_server, events
-):
+def test_a_stray_point_that_outlives_the_re_asks_is_left_out_and_said(reviewer, llm_server, events):
     paper, answers = _moons_paper_and_replies()
     llm_server.script("scripted-review", *answers)
 
