@@ -9,9 +9,9 @@ matches nothing is *untraced*: the write-up checkpoint shows it with its line, a
 researcher fixes it or waives it. ``provenance.json`` maps each traced number to its run,
 metric and commit.
 
-Claims are checked too: a sentence of the abstract or the Results section that states a direction
-(an improvement, a decline, a significant effect) which every run's effect against the baseline
-contradicts is listed like an untraced number (``core/effects.py`` computes the effects,
+Claims are checked too: a sentence of the abstract, the introduction, the Results section or the
+conclusion that states a direction (an improvement, a decline, a significant effect) which every
+run's effect against the baseline contradicts is listed like an untraced number (``core/effects.py`` computes the effects,
 ``core/claims.py`` reads the sentences) and waived the same way, keyed by the sentence.
 """
 
@@ -270,17 +270,28 @@ def numbers_in_text(text: str) -> list[Written]:
     return written
 
 
+# Sections whose sentences state what the runs showed: the Results, and the introduction and
+# conclusion that sum them up (the 1.5B model's introduction said label smoothing "can improve
+# test accuracy" where its run was worse, and nothing checked it).
+_CLAIMING_TITLES = ("result", "introduction", "conclusion")
+
+
 def claim_spans(tex_text: str) -> list[tuple[int, int]]:
-    """Line ranges [start, end) of the abstract and the Results section, where the paper states
-    its results in sentences (tables are read for numbers only)."""
-    return _checked_spans(tex_text.splitlines(), tables=False)
+    """Line ranges [start, end) of the abstract, the introduction, the Results and the
+    conclusion, where the paper states its results in sentences (tables are read for numbers
+    only)."""
+    return _checked_spans(tex_text.splitlines(), tables=False, keywords=_CLAIMING_TITLES)
 
 
 def _checked_spans(
-    lines: list[str], tables: bool = True, sections: Sequence[str] = ()
+    lines: list[str],
+    tables: bool = True,
+    sections: Sequence[str] = (),
+    keywords: Sequence[str] = ("result",),
 ) -> list[tuple[int, int]]:
-    """Line ranges [start, end) of the abstract, the Results section, the ``sections`` named and
-    (unless ``tables`` is false) tables."""
+    """Line ranges [start, end) of the abstract, the sections whose title has one of
+    ``keywords`` (the Results), the ``sections`` named and (unless ``tables`` is false)
+    tables."""
     named = {" ".join(title.split()).lower() for title in sections}
     envs = "abstract|table\\*?|tabular\\*?|longtable" if tables else "abstract"
     spans: list[tuple[int, int]] = []
@@ -299,7 +310,7 @@ def _checked_spans(
                 spans.append((section_start, i))
                 section_start = None
             title = " ".join(heading.group(1).split()).lower()
-            if "result" in title or title in named:
+            if any(word in title for word in keywords) or title in named:
                 section_start = i + 1
     if section_start is not None:
         spans.append((section_start, len(lines)))

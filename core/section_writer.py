@@ -63,6 +63,7 @@ SECTIONS = (
 # work describe others' work, whose numbers no run of this project recorded.
 _TRACED = {"abstract", "introduction", "method", "experimental", "results", "conclusion"}
 _REPORTS = {"abstract", "results", "conclusion"}  # a report, never a promise
+_CLAIMS = _REPORTS | {"introduction"}  # what the runs showed, checked against their effects
 # The abstract is written after the conclusion, from the sections before it: a small model
 # asked for it first wrote the whole paper into it.
 _SUMMARY_LAST = ("abstract",)
@@ -303,7 +304,7 @@ def _rules(ctx: StageContext, section: Section, tex: str) -> SectionRules:
         reports=section.heading in _REPORTS,
         root=root if traced else None,
         sources=run_sources(root) if traced else [],
-        claims=section.heading in _REPORTS,
+        claims=section.heading in _CLAIMS,
         instructions=instruction_phrases(
             prompt_path("writeup_section_text", root).read_text(encoding="utf-8"),
             ctx.prompt(f"section_{section.tips}"),

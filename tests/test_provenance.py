@@ -251,6 +251,23 @@ def test_a_correct_paper_is_not_blocked(identical_project: Path):
     assert json.loads((identical_project / PROVENANCE).read_text())["contradicted"] == []
 
 
+def test_the_introduction_and_conclusion_are_held_to_the_runs_too(identical_project: Path):
+    # The 1.5B model's moons introduction claimed an improvement its run did not have, and only
+    # the abstract and Results were read for claims.
+    tex = identical_project / "latex" / "template.tex"
+    claim = "Label smoothing alone can improve test accuracy over the baseline."
+    for title in ("Introduction", "Conclusions and Future Work"):
+        tex.write_text(
+            CORRECT.replace("\\end{document}", f"\\section{{{title}}}\n{claim}\n\\end{{document}}")
+        )
+        [found] = check_paper(identical_project, tex).contradicted
+        assert found.sentence == claim, title
+    tex.write_text(
+        CORRECT.replace("\\end{document}", f"\\section{{Background}}\n{claim}\n\\end{{document}}")
+    )
+    assert check_paper(identical_project, tex).contradicted == [], "another part's words"
+
+
 def test_a_claim_is_flagged_only_when_every_run_contradicts_it(identical_project: Path):
     better = json.loads(json.dumps(IDENTICAL_RUNS))
     better["moons"]["means"]["test_accuracy_mean"] = 0.9712

@@ -456,3 +456,20 @@ def test_an_ampersand_in_prose_is_escaped_and_one_in_a_table_or_equation_kept():
         "% Tom & Jerry\n\\url{https://x.org/?a=1&b=2}"
     )
     assert tidied(kept, "method").body == kept
+
+
+def test_a_real_small_models_introduction_is_held_to_the_runs_effects(tmp_path):
+    # Recorded (qwen15_moons_intro_claim_writeup.jsonl): the introduction of a moons paper whose
+    # one run was worse than the baseline on test accuracy says "label smoothing alone can
+    # improve test accuracy"; claims were checked in the abstract, Results and conclusion only,
+    # and it was placed and compiled as is.
+    _moons_runs(tmp_path)
+    (reply,) = replies("qwen15_moons_intro_claim_writeup", "writeup")
+    body = tidied(extract_json(reply, strict=False)["latex"], "introduction").body
+    rules = SectionRules(
+        "introduction", BIB, tmp_path, root=tmp_path, sources=run_sources(tmp_path), claims=True
+    )
+    problems = section_problems(body, rules)
+    assert any("test accuracy improved" in p or "improve" in p for p in problems), problems
+    kept = salvaged(body, rules)
+    assert kept is not None and "can improve test accuracy" not in kept.body
