@@ -6,9 +6,11 @@ import json
 
 import pytest
 from support.ports import ScriptedPort, _journal
+from support.recorded_replies import replies
 
 from labtui.core.checkpoints import CheckpointRequest, Decision
-from labtui.core.events import CheckpointDecided, ErrorEvent, Notice, StageFinished
+from labtui.core.config import load_config, save_config
+from labtui.core.events import CheckpointDecided, ErrorEvent, Notice, Refused, StageFinished
 from labtui.core.pipeline import Session
 
 
@@ -88,18 +90,40 @@ def test_a_revised_attempt_may_propose_the_same_idea_again(project, llm_server):
     assert [i["Name"] for i in archive].count("wider_hidden_layer") == 1
 
 
-def test_only_repeats_of_seed_ideas_fail_the_ideas_stage_clearly(project, llm_server):
+def test_only_repeats_of_seed_ideas_are_asked_again_then_the_seeds_go_on(project, llm_server):
     from support.research_script import IDEA, MoonsResearch
 
     seed = json.loads((project.root / "seed_ideas.json").read_text())[0]["Name"]
     repeat = [{**IDEA, "Name": seed}]
     llm_server.default("scripted-ideas", lambda r: MoonsResearch.answer_ideas(r, repeat))
-    outcome = Session.open(project.root).run(ScriptedPort())
-    assert outcome == "failed"
-    errors = [e for e in _journal(project) if isinstance(e, ErrorEvent)]
-    assert "no new ideas" in errors[-1].message
-    notices = [e.text for e in _journal(project) if isinstance(e, Notice)]
-    assert any(f"dropped {seed}: it repeats {seed} (seed" in text for text in notices)
+    port = ScriptedPort(Decision("approve"), Decision("abort"))
+    assert Session.open(project.root).run(port) == "stopped"
+    journal = _journal(project)
+    refusals = [e.reason for e in journal if isinstance(e, Refused)]
+    assert len([r for r in refusals if f"{seed} repeats {seed} (seed" in r]) == 3, "re-asked"
+    notices = [e.text for e in journal if isinstance(e, Notice)]
+    assert any("going on with the template's 2 seed idea(s)" in text for text in notices)
+    [ideas] = [e for e in journal if isinstance(e, StageFinished) and e.stage == "ideas"]
+    assert ideas.status == "done" and seed in ideas.result["ideas"]
+
+
+def test_a_real_small_models_copy_of_a_seed_idea_is_asked_again(project, llm_server):
+    # Recorded (qwen15_moons_seed_copy_ideas.jsonl): Qwen2.5-Coder-1.5B proposed the moons
+    # template's first seed idea word for word (2026-11-28, one idea asked for); it was dropped
+    # and the stage ended with no idea. The re-ask's answer and reflection are the model's own
+    # from another moons run (label smoothing with dropout).
+    copy, fresh, reflection = replies("qwen15_moons_seed_copy_ideas", "ideas")
+    config = load_config(project.root)
+    config.ideas.count, config.ideas.reflections = 1, 1
+    save_config(config, project.root)
+    llm_server.script("scripted-ideas", copy, fresh, reflection)
+    port = ScriptedPort(Decision("approve"), Decision("abort"))
+    assert Session.open(project.root).run(port) == "stopped"
+    journal = _journal(project)
+    [ideas] = [e for e in journal if isinstance(e, StageFinished) and e.stage == "ideas"]
+    assert ideas.status == "done" and ideas.result["ideas"] == ["label_smoothing_with_dropout"]
+    [refused] = [e.reason for e in journal if isinstance(e, Refused)]
+    assert "weight_decay_label_noise repeats weight_decay_label_noise (seed" in refused
 
 
 def test_a_second_run_on_the_same_project_is_refused_clearly(project):
@@ -112,7 +136,8 @@ def test_a_second_run_on_the_same_project_is_refused_clearly(project):
             Session.open(project.root).run(ScriptedPort())
     finally:
         lock.close()
-    assert Session.open(project.root).run(ScriptedPort(Decision("abort"))) == "stopped"
+    port = ScriptedPort(Decision("approve"), Decision("abort"))
+    assert Session.open(project.root).run(port) == "stopped"
 
 
 class NoteLeavingPort(ScriptedPort):

@@ -86,9 +86,9 @@ def run(ctx: StageContext) -> StageOutput:
     llm = ctx.llm(role="ideator")
     examples = _format_examples(messages, archive)
     try:
-        proposed = _propose(ctx, llm, messages, template, material, examples)
+        proposed = _propose(ctx, llm, messages, template, material, examples, archive)
     except UnusableAnswer as exc:
-        return _from_the_seeds(ctx, archive, exc)
+        return _from_the_seeds(ctx, archive, exc.problem, exc)
     proposals = drop_repeats(ctx, archive, proposed)
     answered = [*messages, {"role": "assistant", "content": _as_json(proposals)}]
     # Checked again after reflection: refining can turn an idea into a repeat.
@@ -96,9 +96,15 @@ def run(ctx: StageContext) -> StageOutput:
         ctx, archive, [_reflect(ctx, llm, answered, i, examples) for i in proposals]
     )
     if not fresh:
-        raise StageFailed(
-            "the model proposed no new ideas: all repeated the archive (see the notices above)",
-            "run again and revise with a note asking for different ideas, or use a stronger model",
+        return _from_the_seeds(
+            ctx,
+            archive,
+            "all its ideas repeated the archive once refined",
+            StageFailed(
+                "the model proposed no new ideas: all repeated the archive (see the notices above)",
+                "run again and revise with a note asking for different ideas, or use a stronger "
+                "model",
+            ),
         )
     archive = merge_into_archive(archive, fresh)
     save_archive(ctx.project.root, archive)
@@ -133,8 +139,10 @@ def _propose(
     template: dict[str, str],
     material: str,
     examples: frozenset[str],
+    archive: list[Idea],
 ) -> list[Idea]:
-    """New ideas from one model call, or from a persona panel's discussion ([ideas] panel)."""
+    """New ideas from one model call (asked again when every idea repeats the archive), or
+    from a persona panel's discussion ([ideas] panel)."""
     count = ctx.config.ideas.count
     panel = ctx.config.ideas.panel
     if panel:
@@ -149,9 +157,16 @@ def _propose(
             count=count,
         )
         return result.ideas
+    threshold = ctx.config.ideas.duplicate_threshold
+
+    def parse(data: Any) -> list[Idea]:
+        return not_all_repeats(
+            parse_idea_list(data, expected=count, proposal=True), archive, threshold
+        )
+
     return llm.ask_json(
         messages,
-        lambda d: parse_idea_list(d, expected=count, proposal=True),
+        parse,
         schema=IdeaProposals,
         examples=examples,
         json_mode=True,
@@ -168,14 +183,17 @@ def _as_json(ideas: list[Idea]) -> str:
     return json.dumps({"ideas": [i.to_dict() for i in ideas]}, indent=1)
 
 
-def _from_the_seeds(ctx: StageContext, archive: list[Idea], error: UnusableAnswer) -> StageOutput:
+def _from_the_seeds(
+    ctx: StageContext, archive: list[Idea], why: str, error: Exception
+) -> StageOutput:
     """The model gave no usable idea: the template's seed ideas not yet run are the ideas, so a
-    weak model's project goes on (the researcher sees it at the checkpoint and can revise)."""
+    weak model's project goes on (the researcher sees it at the checkpoint and can revise);
+    ``error`` where there are none."""
     seeds = [idea for idea in archive if idea.status == "seed"]
     if not seeds:
         raise error
     ctx.say(
-        f"the model gave no usable idea ({error.problem}); going on with the template's "
+        f"the model gave no usable idea ({why}); going on with the template's "
         f"{len(seeds)} seed idea(s)"
     )
     save_archive(ctx.project.root, archive)
@@ -225,6 +243,24 @@ def drop_repeats(ctx: StageContext, archive: list[Idea], ideas: list[Idea]) -> l
             f"{similarity(idea, twin):.2f} ≥ [ideas] duplicate_threshold {threshold:g})"
         )
     return fresh
+
+
+def not_all_repeats(ideas: list[Idea], archive: list[Idea], threshold: float) -> list[Idea]:
+    """``ideas``, unless every one repeats a settled idea of ``archive``: ValueError naming
+    each twin, for a re-ask (Qwen2.5-Coder-1.5B proposed the moons template's seed idea word
+    for word, and the stage ended with no idea)."""
+    settled = [idea for idea in archive if idea.status != "proposed"]
+    twins = [(idea, near_duplicate(idea, settled, threshold)) for idea in ideas]
+    if not ideas or any(twin is None for _idea, twin in twins):
+        return ideas
+    said = "; ".join(
+        f"{idea.name} repeats {twin.name} ({twin.status}, similarity {similarity(idea, twin):.2f})"
+        for idea, twin in twins
+        if twin is not None
+    )
+    raise ValueError(
+        f"every idea repeats one of the archive ({said}): propose ideas that are not in it"
+    )
 
 
 def merge_into_archive(archive: list[Idea], fresh: list[Idea]) -> list[Idea]:
