@@ -20,8 +20,9 @@ A stage builds one :class:`LLM` per model role and calls :meth:`LLM.chat` (text)
 Its neighbours hold the parts that are not the call itself: core/litellm_setup.py (importing
 litellm quietly and offline, registering local models, :func:`check_model`), core/ledger.py
 (the :class:`Ledger`), core/llm_errors.py (which failures are transient, and the ``LLMError``
-for the rest, and the retry policy of every model call) and core/json_reply.py
-(:func:`extract_json` and the re-ask).
+for the rest, and the retry policy of every model call), core/structured_output.py (which
+``response_format`` each server takes) and core/json_reply.py (:func:`extract_json` and the
+re-ask).
 
 litellm takes seconds to import, so it is imported lazily on the first call; importing this
 module stays cheap for the CLI and the TUI.
@@ -30,7 +31,6 @@ module stays cheap for the CLI and the TUI.
 from __future__ import annotations
 
 import copy
-import threading
 import time
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
@@ -53,59 +53,12 @@ from .llm_errors import (
 )
 from .server_idle import abandons_request, note_abandoned, wait_for_abandoned
 from .streaming import Interrupted, Limits, StreamResult, consume_stream
+from .structured_output import STRUCTURED_MODES, response_format_for, step_down, structured_mode
 
 T = TypeVar("T")
 
 # The most tokens a structured answer (an idea, a plan, a review) may take.
 ANSWER_MAX_TOKENS = 2048
-
-
-# ---------------------------------------------------------------------------------------------
-# Structured output: what each model at each server accepts as response_format
-# ---------------------------------------------------------------------------------------------
-
-# Structured output, best first: the record's JSON schema (constrained decoding on llama.cpp,
-# vLLM, OpenAI, ...), any JSON object, or no response_format (extraction + re-ask). What a model
-# rejected is remembered for the rest of the process, per model and server, so each rejection
-# costs one quick HTTP 400 and not one per call.
-# json_object_schema is llama.cpp's own form ({"type": "json_object", "schema": ...}): servers
-# built on it (llama-cpp-python) refuse OpenAI's json_schema but constrain their grammar to this.
-STRUCTURED_MODES = ("json_schema", "json_object_schema", "json_object", "none")
-_structured_lock = threading.Lock()
-_structured_mode: dict[tuple[str, str], str] = {}
-
-
-def structured_mode(spec: ModelSpec) -> str:
-    """The best structured-output mode not yet rejected by this model at this server."""
-    with _structured_lock:
-        return _structured_mode.get((spec.name, spec.api_base), STRUCTURED_MODES[0])
-
-
-def _step_down(spec: ModelSpec, rejected: str) -> str:
-    """Remember that ``rejected`` failed for this model; the mode to try next."""
-    fallback = STRUCTURED_MODES[STRUCTURED_MODES.index(rejected) + 1]
-    with _structured_lock:
-        key = (spec.name, spec.api_base)
-        current = _structured_mode.get(key, STRUCTURED_MODES[0])
-        if STRUCTURED_MODES.index(fallback) > STRUCTURED_MODES.index(current):
-            _structured_mode[key] = fallback
-    return fallback
-
-
-def forget_structured_modes() -> None:
-    """Forget what models rejected (tests start each server afresh)."""
-    with _structured_lock:
-        _structured_mode.clear()
-
-
-def _response_format(mode: str, schema: Any) -> dict[str, Any]:
-    if mode == "json_schema":
-        from .records import response_format
-
-        return response_format(schema)
-    if mode == "json_object_schema":
-        return {"type": "json_object", "schema": schema.model_json_schema(by_alias=True)}
-    return {"type": "json_object"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -170,13 +123,13 @@ class LLM:
         if seed is not None:
             kwargs["seed"] = seed
         for mode in self._structured_modes(json_mode, schema):
-            response_format = _response_format(mode, schema)
+            response_format = response_format_for(mode, schema)
             try:
                 return self._call_with_retries(
                     messages, {**kwargs, "response_format": response_format}, stream
                 )
             except ResponseFormatRejected as rejected:
-                fallback = _step_down(self.spec, mode)
+                fallback = step_down(self.spec, mode)
                 self._notice(
                     f"{self.spec.name} rejected response_format {mode} ({rejected}); "
                     + (

@@ -47,9 +47,9 @@ def _fresh_structured_modes():
     """What a scripted server rejected (a response_format) is not remembered into the next test,
     whose server may get the same port."""
     yield
-    llm = sys.modules.get("labtui.core.llm")
-    if llm is not None:
-        llm.forget_structured_modes()
+    modes = sys.modules.get("labtui.core.structured_output")
+    if modes is not None:
+        modes.forget_structured_modes()
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,6 @@ from support.recorded_replies import exchanges
 from support.scripted_llm import Fault, ScriptedLLMServer, count_tokens, prompt_tokens_of
 
 from labtui.core import litellm_setup, llm_errors, server_idle
-from labtui.core import llm as llm_module
 from labtui.core.config import ModelSpec
 from labtui.core.config_sections import LLMSection
 from labtui.core.errors import BudgetExceeded, LLMError
@@ -22,6 +21,7 @@ from labtui.core.json_reply import extract_json
 from labtui.core.ledger import Ledger
 from labtui.core.litellm_setup import check_model, prepare_litellm, register_model
 from labtui.core.llm import LLM
+from labtui.core.structured_output import structured_mode
 
 MODEL = "openai/scripted-x"
 SERVED = "scripted-x"  # the name as the server receives it
@@ -349,7 +349,7 @@ def test_a_rejected_json_schema_falls_back_to_json_object_and_is_remembered(
     assert llm_server.requests[1]["response_format"]["schema"] == RunAnalysis.model_json_schema(
         by_alias=True
     )
-    assert llm_module.structured_mode(model.spec) == "json_object_schema"
+    assert structured_mode(model.spec) == "json_object_schema"
     assert any("rejected response_format json_schema" in n.text for n in events.of(Notice))
     assert any("asking with json_object_schema instead" in n.text for n in events.of(Notice))
     assert llm_server.errors == []
