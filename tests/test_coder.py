@@ -210,6 +210,18 @@ def test_a_block_under_a_line_of_prose_that_names_the_file_edits_that_file(
     assert len(server.requests_for(MODEL)) == 1, "no re-ask"
 
 
+def _moons_run_1_edit(project: Project, server, reply: str) -> tuple[str, EditResult, Any]:
+    """The moons experiment.py, committed, edited by one recorded whole-file ``reply`` (no
+    re-ask): the template's text, the edit's result and the events it sent."""
+    moons = (TEMPLATES / "moons" / "experiment.py").read_text()
+    (project.root / "experiment.py").write_text(moons)
+    project.commit("the moons experiment.py", ["experiment.py"])
+    server.script(MODEL, reply)
+    coder, recorder, _ = make_coder(project, server, edit_format="whole")
+    result = coder.edit(["experiment.py"], "Add dropout.", commit_message="run_1", retries=0)
+    return moons, result, recorder
+
+
 def test_the_real_reply_under_a_prose_name_is_judged_as_experiment_py(
     project: Project, server
 ) -> None:
@@ -218,13 +230,7 @@ def test_the_real_reply_under_a_prose_name_is_judged_as_experiment_py(
     # refused for what it would delete, a reason the re-ask can quote; before, aider read a new
     # file's name and the model was only told that nothing changed.
     (reply,) = replies("qwen15_moons_prose_name_experiments", "experiments")
-    moons = (TEMPLATES / "moons" / "experiment.py").read_text()
-    (project.root / "experiment.py").write_text(moons)
-    project.commit("the moons experiment.py", ["experiment.py"])
-    server.script(MODEL, reply)
-    coder, _recorder, _ = make_coder(project, server, edit_format="whole")
-
-    result = coder.edit(["experiment.py"], "Add dropout.", commit_message="run_1", retries=0)
+    moons, result, _recorder = _moons_run_1_edit(project, server, reply)
 
     assert not result.changed and (project.root / "experiment.py").read_text() == moons
     assert result.refusals and "Changes to" not in " ".join(result.refusals)
@@ -967,13 +973,7 @@ def test_a_real_small_models_half_file_is_written_with_its_head_put_back(
     # (qwen15_moons_experiments.jsonl, line 1) without its docstring, imports and constants;
     # applied as it came, the run died of "NameError: name 'np' is not defined".
     (reply,) = replies("qwen15_moons_experiments", "experiments")[:1]
-    moons = (TEMPLATES / "moons" / "experiment.py").read_text()
-    (project.root / "experiment.py").write_text(moons)
-    project.commit("the moons experiment.py", ["experiment.py"])
-    server.script(MODEL, reply)
-    coder, recorder, _ = make_coder(project, server, edit_format="whole")
-
-    result = coder.edit(["experiment.py"], "Add dropout.", commit_message="run_1", retries=0)
+    _moons, result, recorder = _moons_run_1_edit(project, server, reply)
 
     assert result.changed and not result.refusals
     written = (project.root / "experiment.py").read_text()
