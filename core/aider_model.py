@@ -181,19 +181,38 @@ def chat_file_named(name: str, chat_files: list[str]) -> str | None:
     return mentioned[0] if len(mentioned) == 1 else None
 
 
-def name_blocks_by_chat_files(aider_coder: Any) -> None:
-    """Read a whole-format block under a line of prose that names one chat file as that file's
-    new text (:func:`chat_file_named`), unless the reply also gave that file a block of its own.
-    Only for the ``whole`` format: the other formats name files inside their blocks."""
+def copies_the_example(content: str, examples: list[str]) -> bool:
+    """Whether a block's ``content`` is aider's own format example, word for word
+    (``examples``: the example messages as aider's prompts hold them, braces doubled)."""
+    text = content.strip()
+    return bool(text) and any(
+        text in example.replace("{{", "{").replace("}}", "}") for example in examples
+    )
+
+
+def tidy_whole_file_edits(aider_coder: Any) -> None:
+    """What a small model wraps its whole-format answer in, taken off before labtui judges it: a
+    block that is aider's format example word for word under a name that is no chat file
+    (Qwen2.5-Coder-1.5B pasted ``show_greeting.py`` above its whole experiment.py, and the
+    placeholder name refused the reply) is dropped, and a block under a line of prose that names
+    one chat file is that file's new text (:func:`chat_file_named`), unless the reply also gave
+    that file a block of its own. Only for the ``whole`` format: the others name files inside
+    their blocks."""
     if aider_coder.edit_format != "whole":
         return
     parsed = aider_coder.get_edits
+    examples = [m["content"] for m in aider_coder.gpt_prompts.example_messages]
 
     def get_edits(mode: str = "update") -> Any:
         edits = parsed(mode=mode)
         if mode == "diff":  # aider's live display, not the edits
             return edits
         chat_files = aider_coder.get_inchat_relative_files()
+        edits = [
+            (fname, source, lines)
+            for fname, source, lines in edits
+            if fname in chat_files or not copies_the_example("".join(lines), examples)
+        ]
         named = {fname for fname, _source, _lines in edits}
         renamed = []
         for fname, source, lines in edits:

@@ -43,12 +43,12 @@ from .aider_model import (
     choose_edit_format,
     fence_from_editable_files,
     make_model,
-    name_blocks_by_chat_files,
     prepare_offline_litellm,
     register_with_aider,
     retry_model_calls,
     size_whole_file_replies,
     stream_completions,
+    tidy_whole_file_edits,
     valid_edit_formats,
 )
 from .checkpoints import ResearcherNotes
@@ -301,7 +301,7 @@ class Coder:
         # that costs minutes on a slow local model, for a chat that lives one edit.
         aider_coder.summarize_start = lambda: None
         fence_from_editable_files(aider_coder)
-        name_blocks_by_chat_files(aider_coder)
+        tidy_whole_file_edits(aider_coder)
         return (
             event_io,
             aider_coder,

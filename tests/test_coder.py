@@ -16,7 +16,11 @@ from support.recorded_replies import replies
 from support.scripted_llm import Fault, ScriptedLLMServer
 
 from labtui.core.aider_io import file_question_verdict
-from labtui.core.aider_model import chat_file_named, whole_file_reply_tokens
+from labtui.core.aider_model import (
+    chat_file_named,
+    copies_the_example,
+    whole_file_reply_tokens,
+)
 from labtui.core.coder import (
     Coder,
     EditResult,
@@ -237,6 +241,20 @@ def test_the_real_reply_under_a_prose_name_is_judged_as_experiment_py(
     assert not (project.root / "Changes to `experiment.py").exists()
 
 
+def test_a_verbatim_copy_of_aiders_example_beside_the_real_file_is_dropped(
+    project: Project, server
+) -> None:
+    # Recorded (qwen15_moons_example_copy_experiments.jsonl): aider's example show_greeting.py,
+    # word for word, then the whole experiment.py for run_1 (early stopping). The placeholder
+    # name refused the whole reply; the example block is now dropped and experiment.py judged.
+    (reply,) = replies("qwen15_moons_example_copy_experiments", "experiments")
+    moons, result, _recorder = _moons_run_1_edit(project, server, reply)
+
+    assert not any("show_greeting" in refusal for refusal in result.refusals)
+    assert not (project.root / "show_greeting.py").exists()
+    assert result.changed and (project.root / "experiment.py").read_text() != moons
+
+
 def test_only_a_chat_file_named_alone_among_other_words_is_taken_for_the_block() -> None:
     chat = ["experiment.py", "plot.py"]
     assert chat_file_named("Changes to `experiment.py", chat) == "experiment.py"
@@ -246,6 +264,16 @@ def test_only_a_chat_file_named_alone_among_other_words_is_taken_for_the_block()
     assert chat_file_named("old_experiment.py", chat) is None
     assert chat_file_named("src/experiment.py", chat) is None
     assert chat_file_named("Then run:", chat) is None
+
+
+def test_only_aiders_example_word_for_word_is_taken_for_a_copy() -> None:
+    from aider.coders.wholefile_prompts import WholeFilePrompts
+
+    examples = [m["content"] for m in WholeFilePrompts.example_messages]
+    greeting = 'import sys\n\ndef greeting(name):\n    print(f"Hey {name}")\n'
+    assert copies_the_example(greeting, examples)
+    assert not copies_the_example(greeting.replace("Hey", "Hi there"), examples)
+    assert not copies_the_example("   \n", examples)
 
 
 def test_a_whole_file_reply_gets_room_for_the_whole_file(project: Project, server) -> None:
@@ -597,11 +625,12 @@ def test_a_reply_that_drops_out_dir_is_refused_every_time(long_project: Project,
 
 
 def test_an_unrelated_new_file_refuses_the_whole_reply(long_project: Project, server) -> None:
-    # Written by hand after issue 13's report (a good edit beside aider's example file); the
-    # 1.5B model's own reply of that shape is replayed in
-    # test_a_real_small_models_example_file_and_example_path_are_refused.
+    # Written by hand after issue 13's report (a good edit beside aider's example file, here
+    # changed from aider's words, so not taken for a copy of the example: that is dropped, as
+    # test_a_real_small_models_example_file_is_dropped_and_its_good_edit_kept replays).
+    greeting = SHOW_GREETING.replace("Hey", "Hi there")
     reply = whole("experiment.py", LONG_EDITED, "I doubled the third weight.") + whole(
-        "show_greeting.py", SHOW_GREETING, "Ok, I will switch the greeting text:"
+        "show_greeting.py", greeting, "Ok, I will switch the greeting text:"
     )
     head = long_project.head()
     before = {"experiment.py": LONG_EXPERIMENT.encode()}
@@ -941,29 +970,27 @@ def test_an_aider_call_that_stays_quiet_is_a_clear_error(
     assert (project.root / "experiment.py").read_text() == EXPERIMENT
 
 
-def test_a_real_small_models_example_file_and_example_path_are_refused(
+def test_a_real_small_models_example_file_is_dropped_and_its_good_edit_kept(
     project: Project, server
 ) -> None:
     # Recorded: Qwen2.5-Coder-1.5B asked by the plots stage to add run_1 to plot.py's labels
     # (qwen15_moons_plots.jsonl, lines 1 and 2): a good plot.py beside aider's example
-    # show_greeting.py, then plot.py unchanged under aider's example path, path/to/plot.py.
+    # show_greeting.py word for word (once refused whole for it; the re-ask's answer was plot.py
+    # unchanged under aider's example path, path/to/plot.py).
     greeting, example_path = replies("qwen15_moons_plots", "plots")[:2]
     assert "show_greeting.py\n```" in greeting and example_path.startswith("path/to/plot.py")
     plot = (TEMPLATES / "moons" / "plot.py").read_text()
     (project.root / "plot.py").write_text(plot)
     project.commit("the moons plot.py", ["plot.py"])
-    server.script(MODEL, greeting, example_path)
+    server.script(MODEL, greeting)
     coder, recorder, _ = make_coder(project, server, edit_format="whole")
 
     result = coder.edit(["plot.py"], "Add run_1 to labels.", commit_message="plot", retries=1)
 
-    refused = recorder.of(Refused)
-    assert [r.subject for r in refused][:1] == ["show_greeting.py"]
-    # aider reads path/to/plot.py as plot.py, whose content the model left as it was
-    assert "left the file content exactly as it was" in result.error
-    assert (project.root / "plot.py").read_text() == plot, "nothing of either reply was kept"
+    assert recorder.of(Refused) == [] and result.changed, "the good plot.py, first time"
+    assert "run_1" in (project.root / "plot.py").read_text()
+    assert len(server.requests_for(MODEL)) == 1
     assert not (project.root / "show_greeting.py").exists()
-    assert not (project.root / "path").exists()
 
 
 def test_a_real_small_models_half_file_is_written_with_its_head_put_back(
