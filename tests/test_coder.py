@@ -214,15 +214,17 @@ def test_a_block_under_a_line_of_prose_that_names_the_file_edits_that_file(
     assert len(server.requests_for(MODEL)) == 1, "no re-ask"
 
 
-def _moons_run_1_edit(project: Project, server, reply: str) -> tuple[str, EditResult, Any]:
-    """The moons experiment.py, committed, edited by one recorded whole-file ``reply`` (no
+def _moons_run_1_edit(
+    project: Project, server, reply: str, name: str = "experiment.py"
+) -> tuple[str, EditResult, Any]:
+    """The moons template's ``name``, committed, edited by one recorded whole-file ``reply`` (no
     re-ask): the template's text, the edit's result and the events it sent."""
-    moons = (TEMPLATES / "moons" / "experiment.py").read_text()
-    (project.root / "experiment.py").write_text(moons)
-    project.commit("the moons experiment.py", ["experiment.py"])
+    moons = (TEMPLATES / "moons" / name).read_text()
+    (project.root / name).write_text(moons)
+    project.commit(f"the moons {name}", [name])
     server.script(MODEL, reply)
     coder, recorder, _ = make_coder(project, server, edit_format="whole")
-    result = coder.edit(["experiment.py"], "Add dropout.", commit_message="run_1", retries=0)
+    result = coder.edit([name], "Add run_1.", commit_message="run_1", retries=0)
     return moons, result, recorder
 
 
@@ -979,13 +981,7 @@ def test_a_real_small_models_example_file_is_dropped_and_its_good_edit_kept(
     # unchanged under aider's example path, path/to/plot.py).
     greeting, example_path = replies("qwen15_moons_plots", "plots")[:2]
     assert "show_greeting.py\n```" in greeting and example_path.startswith("path/to/plot.py")
-    plot = (TEMPLATES / "moons" / "plot.py").read_text()
-    (project.root / "plot.py").write_text(plot)
-    project.commit("the moons plot.py", ["plot.py"])
-    server.script(MODEL, greeting)
-    coder, recorder, _ = make_coder(project, server, edit_format="whole")
-
-    result = coder.edit(["plot.py"], "Add run_1 to labels.", commit_message="plot", retries=1)
+    _plot, result, recorder = _moons_run_1_edit(project, server, greeting, "plot.py")
 
     assert recorder.of(Refused) == [] and result.changed, "the good plot.py, first time"
     assert "run_1" in (project.root / "plot.py").read_text()
