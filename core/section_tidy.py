@@ -153,7 +153,7 @@ def _unwrapped(body: str, heading: str, changes: list[str]) -> str:
         body = abstract.group(1)
         changes.append("took off the abstract environment")
     label = _OPENING_LABEL.match(body) or _OPENING_HEADING.match(body)
-    if label and _names(label.group(1), heading):
+    if label and (_names(label.group(1), heading) or _heading_line(label, body)):
         body = body[label.end() :]
         changes.append(f"took off the label “{label.group(1).strip()}”")
     labels = [m.group(1).strip() for m in _PARAGRAPH_LABEL.finditer(body) if _parts(m.group(1))]
@@ -161,6 +161,14 @@ def _unwrapped(body: str, heading: str, changes: list[str]) -> str:
         body = _PARAGRAPH_LABEL.sub(lambda m: "" if _parts(m.group(1)) else m.group(0), body)
         changes.append(f"took off the paragraph label(s) {', '.join(f'“{x}”' for x in labels)}")
     return body
+
+
+def _heading_line(label: re.Match[str], body: str) -> bool:
+    """Whether an opening bold label names a part of a paper on a line of its own: another
+    part's heading (the 1.5B model's related work opened "\\textbf{Introduction}" and a blank
+    line), not bold words that begin a sentence ("\\textbf{Results} show the gap")."""
+    closing = body.rfind("}", 0, label.end())
+    return _parts(label.group(1)) and closing >= 0 and "\n" in body[closing : label.end()]
 
 
 def _latex_headings(body: str) -> tuple[str, int]:

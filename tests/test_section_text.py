@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from support.recorded_replies import exchanges, replies
 
+from labtui.core.answer_validation import validate
 from labtui.core.json_reply import extract_json
 from labtui.core.provenance import run_sources
-from labtui.core.records import ABSTRACT_CHARS
+from labtui.core.records import ABSTRACT_CHARS, SectionText
 from labtui.core.section_text import (
     SectionRules,
     copied_instructions,
@@ -473,3 +474,17 @@ def test_a_real_small_models_introduction_is_held_to_the_runs_effects(tmp_path):
     assert any("test accuracy improved" in p or "improve" in p for p in problems), problems
     kept = salvaged(body, rules)
     assert kept is not None and "can improve test accuracy" not in kept.body
+
+
+def test_a_command_at_the_very_start_keeps_the_backslash_json_ate():
+    # Recorded (qwen15_moons_opening_tab_writeup.jsonl): the related work began "\textbf{
+    # Introduction}" written with one backslash: a tab and "extbf". The record's validator
+    # stripped the tab as whitespace before the tidy could put the backslash back, and the PDF
+    # read "extbfIntroduction"; now the tab is kept, put back, and the label naming another part
+    # of the paper taken off.
+    (reply,) = replies("qwen15_moons_opening_tab_writeup", "writeup")
+    answer = validate(SectionText, extract_json(reply, strict=False))
+    assert answer.latex.startswith("\textbf{Introduction}")
+    kept = tidied(answer.latex, "related")
+    assert kept.body.startswith("Early stopping is a technique") and "extbf" not in kept.body
+    assert "took off the label “Introduction”" in kept.changes
