@@ -59,6 +59,9 @@ _PARAGRAPH_LABEL = re.compile(
     r"(?::[ \t]*\}|\}[ \t]*:|\*\*[ \t]*:|:[ \t]*\*\*|:)[ \t]*",
     re.MULTILINE,
 )
+# HTML paragraph and line-break tags, which pdflatex sets as "¡p¿" (the 1.5B model's setup was
+# a run of <p>…</p>): paragraphs and line breaks, as LaTeX writes them.
+_HTML_BREAK = re.compile(r"(\$[^$]*\$)|<\s*/?\s*(p|br)\s*/?\s*>", re.IGNORECASE)
 # A citation command no package defines, as Qwen2.5-Coder-1.5B wrote it, and natbib's for it.
 _UNDEFINED_CITE = re.compile(r"\\textcitep(?=\s*[\[{])")
 
@@ -103,6 +106,10 @@ def tidied(body: str, heading: str) -> Tidied:
     if unset:
         body = body.translate(str.maketrans(_UNSET))
         changes.append(f"wrote {unset} character(s) pdflatex cannot set as LaTeX commands")
+    body, tags = _without_html_breaks(body)
+    if tags:
+        body = re.sub(r"\n[ \t]*(?:\n[ \t]*)+", "\n\n", body)
+        changes.append(f"wrote {tags} HTML paragraph tag(s) as LaTeX paragraphs")
     body, headings = _latex_headings(body)
     if headings:
         changes.append(f"read {headings} Markdown heading(s) as LaTeX headings")
@@ -161,6 +168,20 @@ def _unwrapped(body: str, heading: str, changes: list[str]) -> str:
         body = _PARAGRAPH_LABEL.sub(lambda m: "" if _parts(m.group(1)) else m.group(0), body)
         changes.append(f"took off the paragraph label(s) {', '.join(f'“{x}”' for x in labels)}")
     return body
+
+
+def _without_html_breaks(body: str) -> tuple[str, int]:
+    """HTML paragraph and line-break tags outside math as LaTeX's; how many."""
+    tags = 0
+
+    def latex(match: re.Match[str]) -> str:
+        nonlocal tags
+        if match.group(1):  # math: "$x<p>y$" compares
+            return match.group(1)
+        tags += 1
+        return "\n" if match.group(2).lower() == "br" else "\n\n"
+
+    return _HTML_BREAK.sub(latex, body), tags
 
 
 def _heading_line(label: re.Match[str], body: str) -> bool:

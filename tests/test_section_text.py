@@ -488,3 +488,14 @@ def test_a_command_at_the_very_start_keeps_the_backslash_json_ate():
     kept = tidied(answer.latex, "related")
     assert kept.body.startswith("Early stopping is a technique") and "extbf" not in kept.body
     assert "took off the label “Introduction”" in kept.changes
+
+
+def test_html_paragraph_tags_become_latex_paragraphs():
+    # Recorded (qwen15_moons_html_writeup.jsonl): a section answered as <p>…</p> paragraphs under
+    # <p>Introduction:</p>, <p>Background:</p> labels; placed as is, the PDF read "¡p¿Background:".
+    (reply,) = replies("qwen15_moons_html_writeup", "writeup")
+    kept = tidied(extract_json(reply, strict=False)["latex"], "experimental")
+    assert "<p>" not in kept.body and "</p>" not in kept.body
+    assert kept.body.startswith("The paper investigates the impact of early stopping")
+    assert "wrote 20 HTML paragraph tag(s) as LaTeX paragraphs" in kept.changes
+    assert tidied("a <b>b</b> and $x<p>y$ stay", "method").body == "a <b>b</b> and $x<p>y$ stay"
