@@ -19,7 +19,7 @@ from .effects import (
     project_effects,
 )
 from .latex_text import strip_comments
-from .provenance import (
+from .paper_numbers import (
     Contradiction,
     Source,
     Written,

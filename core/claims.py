@@ -26,7 +26,7 @@ from .effects import (
     Overall,
     overall,
 )
-from .provenance import (
+from .paper_numbers import (
     Contradiction,
 )
 

@@ -18,7 +18,7 @@ from .effects import (
     fmt,
     overall,
 )
-from .provenance import Source
+from .paper_numbers import Source
 
 # -- numbers as printed --------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from .stage_context import StageContext
 
 if TYPE_CHECKING:
     from .coder import Coder
-    from .provenance import Contradiction, Written
+    from .paper_numbers import Contradiction, Written
 
 
 def trace_numbers(ctx: StageContext, coder: Coder) -> list[Written | Contradiction]:

@@ -18,7 +18,7 @@ from .claim_checks import AnalysisCheck, paper_contradictions
 from .latex_checks import check_references, referenced_figures
 from .latex_text import balanced_group, section_span, section_titles, strip_comments
 from .ledger_appendix import latex_escaped
-from .provenance import Source, numbers_to_check, trace_written
+from .paper_numbers import Source, numbers_to_check, trace_written
 
 _PLACEHOLDER = re.compile(r"\b[A-Z][A-Z ]{2,40} HERE\b")
 

@@ -27,7 +27,8 @@ from labtui.core.config_sections import ClimbSection
 from labtui.core.errors import ConfigError
 from labtui.core.events import SearchEnded, SearchStarted, SearchStep
 from labtui.core.ledger_appendix import appendix_latex, with_appendix
-from labtui.core.provenance import run_sources, trace
+from labtui.core.paper_numbers import trace
+from labtui.core.provenance import run_sources
 from labtui.core.search import find_target
 from labtui.core.search_ledger import SearchLedger
 from labtui.core.stages import experiments as experiments_stage

@@ -23,7 +23,7 @@ from labtui.core.effects import (
     overall,
 )
 from labtui.core.errors import TemplateError
-from labtui.core.provenance import Source, numbers_in_text
+from labtui.core.paper_numbers import Source, numbers_in_text
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 

@@ -9,15 +9,19 @@ from pathlib import Path
 
 import pytest
 
+from labtui.core.paper_numbers import (
+    Source,
+    matches,
+    numbers_in_text,
+    numbers_to_check,
+    trace_written,
+)
 from labtui.core.provenance import (
     PROVENANCE,
     check_paper,
     claim_key,
     key,
     load_waivers,
-    matches,
-    numbers_in_text,
-    numbers_to_check,
     report_markdown,
     run_sources,
 )
@@ -441,3 +445,22 @@ def test_a_contradicted_claim_blocks_approval_until_the_researcher_waives_it(
     assert fix_prompts, "the contradicted sentence went back to the model first"
     [saved] = json.loads((project.root / PROVENANCE).read_text())["contradicted"]
     assert saved["sentence"] == ClaimingResearch.CLAIM and saved["waived"].startswith("quoted")
+
+
+def test_runs_named_by_number_are_names_not_results():
+    # Recorded words (qwen15 moons b8 abstract): "1" and "3" of "run 1-3" were traced to
+    # LEARNING_RATE 0.01 read as 1 % and to N_SEEDS 3.
+    text = (
+        "early stopping (run 1-3) against run\\_0, runs 1 and 2, run~4, Run 5, 6 and run 7 "
+        "reached 0.9367 over 3 seeds; in run 1, 93.4\\% and run 2, 0.9 and run 3 or 4"
+    )
+    found = numbers_to_check(f"\\begin{{abstract}}{text}\\end{{abstract}}")
+    assert [w.text for w in found] == ["0.9367", "3", "93.4\\%", "0.9"]
+
+
+def test_a_whole_number_is_a_setting_as_written_never_times_a_hundred():
+    rate = Source(0.01, "run_0", "LEARNING_RATE", "c0ffee", kind="config")
+    [one, pct] = numbers_to_check("\\begin{abstract}trained 1 model at 1\\%\\end{abstract}")
+    report = trace_written([one, pct], [rate])
+    assert [w.text for w in report.untraced] == ["1"]
+    assert [(w.text, s.what) for w, s in report.traced] == [("1\\%", "LEARNING_RATE")]
