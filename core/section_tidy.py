@@ -163,11 +163,38 @@ def _unwrapped(body: str, heading: str, changes: list[str]) -> str:
     if label and (_names(label.group(1), heading) or _heading_line(label, body)):
         body = body[label.end() :]
         changes.append(f"took off the label “{label.group(1).strip()}”")
+    body, elsewhere = _without_other_parts(body, heading)
+    if elsewhere:
+        changes.append(
+            "took off the paragraphs under "
+            + ", ".join(f"“{x}”" for x in elsewhere)
+            + " (other parts of the paper)"
+        )
     labels = [m.group(1).strip() for m in _PARAGRAPH_LABEL.finditer(body) if _parts(m.group(1))]
     if labels:  # "\textbf{Conclusion:}" before a paragraph: the paper's headings are labtui's
         body = _PARAGRAPH_LABEL.sub(lambda m: "" if _parts(m.group(1)) else m.group(0), body)
         changes.append(f"took off the paragraph label(s) {', '.join(f'“{x}”' for x in labels)}")
     return body
+
+
+def _without_other_parts(body: str, heading: str) -> tuple[str, list[str]]:
+    """Without the paragraphs labelled as other parts of the paper, when there are two or more
+    such labels: a whole paper answered for one section (the 1.5B model's setup ran
+    "Introduction: …", "Background: …", "Method: …", then "Seeds: …" and "Metrics: …"). One
+    such label may be a word that begins a paragraph, so it stays; the labels are the removed
+    labels."""
+    starts = [m for m in _PARAGRAPH_LABEL.finditer(body)]
+    bounds = [m.start() for m in starts] + [len(body)]
+    elsewhere = [
+        (m.group(1).strip(), m.start(), bounds[i + 1])
+        for i, m in enumerate(starts)
+        if _parts(m.group(1)) and not _names(m.group(1), heading)
+    ]
+    if len({label.lower() for label, _, _ in elsewhere}) < 2:
+        return body, []
+    for _, start, end in reversed(elsewhere):
+        body = body[:start] + body[end:]
+    return body, [label for label, _, _ in elsewhere]
 
 
 def _without_html_breaks(body: str) -> tuple[str, int]:

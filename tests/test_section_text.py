@@ -496,6 +496,21 @@ def test_html_paragraph_tags_become_latex_paragraphs():
     (reply,) = replies("qwen15_moons_html_writeup", "writeup")
     kept = tidied(extract_json(reply, strict=False)["latex"], "experimental")
     assert "<p>" not in kept.body and "</p>" not in kept.body
-    assert kept.body.startswith("The paper investigates the impact of early stopping")
     assert "wrote 20 HTML paragraph tag(s) as LaTeX paragraphs" in kept.changes
+    # ... and the answer was a whole paper: the parts labelled Introduction, Background and
+    # Method are other sections' (the Method part held an untraced "learning rate 1e-3")
+    assert (
+        "took off the paragraphs under “Introduction”, “Background”, “Method” "
+        "(other parts of the paper)" in kept.changes
+    )
+    assert kept.body.startswith("Seeds:") and "Metrics:" in kept.body
+    assert "early stopping" not in kept.body and "1e-3" not in kept.body
     assert tidied("a <b>b</b> and $x<p>y$ stay", "method").body == "a <b>b</b> and $x<p>y$ stay"
+
+
+def test_one_paragraph_labelled_as_another_part_stays_for_the_checks():
+    body = "We train a network.\n\nBackground: the task is old.\n\nSeeds: 3 seeds."
+    assert "the task is old" in tidied(body, "method").body
+    mine = "Method: we train.\n\nResults: it works.\n\nConclusion: done."
+    kept = tidied(mine, "method")
+    assert kept.body == "we train.", "its own label is taken off, the other parts' paragraphs too"
