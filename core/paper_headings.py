@@ -21,14 +21,21 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any
 
+from .heading_candidates import (
+    Candidate,
+    as_candidate,
+    in_sequence,
+    kin,
+    level_rule,
+    sharing_a_baseline,
+    with_parents,
+)
 from .pdf_lines import Line, dominant
 
-MAX_HEADING_WORDS = 14
 # a heading set one size step up from the body: \large over \normalsize is 2 pt, never below 0.5
 HEADING_SIZE_STEP = 0.5
 DEEPEST_RANKED_LEVEL = 3
@@ -36,25 +43,6 @@ DEEPEST_RANKED_LEVEL = 3
 MAX_TITLE_LINES = 4
 # a line of running text has at least this many words
 MIN_TEXT_WORDS = 8
-SENTENCE_ENDINGS = (".", ",", ";", ":")
-NUMBER_CELL = re.compile(
-    r"(?:(?i:appendix|chapter|section)\s+)?(?P<number>\d+(?:\.\d+)*|[A-Z](?:\.\d+)*|[IVXL]+)[.:]?"
-)
-# "2.1 Setup", "2.1. Setup", "A.1 Proofs", "A. Proofs"; a lone letter without a period only in a
-# cell of its own ("A  Proofs"), never in running text ("A Study of ...")
-NUMBERED_TEXT = re.compile(
-    r"(?P<number>\d+(?:\.\d+)*|[A-Z](?:\.\d+)+|[A-Z](?=\.))\.?\s+(?P<name>[^\W\d].*)"
-)
-# "Appendix B: Proofs", "Appendix B" (its name on the next line), "Chapter 2 Methods"
-LABELLED_TEXT = re.compile(
-    r"(?i:appendix|appendices|chapter)\s+(?P<number>[A-Z](?:\.\d+)*|\d+)"
-    r"(?:\s*[:.\-–—]?\s+(?P<name>.+))?"
-)
-ROMAN = re.compile(r"[IVXL]+")
-CAPTION = re.compile(
-    r"(Figure|Fig\.|Table|Tab\.|Algorithm|Listing)\s*[A-Z]?\d+(\.\d+)*\s*[.:|]?", re.IGNORECASE
-)
-EQUATION_NUMBER = re.compile(r"\(\d+(\.\d+)?[a-z]?\)$")
 REFERENCES = re.compile(r"(references|bibliography|literature cited|works cited)", re.IGNORECASE)
 KNOWN_SECTIONS = re.compile(
     r"(references|bibliography|literature cited|acknowledge?ments?|appendix|appendices|"
@@ -143,28 +131,18 @@ def analyse(lines: list[Line], title_zone: float, pages: int) -> PaperLayout:
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Candidate:
-    """A line shaped like a heading, its number split off."""
-
-    line: Line
-    number: str
-    name: str  # "" for a bare "Appendix A" whose name follows on the next line
-    labelled: bool = False  # numbered with a word: "Appendix A", "Chapter 2"
-
-
 class _Analysis:
     def __init__(self, lines: list[Line], title_zone: float) -> None:
         self.lines = lines
         self.title_zone = title_zone
         self.position = {id(line): index for index, line in enumerate(lines)}
         self.body = dominant((f.size, len(f.text)) for line in lines for f in line.fragments)
-        shared = _sharing_a_baseline(lines)
+        shared = sharing_a_baseline(lines)
         self.candidates = [
-            c for c in map(_candidate, lines) if c is not None and id(c.line) not in shared
+            c for c in map(as_candidate, lines) if c is not None and id(c.line) not in shared
         ]
         self.margins = _column_margins(lines, self.body)
-        self.level = _level_rule([c for c in self.candidates if self._set_apart(c.line, True)])
+        self.level = level_rule([c for c in self.candidates if self._set_apart(c.line, True)])
 
     def layout(self, pages: int) -> PaperLayout:
         abstract = next((c.line for c in self.candidates if _is_abstract(c.name)), None)
@@ -172,7 +150,7 @@ class _Analysis:
         title = self._title(numbered, abstract)
         excluded = {id(line) for line in (*title, *self._front_matter(numbered, abstract))}
         numbered = [c for c in numbered if id(c.line) not in excluded]
-        numbered = _with_parents(numbered)
+        numbered = with_parents(numbered)
         style_levels = self._style_levels(numbered, excluded | {id(abstract)})
         chosen = {id(c.line): (c, self.level(c)) for c in numbered}
         for candidate in self.candidates:
@@ -194,7 +172,7 @@ class _Analysis:
 
     # numbered headings ------------------------------------------------------------------------
 
-    def _numbered(self) -> list[_Candidate]:
+    def _numbered(self) -> list[Candidate]:
         numbered = [
             c
             for c in self.candidates
@@ -207,12 +185,12 @@ class _Analysis:
             by_level.setdefault(self.level(candidate), Counter())[candidate.line.style] += 1
         styles = {level: _heading_style(counts) for level, counts in by_level.items()}
         numbered = [c for c in numbered if _in_heading_style(c, self.level(c), styles)]
-        return _in_sequence([c for c in numbered if self.level(c) == 1], numbered)
+        return in_sequence([c for c in numbered if self.level(c) == 1], numbered)
 
-    def _apart_from_their_kind(self, numbered: list[_Candidate]) -> list[_Candidate]:
+    def _apart_from_their_kind(self, numbered: list[Candidate]) -> list[Candidate]:
         """Without numbered lines next to another numbered line in their style and depth: items
         of a list or cells of a grid; sections have text between them."""
-        return [c for c in numbered if not any(map(partial(_kin, c), self._neighbours(c.line)))]
+        return [c for c in numbered if not any(map(partial(kin, c), self._neighbours(c.line)))]
 
     def _neighbours(self, line: Line) -> list[Line]:
         index = self.position[id(line)]
@@ -228,7 +206,7 @@ class _Analysis:
 
     # the title and what comes before the text ---------------------------------------------------
 
-    def _title(self, numbered: list[_Candidate], abstract: Line | None) -> list[Line]:
+    def _title(self, numbered: list[Candidate], abstract: Line | None) -> list[Line]:
         """The title's lines: the largest print before the abstract or the first section (on a
         title page, that may be anywhere on page 1; with neither in sight, at the top of page
         1). A style that sets its title no larger than its headings (amsart: bold capitals at
@@ -251,7 +229,7 @@ class _Analysis:
         if size >= self.body + HEADING_SIZE_STEP and size >= heading_size + HEADING_SIZE_STEP:
             first = next(line for line in top if abs(line.nominal_size - size) < HEADING_SIZE_STEP)
         elif end < len(self.lines):
-            first = next((line for line in top if line.bold and _candidate(line)), None)
+            first = next((line for line in top if line.bold and as_candidate(line)), None)
             if first is not None and self._text_before(first):
                 first = None  # a title comes before any running text
         return self._title_run(first, end) if first is not None else []
@@ -272,7 +250,7 @@ class _Analysis:
             title.append(line)
         return title if len(title) <= MAX_TITLE_LINES else []
 
-    def _front_matter_end(self, numbered: list[_Candidate], abstract: Line | None) -> int:
+    def _front_matter_end(self, numbered: list[Candidate], abstract: Line | None) -> int:
         """Where the text begins: the abstract's heading, or the first numbered heading when
         it comes within the first pages (a title page and a licence may come before it)."""
         starts = [self.position[id(c.line)] for c in numbered if c.line.page < FRONT_MATTER_PAGES]
@@ -280,7 +258,7 @@ class _Analysis:
             starts.append(self.position[id(abstract)])
         return min(starts, default=len(self.lines))
 
-    def _front_matter(self, numbered: list[_Candidate], abstract: Line | None) -> list[Line]:
+    def _front_matter(self, numbered: list[Candidate], abstract: Line | None) -> list[Line]:
         # authors and affiliations, between the title and the abstract or the first numbered
         # section, are often set like headings (a bold author name is a subsection's style)
         end = self._front_matter_end(numbered, abstract)
@@ -289,7 +267,7 @@ class _Analysis:
     # unnumbered headings --------------------------------------------------------------------------
 
     def _style_levels(
-        self, numbered: list[_Candidate], excluded: set[int]
+        self, numbered: list[Candidate], excluded: set[int]
     ) -> dict[tuple[Any, ...], int]:
         """Each heading style and its level: from numbered headings when there are any, else
         the styles of heading-like lines ranked by size, weight and capitals."""
@@ -311,7 +289,7 @@ class _Analysis:
         return {style: min(i + 1, DEEPEST_RANKED_LEVEL) for i, style in enumerate(ranked)}
 
     def _unnumbered_level(
-        self, candidate: _Candidate, style_levels: dict[tuple[Any, ...], int]
+        self, candidate: Candidate, style_levels: dict[tuple[Any, ...], int]
     ) -> int:
         line = candidate.line
         if REFERENCES.fullmatch(candidate.name.strip(" .:")) and self._alone_in_block(line):
@@ -324,7 +302,7 @@ class _Analysis:
             return 1
         return 0
 
-    def _stands_alone(self, candidate: _Candidate) -> bool:
+    def _stands_alone(self, candidate: Candidate) -> bool:
         """Not a table cell, a figure's label or a line of a paragraph: flush with its
         column's left margin (or centred), alone in its block or on top of it, away from
         table rows."""
@@ -364,7 +342,7 @@ class _Analysis:
 
     # output -----------------------------------------------------------------------------------------
 
-    def _placed(self, candidate: _Candidate, level: int) -> PlacedHeading:
+    def _placed(self, candidate: Candidate, level: int) -> PlacedHeading:
         lines = self._wrapped([candidate.line])
         parts = [candidate.name, *(line.text for line in lines[1:])]
         name = " ".join(part for part in parts if part) or candidate.line.text
@@ -382,7 +360,7 @@ class _Analysis:
             last = wrapped[-1]
             if (line.page, line.block, line.style) != (last.page, last.block, last.style):
                 break
-            continuation = _candidate(line)
+            continuation = as_candidate(line)
             if continuation is None or continuation.number:
                 break
             wrapped.append(line)
@@ -402,82 +380,6 @@ def _merged(placed: list[PlacedHeading]) -> tuple[PlacedHeading, ...]:
     return tuple(merged)
 
 
-def _kin(candidate: _Candidate, other: Line) -> bool:
-    number, _, _ = _split_number(other)
-    return (
-        bool(number)
-        and other.style == candidate.line.style
-        and (_depth(number) == _depth(candidate.number))
-    )
-
-
-def _sharing_a_baseline(lines: list[Line]) -> set[int]:
-    """The ids of lines that share their baseline with another line of their column (or with
-    any line, for what spans the columns): cells of a table or labels of a figure that PyMuPDF
-    put in blocks of their own. A heading stands alone on its baseline."""
-    by_page: dict[int, list[Line]] = {}
-    for line in lines:
-        by_page.setdefault(line.page, []).append(line)
-    shared: set[int] = set()
-    for page in by_page.values():
-        page.sort(key=lambda line: line.y0)
-        for index, line in enumerate(page):
-            for other in page[index + 1 :]:
-                if other.y0 > line.y1:
-                    break
-                if _same_baseline(line, other) and (
-                    line.column == other.column or 0 in (line.column, other.column)
-                ):
-                    shared |= {id(line), id(other)}
-    return shared
-
-
-def _same_baseline(line: Line, other: Line) -> bool:
-    return (
-        line.y0 <= (other.y0 + other.y1) / 2 <= line.y1
-        or other.y0 <= (line.y0 + line.y1) / 2 <= other.y1
-    )
-
-
-def _candidate(line: Line) -> _Candidate | None:
-    """The line as a possible heading: its number and name, or None when its shape rules it
-    out (too long, a sentence, a caption, an equation, a table row)."""
-    if not line.horizontal or line.math_share > 0.3 or EQUATION_NUMBER.search(line.text):
-        return None
-    number, name, labelled = _split_number(line)
-    if len(line.cells) > (2 if number else 1):
-        return None
-    words = name or line.text
-    if not re.search(r"[^\W\d_].*[^\W\d_]", words) or CAPTION.match(line.text):
-        return None
-    if len(words.split()) > MAX_HEADING_WORDS or words.endswith(SENTENCE_ENDINGS):
-        return None
-    return _Candidate(line, number, name, labelled)
-
-
-def _split_number(line: Line) -> tuple[str, str, bool]:
-    """The number, name and whether a word labels the number: ("2.1", "Setup", False) from
-    "2.1 Setup" or "2.1. Setup", ("B", "Proofs", True) from "Appendix B: Proofs"."""
-    cells = line.cells
-    if len(cells) == 2:
-        match = NUMBER_CELL.fullmatch(cells[0])
-        if match:
-            named = cells[0].lower().startswith(("appendix", "chapter"))
-            return match.group("number"), cells[1], named
-    text = line.text
-    labelled = LABELLED_TEXT.fullmatch(text)
-    if labelled:
-        return labelled.group("number"), labelled.group("name") or "", True
-    numbered = NUMBERED_TEXT.fullmatch(text)
-    if numbered:
-        return numbered.group("number"), numbered.group("name"), False
-    return "", text, False
-
-
-def _depth(number: str) -> int:
-    return number.count(".") + 1
-
-
 def _heading_style(counts: Counter[tuple[Any, ...]]) -> tuple[Any, ...]:
     """The style a level's headings are set in: of the styles seen more than once, the largest
     (a paper checklist's numbered items are many, but set at body size), then the most used."""
@@ -485,92 +387,12 @@ def _heading_style(counts: Counter[tuple[Any, ...]]) -> tuple[Any, ...]:
     return max(repeated, key=lambda s: (s[0], counts[s], s[1], s[2]))
 
 
-def _in_heading_style(
-    candidate: _Candidate, level: int, styles: dict[int, tuple[Any, ...]]
-) -> bool:
+def _in_heading_style(candidate: Candidate, level: int, styles: dict[int, tuple[Any, ...]]) -> bool:
     """Set in its level's style, or in a higher level's (a subsection of an appendix set like
     a section); an appendix named as such may be set in any heading style."""
     if candidate.labelled:
         return candidate.line.style in styles.values()
     return any(candidate.line.style == style for at, style in styles.items() if at <= level)
-
-
-def _in_sequence(sections: list[_Candidate], numbered: list[_Candidate]) -> list[_Candidate]:
-    """``numbered`` without the ``sections`` whose numbers break the order (1, 2, 3; A, B; I,
-    II), each kind of number on its own: a grid of numbered cells or a stray numbered line out
-    of order is no section."""
-    kinds: dict[str, list[tuple[int, _Candidate]]] = {}
-    for candidate in sections:
-        kind, value = _section_value(candidate.number)
-        kinds.setdefault(kind, []).append((value, candidate))
-    kept = {id(c) for run in kinds.values() for c in _longest_increasing(run)}
-    dropped = {id(c) for c in sections} - kept
-    return [c for c in numbered if id(c) not in dropped]
-
-
-def _section_value(number: str) -> tuple[str, int]:
-    if number.isdigit():
-        return "arabic", int(number)
-    if ROMAN.fullmatch(number) and (len(number) > 1 or number in "IVX"):
-        roman = {"I": 1, "V": 5, "X": 10, "L": 50}
-        values = [roman[c] for c in number]
-        return "roman", sum(
-            -v if v < w else v for v, w in zip(values, [*values[1:], 0], strict=True)
-        )
-    return "letter", ord(number[0])
-
-
-def _longest_increasing(run: list[tuple[int, _Candidate]]) -> list[_Candidate]:
-    """The longest strictly increasing subsequence by value (patience sorting, n log n)."""
-    tails: list[int] = []  # index into run of the smallest tail of each length
-    parents: list[int] = [-1] * len(run)
-    for index, (value, _) in enumerate(run):
-        low, high = 0, len(tails)
-        while low < high:
-            middle = (low + high) // 2
-            if run[tails[middle]][0] < value:
-                low = middle + 1
-            else:
-                high = middle
-        parents[index] = tails[low - 1] if low else -1
-        if low == len(tails):
-            tails.append(index)
-        else:
-            tails[low] = index
-    chain: list[_Candidate] = []
-    index = tails[-1] if tails else -1
-    while index >= 0:
-        chain.append(run[index][1])
-        index = parents[index]
-    return chain[::-1]
-
-
-def _level_rule(candidates: list[_Candidate]) -> Callable[[_Candidate], int]:
-    """The level of a numbered heading: the depth of its number, except that lettered headings
-    under roman-numbered sections ("II. Method", "A. Setup") are subsections."""
-    roman_sections = any(ROMAN.fullmatch(c.number) and len(c.number) > 1 for c in candidates)
-
-    def level(candidate: _Candidate) -> int:
-        number = candidate.number
-        lettered = len(number) == 1 and number.isalpha() and not ROMAN.fullmatch(number)
-        return 2 if roman_sections and lettered and not candidate.labelled else _depth(number)
-
-    return level
-
-
-def _with_parents(numbered: list[_Candidate]) -> list[_Candidate]:
-    """Without numbered lines whose parent number is nowhere ("0.5 Dropout" in a bold table
-    cell); subsections whose section heading was missed (a chapter, an odd style) stay when
-    they are several."""
-    numbers = {c.number for c in numbered}
-    parents = Counter(c.number.rsplit(".", 1)[0] for c in numbered if "." in c.number)
-    return [
-        c
-        for c in numbered
-        if "." not in c.number
-        or c.number.rsplit(".", 1)[0] in numbers
-        or (parents[c.number.rsplit(".", 1)[0]] > 1 and not c.number.startswith("0"))
-    ]
 
 
 def _is_abstract(name: str) -> bool:

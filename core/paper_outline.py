@@ -2,9 +2,10 @@
 typography alone: no model, a fraction of a second a paper.
 
 A PDF stores positioned glyphs, not sections, so headings are recognised by how they are set.
-``core.pdf_lines`` gives the visual lines in reading order (columns, line numbers of review copies
-and page furniture handled); ``core.paper_headings`` decides which of them are the title, the
-abstract's heading and the section headings. The one analysis, :func:`read_layout`, serves both
+``core.pdf_page`` gives each page's visual lines in reading order (columns and line numbers of
+review copies handled), ``core.pdf_furniture`` drops the page furniture, and
+``core.paper_headings`` decides which of them are the title, the abstract's heading and the
+section headings. The one analysis, :func:`read_layout`, serves both
 :func:`outline_of` (what ``labtui review PAPER.pdf --outline`` prints) and
 ``core.paper_text.paper_markdown`` (what the reviewer reads).
 """
@@ -16,7 +17,8 @@ from pathlib import Path
 
 from .paper_headings import Heading, Outline, PaperLayout, PlacedHeading, analyse
 from .pdf import open_paper, pdf_text
-from .pdf_lines import page_lines, without_furniture
+from .pdf_furniture import without_furniture
+from .pdf_page import page_lines
 
 __all__ = [
     "Heading",
