@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
 
+from .python_source import is_main_guard
+
 # A file had to have more than this many non-blank lines for "deletes most of it" to apply: a
 # short file is often rewritten whole, and rightly.
 SHRINK_MIN_LINES = 20
@@ -73,6 +75,7 @@ class Contract:
     """
 
     python: bool = False  # the new text must parse as Python
+    entry: bool = False  # the new text keeps its ``if __name__ == "__main__":`` block
     options: tuple[str, ...] = ()
     literals: tuple[str, ...] = ()
     latex: tuple[str, ...] = ()
@@ -194,7 +197,8 @@ def contract_for(name: str, old: str | None) -> Contract:
             for text in (*CONTRACT_OPTIONS, *CONTRACT_LITERALS)
             if text not in options and _has_literal(tree, text)
         )
-        return Contract(python=True, options=options, literals=literals)
+        entry = any(is_main_guard(statement) for statement in tree.body)
+        return Contract(python=True, entry=entry, options=options, literals=literals)
     if suffix == ".tex" and old is not None:
         body = _latex_without_comments(old)
         kept = tuple(k for k, pattern in LATEX_MARKERS.items() if re.search(pattern, body))
@@ -208,6 +212,15 @@ def contract_problems(name: str, new: str, contract: Contract) -> list[Problem]:
         tree = _parse(new)
         if tree is None:
             return [Problem(name, "syntax", f"would make {name} invalid Python ({_syntax(new)})")]
+        if contract.entry and not any(is_main_guard(s) for s in tree.body):
+            problems.append(
+                Problem(
+                    name,
+                    "contract",
+                    f'would drop the `if __name__ == "__main__":` block from {name}: the run '
+                    f"would define everything, call nothing and write no results",
+                )
+            )
         declared = _argparse_options(tree)
         for option in contract.options:
             if option not in declared:

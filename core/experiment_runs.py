@@ -22,6 +22,7 @@ from typing import Any
 from .events import Refused, RunAbandoned
 from .experiment_spec import NO_TERMS, RunTerms, edit_files
 from .notebook import append_failure
+from .planned_settings import unmade_settings
 
 FAILED_RUNS = "failed_runs"  # under .labtui/: the folders of abandoned runs, kept for the record
 
@@ -123,13 +124,15 @@ def attempt_run(
     overrun_s: float = 0.0,
     known: dict[str, str] | None = None,
     accept: Callable[[Any], str] | None = None,
+    change: str = "",
 ) -> Attempted:
     """Edit, check, run, feed errors back: up to ``attempts`` tries ([limits] fix_attempts).
     ``known``: the digests of code run before elsewhere (a search's discarded changes), beside
     the project's finished runs, with what ran it; such code is never run again. ``terms`` and
     ``overrun_s`` are a search's budget and seed for the run (core/runner.py); ``accept`` says
     what is wrong with a run that ended well ('' when nothing), which is then fixed like a
-    failure (a search's run that does not report its metric)."""
+    failure (a search's run that does not report its metric). ``change``: the plan's words for
+    the run; an edit that leaves a setting they name at another value is sent back unrun."""
     from .edit_guard import EditPolicy
 
     attempts = max(1, ctx.config.limits.fix_attempts if attempts is None else attempts)
@@ -158,7 +161,15 @@ def attempt_run(
                 "experiment_noop", error=edit.error or "no file changed", request=request
             )
             continue
-        code = code_digest(code_now(ctx.project, files))
+        now = code_now(ctx.project, files)
+        unmade = unmade_settings(change, now)
+        if unmade:
+            outcome.problem = f"the edit did not make the planned change: {'; '.join(unmade)}"
+            outcome.tried.append(f"attempt {attempt}: {outcome.problem}; not run")
+            ctx.emit(Refused(stage=ctx.stage, what="run", subject=run_id, reason=outcome.problem))
+            prompt = ctx.prompt("experiment_unplanned", unmade="\n".join(unmade), request=request)
+            continue
+        code = code_digest(now)
         outcome.digest = code
         same = known.get(code)
         if same is not None:

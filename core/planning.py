@@ -11,8 +11,10 @@ from typing import Any
 
 from .artifacts import IDEAS, PLAN, PlannedRun, parse_plan, save_plan
 from .errors import StageFailed, UnusableAnswer
+from .experiment_runs import code_files, code_now
 from .experiment_spec import code_text
 from .ideas import Idea, load_archive
+from .planned_settings import changes_nothing
 from .records import example_strings, plan_answer
 from .stage_context import StageContext
 
@@ -55,6 +57,7 @@ def propose_plan(ctx: StageContext, idea: Idea, baseline: dict[str, Any]) -> lis
     root = ctx.project.root
     max_runs = max(1, ctx.config.limits.max_runs)
     metrics = baseline_metrics(baseline)
+    code = code_now(ctx.project, code_files(ctx.project))
     prompt = ctx.prompt(
         "plan",
         title=idea.title,
@@ -68,7 +71,7 @@ def propose_plan(ctx: StageContext, idea: Idea, baseline: dict[str, Any]) -> lis
     try:
         runs = ctx.llm(role="planner").ask_json(
             [{"role": "user", "content": prompt}],
-            lambda data: parse_plan(data, max_runs, metrics),
+            lambda data: _changing(parse_plan(data, max_runs, metrics), code),
             schema=plan_answer(metrics, max_runs),
             # The baseline's numbers and the code are material; the format example is the plan's.
             examples=example_strings([{"role": "user", "content": prompt}], besides=baseline),
@@ -84,6 +87,19 @@ def propose_plan(ctx: StageContext, idea: Idea, baseline: dict[str, Any]) -> lis
     ctx.tell("planner", plan_markdown(runs))
     save_plan(root, idea.name, runs)
     ctx.commit(f"plan: {len(runs)} run(s) for {idea.name}", [PLAN])
+    return runs
+
+
+def _changing(runs: list[PlannedRun], code: dict[str, str | None]) -> list[PlannedRun]:
+    """The runs, when each changes something; ValueError names a run whose settings all
+    keep the baseline's values."""
+    for number, run in enumerate(runs, 1):
+        same = changes_nothing(run.change, code)
+        if same:
+            raise ValueError(
+                f"run {number} ({run.change!r}) changes nothing: {same}; plan a value the "
+                "baseline does not have"
+            )
     return runs
 
 

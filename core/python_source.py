@@ -86,6 +86,15 @@ def literal_text(node: ast.AST | None) -> str:
     return value[:200] if isinstance(value, str) else ""
 
 
+def is_main_guard(node: ast.stmt) -> bool:
+    """Whether a statement is ``if __name__ == "__main__":``, a script's entry point."""
+    if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)):
+        return False
+    sides = [node.test.left, *node.test.comparators]
+    names = {s.id for s in sides if isinstance(s, ast.Name)}
+    return "__name__" in names and any(literal(s) == "__main__" for s in sides)
+
+
 def decorators_of(node: ast.AST) -> list[ast.expr]:
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         return node.decorator_list

@@ -10,7 +10,7 @@ import ast
 import re
 from pathlib import Path, PurePosixPath
 
-from .python_source import PythonModule, decorators_of, literal, name_of
+from .python_source import PythonModule, decorators_of, is_main_guard, name_of
 from .repo_facts import EntryPoint, NamedOption, Option, Tracker
 from .repo_files import normal_path
 from .result_files import RESULT_WORDS
@@ -46,15 +46,7 @@ def _kind(module: PythonModule) -> str | None:
     if calls & {"argparse.ArgumentParser", "ArgumentParser"}:
         return "argparse"
     body = module.tree.body if module.tree else []
-    return "plain" if any(_is_main_guard(n) for n in body) else None
-
-
-def _is_main_guard(node: ast.stmt) -> bool:
-    if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)):
-        return False
-    sides = [node.test.left, *node.test.comparators]
-    names = {s.id for s in sides if isinstance(s, ast.Name)}
-    return "__name__" in names and any(literal(s) == "__main__" for s in sides)
+    return "plain" if any(is_main_guard(n) for n in body) else None
 
 
 def find_repo_imports(module: PythonModule, python: set[str]) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support.recorded_replies import exchanges
+from support.recorded_replies import exchanges, replies
 
 from labtui.core.edit_guard import (
     Contract,
@@ -135,7 +135,9 @@ def test_an_elision_the_old_file_already_had_is_not_the_models() -> None:
 
 def test_the_experiment_contract_is_derived_from_the_old_file() -> None:
     contract = contract_for("experiment.py", EXPERIMENT)
-    assert contract == Contract(python=True, options=("--out_dir",), literals=("final_info.json",))
+    assert contract == Contract(
+        python=True, entry=True, options=("--out_dir",), literals=("final_info.json",)
+    )
     # A Python file without the contract only has to keep parsing.
     assert contract_for("plot.py", "print('plot')\n") == Contract(python=True)
     assert contract_for("broken.py", "def (:\n") == Contract()  # did not parse: may be fixed
@@ -266,7 +268,7 @@ def test_a_step_may_give_its_own_contract() -> None:
 def test_check_edit_collects_every_problem() -> None:
     contract = contract_for("experiment.py", EXPERIMENT)
     problems = check_edit("experiment.py", EXPERIMENT, ONE_FUNCTION + "# ...\n", contract)
-    assert [p.kind for p in problems] == ["shrink", "elision", "contract", "contract"]
+    assert [p.kind for p in problems] == ["shrink", "elision", "contract", "contract", "contract"]
     assert (
         check_edit("experiment.py", EXPERIMENT, EXPERIMENT.replace("= 3\n", "= 4\n"), contract)
         == []
@@ -278,7 +280,8 @@ def test_check_edit_collects_every_problem() -> None:
 
 # -- a half file's head, put back ----------------------------------------------------------------
 
-MOONS = Path(__file__).resolve().parents[1] / "templates" / "moons" / "experiment.py"
+TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
+MOONS = TEMPLATES / "moons" / "experiment.py"
 
 
 def test_a_real_small_models_half_file_gets_its_head_back():
@@ -314,3 +317,18 @@ def test_a_whole_file_needs_nothing_back_and_a_dropped_helper_stays_dropped():
     assert restored_definitions(old, "print(np.ones(SCALE)\n").statements == (), (
         "no parse: no guess"
     )
+
+
+def test_a_real_small_models_whole_file_without_its_entry_point_is_refused() -> None:
+    # Recorded (qwen15_diffusion_2d_no_entry_experiments.jsonl): the 1.5B model returned
+    # diffusion_2d's experiment.py without its last three lines, the `if __name__ ...` block; the
+    # run defined everything, called nothing and "wrote no run_1/final_info.json".
+    (reply,) = replies("qwen15_diffusion_2d_no_entry_experiments")
+    new = reply.split("```python\n", 1)[1].split("\n```", 1)[0]
+    old = (TEMPLATES / "diffusion_2d" / "experiment.py").read_text(encoding="utf-8")
+    contract = contract_for("experiment.py", old)
+    assert contract.entry
+    [problem] = contract_problems("experiment.py", new, contract)
+    assert problem.kind == "contract" and '`if __name__ == "__main__":`' in problem.reason
+    assert contract_problems("experiment.py", old, contract) == []
+    assert not contract_for("plot.py", "print('plot')\n").entry

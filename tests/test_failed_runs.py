@@ -322,3 +322,28 @@ def test_copilot_edit_that_changes_nothing_asks_again_without_running_the_agent_
         if "has finished" not in last_user_text(r)
     ]
     assert len(code_requests) == 3, "two attempts for run_1, one for run_2: nothing redone"
+
+
+def test_an_edit_that_leaves_a_planned_setting_unmade_is_sent_back_unrun(session, llm_server):
+    root = session.project.root
+    plan = {
+        "idea": "wider_hidden_layer",
+        "runs": [{"change": "Set HIDDEN_UNITS to 64", "measure": "test accuracy vs run_0"}],
+    }
+    (root / "plan.json").write_text(json.dumps(plan))
+    session.project.commit("test: a plan that names a setting")
+    script(llm_server, root, comment_edit, lambda r: width_edit(r, 2))
+    output = experiments_stage.run(context(session))
+
+    assert output.result["runs"] == ["run_1"]
+    refused = [e for e in session.events if isinstance(e, Refused) and e.what == "run"]
+    unmade = (
+        "the edit did not make the planned change: experiment.py still sets HIDDEN_UNITS = 32; "
+        "the planned change sets it to 64"
+    )
+    assert [(e.subject, e.reason) for e in refused] == [("run_1", unmade)]
+    told = [last_user_text(r) for r in llm_server.requests_for("scripted-experiments")]
+    assert any("does not make the change the plan asks for" in text for text in told)
+    started = [e.run_id for e in session.events if type(e).__name__ == "RunStarted"]
+    assert started == ["run_1"], "the unmade edit was never run"
+    assert "HIDDEN_UNITS = 64" in (root / "experiment.py").read_text()

@@ -244,3 +244,26 @@ def test_a_real_small_models_plan_names_baseline_metrics_and_no_values():
     runs = parse_plan(json.loads(exchange["reply"]), 2, METRICS)
     assert [run.expect for run in runs] == [{"test_accuracy_mean": "lower"}] * 2
     assert not any(ch.isdigit() for run in runs for ch in run.measure)
+
+
+def test_a_planned_run_that_sets_the_baselines_own_values_is_asked_again(project, llm_server):
+    # The 1.5B model planned "Change BETA_SCHEDULE to 'linear'" for a template whose schedule is
+    # linear (core/planned_settings.py); moons holds ACTIVATION = "tanh".
+    same = {"runs": [_run("Set ACTIVATION to 'tanh' to compare with relu")]}
+    other = {"runs": [_run("Set ACTIVATION to 'relu'")]}
+    llm_server.script("scripted-experiments", fenced_json(same), fenced_json(other))
+    port = PlanPort(project.root, lambda port, request: Decision("abort"))
+    Session.open(project.root).run(port)
+    plan_requests = [
+        r
+        for r in llm_server.requests_for("scripted-experiments")
+        if "Plan the experiment runs" in json.dumps(r["messages"])
+    ]
+    assert len(plan_requests) == 2
+    assert (
+        "changes nothing: experiment.py already sets ACTIVATION = 'tanh': the run would repeat "
+        "the baseline" in json.dumps(plan_requests[1]["messages"][-1])
+    )
+    assert json.loads((project.root / "plan.json").read_text())["runs"][0]["change"] == (
+        "Set ACTIVATION to 'relu'"
+    )

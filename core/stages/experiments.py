@@ -174,7 +174,8 @@ def run_idea(
             previous=previous,
             notes=ctx.notes_block(),
         )
-        outcome = _run_until_decided(ctx, coder, run_id, prompt, index, good)
+        change = step.change if step is not None else ""
+        outcome = _run_until_decided(ctx, coder, run_id, prompt, index, good, change)
         if not outcome.ok:
             abandoned[run_id] = outcome.problem
             continue
@@ -213,13 +214,19 @@ class GoodCode:
 
 
 def _run_until_decided(
-    ctx: StageContext, coder: Any, run_id: str, prompt: str, index: int, good: GoodCode
+    ctx: StageContext,
+    coder: Any,
+    run_id: str,
+    prompt: str,
+    index: int,
+    good: GoodCode,
+    change: str = "",
 ) -> Attempted:
     """One planned run's attempts; when they all fail, the run is abandoned and (in co-pilot
     mode) the researcher decides: retry with a note, edit the code and run that, skip to
     the next planned run, or abort. ``--auto`` and parallel ideas skip."""
     while True:
-        outcome = attempt_run(ctx, coder, run_id, prompt, index=index)
+        outcome = attempt_run(ctx, coder, run_id, prompt, index=index, change=change)
         if outcome.ok:
             return outcome
         abandon_run(ctx, run_id, outcome, good.commit, good.run_id)
