@@ -63,9 +63,11 @@ def kin(candidate: Candidate, other: Line) -> bool:
 def sharing_a_baseline(lines: list[Line]) -> set[int]:
     """The ids of lines that share their baseline with another line of their column (or with
     any line, for what spans the columns): cells of a table or labels of a figure that PyMuPDF
-    put in blocks of their own. A heading stands alone on its baseline."""
+    put in blocks of their own. A heading stands alone on its baseline. Text set up the page
+    (an arXiv stamp in the margin) has no baseline across it: its box spans every line beside
+    it, and would hide the headings there."""
     by_page: dict[int, list[Line]] = {}
-    for line in lines:
+    for line in filter(lambda line: line.horizontal, lines):
         by_page.setdefault(line.page, []).append(line)
     shared: set[int] = set()
     for page in by_page.values():

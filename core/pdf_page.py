@@ -6,7 +6,7 @@ This module turns them into:
 
 - fragments: PyMuPDF's lines with their typography;
 - the line numbers of review copies (a ruler of small numbers in a margin or the gutter, as
-  lineno, ACL and ICML print them) left out;
+  lineno, ACL and ICML print them) left out, and text drawn at a slant (watermarks);
 - one or two columns: a two-column page is read left column top to bottom, then the right one,
   with what spans both columns (title, wide figures) read where it stands;
 - visual lines: the fragments of one block that share a baseline band, left to right.
@@ -38,6 +38,8 @@ RULER_MIN_NUMBERS = 3
 # a two-column page: at most this share of the text crosses the gutter, at least this on each side
 SPANNING_MAX_SHARE = 0.4
 COLUMN_MIN_SHARE = 0.2
+# a line's direction is across or up the page when its cosine or sine is within this of 0
+SLANT_TOLERANCE = 1e-3
 FLAG_ITALIC = 2
 FLAG_BOLD = 16
 
@@ -83,13 +85,22 @@ def page_lines(page: Any, page_number: int) -> list[Line]:
 
 
 def _fragment(line: dict[str, Any]) -> Fragment | None:
+    """The PyMuPDF line as a fragment, or None when it is blank or drawn at a slant."""
     spans = [s for s in line["spans"] if s["text"].strip()]
     text = " ".join("".join(s["text"] for s in line["spans"]).split())
-    if not spans or not text:
+    if not spans or not text or _slanted(line["dir"]):
         return None
     x0, y0, x1, y1 = line["bbox"]
     horizontal = abs(line["dir"][0] - 1.0) < 1e-3
     return Fragment(text, x0, y0, x1, y1, *_typography(spans), horizontal)
+
+
+def _slanted(direction: tuple[float, float]) -> bool:
+    """Drawn neither across nor up the page: a watermark or a stamp set diagonally over the
+    text (The AI Scientist's "CAUTION!!! THIS PAPER WAS AUTONOMOUSLY GENERATED" at 30
+    degrees), or a figure's tilted tick labels. None of it is text to read, and its box spans
+    many baselines of the text it crosses, which would hide the headings there."""
+    return min(abs(direction[0]), abs(direction[1])) > SLANT_TOLERANCE
 
 
 def _typography(spans: list[dict[str, Any]]) -> tuple[float, float, str, int, int, bool, int]:
