@@ -46,6 +46,8 @@ class Fragment:
     bold_letters: int  # of those, how many are set in a bold face
     italic: bool
     math: int  # how many of its characters are set in a math font
+    # lowercase letters of words: a symbol of mathematics ("β" in "WITH β-SCHEDULES") is none
+    lowercase: int
     horizontal: bool
 
     @property
@@ -129,7 +131,7 @@ class Line:
         letters = [c for f in self.words for c in f.text if c.isalpha()]
         if len(letters) < 2:
             return False
-        upper = all(c.isupper() for c in letters)
+        upper = not any(f.lowercase for f in self.words)
         return upper or all(SMALL_CAPS_FONT.search(f.font) for f in self.words)
 
     @cached_property

@@ -103,12 +103,15 @@ def _slanted(direction: tuple[float, float]) -> bool:
     return min(abs(direction[0]), abs(direction[1])) > SLANT_TOLERANCE
 
 
-def _typography(spans: list[dict[str, Any]]) -> tuple[float, float, str, int, int, bool, int]:
-    """size, top, font, letters, bold letters, italic and math of a run of spans."""
+def _typography(
+    spans: list[dict[str, Any]],
+) -> tuple[float, float, str, int, int, bool, int, int]:
+    """size, top, font, letters, bold letters, italic, math and lowercase letters of a run of
+    spans."""
     sizes: dict[float, int] = {}
     fonts: dict[str, int] = {}
     top = 0.0
-    letters = bold = math = 0
+    letters = bold = math = lowercase = 0
     italic = True
     for span in spans:
         text = span["text"]
@@ -122,6 +125,7 @@ def _typography(spans: list[dict[str, Any]]) -> tuple[float, float, str, int, in
         elif LETTER.search(text):
             top = max(top, size)
             letters += weight
+            lowercase += sum(c.islower() for c in text)
             if span["flags"] & FLAG_BOLD or _is_bold(font):
                 bold += weight
             italic = italic and bool(span["flags"] & FLAG_ITALIC or ITALIC_FONT.search(font))
@@ -133,6 +137,7 @@ def _typography(spans: list[dict[str, Any]]) -> tuple[float, float, str, int, in
         bold,
         letters > 0 and italic,
         math,
+        lowercase,
     )
 
 
