@@ -110,7 +110,9 @@ class PaperLayout:
 
     @property
     def title_text(self) -> str:
-        return " ".join(line.text for line in self.title)
+        # a title wrapped after a hyphen ("LOW-" / "DIMENSIONAL") reads as one word, keeping
+        # the hyphen: a compound's hyphen and a broken word's look alike
+        return re.sub(r"(?<=[^\W\d_]-) ", "", " ".join(line.text for line in self.title))
 
     @property
     def found_structure(self) -> bool:
@@ -244,8 +246,7 @@ class _Analysis:
         """The title's first line and the lines of the same size and weight that follow it."""
         title = [first]
         for line in self.lines[self.position[id(first)] + 1 : end]:
-            same = abs(line.nominal_size - first.nominal_size) < HEADING_SIZE_STEP
-            if not same or line.bold != first.bold or line.page != 0:
+            if not _same_size(line, first) or line.bold != first.bold or line.page != 0:
                 break
             title.append(line)
         return title if len(title) <= MAX_TITLE_LINES else []
@@ -350,7 +351,8 @@ class _Analysis:
         return PlacedHeading(heading, tuple(lines))
 
     def _wrapped(self, lines: list[Line]) -> list[Line]:
-        """A heading (or the title) and the lines its text wraps onto: same style, same block."""
+        """A heading (or the title) and the lines its text wraps onto: same style, same block
+        (in faked small capitals, the same size of the smaller ones)."""
         if not lines:
             return lines
         wrapped = list(lines)
@@ -358,7 +360,9 @@ class _Analysis:
         while index < len(self.lines):
             line = self.lines[index]
             last = wrapped[-1]
-            if (line.page, line.block, line.style) != (last.page, last.block, last.style):
+            if (line.page, line.block, line.style[1:]) != (last.page, last.block, last.style[1:]):
+                break
+            if not _same_size(line, last):
                 break
             continuation = as_candidate(line)
             if continuation is None or continuation.number:
@@ -366,6 +370,15 @@ class _Analysis:
             wrapped.append(line)
             index += 1
         return wrapped
+
+
+def _same_size(line: Line, other: Line) -> bool:
+    """Set at the same size: the same nominal size, or in faked small capitals the same size
+    of the smaller ones. A title's or a heading's last line of small words ("DATA", or "ELS"
+    after "GENERATIVE MOD-") has no full capital to show the size it was set in."""
+    if abs(line.nominal_size - other.nominal_size) < HEADING_SIZE_STEP:
+        return True
+    return line.capitals and other.capitals and abs(line.size - other.size) < HEADING_SIZE_STEP
 
 
 def _merged(placed: list[PlacedHeading]) -> tuple[PlacedHeading, ...]:
