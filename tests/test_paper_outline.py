@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pymupdf
 import pytest
+from support.ai_scientist_paper import AI_SCIENTIST_OUTLINE
 from support.latex_documents import requires_tex
 from support.paper_styles import StyledPaper, all_styles
 
@@ -116,6 +117,7 @@ EXPECTED: dict[str, Outline] = {
             Heading(2, "A.1", "Per-Seed Results", 4),
         ),
     ),
+    "iclr2024": AI_SCIENTIST_OUTLINE,
 }
 
 
@@ -191,6 +193,7 @@ def test_an_iclr_heading_is_printed_as_the_paper_prints_it(markdown: dict[str, s
         ("neurips", "Anonymous Author(s)"),
         ("twocolumn", "Anonymous Authors"),
         ("tables", "Grace Hopper"),
+        ("iclr2024", "Anonymous authors"),
     ],
 )
 def test_authors_are_text_not_headings(markdown: dict[str, str], style: str, text: str) -> None:
@@ -327,6 +330,7 @@ def test_line_numbers_and_page_numbers_are_dropped(
     [
         ("iclr", "Under review as a conference paper at ICLR 2026"),
         ("twocolumn", "Sparse Attention Without Tears"),
+        ("iclr2024", "AI-Scientist Generated Preprint"),
     ],
 )
 def test_running_heads_are_dropped(markdown: dict[str, str], style: str, running_head: str) -> None:
@@ -341,7 +345,10 @@ def test_each_reference_reads_as_one_paragraph(markdown: dict[str, str], style: 
     references = re.split(r"^#+ REFERENCES$|^#+ References$", markdown[style], flags=re.M)[1]
     entries = references.split("\n\n")
     ioffe = next(entry for entry in entries if entry.startswith("Sergey Ioffe"))
-    assert ioffe.endswith("pages 448–456, 2015."), "an entry and a range broken at a dash"
+    # plainnat writes "pages 448–456", the ICLR style "pp. 448–456"
+    assert re.search(r"(pages|pp\.) 448–456, 2015\.$", ioffe), (
+        "an entry and a range broken at a dash"
+    )
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 r"""Papers in the typography of real ML-conference styles, as LaTeX sources the tests compile.
 
-The conference style files are not in TeX Live, so each preamble here redefines what matters to a
+The conference style files are not in TeX Live, so each preamble here (but The AI Scientist's,
+which brings its own) redefines what matters to a
 reader of the PDF: how headings are set (size, weight, case, small caps, numbering), running heads
 and footers, line numbers of review copies, one or two columns, captions, tables and equations.
 The point is the typography, not the name:
@@ -19,6 +20,8 @@ The point is the typography, not the name:
 - many tables: Computer Modern, six tables with numeric cells and bold group rows ("Ours",
   "Baselines"), captions above and below, tables right before and after headings, \section*
   headings, and "Appendix A:" headings.
+- The AI Scientist's: the real ICLR 2024 style and its template's watermark
+  (tests/support/ai_scientist_paper.py says what it asks of a reader).
 
 The prose is generated from a seed: sentences unique enough that a test can check that each
 paragraph comes back whole and in order (two columns, page breaks, line numbers).
@@ -28,10 +31,14 @@ from __future__ import annotations
 
 import random
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from labtui.core.latex import compile_latex
+from support.ai_scientist_paper import BODY as AI_SCIENTIST_BODY
+from support.ai_scientist_paper import PREAMBLE as AI_SCIENTIST_PREAMBLE
+from support.ai_scientist_paper import STYLE_FILES as ICLR2024_FILES
 
 SUBJECTS = (
     "the network",
@@ -98,17 +105,21 @@ PROSE = re.compile(r"<<(\d+)>>")
 
 @dataclass(frozen=True)
 class StyledPaper:
-    """A LaTeX source and the plain-text paragraphs of prose it contains, in reading order."""
+    """A LaTeX source and the plain-text paragraphs of prose it contains, in reading order;
+    the style files it needs beside it, when TeX Live has none."""
 
     name: str
     tex: str
     paragraphs: tuple[str, ...]
+    style_files: tuple[Path, ...] = ()
 
     def compile(self, folder: Path) -> Path:
         """The PDF, compiled with labtui's own LaTeX compile (latexmk and BibTeX)."""
         latex = folder / self.name
         latex.mkdir(parents=True, exist_ok=True)
         (latex / "paper.tex").write_text(self.tex)
+        for style_file in self.style_files:
+            shutil.copyfile(style_file, latex / style_file.name)
         pdf = folder / f"{self.name}.pdf"
         outcome = compile_latex(latex / "paper.tex", pdf, timeout_s=300)
         if not outcome.ok:
@@ -123,7 +134,9 @@ def sentence(rng: random.Random) -> str:
     return words[0].upper() + words[1:] + "."
 
 
-def with_prose(name: str, template: str, seed: int) -> StyledPaper:
+def with_prose(
+    name: str, template: str, seed: int, style_files: tuple[Path, ...] = ()
+) -> StyledPaper:
     """``template`` with each ``<<n>>`` replaced by a paragraph of n generated sentences."""
     rng = random.Random(seed)
     paragraphs: list[str] = []
@@ -132,7 +145,7 @@ def with_prose(name: str, template: str, seed: int) -> StyledPaper:
         paragraphs.append(" ".join(sentence(rng) for _ in range(int(match.group(1)))))
         return paragraphs[-1]
 
-    return StyledPaper(name, PROSE.sub(paragraph, template), tuple(paragraphs))
+    return StyledPaper(name, PROSE.sub(paragraph, template), tuple(paragraphs), style_files)
 
 
 BIB = r"""
@@ -877,5 +890,11 @@ def many_tables() -> StyledPaper:
     return with_prose("tables", _source(TABLES_PREAMBLE, TABLES_BODY), seed=4)
 
 
+def ai_scientist() -> StyledPaper:
+    body = AI_SCIENTIST_BODY.replace("%CITATIONS%", CITATIONS)
+    source = _source(AI_SCIENTIST_PREAMBLE, body)
+    return with_prose("iclr2024", source, seed=5, style_files=ICLR2024_FILES)
+
+
 def all_styles() -> list[StyledPaper]:
-    return [iclr_like(), neurips_like(), two_column_like(), many_tables()]
+    return [iclr_like(), neurips_like(), two_column_like(), many_tables(), ai_scientist()]
