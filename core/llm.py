@@ -160,7 +160,6 @@ class LLM:
         schema: Any = None,
         examples: Iterable[str] | None = None,
         reasks: int | None = None,
-        multiline: bool = False,
         fallback: Callable[[Any], T] | None = None,
         **chat_kwargs: Any,
     ) -> T:
@@ -173,8 +172,10 @@ class LLM:
         example that an answer must not copy (default: those of the JSON snippets the prompt
         shows). Each refused answer is a ``Refused`` event. A re-ask quotes the refused field and
         samples differently (hotter, another seed), and names a repeated answer a loop; after the
-        re-asks, UnusableAnswer says what was wrong with the last one. ``multiline``: raw line
-        breaks inside the JSON's strings are taken (a section's LaTeX). ``fallback``: after the
+        re-asks, UnusableAnswer says what was wrong with the last one. Raw line breaks and tabs
+        inside the JSON's strings are taken: a small model writes a section's LaTeX as it is,
+        and a novelty verdict whose reason held one was lost to strict JSON (moons b8: the idea
+        stayed unchecked after 5 papers were seen). ``fallback``: after the
         re-asks, what the refused answers (the last first) may still give, with what failed left
         out (a review without its one point about nothing in the paper); ValueError where not.
         """
@@ -202,7 +203,7 @@ class LLM:
                 seed=attempt or None,
             )
             try:
-                data = extract_json(text, strict=not multiline)
+                data = extract_json(text, strict=False)
             except ValueError as exc:
                 readable, problem, refused = False, str(exc), exc
             else:

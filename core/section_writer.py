@@ -202,7 +202,6 @@ def _ask(
             parse,
             schema=record,
             max_tokens=TITLE_MAX_TOKENS if title else SECTION_MAX_TOKENS,
-            multiline=True,
         )
     except UnusableAnswer as exc:
         asked.problem = exc.problem

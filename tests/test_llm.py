@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 import pytest
-from support.recorded_replies import exchanges
+from support.recorded_replies import exchanges, replies
 from support.scripted_llm import Fault, ScriptedLLMServer, count_tokens, prompt_tokens_of
 
 from labtui.core import litellm_setup, llm_errors, server_idle
@@ -669,3 +669,17 @@ def test_a_run_on_reply_without_json_is_not_quoted_back(llm_server: ScriptedLLMS
     assert second[: len(MESSAGES)] == MESSAGES and len(second) == len(MESSAGES) + 1
     assert all(m["content"] != loop for m in second)
     assert "ran on for" in second[-1]["content"] and "JSON" in second[-1]["content"]
+
+
+def test_a_real_small_models_verdict_with_a_raw_line_break_in_a_string_is_read(
+    llm_server: ScriptedLLMServer,
+) -> None:
+    # Recorded (qwen15_moons_line_break_verdict_novelty.jsonl, moons b8): the verdict's reason
+    # held a raw control character; strict JSON refused it ("Invalid control character") and
+    # the idea stayed unchecked after 5 papers were seen.
+    (reply,) = replies("qwen15_moons_line_break_verdict_novelty")
+    with pytest.raises(ValueError, match="Invalid control character"):
+        extract_json(reply)
+    llm_server.script(SERVED, reply)
+    answer = make_llm(llm_server, Recorder()).ask_json(MESSAGES, lambda data: data, reasks=0)
+    assert answer["decision"] == "not_novel" and "1412.6980" in answer["reason"]
