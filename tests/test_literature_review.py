@@ -9,6 +9,7 @@ import re
 
 import pytest
 from support.ports import ScriptedPort, _journal
+from support.recorded_replies import replies
 from support.research_script import MoonsResearch
 
 from labtui.core.artifacts import load_literature
@@ -239,3 +240,37 @@ def test_a_real_small_model_that_cannot_do_the_review_ends_it_and_the_ideas_go_o
     assert any(e.what == "answer" for e in refused), "the unusable steps were refused"
     assert any(r.stage == "ideas" for r in port.asked), "the ideas went on"
     assert literature is not None
+
+
+def test_a_summary_that_names_papers_no_search_found_is_refused():
+    # Recorded (qwen15_diffusion_2d_invented_papers_literature.jsonl): after searches that found
+    # nothing, the 1.5B model summed up the field with three papers and their authors, invented.
+    (reply,) = replies("qwen15_diffusion_2d_invented_papers_literature")
+    invented = json.loads(reply)
+    nothing_found = ReadingList(wanted=2, seen={}, curated={})
+    with pytest.raises(ValueError) as refused:
+        parse_action(invented, nothing_found, final=True)
+    assert "“Denoising Diffusion Probabilistic Models: Sampling, Inference and Training”" in str(
+        refused.value
+    )
+    assert "Alquran et al., " in str(refused.value) and "the papers found: none" in str(
+        refused.value
+    )
+    # a summary that names what was found, by title, author or id, passes
+    named = (
+        "Kingma et al. introduce 'Adam: A Method for Stochastic Optimization' (1412.6980), the "
+        "optimiser every run here uses; its effect on small networks is open."
+    )
+    review = _review()
+    review.seen["1412.6980"] = Found.from_arxiv(
+        Paper(
+            "1412.6980v9",
+            "Adam: A Method for Stochastic Optimization",
+            ["Diederik P. Kingma"],
+            2014,
+            "",
+            "u",
+            "cs.LG",
+        )
+    )
+    assert parse_action({"action": "done", "summary": named}, review, final=True).summary == named
