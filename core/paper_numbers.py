@@ -197,6 +197,8 @@ def numbers_on_line(raw: str, line_no: int, latex: bool = True) -> list[Written]
         before = text[: match.start()]
         if _NAMING.search(before) or re.search(r"[A-Za-z]$", before):
             continue
+        if not before.strip() and re.match(r"(?:\.|\))\s", text[match.end() :]):
+            continue  # a list's "1." or "2)" at the start of a line
         digits = match.group("num").replace("{,}", "")
         value = float(digits)
         if "." not in digits and 1900 <= value <= 2099:

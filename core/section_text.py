@@ -94,7 +94,7 @@ def section_problems(body: str, rules: SectionRules) -> list[str]:
         return problems
     problems += check_references(body, rules.bib_text, rules.paper_dir, list(rules.graphics_dirs))
     if rules.reports:
-        problems += _promises(body)
+        problems += promises(body)
     if rules.root is not None:
         problems += _untraced(body, rules)
     return problems
@@ -143,15 +143,9 @@ def _form_problems(body: str, rules: SectionRules) -> list[str]:
             f"{rules.name}, without \\documentclass, \\usepackage, \\begin{{document}}, a "
             "\\section heading or the title; labtui places it under the heading."
         )
-    for match in _LABEL.finditer(body):
-        label = match.group(1).strip()
-        opens = match.start() == 0 or not body[: match.start()].strip()
-        if set(label.lower().split()) <= SECTION_WORDS or (opens and label.isupper()):
-            problems.append(
-                f"A paragraph begins with the label “{label}:” (in “{_quoted(body, match.start())}”): "
-                "write the paragraph without a label; labtui adds the section's heading."
-            )
-            break
+    label = labelled_paragraph(body)
+    if label:
+        problems.append(label)
     markdown = _MARKDOWN.search(body)
     if markdown:
         problems.append(
@@ -164,6 +158,20 @@ def _form_problems(body: str, rules: SectionRules) -> list[str]:
         )
     problems += _unbalanced(body) or _math_problems(body)
     return problems
+
+
+def labelled_paragraph(body: str) -> str:
+    """The problem of the first paragraph that opens with a part's label ("METHOD:",
+    "\\textbf{Results:}", or any label in capitals at the very start); '' when none does."""
+    for match in _LABEL.finditer(body):
+        label = match.group(1).strip()
+        opens = match.start() == 0 or not body[: match.start()].strip()
+        if set(label.lower().split()) <= SECTION_WORDS or (opens and label.isupper()):
+            return (
+                f"A paragraph begins with the label “{label}:” (in “{_quoted(body, match.start(1))}”): "
+                "write the paragraph without a label; labtui adds the section's heading."
+            )
+    return ""
 
 
 _DOLLAR = re.compile(r"(?<!\\)\$")
@@ -247,7 +255,9 @@ def salvaged(body: str, rules: SectionRules) -> Salvaged | None:
     return Salvaged(text, tuple(dropped))
 
 
-def _promises(body: str) -> list[str]:
+def promises(body: str) -> list[str]:
+    """The first sentence of ``body`` that promises what will be done (not about future work),
+    as a problem; []."""
     for sentence in _SENTENCE.split(" ".join(strip_comments(body).split())):
         if _FUTURE.search(sentence) and "future" not in sentence.lower():
             shown = clipped(sentence)

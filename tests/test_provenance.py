@@ -456,6 +456,10 @@ def test_runs_named_by_number_are_names_not_results():
     )
     found = numbers_to_check(f"\\begin{{abstract}}{text}\\end{{abstract}}")
     assert [w.text for w in found] == ["0.9367", "3", "93.4\\%", "0.9"]
+    listed = numbers_to_check(
+        "\\section{Results}\n1. Accuracy was 0.93.\n  2) Loss 0.2 fell.\n3.5 ran"
+    )
+    assert [w.text for w in listed] == ["0.93", "0.2", "3.5"], "a list's numbers are names"
 
 
 def test_a_whole_number_is_a_setting_as_written_never_times_a_hundred():
