@@ -88,6 +88,8 @@ class AutoApprove:
     blocked (numbers that match no run, say), it stops safely instead: only a researcher may
     waive."""
 
+    unattended = True  # no researcher answers: what only a researcher may accept is not
+
     def ask(self, request: CheckpointRequest) -> Decision:
         if request.kind == "interrupted":  # an interrupt is the researcher's: they decide
             return Decision("abort", "interrupted under --auto; run labtui again to go on")
@@ -103,8 +105,11 @@ class AutoApprove:
 class Checkpoints:
     """Asks the port and records request and decision as events."""
 
-    def __init__(self, port: CheckpointPort, emit: Callable[[Event], None]) -> None:
+    def __init__(
+        self, port: CheckpointPort, emit: Callable[[Event], None], *, unattended: bool = False
+    ) -> None:
         self.port = port
+        self.unattended = unattended  # --auto: every question is answered without a researcher
         self._emit = emit
         self._ids = itertools.count(1)
 

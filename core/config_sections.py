@@ -432,6 +432,10 @@ class PaperSection(Section):
     answer that labtui checks (no preamble, numbers traced to runs, known citations) and places
     itself, so a small model can write one section at a time; "aider": aider edits the whole
     .tex for each section (kept to bench the two against each other)."""
+    mend_rounds: Count = 1
+    """How often the "sections" writer sends the whole draft's gaps (a part left unwritten or
+    repeating another, a promise in the Results, a run without numbers, a figure left out) back
+    to the sections that have them before the draft is shown; 0: never."""
 
 
 class SandboxSection(Section):

@@ -224,6 +224,7 @@ class EngineHost:
     def __init__(self, session: Session, *, auto: bool) -> None:
         self.session = session
         self.auto = auto
+        self.unattended = auto  # the session reads it from its port, as it does AutoApprove's
         self.journal_path = session.project.state_dir / JOURNAL_NAME
         self._lock = threading.Lock()
         self._clients: set[AttachedClient] = set()

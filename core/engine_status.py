@@ -15,7 +15,7 @@ from pathlib import Path
 from . import engine_files as files
 from .errors import LabtuiError
 from .events import CheckpointRequested, CostUpdate, Event, StageStarted, event_from_dict
-from .journal import JOURNAL_NAME, replay
+from .journal import JOURNAL_NAME, PipelineState, replay
 
 WHERE_TYPES = frozenset(
     {"StageStarted", "StageFinished", "CheckpointRequested", "CheckpointDecided", "CostUpdate"}
@@ -36,6 +36,29 @@ class ProjectStatus:
     budget_usd: float
     last_event_age_s: float | None
     outcome: str  # how the last engine ended ('' while one runs, or when none ever did)
+    open_problems: tuple[str, ...] = ()  # what the paper still lacks (the write-up's gaps)
+
+    @property
+    def end_state(self) -> str:
+        """Where a project whose every stage is done stands: done, or its paper incomplete."""
+        return paper_end_state(list(self.open_problems))
+
+
+def paper_open_problems(state: PipelineState) -> list[str]:
+    """What the write-up found its paper still lacks and nobody accepted (its gaps)."""
+    finished = state.finished.get("writeup")
+    problems = (finished.result or {}).get("open_problems") if finished else None
+    return [str(p) for p in problems] if isinstance(problems, list) else []
+
+
+def paper_end_state(problems: list[str]) -> str:
+    """ "every stage done", or "paper incomplete: …" naming the first open problems."""
+    if not problems:
+        return "every stage done"
+    shown = "; ".join(problems[:3]) + (
+        f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
+    )
+    return f"paper incomplete: {len(problems)} open problem(s): {shown}"
 
 
 def project_status(root: Path, now: float | None = None) -> ProjectStatus:
@@ -58,6 +81,7 @@ def project_status(root: Path, now: float | None = None) -> ProjectStatus:
         budget_usd=_budget(root, where),
         last_event_age_s=None if last_ts is None else max(0.0, now - last_ts),
         outcome="" if running else str(files.read_last_outcome(root).get("outcome", "")),
+        open_problems=tuple(paper_open_problems(state)),
     )
 
 

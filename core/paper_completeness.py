@@ -16,15 +16,18 @@ problems, said at the end of the pipeline.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from difflib import SequenceMatcher
 from pathlib import Path
 
+from .artifacts import FIGURES, PROVENANCE, result_folders
 from .latex_checks import referenced_figures
 from .latex_text import balanced_group, blank_out, line_of, strip_comments
 from .paper_numbers import Source, numbers_to_check, trace_written
+from .provenance import run_sources
 from .section_text import labelled_paragraph, placeholders_left, promises
 
 ABSTRACT = "Abstract"
@@ -39,6 +42,8 @@ _PART = re.compile(
 _ABSTRACT_END = re.compile(r"\\end\s*\{abstract\}")
 _LABEL_COMMAND = re.compile(r"\\label\s*\{[^}]*\}")
 _SETTING_TITLES = ("method", "setup", "experiment", "implementation")
+# Gaps whose problem is said after the part's name ("The Results reports no number of run_1").
+_PHRASED = frozenset({"placeholder", "unwritten", "repeats", "no_results", "no_finding"})
 _COMMAND = re.compile(r"\\[A-Za-z@]+\*?(?:\[[^\]]*\])?")
 _REPORTING = ("result", "conclusion", "discussion")
 # A finding, in words: a direction, a comparison, or the absence of an effect.
@@ -73,10 +78,36 @@ class Gap:
     problem: str
 
     @property
+    def sentence(self) -> str:
+        """The gap as one sentence, for a model asked to mend it."""
+        if self.kind in _PHRASED and self.part:
+            return f"The {self.part} {self.problem}."
+        text = self.problem[:1].upper() + self.problem[1:]
+        return text if text.endswith(".") else f"{text}."
+
+    @property
     def text(self) -> str:
         """How a listing names it."""
         where = f"{self.part}, line {self.line}" if self.part else f"line {self.line}"
         return f"{where}: {self.problem}"
+
+
+def gap_key(gap: Gap) -> str:
+    """How a waiver names a gap: its part, kind and problem (not its line, which moves)."""
+    return f"gap | {gap.part} | {gap.kind} | {gap.problem}"
+
+
+def record_gaps(root: Path, gaps: Sequence[Gap], waived: dict[str, str]) -> None:
+    """The draft's gaps beside its numbers in provenance.json ("gaps"), each with the
+    researcher's waiver ('' when open), where load_waivers reads them back."""
+    path = Path(root) / PROVENANCE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        data = {}
+    data = data if isinstance(data, dict) else {}
+    data["gaps"] = [{**asdict(g), "waived": waived.get(gap_key(g), "")} for g in gaps]
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def paper_parts(tex_text: str) -> list[Part]:
@@ -125,6 +156,28 @@ def paper_gaps(
     if abstract is not None and not any(g.part == ABSTRACT for g in gaps):
         gaps += _abstract_without_finding(abstract, sources)
     return gaps
+
+
+def project_gaps(root: Path, tex: Path, baseline: str = "run_0") -> list[Gap]:
+    """The gaps of the project's paper ``tex``, held to the project's runs (every finished run
+    but the baseline has numbers in the Results) and to the figures the plots stage made."""
+    root = Path(root)
+    runs = [run.name for run in result_folders(root) if run.name != baseline]
+    return paper_gaps(
+        Path(tex).read_text(encoding="utf-8"),
+        sources=run_sources(root, baseline),
+        runs=runs,
+        figures=_figure_names(root),
+        paper_dir=Path(tex).parent,
+    )
+
+
+def _figure_names(root: Path) -> list[str]:
+    try:
+        described = json.loads((root / FIGURES).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return []
+    return [str(name) for name in described] if isinstance(described, dict) else []
 
 
 def _part_gaps(part: Part) -> list[Gap]:

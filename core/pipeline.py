@@ -20,7 +20,6 @@ from .checkpoints import (
     REWIND,
     WAIVE,
     AnswerablePort,
-    AutoApprove,
     CheckpointPort,
     Checkpoints,
     Decision,
@@ -215,10 +214,11 @@ class Session:
         except LabtuiError:
             self.journal.close()
             raise
+        unattended = bool(getattr(port, "unattended", False))  # AutoApprove, an --auto engine
         if self.notifier is not None:
-            self.notifier.checkpoints_wait = not isinstance(port, AutoApprove)
+            self.notifier.checkpoints_wait = not unattended
         self._port = AnswerablePort(port, before_ask=self._interrupt.clear)
-        checkpoints = Checkpoints(self._port, self.emit)
+        checkpoints = Checkpoints(self._port, self.emit, unattended=unattended)
         outcome = "failed"  # should anything unforeseen escape
         try:
             with interruptible(self._interrupt):

@@ -208,10 +208,23 @@ def check_paper(
     report = Report(traced.traced, traced.untraced)
     report.contradicted = paper_contradictions(root, tex_text)
     report.novelty = novelty_status(root)
+    record = report.to_json(waived)
+    # the draft's gaps (core/paper_completeness.py) are checked and recorded by the write-up;
+    # a trace of the numbers keeps them and their waivers
+    record["gaps"] = _recorded_gaps(root)
     (root / PROVENANCE).write_text(
-        json.dumps(report.to_json(waived), indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+        json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     return report
+
+
+def _recorded_gaps(root: Path) -> list[Any]:
+    try:
+        data = json.loads((root / PROVENANCE).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return []
+    gaps = data.get("gaps") if isinstance(data, dict) else None
+    return gaps if isinstance(gaps, list) else []
 
 
 def part_file(root: Path, tex: Path, part: str) -> Path | None:
@@ -241,6 +254,10 @@ def load_waivers(root: Path) -> dict[str, str]:
     for entry in data.get("contradicted", []):
         if isinstance(entry, dict) and entry.get("waived"):
             waivers[f"claim | {entry.get('sentence')}"] = str(entry["waived"])
+    for entry in data.get("gaps", []):  # core/paper_completeness.py: gap_key
+        if isinstance(entry, dict) and entry.get("waived"):
+            key = f"gap | {entry.get('part')} | {entry.get('kind')} | {entry.get('problem')}"
+            waivers[key] = str(entry["waived"])
     return waivers
 
 

@@ -216,6 +216,12 @@ class StageContext:
 
     # -- artifacts ---------------------------------------------------------------------------
 
+    @property
+    def attended(self) -> bool:
+        """Whether a researcher answers this stage's questions (not --auto, not headless
+        without checkpoints): only then may a product wait for what only they can accept."""
+        return self._checkpoints is not None and not self._checkpoints.unattended
+
     def ask(
         self,
         title: str,

@@ -16,7 +16,7 @@ from support.research_script import (
     whole_file_edit,
 )
 
-from labtui.core.checkpoints import CheckpointRequest, Decision
+from labtui.core.checkpoints import WAIVE, CheckpointRequest, Decision
 from labtui.core.config import load_config, save_config
 from labtui.core.pipeline import Session
 from labtui.core.section_writer import writing_order
@@ -25,10 +25,9 @@ from labtui.core.stages.writeup import SECTIONS
 TEX = "latex/template.tex"  # a template project's paper ([paper] tex)
 
 
-class SectionPort:
-    """TEST-ONLY: approves, revises the introduction once with a note, aborts at compile."""
-
-    NOTE = "say why small networks are worth studying"
+class ApprovePort:
+    """TEST-ONLY: approves everything (a draft whose approval waits on its gaps it accepts as it
+    is: a waiver), aborts at compile."""
 
     def __init__(self) -> None:
         self.asked: list[CheckpointRequest] = []
@@ -37,11 +36,23 @@ class SectionPort:
         self.asked.append(request)
         if request.stage == "compile":
             return Decision("abort", "enough")
-        if request.title == "writeup: introduction written" and not any(
-            r.title == request.title for r in self.asked[:-1]
-        ):
-            return Decision("revise", self.NOTE)
+        if "approve" not in request.options:
+            return Decision(WAIVE, "accepted as it is")
         return Decision("approve")
+
+
+class SectionPort(ApprovePort):
+    """TEST-ONLY: an ApprovePort that revises the introduction once with a note."""
+
+    NOTE = "say why small networks are worth studying"
+
+    def ask(self, request: CheckpointRequest) -> Decision:
+        if request.title == "writeup: introduction written" and not any(
+            r.title == request.title for r in self.asked
+        ):
+            self.asked.append(request)
+            return Decision("revise", self.NOTE)
+        return super().ask(request)
 
 
 def _with_aider(project) -> None:
@@ -112,6 +123,11 @@ def test_a_section_aider_cannot_write_keeps_its_text_and_the_paper_goes_on(proje
     titles = [r.title for r in port.asked]
     assert "writeup: background written" not in titles
     assert "writeup: results written" in titles, "the sections after it were written"
+    # the draft's approval waited on its gap until the researcher accepted it, then went on
+    draft = next(r for r in port.asked if r.title.startswith("writeup: paper drafted"))
+    assert "approve" not in draft.options and "not yet a whole paper (1 gap(s))" in draft.title
+    assert draft.body.startswith("**Not yet a whole paper** (1 gap(s)):\n- Background, line")
+    assert "still holds the template's 'BACKGROUND HERE'" in draft.body
     assert any(r.stage == "compile" for r in port.asked), "the draft went on to compile"
 
 
@@ -172,17 +188,6 @@ def test_each_section_is_an_answer_placed_by_code_and_judged(project, llm_server
         assert f"\\ref{{fig:{figure}}}" in results_body, "every figure referenced in the text"
     assert "The baseline is a multilayer perceptron" in tex, "the template's own setup text kept"
     assert json.loads((project.root / "provenance.json").read_text())["untraced"] == []
-
-
-class ApprovePort:
-    """TEST-ONLY: approves everything, aborts at compile."""
-
-    def __init__(self) -> None:
-        self.asked: list[CheckpointRequest] = []
-
-    def ask(self, request: CheckpointRequest) -> Decision:
-        self.asked.append(request)
-        return Decision("abort", "enough") if request.stage == "compile" else Decision("approve")
 
 
 def test_refused_sections_are_re_asked_with_the_problem_and_an_unwritable_one_is_flagged(
@@ -274,7 +279,14 @@ def test_refused_sections_are_re_asked_with_the_problem_and_an_unwritable_one_is
     assert "0.4242" in reasks["results"][0], "the untraced number quoted"
     assert "We will show that width helps." in reasks["conclusion"][0], "the promise quoted"
     assert "unknown2099" in reasks["related work"][0], "the unknown key named"
-    assert len(reasks["title and abstract"]) == 2, "asked three times in all"
+    assert len(reasks["title and abstract"]) == 4, "three times, then once more (re-asked once)"
+    mend = [
+        r
+        for r in _section_asks(llm_server)
+        if len(r["messages"]) == 1 and "labtui read the whole draft" in json.dumps(r)
+    ]
+    assert len(mend) == 1 and _section_of(mend[0]) == "title and abstract"
+    assert "The Abstract still holds the template's 'ABSTRACT HERE'." in json.dumps(mend[0])
     tex = (project.root / TEX).read_text()
     assert "ABSTRACT HERE" in tex and "TITLE HERE" in tex, "the flagged section keeps its text"
     assert "\\documentclass" not in tex.split("\\begin{document}")[1]

@@ -483,6 +483,7 @@ def _run_app(session, auto: bool) -> int:
 
 def _run_headless(session, auto: bool) -> int:
     from labtui.core.checkpoints import AutoApprove
+    from labtui.core.engine_status import paper_end_state, paper_open_problems
 
     from .headless import HeadlessPrinter, TerminalCheckpointPort
     from .model_help import MODEL_HELP
@@ -504,7 +505,10 @@ def _run_headless(session, auto: bool) -> int:
     port = AutoApprove() if auto else TerminalCheckpointPort(root=session.project.root)
     _hang_up_like_ctrl_c()
     outcome = session.run(port)
-    print(f"pipeline {outcome}")
+    done = (
+        f": {paper_end_state(paper_open_problems(session.state))}" if outcome == "finished" else ""
+    )
+    print(f"pipeline {outcome}{done}")
     return EXIT_OK if outcome == "finished" else EXIT_FAILED
 
 

@@ -158,7 +158,7 @@ def status_line(status: ProjectStatus) -> str:
     else:
         ended = f", last run {status.outcome}" if status.outcome else ""
         state = f"not running{ended}"
-        where = f"next: {status.next_stage}" if status.next_stage else "every stage done"
+        where = f"next: {status.next_stage}" if status.next_stage else status.end_state
     money = f"${status.spent_usd:.4f} of ${status.budget_usd:.2f}"
     age = status.last_event_age_s
     last = "no events yet" if age is None else f"last event {_ago(age)}"

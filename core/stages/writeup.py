@@ -105,11 +105,44 @@ def run(ctx: StageContext) -> StageOutput:
 def _write_as_answers(
     ctx: StageContext, figures: list[str], literature: str
 ) -> list[dict[str, str]]:
-    """Each section a checked, placed answer (core/section_writer.py); the sections flagged."""
+    """Each section a checked, placed answer (core/section_writer.py), then the whole draft's
+    gaps sent back to the sections that have them; the sections flagged."""
     from ..section_writer import write_sections
 
-    written = write_sections(ctx, gathered_facts(ctx, figures, literature))
+    facts = gathered_facts(ctx, figures, literature)
+    written = write_sections(ctx, facts)
+    _mend_gaps(ctx, facts)
     return [_flag_record(f) for f in written.flagged]
+
+
+def _mend_gaps(ctx: StageContext, facts) -> None:
+    """Up to ``[paper] mend_rounds`` times: each section with a gap of the whole draft
+    (core/paper_completeness.py) asked again with its gaps named, as a researcher's revision
+    note would be; a section whose answers fail keeps its text."""
+    from ..paper_completeness import project_gaps
+    from ..section_writer import Revision, rewrite_section
+
+    tex_path = ctx.project.root / ctx.config.paper.tex
+    for _ in range(ctx.config.paper.mend_rounds):
+        by_section = _gaps_by_section(project_gaps(ctx.project.root, tex_path))
+        if not by_section:
+            return
+        for section, problems in by_section.items():
+            note = " ".join(problems)
+            ctx.say(f"the draft's {section.name} is asked again: {note}")
+            rewrite_section(ctx, section, facts, Revision(note, "labtui read the whole draft"))
+
+
+def _gaps_by_section(gaps: list) -> dict[Section, list[str]]:
+    """The gaps by the section that must mend them: the part's own, and the Results for the
+    paper's missing figures and results."""
+    by_section: dict[Section, list[str]] = {}
+    for gap in gaps:
+        title = (gap.part or "results").lower()
+        section = next((s for s in SECTIONS if s.heading in title), None)
+        if section is not None:
+            by_section.setdefault(section, []).append(gap.sentence)
+    return by_section
 
 
 def _flag_record(flagged: Flagged) -> dict[str, str]:
@@ -209,9 +242,9 @@ def _edit_optional(coder, prompt: str, message: str) -> None:
     )
 
 
-def _blocked(numbers: list, claims: list) -> str:
+def _blocked(numbers: list, claims: list, gaps: list) -> str:
     """Why approval waits, or '' when nothing is open."""
-    reasons = []
+    reasons = [f"the draft is not yet a whole paper ({len(gaps)} gap(s))"] if gaps else []
     if numbers:
         reasons.append(f"{len(numbers)} number(s) in the paper match no run")
     if claims:
@@ -237,10 +270,14 @@ def _draft_output(
     report = check_paper(root, tex_path, waivers, ctx.config.paper.sections)
     open_issues = report.open_issues(waivers)
     open_claims = report.open_claims(waivers)
-    blocked = _blocked(open_issues, open_claims)
+    gaps = _checked_gaps(ctx, waivers)
+    # Gaps wait for a researcher, who may mend or accept them; under --auto the paper goes on,
+    # its gaps its open problems. Untraced numbers and false claims wait in both.
+    blocked = _blocked(open_issues, open_claims, gaps if ctx.attended else [])
+    incomplete = f"; paper incomplete: {len(gaps)} gap(s)" if gaps and not blocked else ""
     return StageOutput(
         summary=f"paper drafted ({len(text.splitlines())} lines)"
-        + (f"; {blocked}" if blocked else ""),
+        + (f"; {blocked}" if blocked else incomplete),
         result={
             "tex": ctx.config.paper.tex,
             "placeholders_left": left,
@@ -250,8 +287,10 @@ def _draft_output(
             "waived": len(report.untraced) - len(open_issues),
             "contradicted": len(open_claims),
             "claims_waived": len(report.contradicted) - len(open_claims),
+            "open_problems": [gap.text for gap in gaps],
         },
-        checkpoint_body=f"The draft `{ctx.config.paper.tex}` ({len(text.splitlines())} lines). "
+        checkpoint_body=_gaps_markdown(gaps)
+        + f"The draft `{ctx.config.paper.tex}` ({len(text.splitlines())} lines). "
         + (f"Placeholders left: {', '.join(left)}" if left else "No placeholders left.")
         + _flagged_markdown(flagged or [])
         + "\n\n"
@@ -266,6 +305,26 @@ def _draft_output(
         product=ctx.config.paper.tex,
         blocked=blocked,
     )
+
+
+def _checked_gaps(ctx: StageContext, waivers: dict[str, str]) -> list:
+    """The draft's gaps that no waiver accepts, all of them recorded in provenance.json; none
+    for a researcher's own draft, whose other parts are theirs."""
+    from ..paper_completeness import gap_key, project_gaps, record_gaps
+
+    root = ctx.project.root
+    if ctx.config.paper.sections:
+        return []
+    gaps = project_gaps(root, root / ctx.config.paper.tex)
+    record_gaps(root, gaps, waivers)
+    return [gap for gap in gaps if gap_key(gap) not in waivers]
+
+
+def _gaps_markdown(gaps: list) -> str:
+    if not gaps:
+        return ""
+    lines = "\n".join(f"- {gap.text}" for gap in gaps)
+    return f"**Not yet a whole paper** ({len(gaps)} gap(s)):\n{lines}\n\n"
 
 
 def _flagged_markdown(flagged: list[dict[str, str]]) -> str:
@@ -295,6 +354,7 @@ def waive(ctx: StageContext, output: StageOutput, reason: str) -> StageOutput:
     """The researcher accepts the numbers that match no run and the sentences the runs
     contradict, for ``reason``: recorded in provenance.json (and the journal), committed, and
     the draft asked about again."""
+    from ..paper_completeness import gap_key
     from ..provenance import check_paper, claim_key, key, load_waivers
 
     root = ctx.project.root
@@ -302,14 +362,19 @@ def waive(ctx: StageContext, output: StageOutput, reason: str) -> StageOutput:
     report = check_paper(root, root / ctx.config.paper.tex, waivers, ctx.config.paper.sections)
     open_issues = report.open_issues(waivers)
     open_claims = report.open_claims(waivers)
+    open_gaps = _checked_gaps(ctx, waivers)
     why = reason.strip() or "waived by the researcher"
     waivers |= {key(w): why for w in open_issues}
     waivers |= {claim_key(c): why for c in open_claims}
+    waivers |= {gap_key(g): why for g in open_gaps}
     check_paper(root, root / ctx.config.paper.tex, waivers, ctx.config.paper.sections)
+    _checked_gaps(ctx, waivers)
     waived = [f"{len(open_issues)} untraced number(s)"] if open_issues else []
     waived += [f"{len(open_claims)} contradicted sentence(s)"] if open_claims else []
+    waived += [f"{len(open_gaps)} gap(s) of the draft"] if open_gaps else []
     ctx.commit(f"writeup: researcher waived {' and '.join(waived) or 'nothing'}", [PROVENANCE])
     texts = [w.text for w in open_issues] + [c.text for c in open_claims]
+    texts += [g.text for g in open_gaps]
     ctx.say(f"waived {', '.join(texts)}: {reason}")
     return _draft_output(
         ctx, output.result.get("placeholders_left", []), output.result.get("flagged", [])

@@ -71,11 +71,16 @@ WHOLE = {
 
 
 def paper(bodies: dict[str, str]) -> str:
-    """The moons template's paper with each placeholder replaced by its body (the example figure
-    of the results taken out)."""
+    """The moons template's paper with each placeholder replaced by its body."""
+    return filled(TEMPLATE.read_text(encoding="utf-8"), bodies)
+
+
+def filled(tex: str, bodies: dict[str, str]) -> str:
+    """``tex`` (the moons template's paper, as a project has it) with each placeholder replaced
+    by its body, and the template's example figure taken out."""
     from labtui.core.section_text import without_example_figure
 
-    text = without_example_figure(TEMPLATE.read_text(encoding="utf-8"))
+    text = without_example_figure(tex)
     for placeholder, body in bodies.items():
         if placeholder != body:
             text = text.replace(placeholder, body, 1)
