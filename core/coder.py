@@ -55,7 +55,7 @@ from .checkpoints import ResearcherNotes
 from .config import ModelSpec
 from .edit_feedback import attempt_problem, explanation_of, retry_prompt
 from .edit_guard import EditPolicy, Problem, check_edit
-from .edit_repair import restored_definitions
+from .edit_repair import restored_parts
 from .errors import LabtuiError
 from .events import CodeDiff, Event, Notice, Refused
 from .experiment_spec import matches
@@ -384,17 +384,17 @@ class Coder:
         return problems
 
     def _with_head_restored(self, name: str, old: str, new: str) -> str:
-        """``new`` with the definitions the reply left out and its code still uses put back
-        (edit_guard.restored_definitions), said in a notice."""
-        restored = restored_definitions(old, new)
+        """``new`` with the definitions the reply left out and its code still uses, and its entry
+        point, put back (edit_repair.restored_parts), said in a notice."""
+        restored = restored_parts(old, new)
         if restored.statements:
             shown = "; ".join(restored.statements[:4])
             more = len(restored.statements) - 4
             self.emit(
                 Notice(
                     stage=self.stage,
-                    text=f"the reply left {len(restored.statements)} definition(s) out of {name} "
-                    f"that its code still uses; labtui put them back from the file as it was: "
+                    text=f"the reply left {len(restored.statements)} part(s) out of {name} "
+                    f"that its code still needs; labtui put them back from the file as it was: "
                     f"{shown}{f' and {more} more' if more > 0 else ''}",
                 )
             )

@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from .python_source import is_main_guard
+
 
 def _parse(text: str) -> ast.Module | None:
     try:
@@ -59,6 +61,30 @@ def restored_definitions(old: str, new: str) -> Restored:
         shown.insert(0, old_head.splitlines()[0])
     text = head + "\n".join(blocks) + "\n\n" + "".join(new_lines[at:])
     return Restored(text, tuple(shown))
+
+
+def restored_parts(old: str, new: str) -> Restored:
+    """``new`` with what a reply that ran short left out put back: the definitions its code
+    still uses (:func:`restored_definitions`) and the script's ``if __name__ == "__main__":``
+    block (:func:`restored_entry`)."""
+    head = restored_definitions(old, new)
+    tail = restored_entry(old, head.text)
+    return Restored(tail.text, head.statements + tail.statements)
+
+
+def restored_entry(old: str, new: str) -> Restored:
+    """``new`` with ``old``'s ``if __name__ == "__main__":`` block appended, when ``new`` has
+    none and still binds every name the block uses. Qwen2.5-Coder-1.5B returned diffusion_2d's
+    446-line experiment.py without its last three lines, twice: the run defined everything,
+    called nothing and wrote no results."""
+    old_tree, new_tree = _parse(old), _parse(new)
+    if old_tree is None or new_tree is None or any(map(is_main_guard, new_tree.body)):
+        return Restored(new)
+    guard = next((s for s in old_tree.body if is_main_guard(s)), None)
+    if guard is None or _loaded(guard) - _bound(new_tree) - _BUILTINS:
+        return Restored(new)
+    block = "\n".join(old.splitlines()[_first_line(guard) - 1 : guard.end_lineno])
+    return Restored(new.rstrip() + "\n\n\n" + block + "\n", (block.splitlines()[0].strip(),))
 
 
 _BUILTINS = frozenset(dir(__import__("builtins"))) | {"__file__", "__name__", "__doc__"}

@@ -596,9 +596,10 @@ def test_a_whole_file_that_is_one_function_is_refused_before_it_is_written(
 
     reason = "would delete 58 of 60 lines of experiment.py, leaving 8 lines"
     refused = recorder.of(Refused)
-    assert [r.reason for r in refused][:1] == [reason]  # then the contract it lost with them
-    assert {r.subject for r in refused} == {"experiment.py"} and len(refused) == 3
-    assert "--out_dir" in refused[1].reason and "final_info.json" in refused[2].reason
+    assert [r.reason for r in refused][:1] == [reason]  # then the contracts it lost with them
+    assert {r.subject for r in refused} == {"experiment.py"} and len(refused) == 4
+    assert "__main__" in refused[1].reason and "--out_dir" in refused[2].reason
+    assert "final_info.json" in refused[3].reason
     retry = last_user_message(server.requests[1])
     assert f"Your reply {reason}." in retry
     assert "Return the COMPLETE content of experiment.py" in retry
@@ -1002,4 +1003,4 @@ def test_a_real_small_models_half_file_is_written_with_its_head_put_back(
     written = (project.root / "experiment.py").read_text()
     assert written.startswith('"""Two-moons classification') and "import numpy as np" in written
     notice = next(n.text for n in recorder.of(Notice) if "put them back" in n.text)
-    assert "definition(s) out of experiment.py" in notice and "import argparse" in notice
+    assert "part(s) out of experiment.py" in notice and "import argparse" in notice

@@ -19,7 +19,7 @@ from labtui.core.edit_guard import (
     placeholder_name,
     shrink_problem,
 )
-from labtui.core.edit_repair import restored_definitions
+from labtui.core.edit_repair import restored_definitions, restored_entry, restored_parts
 
 # A 60-line experiment in the shape of the templates: argparse --out_dir, final_info.json.
 EXPERIMENT = (
@@ -332,3 +332,21 @@ def test_a_real_small_models_whole_file_without_its_entry_point_is_refused() -> 
     assert problem.kind == "contract" and '`if __name__ == "__main__":`' in problem.reason
     assert contract_problems("experiment.py", old, contract) == []
     assert not contract_for("plot.py", "print('plot')\n").entry
+
+
+def test_a_real_small_models_whole_file_gets_its_entry_point_back() -> None:
+    # The same recorded reply: everything but the `if __name__ == "__main__":` block, whose
+    # main() the reply still defines, so the block is put back from the file as it was.
+    (reply,) = replies("qwen15_diffusion_2d_no_entry_experiments")
+    new = reply.split("```python\n", 1)[1].split("\n```", 1)[0]
+    old = (TEMPLATES / "diffusion_2d" / "experiment.py").read_text(encoding="utf-8")
+    restored = restored_parts(old, new)
+    assert restored.statements == ('if __name__ == "__main__":',)
+    assert restored.text.endswith('\n\n\nif __name__ == "__main__":\n    main()\n')
+    assert (
+        contract_problems("experiment.py", restored.text, contract_for("experiment.py", old)) == []
+    )
+    # a block whose function the reply no longer defines is not put back: the contract refuses
+    without_main = new.replace("def main() -> None:", "def run() -> None:")
+    assert restored_entry(old, without_main).statements == ()
+    assert restored_parts(old, old).text == old, "nothing left out, nothing added"
