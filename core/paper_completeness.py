@@ -130,6 +130,30 @@ def paper_parts(tex_text: str) -> list[Part]:
     return parts
 
 
+def markdown_parts(markdown: str) -> list[Part]:
+    """The parts of a paper as the reader gives it (core/paper_text.py: '## ' before the
+    abstract's and each section's heading), in order; the references are no part."""
+    parts: list[Part] = []
+    title, lines, start = "", [], 0
+    for number, line in enumerate([*markdown.splitlines(), "## "], 1):
+        if not line.startswith("## "):
+            lines.append(line)
+            continue
+        if title and not re.match(r"(?:\d+\s+)?(?:references|bibliography)\b", title, re.I):
+            parts.append(Part(title, "\n".join(lines), start))
+        title, lines, start = re.sub(r"^(?:\d+(?:\.\d+)*\.?\s+)", "", line[3:].strip()), [], number
+    return parts
+
+
+def written_gaps(parts: list[Part]) -> list[Gap]:
+    """The gaps a paper's text shows by itself, without its runs: parts unwritten or holding a
+    placeholder, labels, promises, and parts that repeat an earlier one."""
+    gaps: list[Gap] = []
+    for part in parts:
+        gaps += _part_gaps(part)
+    return gaps + _repeats(parts)
+
+
 def paper_gaps(
     tex_text: str,
     *,
@@ -144,10 +168,7 @@ def paper_gaps(
     names) included and referenced, and a finding in the abstract. ``sources``: the runs'
     values (provenance.run_sources)."""
     parts = paper_parts(tex_text)
-    gaps: list[Gap] = []
-    for part in parts:
-        gaps += _part_gaps(part)
-    gaps += _repeats(parts)
+    gaps = written_gaps(parts)
     gaps += _settings_that_never_ran(parts, sources)
     results = next((p for p in parts if _reports(p.title) and "result" in p.title.lower()), None)
     gaps += _runs_without_results(results, sources, runs)
@@ -167,12 +188,13 @@ def project_gaps(root: Path, tex: Path, baseline: str = "run_0") -> list[Gap]:
         Path(tex).read_text(encoding="utf-8"),
         sources=run_sources(root, baseline),
         runs=runs,
-        figures=_figure_names(root),
+        figures=figure_names(root),
         paper_dir=Path(tex).parent,
     )
 
 
-def _figure_names(root: Path) -> list[str]:
+def figure_names(root: Path) -> list[str]:
+    """The figures the plots stage made and described (figures.json), by file name."""
     try:
         described = json.loads((root / FIGURES).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):

@@ -5,6 +5,8 @@ with "paper incomplete", never "every stage done"."""
 
 from __future__ import annotations
 
+import json
+
 from conftest import TEST_API_KEY, wire_project
 from support.hollow_paper import HOLLOW, filled
 from support.research_script import MoonsResearch, last_user_text, whole_file_edit
@@ -90,5 +92,14 @@ def test_under_auto_the_hollow_paper_ends_incomplete_not_done(
     end = paper_end_state(problems)
     assert end.startswith(f"paper incomplete: {len(problems)} open problem(s): ")
     assert paper_end_state([]) == "every stage done"
+    review = json.loads((project.root / "review.json").read_text(encoding="utf-8"))
+    facts = review["facts"]
+    assert facts["runs_without_results"] == ["run_1"] and facts["repeated"], "the reviewer's facts"
+    capped = {(c["score"], c["to"]) for c in review["capped"]}
+    assert ("Quality", 1) in capped and ("Soundness", 1) in capped, review["capped"]
+    assert all(r["Quality"] <= 1 and r["Soundness"] <= 1 for r in review["reviews"])
+    assert review["capped"][0]["why"] == "no number in the paper is traced to a run"
+    prompts = [json.dumps(r["messages"]) for r in llm_server.requests_for("scripted-review")]
+    assert any("Facts about this paper, established by code" in p for p in prompts)
     status = status_line(project_status(project.root))
     assert f"· paper incomplete: {len(problems)} open problem(s)" in status, "labtui status says it"

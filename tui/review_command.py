@@ -104,28 +104,36 @@ def cmd_review(
     nothing is written anywhere. ``overrides``: [review] settings given on the command line
     (None: the default)."""
     from labtui.core.calibration_store import find_calibration, trust_line
+    from labtui.core.pdf import page_count
     from labtui.core.prompts import load_prompt
+    from labtui.core.review_facts import capped_panel, text_facts
     from labtui.core.reviewer import read_paper, review_panel, reviewer_facts
 
     from .review_session import progress, review_settings, reviewer_llm, who_reviews
 
     settings = review_settings(overrides)
     paper = read_paper(pdf)  # before any model call: a bad PDF costs nothing
+    sheet = text_facts(paper, page_count(pdf))  # what code sees without the paper's runs
     llm = reviewer_llm(model, budget)
     progress(
         f"reviewing {pdf.name} ({len(paper):,} characters): "
         f"{who_reviews(settings)}, {llm.spec.name}"
     )
-    panel = review_panel(llm, load_prompt, paper, settings, progress=progress)
+    reviewed = capped_panel(
+        review_panel(llm, load_prompt, paper, settings, notes=sheet.text(), progress=progress),
+        sheet,
+    )
     facts = reviewer_facts(llm.spec.name, settings)
     calibration = find_calibration(facts)
     if as_json:
-        record = {**panel.to_json(), "reviewer": facts, "calibration": calibration}
+        record = {**reviewed.to_json(), "reviewer": facts, "calibration": calibration}
         print(json.dumps(record, indent=2))
         return EXIT_OK
     from .review_view import print_review
 
-    print_review(panel, title=pdf.name, trust=trust_line(calibration))
+    print_review(reviewed.panel, title=pdf.name, trust=trust_line(calibration))
+    for change in reviewed.capped:
+        print(f"{change['score']} {change['from']} capped at {change['to']}: {change['why']}")
     return EXIT_OK
 
 

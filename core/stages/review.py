@@ -10,6 +10,7 @@ run produced, is undone: the paper stays as it was.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..artifacts import (
@@ -27,8 +28,11 @@ from ..errors import StageFailed
 from ..ideas import load_archive, save_archive
 from ..number_trace import trace_numbers
 from ..paper_compile import compile_paper
+from ..paper_completeness import project_gaps
+from ..pdf import page_count
+from ..review_facts import FactSheet, Reviewed, capped_panel, project_facts
 from ..review_form import SCORE_RANGES, PaperReview
-from ..reviewer import ReviewPanel, panel_markdown, read_paper, review_panel, reviewer_facts
+from ..reviewer import panel_markdown, read_paper, review_panel, reviewer_facts
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
 
@@ -47,7 +51,9 @@ def improve(ctx: StageContext, output: StageOutput, note: str) -> StageOutput:
     return _output(_improvement_round(ctx, output.details, note))
 
 
-def _review(ctx: StageContext) -> ReviewPanel:
+def _review(ctx: StageContext) -> Reviewed:
+    """The panel's review of the compiled paper, given the facts code established about it
+    first (core/review_facts.py), its scores capped where the facts bound them."""
     root = ctx.project.root
     if _compiled_before_the_last_edit(ctx):
         ctx.say(
@@ -55,20 +61,37 @@ def _review(ctx: StageContext) -> ReviewPanel:
         )
         compile_paper(ctx, f"review: {PDF} of the paper as it stands ({{pages}} pages)")
     paper = read_paper(root / PDF)
+    facts = _facts(ctx, paper)
     settings = ctx.config.review
     ctx.say(
         f"reviewing {len(paper):,} characters: {settings.ensemble} reviewer(s), "
         f"{settings.reflections} reflection round(s), {settings.few_shot} example(s)"
     )
-    return review_panel(
+    panel = review_panel(
         ctx.llm(role="reviewer"),
         ctx.prompt,
         paper,
         settings,
-        notes=ctx.notes_block(),
+        notes=f"{facts.text()}\n{ctx.notes_block()}",
         examples_root=root,
         progress=ctx.say,
     )
+    reviewed = capped_panel(panel, facts)
+    for change in reviewed.capped:
+        ctx.say(f"{change['score']} {change['from']} capped at {change['to']}: {change['why']}")
+    return reviewed
+
+
+def _facts(ctx: StageContext, paper: str) -> FactSheet:
+    """What code establishes about the project's paper before a model reads it."""
+    root = ctx.project.root
+    tex = root / ctx.config.paper.tex
+    gaps = [] if ctx.config.paper.sections else project_gaps(root, tex)
+    try:
+        provenance = json.loads((root / PROVENANCE).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        provenance = {}
+    return project_facts(paper, page_count(root / PDF), root, gaps, provenance)
 
 
 def _compiled_before_the_last_edit(ctx: StageContext) -> bool:
@@ -81,15 +104,17 @@ def _compiled_before_the_last_edit(ctx: StageContext) -> bool:
 
 def _record(
     ctx: StageContext,
-    panel: ReviewPanel,
+    reviewed: Reviewed,
     improvements: list[dict[str, Any]],
     undone: list[dict[str, Any]],
 ) -> dict:
-    """review.json written and committed with the idea's new Score: the panel's review, the
-    rounds that improved the paper (scores before and after) and the rounds undone (why)."""
+    """review.json written and committed with the idea's new Score: the panel's review with the
+    facts it was given and the caps they set, the rounds that improved the paper (scores before
+    and after) and the rounds undone (why)."""
     root = ctx.project.root
+    panel = reviewed.panel
     record = {
-        **panel.to_json(),
+        **reviewed.to_json(),
         "reviewer": reviewer_facts(ctx.model("review").name, ctx.config.review),
         "improvements": improvements,
         "undone": undone,
@@ -132,16 +157,19 @@ def _improvement_round(ctx: StageContext, record: dict, note: str) -> dict:
         )
     except StageFailed as exc:
         return _undo(ctx, record, before, number, exc.message)
-    panel = _review(ctx)
+    reviewed = _review(ctx)
     scores = {
         "round": number,
         "before": _means(record),
-        "after": {name: mean for name, (mean, _) in panel.scores().items()},
+        "after": {name: mean for name, (mean, _) in reviewed.panel.scores().items()},
         "commit": ctx.project.head()[:8],
         "pages": compiled.pages,
     }
-    ctx.say(f"improvement round {number}: overall {record['overall']:.2f} → {panel.overall:.2f}/10")
-    return _record(ctx, panel, [*record["improvements"], scores], record["undone"])
+    ctx.say(
+        f"improvement round {number}: overall {record['overall']:.2f} → "
+        f"{reviewed.panel.overall:.2f}/10"
+    )
+    return _record(ctx, reviewed, [*record["improvements"], scores], record["undone"])
 
 
 def _means(record: dict) -> dict[str, float]:
