@@ -911,3 +911,20 @@ def test_a_pipeline_that_ends_as_the_app_closes_has_nothing_to_show_and_no_error
     app._pipeline_ended("stopped")
     app._pipeline_crashed(RuntimeError("late"))
     assert app.outcome == "failed"
+
+
+def test_the_review_card_shows_the_facts_the_reviewers_were_given_and_the_caps() -> None:
+    facts = {
+        "pages": 2, "parts": ["Abstract", "Introduction", "Results"], "missing": [],
+        "placeholders": ["CONCLUSIONS HERE"], "unwritten": [],
+        "repeated": ["Introduction repeats a paragraph of the Abstract"],
+        "traced": 0, "untraced": 0, "novelty": "unchecked",
+    }  # fmt: skip
+    capped = [{"score": "Quality", "from": 4, "to": 1, "why": "no number is traced to a run"}]
+    shown = review_card_shows({**review_details(), "facts": facts, "capped": capped})
+    assert shown["review-facts"].strip() == (
+        "facts: 2 pages · 3 parts · placeholders: CONCLUSIONS HERE · repeats: Introduction "
+        "repeats a paragraph of the Abstract · 0 numbers traced, 0 untraced · novelty unchecked"
+    )
+    assert shown["review-capped"].strip() == "capped: Quality 4 → 1: no number is traced to a run"
+    assert "review-facts" not in review_card_shows(review_details()), "an older record: no line"

@@ -54,6 +54,8 @@ class ReviewDetails:
     commit: str = ""
     pages: int | None = None
     undone: tuple[str, ...] = ()  # the rounds undone, and why
+    facts: str = ""  # what code established about the paper before the reviewers read it
+    capped: tuple[str, ...] = ()  # the scores those facts capped, and why
 
     @classmethod
     def from_details(cls, details: Mapping[str, Any]) -> ReviewDetails:
@@ -95,7 +97,30 @@ class ReviewDetails:
                 for u in details.get("undone") or []
                 if isinstance(u, Mapping)
             ),
+            facts=facts_line(details.get("facts")),
+            capped=tuple(
+                f"{c.get('score')} {c.get('from')} → {c.get('to')}: {c.get('why')}"
+                for c in details.get("capped") or []
+                if isinstance(c, Mapping)
+            ),
         )
+
+
+def facts_line(facts: Any) -> str:
+    """The review record's fact sheet (core/review_facts.py) in one line, '' without one."""
+    if not isinstance(facts, Mapping):
+        return ""
+    said = [f"{facts.get('pages')} pages" if facts.get("pages") else "",
+            f"{len(facts.get('parts') or [])} parts"]  # fmt: skip
+    for key, name in (("missing", "missing"), ("placeholders", "placeholders"),
+                      ("unwritten", "unwritten"), ("repeated", "repeats")):  # fmt: skip
+        if facts.get(key):
+            said.append(f"{name}: {'; '.join(map(str, facts[key]))}")
+    if facts.get("traced") is not None:
+        said.append(f"{facts['traced']} numbers traced, {facts.get('untraced')} untraced")
+    if facts.get("novelty"):
+        said.append(f"novelty {facts['novelty']}")
+    return "facts: " + " · ".join(s for s in said if s)
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -241,6 +266,10 @@ class ReviewCard(Vertical):
             decision = Content("\n").join([decision, trust_lines(self.trust)])
         yield Static(decision, id="review-decision")
         yield Static(score_table(review), id="review-scores")
+        if review.facts:
+            yield Static(Content(review.facts), id="review-facts")
+        for capped in review.capped:
+            yield Static(Content(f"capped: {capped}"), classes="review-capped")
         if review.round is not None:
             yield Static(round_note(review), id="review-round")
         for undone in review.undone:

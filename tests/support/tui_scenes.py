@@ -843,6 +843,47 @@ ASKS: dict[str, Ask] = {
         options=(*ACTIONS, IMPROVE),
         details=review_details(),
     ),
+    # A hollow draft (issue 28): its gaps lead the body and approval waits for them.
+    "incomplete": Ask(
+        "writeup",
+        "section",
+        "writeup: paper drafted (98 lines); the draft is not yet a whole paper (3 gap(s))",
+        "**Not yet a whole paper** (3 gap(s)):\n"
+        "- Related Work, line 77: repeats a paragraph of the Abstract\n"
+        "- Results, line 95: reports no number of run_1 (its results are in "
+        "run_1/final_info.json)\n"
+        "- line 1: the figure test_accuracy.png (figures.json) is not in the paper\n\n"
+        "The draft `latex/template.tex` (98 lines). No placeholders left.\n\n"
+        "Provenance: 0 number(s) traced to runs.\n\n"
+        "*Approval waits until each is fixed (e edits the draft, r asks the agents) or waived "
+        "(w, with your reason).*",
+        "latex/template.tex",
+        options=BLOCKED_ACTIONS,
+    ),
+    # The review of a hollow paper: the facts its reviewers were given, and the scores capped.
+    "review_facts": Ask(
+        "review",
+        "review",
+        "review: Reject, overall 4.00/10",
+        panel_markdown(review_details()),
+        "",
+        options=(*ACTIONS, IMPROVE),
+        details={
+            **review_details(),
+            "facts": {
+                "pages": 2,
+                "parts": ["Abstract", "Introduction", "Related Work", "Results"],
+                "placeholders": ["CONCLUSIONS HERE"],
+                "repeated": ["Related Work repeats a paragraph of the Abstract"],
+                "traced": 0,
+                "untraced": 0,
+                "novelty": "unchecked",
+            },
+            "capped": [
+                {"score": "Quality", "from": 3, "to": 1, "why": "no number is traced to a run"}
+            ],
+        },
+    ),
 }
 
 
