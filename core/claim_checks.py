@@ -163,3 +163,14 @@ def paper_contradictions(root: Path, tex_text: str) -> list[Contradiction]:
         for sentence, line in paper_sentences(tex_text)
         if (c := contradictions(sentence, runs, None, line)) is not None
     ]
+
+
+def text_contradiction(root: Path, text: str) -> str:
+    """The first sentence of a plain ``text`` (a reviewer's summary of the project's paper)
+    whose claim every run's effects against the baseline contradict, as a problem; ''."""
+    runs = project_effects(root)
+    for sentence in sentences(text) if runs else []:
+        found = contradictions(sentence, runs, None)
+        if found is not None:
+            return f"says that {found.claims}, but {found.says}"
+    return ""

@@ -47,7 +47,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
@@ -291,7 +291,9 @@ class PaperIndex:
     something the paper contains): how often each word stem occurs (hyphenated words also
     written as one), its adjacent word pairs, and the tables, figures and sections it has."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, check_summary: Callable[[str], str] | None = None) -> None:
+        # what a summary may not say of this paper's runs (core/claim_checks.text_contradiction)
+        self.check_summary = check_summary
         text = _without_references(text)
         words = [stem(word) for word in _words(text)]
         self.counts = Counter(words) + Counter(stem(c) for c in _compounds(text))
@@ -373,6 +375,11 @@ def ground_review(fields: dict[str, Any], index: PaperIndex) -> tuple[PointGroun
         for point in points
         if not is_grounded(point, SUMMARY_MIN_TERMS if point.item == 0 else POINT_MIN_TERMS)
     ]
+    contradicted = (
+        index.check_summary(str(fields.get("Summary", ""))) if index.check_summary else ""
+    )
+    if contradicted:
+        problems.append(f"field 'Summary' {contradicted}: say what the runs show")
     if problems:
         raise ValueError("; ".join(problems))
     return tuple(points)
@@ -410,7 +417,7 @@ def _refusal(point: PointGrounding, text: str) -> str:
     quoted = text if len(text) <= QUOTE_CHARS else text[: QUOTE_CHARS - 1].rstrip() + "…"
     who = "the Summary" if point.item == 0 else f"{point.field} item {point.item}"
     where = f"{who} ({quoted!r})"
-    if point.terms:  # it names this paper, but more of something else
+    if point.terms and point.absent:  # it names this paper, but more of something else
         return (
             f"{where} is mostly about what this paper does not contain "
             f"({_listing(point.absent[:4])}): write about this paper's own method, data and "

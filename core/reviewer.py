@@ -328,10 +328,12 @@ def review_panel(
     notes: str = "",
     examples_root: Path | None = None,
     progress: Callable[[str], None] = lambda text: None,
+    check_summary: Callable[[str], str] | None = None,
 ) -> ReviewPanel:
     """``settings.ensemble`` independent reviews (sampled at ``settings.temperature`` when there
     are several) and the Area Chair's meta-review of them (the review itself when there is one).
-    ``examples_root``: where a relative ``[review] examples`` folder is found (the project)."""
+    ``examples_root``: where a relative ``[review] examples`` folder is found (the project);
+    ``check_summary``: what a summary may not say of the paper's runs (a problem, or '')."""
     if settings.ensemble < 1:
         raise ConfigError(
             f"an ensemble of {settings.ensemble} reviewers reviews nothing", "use 1 or more"
@@ -341,7 +343,7 @@ def review_panel(
         folder = examples_root / folder
     shots = examples_block(load_examples(folder, settings.few_shot))
     several = settings.ensemble > 1
-    index = PaperIndex(paper[: settings.paper_chars or None])  # once, for every reviewer
+    index = PaperIndex(paper[: settings.paper_chars or None], check_summary)  # once, for all
 
     def review(number: int) -> PaperReview:
         written = review_text(

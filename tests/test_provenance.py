@@ -303,9 +303,7 @@ class InventingResearch:
         reply = self.moons.writeup(request)
         tex = (self.moons.root / "latex" / "template.tex").read_text()
         if "RESULTS HERE" in tex:  # the first draft: add the invented claim to Results
-            return reply.replace(
-                "shows the training loss.", "shows the training loss. " + self.INVENTED
-            )
+            return reply.replace("of each run.", "of each run. " + self.INVENTED)
         if "match no value the runs recorded" in json.dumps(request):  # the fix round: ignored
             return whole_file_edit("latex/template.tex", tex, "Kept as it was.")
         return reply  # the citation rounds, as the moons research answers them
@@ -405,9 +403,7 @@ class ClaimingResearch(InventingResearch):
         reply = self.moons.writeup(request)
         tex = (self.moons.root / "latex" / "template.tex").read_text()
         if "RESULTS HERE" in tex:
-            return reply.replace(
-                "shows the training loss.", "shows the training loss. " + self.CLAIM
-            )
+            return reply.replace("of each run.", "of each run. " + self.CLAIM)
         if "claim about the results every run contradicts" in json.dumps(request):
             return whole_file_edit("latex/template.tex", tex, "Kept as it was.")
         return reply
@@ -468,3 +464,30 @@ def test_a_whole_number_is_a_setting_as_written_never_times_a_hundred():
     report = trace_written([one, pct], [rate])
     assert [w.text for w in report.untraced] == ["1"]
     assert [(w.text, s.what) for w, s in report.traced] == [("1\\%", "LEARNING_RATE")]
+
+
+def test_a_reviewers_summary_that_the_runs_contradict_is_refused(identical_project: Path):
+    # Issue 28: the reviewer's summary said loss increased where it fell. Here the runs are
+    # identical: a summary that calls run_1 an improvement is refused, one that says so passes.
+    from labtui.core.claim_checks import text_contradiction
+    from labtui.core.review_grounding import PaperIndex, ground_review
+
+    claims = "The paper shows that the change improves test accuracy over the baseline."
+    problem = text_contradiction(identical_project, claims)
+    assert problem.startswith("says that ") and ", but " in problem
+    assert text_contradiction(identical_project, "Test accuracy is unchanged by it.") == ""
+    index = PaperIndex(
+        "We train a network on two moons and report test accuracy. " * 20,
+        lambda summary: text_contradiction(identical_project, summary),
+    )
+    fields = {
+        "Summary": f"We train a network on two moons. {claims}",
+        "Strengths": [],
+        "Weaknesses": [],
+    }
+    with pytest.raises(ValueError, match=r"field 'Summary' says that .*: say what the runs show"):
+        ground_review(fields, index)
+    # a summary naming too little of the paper, and nothing it lacks, is said to (it once
+    # raised an IndexError listing the absent terms it did not have)
+    with pytest.raises(ValueError, match="names too little of this paper: say what"):
+        ground_review({**fields, "Summary": "It reports accuracy on a task."}, index)

@@ -23,6 +23,7 @@ from ..artifacts import (
     save_paper_review,
 )
 from ..checkpoints import IMPROVE
+from ..claim_checks import text_contradiction
 from ..edit_guard import PAPER_ONLY
 from ..errors import StageFailed
 from ..ideas import load_archive, save_archive
@@ -75,6 +76,7 @@ def _review(ctx: StageContext) -> Reviewed:
         notes=f"{facts.text()}\n{ctx.notes_block()}",
         examples_root=root,
         progress=ctx.say,
+        check_summary=lambda summary: text_contradiction(root, summary),
     )
     reviewed = capped_panel(panel, facts)
     for change in reviewed.capped:
