@@ -103,6 +103,8 @@ def test_aider_writes_sections_in_order_reflects_on_them_and_lets_them_be_judged
     intro = next(r for r in port.asked if r.title == "writeup: introduction written")
     assert "Capacity and generalisation" in intro.body, "the checkpoint shows the section"
     assert json.loads((project.root / "provenance.json").read_text())["untraced"] == []
+    draft = next(r for r in port.asked if r.title.startswith("writeup: paper drafted"))
+    assert "approve" in draft.options and "Not yet a whole paper" not in draft.body, "whole"
 
 
 def test_a_section_aider_cannot_write_keeps_its_text_and_the_paper_goes_on(project, llm_server):

@@ -65,13 +65,14 @@ class ReviewDetails:
         last = rounds[-1] if rounds else {}
         before, after = last.get("before") or {}, last.get("after") or {}
         scores = []
+        unverified = set(details.get("unverified") or ())  # no code could back these
         for name, (_, high) in SCORE_RANGES.items():
             score = (details.get("scores") or {}).get(name)
             if not isinstance(score, Mapping):
                 continue
             scores.append(
                 Score(
-                    name,
+                    f"{name} (unverified)" if name in unverified else name,
                     high,
                     float(score.get("mean", 0.0)),
                     float(score.get("spread", 0.0)),

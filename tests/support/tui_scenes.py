@@ -882,6 +882,7 @@ ASKS: dict[str, Ask] = {
             "capped": [
                 {"score": "Quality", "from": 3, "to": 1, "why": "no number is traced to a run"}
             ],
+            "unverified": ["Originality"],
         },
     ),
 }
