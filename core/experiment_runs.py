@@ -22,7 +22,7 @@ from typing import Any
 from .events import Refused, RunAbandoned
 from .experiment_spec import NO_TERMS, RunTerms, edit_files
 from .notebook import append_failure
-from .planned_settings import unmade_settings
+from .planned_settings import planned_change_problems
 
 FAILED_RUNS = "failed_runs"  # under .labtui/: the folders of abandoned runs, kept for the record
 
@@ -141,6 +141,7 @@ def attempt_run(
     names = ", ".join(files)
     outcome = Attempted()
     request = prompt  # what the run needs: a retry in aider's fresh chat must say it again
+    start = code_now(ctx.project, files)  # what the planned change is made to
     for attempt in range(1, attempts + 1):
         ctx.check_stop()
         outcome.sent.append(prompt)
@@ -162,7 +163,7 @@ def attempt_run(
             )
             continue
         now = code_now(ctx.project, files)
-        unmade = unmade_settings(change, now)
+        unmade = planned_change_problems(change, start, now)
         if unmade:
             outcome.problem = f"the edit did not make the planned change: {'; '.join(unmade)}"
             outcome.tried.append(f"attempt {attempt}: {outcome.problem}; not run")

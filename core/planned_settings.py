@@ -72,6 +72,49 @@ def module_constants(code: str) -> dict[str, Any]:
     return found
 
 
+def planned_change_problems(
+    change: str, before: dict[str, str | None], after: dict[str, str | None]
+) -> list[str]:
+    """Why an edit from ``before`` to ``after`` does not make the planned ``change``: settings
+    it names left at other values, or every setting it names left as it was; [] when code
+    cannot tell otherwise."""
+    unmade = unmade_settings(change, after)
+    untouched = untouched_settings(change, before, after)
+    return unmade or ([untouched] if untouched else [])
+
+
+_NAMED = re.compile(r"\b[A-Z][A-Z0-9_]{2,}\b")
+
+
+def untouched_settings(
+    change: str, before: dict[str, str | None], after: dict[str, str | None]
+) -> str:
+    """When the planned ``change`` names module-level constants of the code (with or without
+    values) and the edit left every one of them as it was: a sentence saying so; '' otherwise.
+    The 1.5B model, asked to "Modify the BETA_START and BETA_END values", changed comments and
+    the --out_dir default, and the run repeated the baseline."""
+    old, new = _constants_of(before), _constants_of(after)
+    named = [name for name in dict.fromkeys(_NAMED.findall(change)) if name in old]
+    if not named or any(new.get(name, _GONE) != old[name] for name in named):
+        return ""
+    held = ", ".join(f"{name} = {old[name]!r}" for name in named)
+    return (
+        f"the edit left {held} as it was, and the plan changes {'them' if len(named) > 1 else 'it'}"
+    )
+
+
+_GONE = object()
+
+
+def _constants_of(code: dict[str, str | None]) -> dict[str, Any]:
+    return {
+        name: value
+        for file, text in code.items()
+        if text is not None and file.endswith(".py")
+        for name, value in module_constants(text).items()
+    }
+
+
 def unmade_settings(change: str, code: dict[str, str | None]) -> list[str]:
     """For each setting the planned ``change`` names that a Python file of ``code`` ({file:
     text}) defines with another value: a sentence saying so ("experiment.py still sets

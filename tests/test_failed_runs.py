@@ -59,16 +59,21 @@ def session(tmp_path, llm_server, arxiv_server, monkeypatch):
     return session
 
 
-def width_edit(root, factor: int, why: str = "Widen.") -> str:
+def widened(root, factor: int) -> str:
+    """experiment.py with HIDDEN_UNITS times ``factor``."""
     code = (root / "experiment.py").read_text()
     width = int(re.search(r"^HIDDEN_UNITS = (\d+)", code, re.MULTILINE).group(1))
-    code = re.sub(r"^HIDDEN_UNITS = \d+", f"HIDDEN_UNITS = {width * factor}", code, flags=re.M)
-    return whole_file_edit("experiment.py", code, why)
+    return re.sub(r"^HIDDEN_UNITS = \d+", f"HIDDEN_UNITS = {width * factor}", code, flags=re.M)
+
+
+def width_edit(root, factor: int, why: str = "Widen.") -> str:
+    return whole_file_edit("experiment.py", widened(root, factor), why)
 
 
 def crash_edit(root) -> str:
-    code = (root / "experiment.py").read_text()
-    return whole_file_edit("experiment.py", code + "\nraise RuntimeError('exploding')\n", "Try.")
+    """The planned change (the width doubled), and a crash."""
+    code = widened(root, 2) + "\nraise RuntimeError('exploding')\n"
+    return whole_file_edit("experiment.py", code, "Try.")
 
 
 def analysis(request) -> str | None:
@@ -248,6 +253,8 @@ def test_an_analysis_the_effects_contradict_is_asked_again_then_kept_out_of_the_
     (root / "plan.json").write_text(
         json.dumps({"idea": "wider_hidden_layer", "runs": TWO_RUNS["runs"][:1]})
     )
+    tidy = {"change": "Tidy the header of experiment.py", "measure": "test accuracy vs run_0"}
+    (root / "plan.json").write_text(json.dumps({"idea": "wider_hidden_layer", "runs": [tidy]}))
     analyses = []
 
     def reply(request):

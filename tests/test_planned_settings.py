@@ -10,6 +10,7 @@ from support.recorded_replies import replies
 from labtui.core.planned_settings import (
     PlannedSetting,
     changes_nothing,
+    planned_change_problems,
     planned_settings,
     unmade_settings,
 )
@@ -77,3 +78,20 @@ def test_a_real_small_models_plan_that_sets_the_baselines_own_value_changes_noth
     assert unmade_settings("Set BETA_SCHEDULE to 'cosine'", {"experiment.py": new}) == [
         "experiment.py still sets BETA_SCHEDULE = 'linear'; the planned change sets it to 'cosine'"
     ]
+
+
+def test_an_edit_that_leaves_every_named_setting_as_it_was_makes_no_planned_change() -> None:
+    # The diffusion_2d bench at 7b91d34: the plan was "Modify the `BETA_START` and `BETA_END`
+    # values to achieve the desired gradient flow"; the 1.5B model's edit changed comment rules
+    # and the --out_dir default only, and run_1 repeated the baseline.
+    change = "Modify the `BETA_START` and `BETA_END` values to achieve the desired gradient flow."
+    before = {"experiment.py": DIFFUSION.read_text(encoding="utf-8")}
+    comments_only = {"experiment.py": before["experiment.py"].replace("# ----", "# --")}
+    assert planned_change_problems(change, before, comments_only) == [
+        "the edit left BETA_START = 0.0001, BETA_END = 0.02 as it was, and the plan changes them"
+    ]
+    one_changed = {
+        "experiment.py": before["experiment.py"].replace("BETA_END = 0.02", "BETA_END = 0.05")
+    }
+    assert planned_change_problems(change, before, one_changed) == []
+    assert planned_change_problems("Use a wider denoiser", before, comments_only) == []
