@@ -174,6 +174,9 @@ def _unwrapped(body: str, heading: str, changes: list[str]) -> str:
     if labels:  # "\textbf{Conclusion:}" before a paragraph: the paper's headings are labtui's
         body = _PARAGRAPH_LABEL.sub(lambda m: "" if _parts(m.group(1)) else m.group(0), body)
         changes.append(f"took off the paragraph label(s) {', '.join(f'“{x}”' for x in labels)}")
+    body, breaks = _without_stray_line_breaks(body)
+    if breaks:
+        changes.append(f"took off {breaks} line break(s) where no line was to end")
     return body
 
 
@@ -195,6 +198,25 @@ def _without_other_parts(body: str, heading: str) -> tuple[str, list[str]]:
     for _, start, end in reversed(elsewhere):
         body = body[:start] + body[end:]
     return body, [label for label, _, _ in elsewhere]
+
+
+# A line break that ends no line: at the start of the text or of a paragraph (pdflatex stops:
+# "There's no line here to end"; the 1.5B model's background opened "\textbf{Background}\newline",
+# and once its label was taken off the \newline began the section), or \newline at a paragraph's
+# end (an underfull line at best).
+_LEADING_BREAK = re.compile(r"(\A|\n[ \t]*\n)[ \t]*(?:\\newline(?![A-Za-z])|\\\\)[ \t]*\n?")
+_TRAILING_BREAK = re.compile(r"[ \t]*\\newline(?![A-Za-z])[ \t]*(?=\n[ \t]*\n|\s*\Z)")
+
+
+def _without_stray_line_breaks(body: str) -> tuple[str, int]:
+    """Without the line breaks that end no line; how many."""
+    count = 0
+    while True:
+        body, leading = _LEADING_BREAK.subn(lambda m: m.group(1), body)
+        body, trailing = _TRAILING_BREAK.subn("", body)
+        if not leading + trailing:
+            return body, count
+        count += leading + trailing
 
 
 def _without_html_breaks(body: str) -> tuple[str, int]:

@@ -514,3 +514,17 @@ def test_one_paragraph_labelled_as_another_part_stays_for_the_checks():
     mine = "Method: we train.\n\nResults: it works.\n\nConclusion: done."
     kept = tidied(mine, "method")
     assert kept.body == "we train.", "its own label is taken off, the other parts' paragraphs too"
+
+
+def test_a_line_break_that_ends_no_line_is_taken_off():
+    # Recorded (qwen15_diffusion_2d_newline_writeup.jsonl): the background opened
+    # "\textbf{Background}\newline"; with its label taken off, the \newline began the section and
+    # pdflatex stopped ("There's no line here to end"), and the compile loop asked for it 3 times.
+    (reply,) = replies("qwen15_diffusion_2d_newline_writeup", "writeup")
+    kept = tidied(extract_json(reply, strict=False)["latex"], "background")
+    assert kept.body.startswith("The purpose of this paper is to propose a new noise schedule")
+    assert "took off 1 line break(s) where no line was to end" in kept.changes
+    body = "\\\\ A \\newline B\n\n\\newline C \\newline\n\nD\\\\\nE"
+    assert tidied(body, "method").body == "A \\newline B\n\nC\n\nD\\\\\nE"
+    table = "\\begin{tabular}{c}a \\\\\nb \\\\\n\\end{tabular}"
+    assert tidied(table, "results").body == table, "a table's row ends are line ends"
