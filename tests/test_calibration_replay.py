@@ -384,10 +384,10 @@ def probe(paper: Path) -> int:
 def test_a_real_small_models_probe_ends_without_a_verdict_when_the_original_gets_no_review(
     tmp_path, llm_server, monkeypatch, capsys
 ):
-    """The real model's three replies to the probe's original paper are refused (a raw line
-    break inside a JSON string, as it wrote them): the probe stops there with the reviewer's
-    error, never sends the altered paper, and registers no verdict: a reviewer that cannot
-    review is neither noticed nor flagged."""
+    """The real model's three replies to the probe's original paper are refused (read with the
+    raw line breaks it wrote inside its JSON strings, each scores Originality 8 on a 1-4 scale):
+    the probe stops there with the reviewer's error, never sends the altered paper, and
+    registers no verdict: a reviewer that cannot review is neither noticed nor flagged."""
     recorded = exchanges(PROBE)
     replies = answered(recorded)
     assert {e["paper"] for e in replies} == {"original"}, "the recording: the original only"
@@ -409,16 +409,14 @@ def test_a_real_small_models_probe_ends_without_a_verdict_when_the_original_gets
 
     assert replayer.asked == ["original"] * len(replies) and replayer.left() == 0
     assert all(paper_in(r) == text for r in replayer.requests), "the paper as the model read it"
-    last = replies[-1]["reply"]
-    with pytest.raises(json.JSONDecodeError) as broken:
-        json.loads(last)
-    assert caught.value.message == (
+    with pytest.raises(json.JSONDecodeError, match="Invalid control character"):
+        json.loads(replies[-1]["reply"])  # strict JSON could not even read it
+    assert caught.value.message.startswith(
         f"the reviewer model openai/{MODEL} gave no usable review after {len(replies)} attempts "
-        "(no JSON object found in the reply; the JSON does not parse "
-        f"({broken.value.msg} at line {broken.value.lineno} col {broken.value.colno}))"
+        "(field 'Originality' must be from 1 to 4, got 8;"
     )
     err = capsys.readouterr().err
-    assert err.count("refused review: no JSON object found in the reply") == len(replies)
+    assert err.count("refused review: field 'Originality' must be from 1 to 4") == len(replies)
     assert "2/2" not in err, "the altered paper is never reviewed"
     facts = reviewer_facts(f"openai/{MODEL}", ReviewSection(**{**ONE, "threshold": 6.0}))
     assert find_calibration(facts) is None, "no verdict registered"

@@ -12,7 +12,13 @@ import time
 
 import pytest
 from conftest import processes_in
-from support.research_script import IDEA, MoonsResearch, whole_file_edit
+from support.research_script import (
+    IDEA,
+    MoonsResearch,
+    last_user_text,
+    scripted_plan,
+    whole_file_edit,
+)
 from support.waiting import wait_until
 
 from labtui.core.checkpoints import CheckpointRequest, Decision
@@ -222,6 +228,8 @@ class TwoIdeas(MoonsResearch):
         is_edit = not any(
             marker in text for marker in ("has finished. What it changed", "Plan the experiment")
         )
+        if "Plan the experiment" in text and SECOND["Title"] in text:  # its own plan
+            return scripted_plan(last_user_text(request), "Double EPOCHS")
         if is_edit and SECOND["Title"] in text:
             lane = self.root / ".labtui" / "worktrees" / SECOND["Name"]
             code = (lane / "experiment.py").read_text(encoding="utf-8")

@@ -170,11 +170,12 @@ def test_a_failing_jobs_error_reaches_the_fix_loop(tmp_path, llm_server, arxiv_s
         asked.append(text)
         if "has finished" in text:
             return research.experiments(request)
-        code = (root / "experiment.py").read_text()
-        if len(asked) == 1:
-            return whole_file_edit("experiment.py", code + CRASH, "Try.")
-        fixed = code.replace(CRASH, "").replace("HIDDEN_UNITS = 32", "HIDDEN_UNITS = 64")
-        return whole_file_edit("experiment.py", fixed, "Fix it, and widen.")
+        code = (
+            (root / "experiment.py").read_text().replace("HIDDEN_UNITS = 32", "HIDDEN_UNITS = 64")
+        )
+        if len(asked) == 1:  # the planned change (the width doubled), and a crash
+            return whole_file_edit("experiment.py", code + CRASH, "Widen.")
+        return whole_file_edit("experiment.py", code.replace(CRASH, ""), "Fix it.")
 
     llm_server.default("scripted-experiments", experimenter)
     experiments_stage.run(session.context_for("experiments"))
