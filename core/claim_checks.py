@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .claims import CITATION, SENTENCE_BREAK, contradictions, sentences
-from .effect_text import effect_sources
 from .effects import (
     RUN_DIR,
     Effect,
@@ -174,3 +174,25 @@ def text_contradiction(root: Path, text: str) -> str:
         if found is not None:
             return f"says that {found.claims}, but {found.says}"
     return ""
+
+
+def effect_sources(found: Iterable[Effect]) -> list[Source]:
+    """The numbers an effects table shows, as provenance sources (a model may quote them)."""
+    sources = []
+    for e in found:
+        what = f"{e.dataset} {e.metric}"
+        sources += [
+            Source(e.value, e.run, what),
+            Source(e.baseline, e.baseline_run, what),
+            Source(e.difference, e.run, f"{what} − {e.baseline_run}", kind="derived"),
+        ]
+        if e.relative is not None:
+            sources.append(
+                Source(e.relative, e.run, f"{what} vs {e.baseline_run} (%)", kind="derived")
+            )
+        for value, run in ((e.stderr, e.run), (e.base_stderr, e.baseline_run)):
+            if value is not None:
+                sources.append(Source(value, run, f"{what} standard error"))
+        if e.noise is not None:
+            sources.append(Source(e.noise, e.run, f"{what} noise threshold", kind="derived"))
+    return sources

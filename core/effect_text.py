@@ -1,11 +1,9 @@
 """Effects written out: numbers printed with the significant digits every other part of labtui
-reads back (provenance traces them), a run's effects as a Markdown table against the baseline,
-one sentence per effect, and the effects as sources a claim or a number may cite.
+reads back (provenance traces them), a run's effects as a Markdown table against the baseline
+and one sentence per effect (the effects as sources a claim may cite are read in claim_checks).
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterable
 
 from .effects import (
     CHANGED,
@@ -18,7 +16,6 @@ from .effects import (
     fmt,
     overall,
 )
-from .paper_numbers import Source
 
 # -- numbers as printed --------------------------------------------------------------------------
 
@@ -119,25 +116,3 @@ def describe(e: Effect, several_datasets: bool = False) -> str:
     if e.verdict == CHANGED:
         return f"{head}: changed by {fmt_signed(e.difference)} ({beyond}, direction unknown)"
     return f"{head}: {e.verdict} by {fmt_difference(abs(e.difference))} ({beyond})"
-
-
-def effect_sources(found: Iterable[Effect]) -> list[Source]:
-    """The numbers an effects table shows, as provenance sources (a model may quote them)."""
-    sources = []
-    for e in found:
-        what = f"{e.dataset} {e.metric}"
-        sources += [
-            Source(e.value, e.run, what),
-            Source(e.baseline, e.baseline_run, what),
-            Source(e.difference, e.run, f"{what} − {e.baseline_run}", kind="derived"),
-        ]
-        if e.relative is not None:
-            sources.append(
-                Source(e.relative, e.run, f"{what} vs {e.baseline_run} (%)", kind="derived")
-            )
-        for value, run in ((e.stderr, e.run), (e.base_stderr, e.baseline_run)):
-            if value is not None:
-                sources.append(Source(value, run, f"{what} standard error"))
-        if e.noise is not None:
-            sources.append(Source(e.noise, e.run, f"{what} noise threshold", kind="derived"))
-    return sources

@@ -18,7 +18,7 @@ Per dataset and metric, an :class:`Effect` holds the run's value, the baseline's
 
 This module holds the computation (:func:`effects`, :func:`effects_of_runs` from final_info.json
 files, :func:`project_effects` for every run of a project, :func:`overall` for a run as a whole)
-and the printing (:func:`effects_markdown`, :func:`describe`, :func:`effect_sources` for
+and the printing (:func:`effects_markdown`, :func:`describe`; the effects as sources for
 provenance). Checking what a model writes about the runs against these effects is
 ``core/claims.py``.
 """
