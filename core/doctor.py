@@ -10,11 +10,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import Config, ModelSpec, load_config
-from .config_sections import LLMSection, SandboxSection
 from .errors import ConfigError, LabtuiError
 from .events import CostUpdate, Event
-from .streaming import speed_words
+from .llm.streaming import speed_words
+from .settings.config import Config, ModelSpec, load_config
+from .settings.sections import LLMSection, SandboxSection
 
 PING_PROMPT = "Reply with the word ok."
 PING_MAX_TOKENS = 16  # enough for "ok" and a little politeness, not for a looping model
@@ -36,7 +36,7 @@ def _tool(name: str, purpose: str, required: bool = True, install: str = "") -> 
 
 
 def _interpreter(config: Config) -> Check:
-    from .interpreter import probe_interpreter
+    from .machine.interpreter import probe_interpreter
 
     python = config.python
     try:
@@ -56,7 +56,7 @@ def _interpreter(config: Config) -> Check:
 def _sandbox(config: Config) -> Check:
     """Whether experiments will really be isolated: bubblewrap must run, not just exist (many
     containers forbid the user namespaces it needs)."""
-    from .sandbox import bwrap_problem
+    from .machine.sandbox import bwrap_problem
 
     mode = config.sandbox.mode
     if mode in ("limits", "off"):
@@ -74,7 +74,7 @@ def _containment(config: Config) -> Check:
     """What keeps the host alive beside a run: the cgroup (or why there is none), priorities,
     and the caps. Detection is cached and quick (a missing session bus answers at once; the
     probe's timeout is 5 s)."""
-    from .host_limits import containment, io_words, task_cap
+    from .machine.host_limits import containment, io_words, task_cap
 
     settings = config.sandbox
     if settings.mode == "off":
@@ -101,7 +101,7 @@ def _task_cap(settings: SandboxSection, in_cgroup: bool) -> str:
     """'task cap 512 ("auto": 24 per CPU, at least 512; watcher, RLIMIT_NPROC)'."""
     import os
 
-    from .host_limits import TASKS_FLOOR, TASKS_PER_CPU, task_cap
+    from .machine.host_limits import TASKS_FLOOR, TASKS_PER_CPU, task_cap
 
     enforcers = ["TasksMax"] if in_cgroup else []
     enforcers += ["watcher", "RLIMIT_NPROC" if os.geteuid() else "no RLIMIT_NPROC as root"]
@@ -111,7 +111,7 @@ def _task_cap(settings: SandboxSection, in_cgroup: bool) -> str:
 
 
 def _models(config: Config) -> list[Check]:
-    from .litellm_setup import check_model
+    from .llm.litellm_setup import check_model
     from .stage_list import STAGE_MODEL_NEEDS
 
     checks = []
@@ -132,7 +132,7 @@ def _models(config: Config) -> list[Check]:
 def _model_answers(config: Config) -> list[Check]:
     """One tiny request to each distinct model the stages use (none when none is configured;
     a model whose setup check failed is not called: that check already says why)."""
-    from .litellm_setup import check_model
+    from .llm.litellm_setup import check_model
     from .stage_list import STAGE_MODEL_NEEDS
 
     specs: list[ModelSpec] = []
@@ -147,8 +147,8 @@ def ping_model(spec: ModelSpec, settings: LLMSection) -> Check:
     """Ask ``spec`` for one word, streamed under the configured inactivity limits (so a server
     that hangs is given up like in a run, never waited on forever), without retries; report the
     answer time, the time to the first token and the speed, or the error and its fix."""
-    from .ledger import Ledger
-    from .llm import LLM
+    from .llm.budget import Ledger
+    from .llm.client import LLM
 
     timings: list[CostUpdate] = []
 
@@ -181,7 +181,7 @@ def _timing(cost: CostUpdate) -> str:
 
 
 def run_checks(project_dir: Path | None) -> list[Check]:
-    from .gpu import describe
+    from .machine.gpu import describe
 
     apt = "sudo apt-get install"
     checks = [
@@ -213,8 +213,8 @@ def run_checks(project_dir: Path | None) -> list[Check]:
 def _cluster(config: Config) -> list[Check]:
     """``[cluster]``: on Slurm, the login node's GPUs are not the runs' (said so), and the
     cluster is checked with a test job."""
-    from .cluster_check import cluster_findings
-    from .gpu import describe
+    from .machine.gpu import describe
+    from .slurm.doctor_check import cluster_findings
 
     checks = [Check(name, ok, detail) for name, ok, detail in cluster_findings(config.cluster)]
     if config.cluster.backend == "slurm":
@@ -233,10 +233,10 @@ def _cluster(config: Config) -> list[Check]:
 
 
 def _profile(config: Config) -> Check:
-    """Which settings the small-model profile changes for this model (core/profiles.py)."""
+    """Which settings the small-model profile changes for this model (core/settings/profiles.py)."""
     import copy
 
-    from .profiles import apply_profile
+    from .settings.profiles import apply_profile
 
     changed = apply_profile(copy.deepcopy(config))
     if not changed:
@@ -254,7 +254,7 @@ def _profile(config: Config) -> Check:
 def _semantic_scholar() -> Check:
     import os
 
-    from .semantic_scholar import API_KEY_ENV
+    from .literature.semantic_scholar import API_KEY_ENV
 
     if os.environ.get(API_KEY_ENV, "").strip():
         return Check("semantic scholar", True, f"{API_KEY_ENV} present: used with arXiv", False)

@@ -50,7 +50,7 @@ def event_from_dict(data: dict[str, Any]) -> Event:
 @dataclass(frozen=True, kw_only=True)
 class StageStarted(Event):
     # The commit HEAD was on as the stage began: where a rewind to this stage returns the
-    # project. '' in journals written before labtui recorded it (core/rewind.py then finds it).
+    # project. '' in journals written before labtui recorded it (core/workspace/rewind.py then finds it).
     head: str = ""
 
 
@@ -102,7 +102,7 @@ class LogLine(Event):
 
 
 class MetricPointData(TypedDict):
-    """One point of a MetricsReported event (core.metrics.MetricPoint as the journal keeps it)."""
+    """One point of a MetricsReported event (core.machine.metric_lines.MetricPoint as the journal keeps it)."""
 
     values: dict[str, float]
     step: float | None
@@ -113,7 +113,7 @@ class MetricPointData(TypedDict):
 
 @dataclass(frozen=True, kw_only=True)
 class MetricsReported(Event):
-    """The metrics a run's output reported (core.metrics reads them from its lines)."""
+    """The metrics a run's output reported (core.machine.metric_lines reads them from its lines)."""
 
     run_id: str
     points: list[MetricPointData]

@@ -178,7 +178,7 @@ def read_events(path: Path) -> list[Event]:
 class StageStart:
     """Where a stage first started in the project's current history: what a rewind returns
     to. ``head`` is '' in journals older than that field; ``commits_before`` (the newest last)
-    are the commits the journal saw before it, for core/rewind.py to find the start from."""
+    are the commits the journal saw before it, for core/workspace/rewind.py to find the start from."""
 
     stage: str
     head: str

@@ -14,18 +14,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .checkpoints import ACTIONS, Checkpoints, Decision, ResearcherNotes
-from .config import Config, ModelSpec
 from .errors import Aborted, ConfigError
 from .events import AgentChunk, AgentMessage, CodeDiff, Event, Notice
-from .experiment_spec import prompt_facts
-from .project import CommitInfo, Project
-from .prompts import load_prompt
+from .settings.config import Config, ModelSpec
+from .settings.contract import prompt_facts
+from .settings.prompts import load_prompt
 from .stage_list import model_key
+from .workspace.project import CommitInfo, Project
 
 if TYPE_CHECKING:
-    from .coder import Coder
-    from .ledger import Ledger
-    from .llm import LLM
+    from .coding.coder import Coder
+    from .llm.budget import Ledger
+    from .llm.client import LLM
 
 
 @dataclass
@@ -149,7 +149,7 @@ class StageContext:
         return spec
 
     def llm(self, role: str = "") -> LLM:
-        from .llm import LLM
+        from .llm.client import LLM
 
         return LLM(
             self.model(self.stage),
@@ -164,7 +164,7 @@ class StageContext:
     def coder(self, model_of: str = "") -> Coder:
         """An aider coder with this stage's model, or with the model of stage ``model_of`` (the
         review's improvement rounds revise the paper with the writer's model)."""
-        from .coder import Coder
+        from .coding.coder import Coder
 
         return Coder(
             self.project,
@@ -177,8 +177,8 @@ class StageContext:
             notes=self._researcher_notes,
         )
 
-    def literature(self):  # -> core.literature.Literature: arXiv, cached in the project
-        from .literature import Literature
+    def literature(self):  # -> core.literature.arxiv.Literature: arXiv, cached in the project
+        from .literature.arxiv import Literature
 
         settings = self.config.literature
         return Literature(
@@ -192,7 +192,7 @@ class StageContext:
         )
 
     def semantic_scholar(self):  # -> SemanticScholar | None: only with S2_API_KEY set
-        from .semantic_scholar import SemanticScholar
+        from .literature.semantic_scholar import SemanticScholar
 
         return SemanticScholar.from_env(
             self.project.state_dir / "cache",
@@ -203,7 +203,7 @@ class StageContext:
 
     def prompt(self, name: str, **values: Any) -> str:
         """The prompt ``name`` filled with ``values``, and with the project's own names for its
-        code, its run command, its results and its paper (core.experiment_spec.prompt_facts)."""
+        code, its run command, its results and its paper (core.settings.contract.prompt_facts)."""
         facts = prompt_facts(self.project.root, self.config)
         return load_prompt(name, self.project.root, **{**facts, **values})
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from .checkpoints import WAIVE
-from .config import Config
 from .errors import LabtuiError
+from .settings.config import Config
 from .stage_context import StageContext, StageOutput
 
 StageRun = Callable[[StageContext], StageOutput]

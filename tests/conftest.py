@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from labtui.core.config import load_config, save_config
+from labtui.core.settings.config import load_config, save_config
 
 TEST_API_KEY = "sk-test-scripted-0123456789abcdef"
 
@@ -38,7 +38,7 @@ def _isolated_env(monkeypatch, tmp_path):
 @pytest.fixture
 def hosted_profile(monkeypatch):
     """The scripted server listens on 127.0.0.1, which would pick the small-model profile for a
-    command without a project too (labtui review): tests/test_profiles.py tests the profile."""
+    command without a project too (labtui review): tests/settings/test_profiles.py tests the profile."""
     monkeypatch.setenv("LABTUI_LLM__PROFILE", "hosted")
 
 
@@ -47,7 +47,7 @@ def _fresh_structured_modes():
     """What a scripted server rejected (a response_format) is not remembered into the next test,
     whose server may get the same port."""
     yield
-    modes = sys.modules.get("labtui.core.structured_output")
+    modes = sys.modules.get("labtui.core.llm.response_formats")
     if modes is not None:
         modes.forget_structured_modes()
 
@@ -123,7 +123,7 @@ def wire_project(root: Path, llm_url: str, arxiv_url: str, *, auto: bool = True)
     config.limits.latex_timeout_s = 120
     config.autonomy.mode = "auto" if auto else "copilot"
     # The scripted server listens on 127.0.0.1, which would pick the small-model profile: tests
-    # set what they need themselves (tests/test_profiles.py tests the profile).
+    # set what they need themselves (tests/settings/test_profiles.py tests the profile).
     config.llm.profile = "hosted"
     save_config(config, root)
 
@@ -191,7 +191,7 @@ def project(tmp_path, llm_server, arxiv_server, monkeypatch):
     """A co-pilot moons project (in process, no baseline yet) wired to the scripted servers."""
     from support.research_script import MoonsResearch
 
-    from labtui.core.project import Project
+    from labtui.core.workspace.project import Project
 
     monkeypatch.setenv("LABTUI_API_KEY", TEST_API_KEY)
     project = Project.create(tmp_path / "p", "moons")

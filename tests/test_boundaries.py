@@ -7,15 +7,10 @@ import subprocess
 import sys
 
 import labtui.core
-import labtui.core.stages
 
 
 def _core_modules() -> list[str]:
-    names = [m.name for m in pkgutil.iter_modules(labtui.core.__path__, "labtui.core.")]
-    names += [
-        m.name for m in pkgutil.iter_modules(labtui.core.stages.__path__, "labtui.core.stages.")
-    ]
-    return sorted(names)
+    return sorted(m.name for m in pkgutil.walk_packages(labtui.core.__path__, "labtui.core."))
 
 
 def _loaded_after(code: str) -> set[str]:

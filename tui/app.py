@@ -74,13 +74,13 @@ OUTCOME_EXIT_CODES = {"finished": EXIT_OK, "stopped": EXIT_OK, "failed": EXIT_FA
 
 
 class Session(Protocol):
-    """The engine as the TUI sees it (``labtui.core.pipeline.Session`` implements it)."""
+    """The engine as the TUI sees it (``labtui.core.pipeline.session.Session`` implements it)."""
 
     project_name: str
     project_root: Path
     budget_usd: float
     bus: Bus
-    commit_log: Any  # core.commits.CommitLog: the diff pane browses the project's history
+    commit_log: Any  # core.workspace.history.CommitLog: the diff pane browses the project's history
 
     def history(self) -> list[Event]: ...
 

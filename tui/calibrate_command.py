@@ -1,5 +1,5 @@
 """``labtui review --calibrate DIR``: measure a reviewer against the human decisions of a benchmark
-folder (core/review_benchmark.py for its formats, core/calibration.py for the run), save the
+folder (core/review/benchmark.py for its formats, core/review/calibration.py for the run), save the
 result beside the benchmark and register it for the reviewer, and print it: a table, or JSON."""
 
 from __future__ import annotations
@@ -38,10 +38,10 @@ def cmd_calibrate(
     ``model`` and ``overrides`` (None: not given) in their place. Progress on stderr; EXIT_FAILED
     when not every sampled paper was measured: the budget or the model stopped it, or papers got
     no usable review."""
-    from labtui.core.calibration import calibrate, project_reviewer, standalone_reviewer
-    from labtui.core.calibration_store import save_calibration
-    from labtui.core.config import CONFIG_NAME
-    from labtui.core.review_benchmark import load_benchmark
+    from labtui.core.review.benchmark import load_benchmark
+    from labtui.core.review.calibration import calibrate, project_reviewer, standalone_reviewer
+    from labtui.core.review.calibration_store import save_calibration
+    from labtui.core.settings.config import CONFIG_NAME
 
     benchmark = load_benchmark(directory, skip_missing=skip_missing)  # errors before any cost
     if project is not None and (project / CONFIG_NAME).is_file():
@@ -93,7 +93,7 @@ def _settings(facts: dict[str, Any]) -> str:
 def print_calibration(record: dict[str, Any], path: Path, console: Console | None = None) -> None:
     """The calibration as a table of measures (the humans' beside the reviewer's where both
     have one), its cost, and the line every review by this reviewer will show."""
-    from labtui.core.calibration_store import trust_line
+    from labtui.core.review.calibration_store import trust_line
 
     console = console or Console(highlight=False)
     facts, bench, metrics = record["reviewer"], record["benchmark"], record["metrics"]
@@ -118,7 +118,7 @@ def print_calibration(record: dict[str, Any], path: Path, console: Console | Non
 def why_incomplete(record: dict[str, Any]) -> str:
     """Why a calibration measured fewer papers than it sampled: the budget, a model that failed
     papers in a row, or papers without a usable review in a run that went to the end."""
-    from labtui.core.calibration import FAILURES_IN_A_ROW
+    from labtui.core.review.calibration import FAILURES_IN_A_ROW
 
     measured = f"{record['metrics']['papers']} of {record['benchmark']['sampled']} sampled papers"
     if record.get("stopped") == "budget":

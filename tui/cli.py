@@ -366,7 +366,7 @@ def _engine_command(args: argparse.Namespace) -> int:
 
 
 def cmd_templates() -> int:
-    from labtui.core.templates import list_templates
+    from labtui.core.settings.templates import list_templates
 
     for name in list_templates():
         print(name)
@@ -374,7 +374,7 @@ def cmd_templates() -> int:
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    from labtui.core.project import Project
+    from labtui.core.workspace.project import Project
 
     if args.template is None and args.idea:
         notes = _notes(args.notes)
@@ -415,9 +415,9 @@ def _notes(path: Path | None) -> str:
 
 def run_baseline_and_say(project) -> int:
     """run_0 with the project's code, printed as it goes and journaled; the next step said."""
-    from labtui.core.baseline import run_baseline
     from labtui.core.events import Bus
     from labtui.core.journal import Journal
+    from labtui.core.steps.baseline import run_baseline
 
     from .headless import HeadlessPrinter
 
@@ -430,7 +430,7 @@ def run_baseline_and_say(project) -> int:
     finally:
         journal.close()
     if not result.ok:
-        from labtui.core.experiment_spec import run_argv
+        from labtui.core.settings.contract import run_argv
 
         command = " ".join(run_argv(project.config.experiment, "python", "run_0"))
         print(f"error: the baseline run_0 failed: {result.problem}", file=sys.stderr)
@@ -451,7 +451,7 @@ def cmd_run(
 ) -> int:
     """The app follows a background engine (``--detach``: nothing follows it); ``--headless``
     runs the pipeline in this process, as scripts and CI want."""
-    from labtui.core.pipeline import Session
+    from labtui.core.pipeline.session import Session
 
     if detach or not headless:
         from .engine_commands import cmd_attach, cmd_run_detached
@@ -483,7 +483,7 @@ def _run_app(session, auto: bool) -> int:
 
 def _run_headless(session, auto: bool) -> int:
     from labtui.core.checkpoints import AutoApprove
-    from labtui.core.engine_status import paper_end_state, paper_open_problems
+    from labtui.core.engine.status import paper_end_state, paper_open_problems
 
     from .headless import HeadlessPrinter, TerminalCheckpointPort
     from .model_help import MODEL_HELP
@@ -524,8 +524,8 @@ def _hang_up_like_ctrl_c() -> None:
 
 
 def cmd_rewind(directory: Path, stage: str) -> int:
-    from labtui.core import engine_files
-    from labtui.core.pipeline import rewind_project
+    from labtui.core.engine import files as engine_files
+    from labtui.core.pipeline.session import rewind_project
 
     root = directory.resolve()
     if engine_files.engine_running(root):

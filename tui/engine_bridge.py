@@ -14,13 +14,7 @@ from textual.message import Message
 
 from labtui.core.checkpoints import CheckpointRequest, Decision
 from labtui.core.errors import Aborted
-from labtui.core.events import (
-    AgentChunk,
-    Event,
-    GpuSample,
-    LogLine,
-    MetricsReported,
-)
+from labtui.core.events import AgentChunk, Event, GpuSample, LogLine, MetricsReported
 
 BURSTY: tuple[type[Event], ...] = (LogLine, MetricsReported, AgentChunk, GpuSample)
 RESUME_HINT = "Everything up to this point is in the journal: run labtui again to resume."

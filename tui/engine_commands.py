@@ -1,5 +1,5 @@
 """``labtui attach``, ``labtui run --detach``, ``labtui status`` and ``labtui stop``: the commands
-of a run that lives in a background engine (core/engine_host.py) rather than in the terminal."""
+of a run that lives in a background engine (core/engine/host.py) rather than in the terminal."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import sys
 import time
 from pathlib import Path
 
-from labtui.core import engine_files
 from labtui.core.checkpoints import CheckpointRequest, Decision
-from labtui.core.engine_status import ProjectStatus, project_status
+from labtui.core.engine import files as engine_files
+from labtui.core.engine.status import ProjectStatus, project_status
 from labtui.core.errors import LabtuiError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -61,8 +61,8 @@ def cmd_run_detached(root: Path, *, auto: bool, parallel: int | None = None) -> 
 def _start(root: Path, *, auto: bool, parallel: int | None, app_on_no_model: bool) -> int | None:
     """Check here what would stop the engine at once (the project, its model), then start it.
     An exit code when it was not started, else None."""
-    from labtui.core.engine_host import start_engine
-    from labtui.core.pipeline import Session
+    from labtui.core.engine.host import start_engine
+    from labtui.core.pipeline.session import Session
 
     session = Session.open(root)
     try:

@@ -44,7 +44,7 @@ from labtui.core.events import (
     StageFinished,
     StageStarted,
 )
-from labtui.core.metrics import point_of
+from labtui.core.machine.metric_lines import point_of
 
 from .editor import edit_product, open_in_editor
 from .job_words import elapsed_words, ended

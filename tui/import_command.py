@@ -1,4 +1,4 @@
-"""``labtui import``: results from before labtui, as evidence (core/evidence.py): each result
+"""``labtui import``: results from before labtui, as evidence (core/onboarding/evidence.py): each result
 file, or each row of a results table, an imported run with the commit of the code that made it.
 """
 
@@ -13,8 +13,8 @@ EXIT_OK = 0
 def cmd_import(directory: Path, args: argparse.Namespace) -> int:
     """Earlier results as evidence: each file (or each row of a table) an imported run."""
     from labtui.core.errors import LabtuiError
-    from labtui.core.evidence import import_file, import_table
-    from labtui.core.project import Project
+    from labtui.core.onboarding.evidence import import_file, import_table
+    from labtui.core.workspace.project import Project
 
     project = Project.open(directory)
     metrics = dict(args.metric) if args.metric else None

@@ -1,6 +1,6 @@
 """``labtui init`` in a terminal: the proposal for a researcher's repository shown as a
 checkpoint (approve · revise with a note · edit · abort), checked, smoke-run, then committed on
-labtui's own branch and the baseline run. The engine's work is core/repo_init.py; this module
+labtui's own branch and the baseline run. The engine's work is core/onboarding/repo_init.py; this module
 only talks to the researcher.
 """
 
@@ -24,10 +24,10 @@ OPTIONS = ("approve", "revise", "edit", "abort")
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from labtui.core import repo_init
-    from labtui.core.repo_scan import survey
-    from labtui.core.setup_draft import propose_setup
-    from labtui.core.setup_proposal import Proposal
+    from labtui.core.onboarding import repo_init
+    from labtui.core.onboarding.repo_scan import survey
+    from labtui.core.onboarding.setup_draft import propose_setup
+    from labtui.core.onboarding.setup_proposal import Proposal
 
     console = Console(highlight=False)
     root = repo_init.check_repository(Path(args.directory))
@@ -90,7 +90,7 @@ def _approve(
 ) -> int | None:
     """Check, smoke-run and commit the approved proposal, then run the baseline. None when the
     proposal must be asked about again (what was wrong has been said)."""
-    from labtui.core import repo_init
+    from labtui.core.onboarding import repo_init
 
     python = sys.executable
     try:
@@ -140,13 +140,13 @@ def _model(args: argparse.Namespace, console: Console) -> Any:
     if args.no_model or not (args.model or os.environ.get("LABTUI_MODEL")):
         console.print("  no model: the proposal is labtui's reading of the facts alone")
         return None
-    from labtui.core.reviewer import standalone_llm
+    from labtui.core.review.reviewer import standalone_llm
 
     return standalone_llm(args.model, args.budget, emit=HeadlessPrinter(console))
 
 
 def _asked(llm: Any, facts: Any, draft: Any, note: str, console: Console) -> Any:
-    from labtui.core.setup_proposal import Proposal, ask_model
+    from labtui.core.onboarding.setup_proposal import Proposal, ask_model
 
     console.print(f"  asking {escape(llm.spec.name)} to read the repository …")
     try:
@@ -160,7 +160,7 @@ def _asked(llm: Any, facts: Any, draft: Any, note: str, console: Console) -> Any
 def _write(root: Path, proposal: Any, args: argparse.Namespace, branch: str, facts: Any) -> Path:
     """The proposal file, with the interpreter that has what the experiment imports, and
     labtui's bundled paper where the repository has no LaTeX."""
-    from labtui.core import repo_init
+    from labtui.core.onboarding import repo_init
 
     values = {section: dict(fields) for section, fields in proposal.values.items()}
     reasons = dict(proposal.reasons)

@@ -7,7 +7,7 @@ clock, so that what is shown is the same on every replay and in every snapshot.
 from __future__ import annotations
 
 from labtui.core.events import JobState
-from labtui.core.slurm_queue import ENDED
+from labtui.core.slurm.queue import ENDED
 
 
 def ended(job: JobState) -> bool:

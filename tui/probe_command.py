@@ -1,4 +1,4 @@
-"""``labtui review PAPER --probe``: the fabrication probe (``core.fabrication_probe``) run with the
+"""``labtui review PAPER --probe``: the fabrication probe (``core.review.probe``) run with the
 reviewer ``labtui review`` would use, its outcome printed (rich, or JSON) and registered beside
 the reviewer's calibration, where every later review by the same reviewer says it."""
 
@@ -12,11 +12,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from labtui.core.calibration_store import save_probe
-from labtui.core.fabrication import fabricate
-from labtui.core.fabrication_probe import ProbeResult, probe_text, run_probe
-from labtui.core.prompts import load_prompt
-from labtui.core.reviewer import ReviewPanel, reviewer_facts
+from labtui.core.review.calibration_store import save_probe
+from labtui.core.review.fabricate import fabricate
+from labtui.core.review.probe import ProbeResult, probe_text, run_probe
+from labtui.core.review.reviewer import ReviewPanel, reviewer_facts
+from labtui.core.settings.prompts import load_prompt
 
 from .cli import EXIT_OK
 from .review_session import progress, review_settings, reviewer_llm, who_reviews

@@ -14,9 +14,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from labtui.core import engine_files
 from labtui.core.checkpoints import CheckpointPort, CheckpointRequest
-from labtui.core.engine_wire import (
+from labtui.core.engine import files as engine_files
+from labtui.core.engine.wire import (
     ENGINE_KINDS,
     PROTOCOL,
     LineReader,
@@ -81,7 +81,7 @@ class EngineConnection:
         line = self._reader.read_line()
         if line is None:
             return None
-        from labtui.core.engine_wire import decode
+        from labtui.core.engine.wire import decode
 
         return decode(line, ENGINE_KINDS)
 
@@ -131,7 +131,7 @@ class RemoteSession:
 
     @property
     def commit_log(self):  # the project's git history, read here: same machine, same files
-        from labtui.core.commits import CommitLog
+        from labtui.core.workspace.history import CommitLog
 
         return CommitLog(self.project_root)
 

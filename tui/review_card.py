@@ -4,7 +4,7 @@ then the meta-review's summary, strengths, weaknesses and questions.
 
 The card reads the checkpoint's ``details`` (the content of review.json) once into a
 ``ReviewDetails`` and renders that; missing parts are left out, never guessed. The reviewer's
-calibration (``core.calibration_store``) is looked up once, when the card is built, for the
+calibration (``core.review.calibration_store``) is looked up once, when the card is built, for the
 reviewer that review.json names.
 """
 
@@ -19,8 +19,8 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Static
 
-from labtui.core.calibration_store import find_calibration, trust_line
-from labtui.core.review_form import SCORE_RANGES
+from labtui.core.review.calibration_store import find_calibration, trust_line
+from labtui.core.review.form import SCORE_RANGES
 
 from .review_view import trust_spans
 
@@ -108,7 +108,7 @@ class ReviewDetails:
 
 
 def facts_line(facts: Any) -> str:
-    """The review record's fact sheet (core/review_facts.py) in one line, '' without one."""
+    """The review record's fact sheet (core/review/facts.py) in one line, '' without one."""
     if not isinstance(facts, Mapping):
         return ""
     said = [f"{facts.get('pages')} pages" if facts.get("pages") else "",

@@ -103,11 +103,11 @@ def cmd_review(
     """Review one PDF and print the review (rich, or JSON) with this reviewer's calibration;
     nothing is written anywhere. ``overrides``: [review] settings given on the command line
     (None: the default)."""
-    from labtui.core.calibration_store import find_calibration, trust_line
-    from labtui.core.pdf import page_count
-    from labtui.core.prompts import load_prompt
-    from labtui.core.review_facts import capped_panel, text_facts
-    from labtui.core.reviewer import read_paper, review_panel, reviewer_facts
+    from labtui.core.pdf.document import page_count
+    from labtui.core.review.calibration_store import find_calibration, trust_line
+    from labtui.core.review.facts import capped_panel, text_facts
+    from labtui.core.review.reviewer import read_paper, review_panel, reviewer_facts
+    from labtui.core.settings.prompts import load_prompt
 
     from .review_session import progress, review_settings, reviewer_llm, who_reviews
 
@@ -139,7 +139,7 @@ def cmd_review(
 
 def cmd_outline(pdf: Path, *, as_json: bool) -> int:
     """The outline the reviewer reads: title, headings with their level and page."""
-    from labtui.core.paper_outline import outline_of, outline_text
+    from labtui.core.pdf.outline import outline_of, outline_text
 
     outline = outline_of(pdf)
     if as_json:

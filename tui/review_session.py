@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from labtui.core.config import config_from_dict
-from labtui.core.config_sections import ReviewSection
 from labtui.core.events import Notice, Refused
-from labtui.core.profiles import apply_profile, profile_notice
-from labtui.core.reviewer import standalone_llm
+from labtui.core.review.reviewer import standalone_llm
+from labtui.core.settings.config import config_from_dict
+from labtui.core.settings.profiles import apply_profile, profile_notice
+from labtui.core.settings.sections import ReviewSection
 
 
 def review_settings(overrides: dict | None) -> ReviewSection:

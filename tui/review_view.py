@@ -10,9 +10,9 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from labtui.core.calibration_store import CALIBRATE_HINT, UNCALIBRATED
-from labtui.core.review_form import SCORE_RANGES
-from labtui.core.reviewer import ReviewPanel
+from labtui.core.review.calibration_store import CALIBRATE_HINT, UNCALIBRATED
+from labtui.core.review.form import SCORE_RANGES
+from labtui.core.review.reviewer import ReviewPanel
 
 # The probe's failure as ``calibration_store.trust_line`` appends it.
 FLAGGED = " · FLAGGED"

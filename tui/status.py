@@ -16,15 +16,9 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Static
 
-from labtui.core.events import (
-    CostUpdate,
-    Event,
-    RunStarted,
-    StageFinished,
-    StageStarted,
-)
+from labtui.core.events import CostUpdate, Event, RunStarted, StageFinished, StageStarted
+from labtui.core.llm.streaming import speed_words
 from labtui.core.stage_list import STAGES
-from labtui.core.streaming import speed_words
 
 Clock = Callable[[], float]
 

@@ -1,14 +1,14 @@
-"""Compile: the paper compiled (``core.paper_compile``: code checks, chktex, latexmk, fix rounds);
+"""Compile: the paper compiled (``core.writeup.compile_rounds``: code checks, chktex, latexmk, fix rounds);
 the checkpoint shows its pages and what is still wrong.
 """
 
 from __future__ import annotations
 
-from ..artifacts import PDF
-from ..paper_compile import compile_paper
-from ..section_repair import rewrite_failing_sections
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
+from ..workspace.artifacts import PDF
+from ..writeup.compile_rounds import compile_paper
+from ..writeup.section_repair import rewrite_failing_sections
 
 
 def run(ctx: StageContext) -> StageOutput:

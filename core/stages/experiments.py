@@ -13,12 +13,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..artifacts import NOTES, PlannedRun, load_plan, planned_idea
-from ..baseline import ensure_baseline
-from ..coder import aider_prompt_texts
-from ..effect_text import effects_markdown
+from ..coding.coder import aider_prompt_texts
 from ..errors import Aborted, StageFailed
-from ..experiment_runs import (
+from ..provenance.run_analysis import RunReview, review_run
+from ..runs.effect_text import effects_markdown
+from ..stage_context import StageContext, StageOutput
+from ..stage_protocol import DeclaredStage
+from ..steps.attempts import (
     Attempted,
     HandEdit,
     abandon_run,
@@ -27,14 +28,8 @@ from ..experiment_runs import (
     failed_run_body,
     run_in_project,
 )
-from ..notebook import (
-    append_analysis,
-    append_run,
-    code_change,
-    own_words,
-    start_notebook,
-)
-from ..parallel import (
+from ..steps.baseline import ensure_baseline
+from ..steps.lanes import (
     IdeaRuns,
     LaneOutcome,
     comparison_markdown,
@@ -45,11 +40,10 @@ from ..parallel import (
     outcome,
     run_alongside,
 )
-from ..planning import chosen_idea, propose_plan
-from ..project import CommitInfo
-from ..run_analysis import RunReview, review_run
-from ..stage_context import StageContext, StageOutput
-from ..stage_protocol import DeclaredStage
+from ..steps.planning import chosen_idea, propose_plan
+from ..workspace.artifacts import NOTES, PlannedRun, load_plan, planned_idea
+from ..workspace.notebook import append_analysis, append_run, code_change, own_words, start_notebook
+from ..workspace.project import CommitInfo
 
 
 def _next_run_number(root: Path) -> int:
@@ -110,11 +104,11 @@ def run(ctx: StageContext) -> StageOutput:
 
 
 def _search(ctx: StageContext, idea: Any, baseline: dict[str, Any]) -> StageOutput:
-    """A hill-climb or a tree search instead of the plan's runs (core/climb.py,
-    core/tree_search.py): it ends with its best code merged into the project."""
-    from ..climb import run_climb
-    from ..runner import read_final_info
-    from ..tree_search import run_tree
+    """A hill-climb or a tree search instead of the plan's runs (core/search/climb.py,
+    core/search/tree.py): it ends with its best code merged into the project."""
+    from ..runs.runner import read_final_info
+    from ..search.climb import run_climb
+    from ..search.tree import run_tree
 
     strategy = ctx.config.experiment.strategy
     if ctx.config.experiment.parallel > 1:
@@ -283,7 +277,7 @@ def _open_lanes(
 ) -> dict[str, tuple[StageContext, Any, IdeaRuns]]:
     """A worktree and a context for each idea to run beside ``chosen`` (none without
     ``[experiment] parallel`` above 1)."""
-    from ..ideas import load_archive
+    from ..workspace.ideas import load_archive
 
     wanted = max(1, ctx.config.experiment.parallel) - 1
     if not wanted:
@@ -348,8 +342,8 @@ def _parallel_body(
 
 
 def run_effects(root: Path, run_id: str) -> list[Any]:
-    """The run's effects against the baseline, computed (core.effects)."""
-    from ..effects import effects_of_runs, metric_directions
+    """The run's effects against the baseline, computed (core.runs.effects)."""
+    from ..runs.effects import effects_of_runs, metric_directions
 
     return effects_of_runs(root / run_id, root / "run_0", metric_directions(root))
 

@@ -16,11 +16,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..answer_validation import validate
-from ..artifacts import IDEAS
+from ..answers.schemas import IdeaProposals, IdeaReflection, example_strings
+from ..answers.validation import validate
 from ..errors import StageFailed, UnusableAnswer
-from ..experiment_spec import code_text, research_brief, seed_ideas
-from ..ideas import (
+from ..settings.contract import code_text, research_brief, seed_ideas
+from ..stage_context import StageContext, StageOutput
+from ..stage_protocol import DeclaredStage
+from ..workspace.artifacts import IDEAS
+from ..workspace.ideas import (
     Idea,
     idea_of,
     ideas_table,
@@ -32,9 +35,6 @@ from ..ideas import (
     save_archive,
     similarity,
 )
-from ..records import IdeaProposals, IdeaReflection, example_strings
-from ..stage_context import StageContext, StageOutput
-from ..stage_protocol import DeclaredStage
 
 
 @dataclass
@@ -146,7 +146,7 @@ def _propose(
     count = ctx.config.ideas.count
     panel = ctx.config.ideas.panel
     if panel:
-        from ..persona_panel import run_panel
+        from ..steps.persona_panel import run_panel
 
         result = run_panel(
             ctx,

@@ -18,22 +18,8 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
-from ..answer_checks import check_text
-from ..answer_validation import validate
-from ..artifacts import (
-    LITERATURE,
-    LiteraturePaper,
-    LiteratureReview,
-    literature_digest,
-    load_literature,
-    save_literature,
-)
-from ..errors import UnusableAnswer
-from ..experiment_spec import research_brief
-from ..http_service import LiteratureUnavailable
-from ..paper_record import base_id
-from ..papers import Found, search_all
-from ..records import (
+from ..answers.checks import check_text
+from ..answers.schemas import (
     DONE_ABOUT,
     DONE_SUMMARY_WORDS,
     PAPER_ABOUT,
@@ -42,8 +28,22 @@ from ..records import (
     SEARCH_ABOUT,
     LiteratureStep,
 )
+from ..answers.validation import validate
+from ..errors import UnusableAnswer
+from ..literature.combined import Found, search_all
+from ..literature.http_service import LiteratureUnavailable
+from ..literature.record import base_id
+from ..settings.contract import research_brief
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
+from ..workspace.artifacts import (
+    LITERATURE,
+    LiteraturePaper,
+    LiteratureReview,
+    literature_digest,
+    load_literature,
+    save_literature,
+)
 
 ACTIONS = ("search", "read", "add", "done")
 
@@ -87,7 +87,7 @@ class ReadingList:
 
 def parse_action(data: Any, review: ReadingList, *, final: bool) -> Action:
     """One step of the agent, checked against what it has seen; ValueError says what to fix.
-    The shape is ``core.records.LiteratureStep``, whose schema gives each action its fields;
+    The shape is ``core.answers.schemas.LiteratureStep``, whose schema gives each action its fields;
     they are checked here, with the papers shown, in the variants' words."""
     step = validate(LiteratureStep, data)
     kind = step.action

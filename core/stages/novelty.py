@@ -1,7 +1,7 @@
 """Novelty: the LLM searches arXiv for each top idea and decides novel / not novel / unsure, with
 the closest papers and their overlap as evidence. The first novel idea is chosen.
 
-A verdict needs evidence, so the rules are in each turn's record (``core.records.novelty_step``):
+A verdict needs evidence, so the rules are in each turn's record (``core.answers.schemas.novelty_step``):
 the first turn is a search, a verdict names papers from the results the model was shown (their
 ids are the schema's only choices), the last turn decides. Where no verdict has evidence behind
 it (arXiv unreachable, no search returned a paper, no usable answer) the idea is recorded as
@@ -17,15 +17,15 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..answer_validation import validate
-from ..artifacts import IDEAS
+from ..answers.schemas import NOVELTY_DECISIONS, VERDICTS, example_strings, novelty_step
+from ..answers.validation import validate
 from ..errors import StageFailed, UnusableAnswer
-from ..http_service import LiteratureUnavailable
-from ..ideas import Idea, load_archive, save_archive
-from ..paper_record import base_id, format_papers
-from ..records import NOVELTY_DECISIONS, VERDICTS, example_strings, novelty_step
+from ..literature.http_service import LiteratureUnavailable
+from ..literature.record import base_id, format_papers
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
+from ..workspace.artifacts import IDEAS
+from ..workspace.ideas import Idea, load_archive, save_archive
 
 DECISIONS = NOVELTY_DECISIONS
 UNCHECKED = "unchecked"

@@ -1,20 +1,20 @@
 """Plan: before any code changes, the LLM proposes the runs (what each changes, what it measures),
 bounded by [limits] max_runs. The plan is ``plan.json``, committed; the researcher approves or
 edits it at the checkpoint, and the experiments stage follows the file. A project started from
-a topic alone first gets its code, written for the chosen idea (core/scaffold.py), and the
+a topic alone first gets its code, written for the chosen idea (core/steps/scaffold.py), and the
 checkpoint shows what was written.
 """
 
 from __future__ import annotations
 
-from ..artifacts import PLAN, PlannedRun, load_plan, plan_record
-from ..baseline import ensure_baseline
-from ..config import Config
 from ..errors import StageFailed, UnusableAnswer
-from ..planning import chosen_idea, plan_markdown, propose_plan
-from ..scaffold import Written, scaffold, written_markdown
+from ..settings.config import Config
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
+from ..steps.baseline import ensure_baseline
+from ..steps.planning import chosen_idea, plan_markdown, propose_plan
+from ..steps.scaffold import Written, scaffold, written_markdown
+from ..workspace.artifacts import PLAN, PlannedRun, load_plan, plan_record
 
 
 def run(ctx: StageContext) -> StageOutput:

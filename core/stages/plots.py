@@ -8,13 +8,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..answer_validation import validate
-from ..artifacts import FIGURES
-from ..edit_guard import EditPolicy
-from ..experiment_spec import code_text
-from ..records import FigureDescriptions
+from ..answers.schemas import FigureDescriptions
+from ..answers.validation import validate
+from ..coding.edit_guard import EditPolicy
+from ..settings.contract import code_text
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
+from ..workspace.artifacts import FIGURES
 
 
 def _existing_figures(root: Path) -> list[str]:
@@ -22,7 +22,7 @@ def _existing_figures(root: Path) -> list[str]:
 
 
 def run(ctx: StageContext) -> StageOutput:
-    from ..plot_run import plot_settings, run_plot
+    from ..runs.plot_run import plot_settings, run_plot
 
     runs = ctx.result_of("experiments").get("runs", [])
     start = ctx.project.head()  # the last plot.py and figures that worked (or the template's)

@@ -1,5 +1,5 @@
 """Review: the compiled paper reviewed by ``[review] ensemble`` reviewers and an Area Chair
-(``core.reviewer``) into ``review.json``; the mean Overall goes back into the idea archive.
+(``core.review.reviewer``) into ``review.json``; the mean Overall goes back into the idea archive.
 
 An improvement round (``[review] improvements`` of them before the checkpoint, and one more per
 `improve` at it) sends the meta-review to aider with the writer's model, traces the revised
@@ -13,7 +13,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..artifacts import (
+from ..checkpoints import IMPROVE
+from ..coding.edit_guard import PAPER_ONLY
+from ..errors import StageFailed
+from ..pdf.document import page_count
+from ..provenance.checks import text_contradiction
+from ..review.facts import FactSheet, Reviewed, capped_panel, project_facts
+from ..review.form import SCORE_RANGES, PaperReview
+from ..review.reviewer import panel_markdown, read_paper, review_panel, reviewer_facts
+from ..stage_context import StageContext, StageOutput
+from ..stage_protocol import DeclaredStage
+from ..workspace.artifacts import (
     IDEAS,
     NOTES,
     PAPER_REVIEW,
@@ -22,20 +32,10 @@ from ..artifacts import (
     earlier_improvements,
     save_paper_review,
 )
-from ..checkpoints import IMPROVE
-from ..claim_checks import text_contradiction
-from ..edit_guard import PAPER_ONLY
-from ..errors import StageFailed
-from ..ideas import load_archive, save_archive
-from ..number_trace import trace_numbers
-from ..paper_compile import compile_paper
-from ..paper_completeness import project_gaps
-from ..pdf import page_count
-from ..review_facts import FactSheet, Reviewed, capped_panel, project_facts
-from ..review_form import SCORE_RANGES, PaperReview
-from ..reviewer import panel_markdown, read_paper, review_panel, reviewer_facts
-from ..stage_context import StageContext, StageOutput
-from ..stage_protocol import DeclaredStage
+from ..workspace.ideas import load_archive, save_archive
+from ..writeup.compile_rounds import compile_paper
+from ..writeup.completeness import project_gaps
+from ..writeup.number_trace import trace_numbers
 
 
 def run(ctx: StageContext) -> StageOutput:
@@ -54,7 +54,7 @@ def improve(ctx: StageContext, output: StageOutput, note: str) -> StageOutput:
 
 def _review(ctx: StageContext) -> Reviewed:
     """The panel's review of the compiled paper, given the facts code established about it
-    first (core/review_facts.py), its scores capped where the facts bound them."""
+    first (core/review/facts.py), its scores capped where the facts bound them."""
     root = ctx.project.root
     if _compiled_before_the_last_edit(ctx):
         ctx.say(

@@ -39,7 +39,7 @@ sys.path.insert(0, str(TESTS))
 
 from tui_bench import Row, json_line, machine, print_machine, print_table, tui_rows  # noqa: E402
 
-from labtui.core.templates import copy_template  # noqa: E402
+from labtui.core.settings.templates import copy_template  # noqa: E402
 
 
 def timed(argv: list[str], **kwargs) -> float:
@@ -129,8 +129,8 @@ def pipeline_rows(*, reviewers: bool) -> list[Row]:
     from support.research_script import MoonsResearch
     from support.scripted_llm import ScriptedLLMServer
 
-    from labtui.core.config import load_config, save_config
-    from labtui.core.config_sections import ReviewSection
+    from labtui.core.settings.config import load_config, save_config
+    from labtui.core.settings.sections import ReviewSection
     from labtui.core.stage_list import STAGES
 
     os.environ["LABTUI_API_KEY"] = TEST_API_KEY
@@ -187,7 +187,7 @@ LONG_PAPER_SECTIONS = 12
 
 def long_paper(folder: Path) -> Path:
     """An article of about 20 pages, compiled here: sections, subsections, a table per section."""
-    from labtui.core.latex import compile_latex
+    from labtui.core.latex.compile import compile_latex
 
     words = "regularisation width noise seeds baseline accuracy network training loss".split()
     paragraph = " ".join(words[(i * 7) % len(words)] for i in range(160)) + "."
@@ -224,9 +224,9 @@ def ensemble_rows() -> list[Row]:
     from support.research_script import scripted_reviewer
     from support.scripted_llm import Fault, ScriptedLLMServer
 
-    from labtui.core.config_sections import ReviewSection
-    from labtui.core.prompts import load_prompt
-    from labtui.core.reviewer import review_panel, standalone_llm
+    from labtui.core.review.reviewer import review_panel, standalone_llm
+    from labtui.core.settings.prompts import load_prompt
+    from labtui.core.settings.sections import ReviewSection
 
     os.environ["LABTUI_API_KEY"] = TEST_API_KEY
     with ScriptedLLMServer() as llm:
@@ -251,8 +251,8 @@ def ensemble_rows() -> list[Row]:
 
 
 def paper_reading_rows(repeat: int) -> list[Row]:
-    from labtui.core.paper_text import paper_markdown
-    from labtui.core.pdf import page_count, pdf_text
+    from labtui.core.pdf.document import page_count, pdf_text
+    from labtui.core.pdf.markdown import paper_markdown
 
     with tempfile.TemporaryDirectory() as tmp:
         pdf = long_paper(Path(tmp))
@@ -285,7 +285,7 @@ def template_rows() -> list[Row]:
     fresh copy; the default (GPU-sized) runs are minutes to hours and are not timed here."""
     import tempfile
 
-    from labtui.core.templates import list_templates
+    from labtui.core.settings.templates import list_templates
 
     templates = TESTS.parent / "templates"
     rows = []

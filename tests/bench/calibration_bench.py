@@ -359,7 +359,7 @@ def paper_of(exchange: dict[str, Any], heads: dict[str, str]) -> str:
 
 
 def paper_heads(folder: Path) -> dict[str, str]:
-    from labtui.core.review_benchmark import load_benchmark
+    from labtui.core.review.benchmark import load_benchmark
 
     return {p.paper_id: p.text().strip()[:300] for p in load_benchmark(folder).papers}
 
@@ -371,8 +371,8 @@ def which_paper(exchange: dict[str, Any], changed: list[str]) -> str:
 
 
 def changed_lines(paper: Path) -> list[str]:
-    from labtui.core.fabrication import fabricate
-    from labtui.core.fabrication_probe import probe_text
+    from labtui.core.review.fabricate import fabricate
+    from labtui.core.review.probe import probe_text
 
     text = probe_text(paper)
     altered = fabricate(text, str(paper)).text.splitlines()

@@ -5,7 +5,7 @@
 Runs the lean scripted moons project of tests/support/fault_run.py headless to its end and prints
 the wall time of each stage and of the engine's start. With --record it writes the run's journal
 profile ([stage, event type] per line) to tests/recorded/fault_reference.json, from which
-tests/test_faults.py draws its kill points at collection time (re-record when the pipeline's
+tests/pipeline/test_faults.py draws its kill points at collection time (re-record when the pipeline's
 events change: the points are located by stage, so a stale record still kills in the same stage
 at the same relative place). With --kills N it also kills and resumes the first N of the
 suite's kill points, one after the other, and prints each one's wall time. Numbers only.

@@ -16,10 +16,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from labtui.core.config_sections import SandboxSection
 from labtui.core.events import Event, GpuSample
-from labtui.core.job_follow import JobFollower
-from labtui.core.slurm_node import NodeRun, run_on_node
+from labtui.core.settings.sections import SandboxSection
+from labtui.core.slurm.follow import JobFollower
+from labtui.core.slurm.node import NodeRun, run_on_node
 
 TRAINING = """\
 import json, os, pathlib, time, torch

@@ -18,12 +18,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from labtui.core.config_sections import SandboxSection
 from labtui.core.events import Event, GpuSample, Notice
-from labtui.core.experiment_spec import RunTerms
-from labtui.core.gpu import detect
-from labtui.core.runner import run_experiment
-from labtui.core.templates import builtin_templates_dir, copy_template
+from labtui.core.machine.gpu import detect
+from labtui.core.runs.runner import run_experiment
+from labtui.core.settings.contract import RunTerms
+from labtui.core.settings.sections import SandboxSection
+from labtui.core.settings.templates import builtin_templates_dir, copy_template
 
 
 def main() -> None:

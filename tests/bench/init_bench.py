@@ -14,7 +14,7 @@ With --url: `labtui init --yes --model M` on the test repository through the rec
 real_model.py, so every exchange with the model is kept (`--record FOLDER` copies them for a
 replay test); it prints what the model proposed, what labtui refused of it and why, and the wall
 time. With --url and --topic: a project from a topic alone (`labtui new DIR --idea`), and the
-code written for one fixed idea (core/scaffold.py: prepare.py, experiment.py, the paper's
+code written for one fixed idea (core/steps/scaffold.py: prepare.py, experiment.py, the paper's
 skeleton, plot.py) by the model, each file run; it prints what came of each file. Numbers only:
 nothing here asserts a goal.
 """
@@ -41,7 +41,7 @@ from support.research_repo import make_repository  # noqa: E402
 
 
 def time_survey(root: Path, repeat: int) -> dict[str, object]:
-    from labtui.core.repo_scan import propose_setup, survey
+    from labtui.core.onboarding.repo_scan import propose_setup, survey
 
     times, found, draft = [], None, None
     for _ in range(repeat):
@@ -119,9 +119,9 @@ def scaffold_with_model(args: argparse.Namespace, work: Path) -> dict[str, objec
     from types import SimpleNamespace
 
     from labtui.core.errors import LabtuiError
-    from labtui.core.pipeline import Session
-    from labtui.core.project import Project
-    from labtui.core.scaffold import scaffold
+    from labtui.core.pipeline.session import Session
+    from labtui.core.steps.scaffold import scaffold
+    from labtui.core.workspace.project import Project
 
     folder = work / "exchanges"
     folder.mkdir()

@@ -28,9 +28,9 @@ sys.path.insert(0, str(TESTS))
 from support.paper_styles import all_styles  # noqa: E402
 from tui_bench import Row, print_report, slug  # noqa: E402
 
-from labtui.core.paper_outline import outline_of  # noqa: E402
-from labtui.core.paper_text import paper_markdown  # noqa: E402
-from labtui.core.pdf import page_count  # noqa: E402
+from labtui.core.pdf.document import page_count  # noqa: E402
+from labtui.core.pdf.markdown import paper_markdown  # noqa: E402
+from labtui.core.pdf.outline import outline_of  # noqa: E402
 
 GOAL_S_PER_10_PAGES = 0.5
 

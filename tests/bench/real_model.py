@@ -389,7 +389,7 @@ def labtui() -> str:
 def apply_settings(root: Path, settings: list[str], arxiv_url: str) -> None:
     """Write ``section.key=value`` settings (and the arXiv address) into labtui.toml, typed as
     the field's default is."""
-    from labtui.core.config import load_config, save_config
+    from labtui.core.settings.config import load_config, save_config
 
     config = load_config(root)
     if arxiv_url:

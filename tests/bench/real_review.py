@@ -7,7 +7,7 @@ Runs `labtui review PDF --json` with the model behind the recording proxy of rea
 every exchange lands in DIR/exchanges.jsonl (make_fixtures.py turns it into test fixtures), the
 review in DIR/review.json, and prints what a reader checks: the scores against their scales, the
 decision, how many times an answer was refused and re-asked, and what each strength and weakness
-named of the paper (core/review_grounding.py). Numbers only: nothing here asserts a goal.
+named of the paper (core/review/grounding.py). Numbers only: nothing here asserts a goal.
 """
 
 from __future__ import annotations

@@ -25,8 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from labtui.core.answer_validation import validate
-from labtui.core.records import (
+from labtui.core.answers.schemas import (
     NOVELTY_DECISIONS,
     RECORDS,
     ReviewForm,
@@ -34,6 +33,7 @@ from labtui.core.records import (
     novelty_step,
     plan_answer,
 )
+from labtui.core.answers.validation import validate
 
 
 @dataclass(frozen=True)

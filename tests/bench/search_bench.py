@@ -39,12 +39,12 @@ from support.scripted_llm import ScriptedLLMServer  # noqa: E402
 from support.search_script import ScriptedSearcher, constant_change  # noqa: E402
 from tui_bench import Row, print_report  # noqa: E402
 
-from labtui.core.baseline import run_baseline  # noqa: E402
 from labtui.core.events import SearchStarted, SearchStep, StageFinished  # noqa: E402
-from labtui.core.pipeline import Session  # noqa: E402
-from labtui.core.project import Project  # noqa: E402
-from labtui.core.search_ledger import SearchLedger  # noqa: E402
+from labtui.core.pipeline.session import Session  # noqa: E402
+from labtui.core.search.ledger import SearchLedger  # noqa: E402
 from labtui.core.stages import experiments as experiments_stage  # noqa: E402
+from labtui.core.steps.baseline import run_baseline  # noqa: E402
+from labtui.core.workspace.project import Project  # noqa: E402
 
 RUN_BUDGET_S = 120.0  # the budget the goal is stated for: two minutes a run
 IDEA = {

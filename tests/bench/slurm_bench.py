@@ -32,9 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from support.slurm_cluster import cluster_unavailable_reason, shared_cluster
 
-from labtui.core.config_sections import ClusterSection
 from labtui.core.events import JobState, RunStarted
-from labtui.core.runner import run_experiment
+from labtui.core.runs.runner import run_experiment
+from labtui.core.settings.sections import ClusterSection
 
 EXPERIMENT = """\
 import json, os, pathlib, time

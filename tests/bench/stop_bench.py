@@ -33,8 +33,8 @@ sys.path.insert(0, str(TESTS))
 from tui_bench import Row, print_report  # noqa: E402
 
 from labtui.core.events import Event, LogLine  # noqa: E402
-from labtui.core.latex import compile_latex  # noqa: E402
-from labtui.core.processes import run_process, tool_available  # noqa: E402
+from labtui.core.latex.compile import compile_latex  # noqa: E402
+from labtui.core.machine.processes import run_process, tool_available  # noqa: E402
 
 STOPPED_ONCE_UP = """\
 import subprocess, time

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from tui_bench import Row, json_line, machine, print_machine, print_table  # noqa: E402
 
-from labtui.core.templates import copy_template  # noqa: E402
+from labtui.core.settings.templates import copy_template  # noqa: E402
 
 PROGRESS = re.compile(r"\b(?:step|iter|epoch)\s+(\d+)/(\d+)")
 DEVICE = re.compile(r"\bdevice[ =](\w+)")
@@ -186,7 +186,7 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", default=None, help="template names")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from labtui.core.templates import list_templates
+    from labtui.core.settings.templates import list_templates
 
     load = os.getloadavg()[0]
     rows = default_rows(args.only or list_templates(), args.budget)

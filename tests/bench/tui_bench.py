@@ -18,7 +18,7 @@ What is measured, and how (the numbers are only as honest as these methods):
   exits at its first written frame (which also lists the heavy modules already loaded by then);
   and ``-X importtime`` of the imports ``labtui`` makes, charged to the labtui module that
   imports each one first (a module that textual would import anyway shows up as labtui's too).
-- streaming: a child prints N lines as fast as it can. (a) ``core.processes.run_process`` with a
+- streaming: a child prints N lines as fast as it can. (a) ``core.machine.processes.run_process`` with a
   no-op emit; (b) the same call from a bench Session's ``run`` inside ``LabtuiApp.run_test``
   (headless: Textual composes every frame but writes nothing to a terminal), and the time until
   the first frame composed after the app recorded the outcome (it drains its inbox first, so that
@@ -181,13 +181,13 @@ def clean_env(home: Path) -> dict[str, str]:
 
 def make_project(parent: Path, name: str) -> Path:
     """A real project from the bundled moons template (no baseline run: not needed to paint)."""
-    from labtui.core.project import Project
+    from labtui.core.workspace.project import Project
 
     return Project.create(parent / name, "moons").root
 
 
 def point_model_at(root: Path, api_base: str) -> None:
-    from labtui.core.config import load_config, save_config
+    from labtui.core.settings.config import load_config, save_config
 
     config = load_config(root)
     config.models.default = "openai/bench-never-answers"
@@ -364,8 +364,8 @@ def mark(name):
 HEAVY = ("litellm", "aider", "git", "openai", "httpx", "pygments", "markdown_it")
 from labtui.tui import cli
 mark("import labtui.tui.cli")
-import labtui.core.pipeline as pipeline
-mark("import labtui.core.pipeline")
+import labtui.core.pipeline.session as pipeline
+mark("import labtui.core.pipeline.session")
 open_session = pipeline.Session.open.__func__
 def timed_open(cls, directory):
     session = open_session(cls, directory)
@@ -436,7 +436,9 @@ def phases_rows(repeat: int, tmp: Path) -> list[Row]:
 
 
 # The imports `labtui` (no command) makes before its first frame, in the order cmd_run makes them.
-STARTUP_IMPORTS = "import labtui.tui.cli; import labtui.core.pipeline; import labtui.tui.app"
+STARTUP_IMPORTS = (
+    "import labtui.tui.cli; import labtui.core.pipeline.session; import labtui.tui.app"
+)
 
 
 def import_costs(repeat: int) -> dict[str, tuple[float, str]]:
@@ -517,7 +519,7 @@ def bare_child(lines: int, journal: bool = False) -> dict[str, Any]:
     """(a) run_process with an emit that only counts, no app; with ``journal``, the emit is
     what a real Session subscribes first: ``Journal.append`` (one JSON line per event)."""
     from labtui.core.journal import Journal
-    from labtui.core.processes import run_process
+    from labtui.core.machine.processes import run_process
 
     count = 0
 
@@ -551,7 +553,7 @@ def bare_child(lines: int, journal: bool = False) -> dict[str, Any]:
 class BenchSession:
     """Duck-typed like the app's Session protocol: one run of the chatty child, nothing else.
 
-    With ``journal``, a ``Journal`` is the bus's first subscriber, as in ``core.pipeline.Session``.
+    With ``journal``, a ``Journal`` is the bus's first subscriber, as in ``core.pipeline.session.Session``.
     """
 
     project_name = "bench"
@@ -592,7 +594,7 @@ class BenchSession:
 
     def run(self, port: Any) -> str:
         from labtui.core.events import StageStarted
-        from labtui.core.processes import run_process
+        from labtui.core.machine.processes import run_process
 
         self.started_at = time.monotonic()
         self.started.set()

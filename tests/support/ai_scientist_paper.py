@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from labtui.core.paper_outline import Heading, Outline
+from labtui.core.pdf.outline import Heading, Outline
 
 STYLE_FOLDER = Path(__file__).resolve().parent / "iclr2024"
 STYLE_FILES = tuple(

@@ -2,7 +2,7 @@
 
 It answers ``GET /api/query?search_query=...&start=..&max_results=..`` on 127.0.0.1 with the
 hand-recorded Atom feeds in ``tests/recorded/`` (see the README there), chosen by a keyword in
-the query, so the real ``arxiv`` client and ``core.literature`` run end to end without network.
+the query, so the real ``arxiv`` client and ``core.literature.arxiv`` run end to end without network.
 The feeds' PDF links (``http(s)://arxiv.org/pdf/<id>``) are rewritten to point at this server,
 whose ``GET /pdf/<id>`` serves a small real PDF rendered at start from
 ``tests/recorded/arxiv_paper.txt`` (or what ``pdfs`` maps the id to), so product code needs no

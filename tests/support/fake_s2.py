@@ -2,7 +2,7 @@
 
 It answers ``GET /graph/v1/paper/search?query=..&limit=..&fields=..`` on 127.0.0.1 with the
 hand-made JSON in ``tests/recorded/`` (see the README there), chosen by a keyword in the query,
-so ``core.semantic_scholar`` runs end to end without network. Like the real API it returns only
+so ``core.literature.semantic_scholar`` runs end to end without network. Like the real API it returns only
 the requested fields (and paperId), refuses unknown fields (400), and pages by offset/limit.
 It checks the ``x-api-key`` header (403 without the right key), can inject faults
 (``fail_next``) and records every request (``hits``: the query; ``params``; ``keys``: the x-api-key header).

@@ -33,8 +33,8 @@ from typing import Any
 
 from conftest import TEST_API_KEY, labtui_bin, processes_in, run_labtui, wire_project
 
-from labtui.core.config import load_config, save_config
-from labtui.core.pdf import pdf_text
+from labtui.core.pdf.document import pdf_text
+from labtui.core.settings.config import load_config, save_config
 from support import scripted_llm
 from support.research_script import MoonsResearch, last_user_text, whole_file_edit
 from support.waiting import wait_until

@@ -78,7 +78,7 @@ def paper(bodies: dict[str, str]) -> str:
 def filled(tex: str, bodies: dict[str, str]) -> str:
     """``tex`` (the moons template's paper, as a project has it) with each placeholder replaced
     by its body, and the template's example figure taken out."""
-    from labtui.core.section_text import without_example_figure
+    from labtui.core.writeup.section_text import without_example_figure
 
     text = without_example_figure(tex)
     for placeholder, body in bodies.items():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from labtui.core.latex import tool_available
+from labtui.core.latex.compile import tool_available
 
 requires_tex = pytest.mark.skipif(
     not (tool_available("latexmk") or tool_available("pdflatex")), reason="TeX is not installed"

@@ -35,7 +35,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from labtui.core.latex import compile_latex
+from labtui.core.latex.compile import compile_latex
 from support.ai_scientist_paper import BODY as AI_SCIENTIST_BODY
 from support.ai_scientist_paper import PREAMBLE as AI_SCIENTIST_PREAMBLE
 from support.ai_scientist_paper import STYLE_FILES as ICLR2024_FILES

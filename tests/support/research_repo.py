@@ -171,7 +171,7 @@ REPO_IDEA = {
 
 
 # Written by hand: every point names what the repository's paper has (the learning rate,
-# gradient descent, logistic regression), as a grounded review must (core/review_grounding.py).
+# gradient descent, logistic regression), as a grounded review must (core/review/grounding.py).
 REPO_REVIEW = {
     **REVIEW,
     "Summary": "The paper lowers the learning rate of gradient descent on logistic regression "

@@ -24,7 +24,7 @@ IDEA = {
 }
 
 # Written by hand. Every point names something each test paper has (two moons, the MLP, its
-# width): the reviewer refuses points about nothing in the paper (core/review_grounding.py).
+# width): the reviewer refuses points about nothing in the paper (core/review/grounding.py).
 REVIEW = {
     "Summary": "The paper studies the width of a one-hidden-layer MLP on two moons.",
     "Strengths": ["A clear, reproducible setup on two moons", "Numbers traced to the moons runs"],

@@ -10,7 +10,7 @@ import json
 import re
 from pathlib import Path
 
-from labtui.core.templates import default_paper
+from labtui.core.settings.templates import default_paper
 
 from .research_script import (
     MoonsResearch,

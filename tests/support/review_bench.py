@@ -1,6 +1,6 @@
 """A small synthetic reviewer benchmark, written in both formats ``labtui review --calibrate``
 reads, and a scripted reviewer whose answers are known, so that every measure of a calibration
-can be computed by hand (tests/test_calibration.py).
+can be computed by hand (tests/review/test_calibration.py).
 
 Each paper's text carries a line ``Scripted reviewer scores for <id>: 7`` (or ``4 8``: one
 Overall per ensemble member); TEST-ONLY: the scripted reviewer answers the review form with

@@ -1,7 +1,7 @@
 """Walks a record and its JSON schema side by side: every rule a validator checks must be stated
 by the schema a constrained server decodes with, or listed as one no schema can state.
 
-Each validator of labtui's records carries a ``SchemaRule`` (``core.answer_checks.states``): the
+Each validator of labtui's records carries a ``SchemaRule`` (``core.answers.checks.states``): the
 keywords that state it at its field, and what it checks beyond them, with why. The walk finds
 every validator — a field type's ``BeforeValidator``/``AfterValidator`` at any depth (list
 items, dict values, optional values, nested models, union variants), every ``field_validator``
@@ -18,8 +18,8 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from labtui.core.answer_checks import schema_rule
-from labtui.core.answer_variants import Filled, Is, Variants
+from labtui.core.answers.checks import schema_rule
+from labtui.core.answers.variants import Filled, Is, Variants
 
 Node = dict[str, Any]
 _VALIDATOR_KINDS = ("BeforeValidator", "AfterValidator", "PlainValidator", "WrapValidator")
@@ -126,7 +126,7 @@ def _rule(walk: Walk, check: Any, nodes: list[Node], where: str) -> None:
     if rule is None:
         walk.problems.append(
             f"{where}: validator {name} does not say how the schema states its rule: mark it "
-            "with core.answer_checks.states(<keywords>, unstated=(<rule: why not>,))"
+            "with core.answers.checks.states(<keywords>, unstated=(<rule: why not>,))"
         )
         return
     if not rule.keywords and not rule.unstated:

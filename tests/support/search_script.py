@@ -179,10 +179,10 @@ def toy_session(root: Path, llm_url: str, arxiv_url: str, strategy: str, section
     what it emits from here on."""
     from conftest import wire_project
 
-    from labtui.core.baseline import run_baseline
     from labtui.core.events import StageFinished
-    from labtui.core.pipeline import Session
-    from labtui.core.project import Project
+    from labtui.core.pipeline.session import Session
+    from labtui.core.steps.baseline import run_baseline
+    from labtui.core.workspace.project import Project
 
     project = Project.create(root, "moons")
     (project.root / "experiment.py").write_text(TOY)

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from labtui.core.templates import copy_template
+from labtui.core.settings.templates import copy_template
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 PYTHON = sys.executable
@@ -48,7 +48,7 @@ def leftovers(folder: Path) -> list[str]:
 def assert_shipped_clean(folder: Path, *extra_outputs: str) -> None:
     """The template follows the contract, holds no build or run outputs (nor ``extra_outputs``,
     file names a run writes), and is listed by `labtui templates`."""
-    from labtui.core.templates import list_templates, validate_template
+    from labtui.core.settings.templates import list_templates, validate_template
 
     validate_template(folder)
     found = leftovers(folder) + [p.name for name in extra_outputs for p in folder.rglob(name)]

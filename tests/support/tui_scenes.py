@@ -19,7 +19,6 @@ from typing import Any
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from labtui.core.artifacts import PlannedRun
 from labtui.core.checkpoints import (
     ACTIONS,
     BLOCKED_ACTIONS,
@@ -30,7 +29,6 @@ from labtui.core.checkpoints import (
     Checkpoints,
     Decision,
 )
-from labtui.core.config_sections import ReviewSection
 from labtui.core.errors import Aborted
 from labtui.core.events import (
     AgentChunk,
@@ -53,18 +51,20 @@ from labtui.core.events import (
     StageFinished,
     StageStarted,
 )
-from labtui.core.experiment_runs import Attempted, failed_run_body
-from labtui.core.ideas import Idea, ideas_table
-from labtui.core.notebook import metrics_table
-from labtui.core.pipeline import interrupted_body
-from labtui.core.planning import plan_markdown
-from labtui.core.review_form import SCORE_RANGES, parse_review
-from labtui.core.reviewer import ReviewPanel, panel_markdown, reviewer_facts
-from labtui.core.search import Target, ledger_lines
-from labtui.core.search_ledger import Step, ledger_folder
+from labtui.core.pipeline.session import interrupted_body
+from labtui.core.review.form import SCORE_RANGES, parse_review
+from labtui.core.review.reviewer import ReviewPanel, panel_markdown, reviewer_facts
+from labtui.core.search.ledger import Step, ledger_folder
+from labtui.core.search.shared import Target, ledger_lines
+from labtui.core.settings.sections import ReviewSection
 from labtui.core.stage_list import STAGES
 from labtui.core.stages.experiments import _diff_block
 from labtui.core.stages.novelty import _evidence_markdown
+from labtui.core.steps.attempts import Attempted, failed_run_body
+from labtui.core.steps.planning import plan_markdown
+from labtui.core.workspace.artifacts import PlannedRun
+from labtui.core.workspace.ideas import Idea, ideas_table
+from labtui.core.workspace.notebook import metrics_table
 from labtui.tui.app import LabtuiApp
 from support.pilot import settle
 
@@ -149,7 +149,7 @@ def cost(stage: str, tokens_in: int, tokens_out: int, total: float) -> Event:
 def epoch_lines(run_id: str, epochs: Sequence[int]) -> list[Event]:
     """What the moons template prints while it trains, and the metrics the engine reads from
     it (as the runner emits them: each read's MetricsReported after its LogLine)."""
-    from labtui.core.metrics import metrics_reported
+    from labtui.core.machine.metric_lines import metrics_reported
 
     events: list[Event] = []
     for epoch in epochs:
@@ -1049,7 +1049,7 @@ def ideas_project() -> Path:
     """A project folder holding only the scenes' ideas.json (for the idea picker)."""
     import tempfile
 
-    from labtui.core.ideas import save_archive
+    from labtui.core.workspace.ideas import save_archive
 
     root = Path(tempfile.mkdtemp(prefix="labtui-scene-"))
     save_archive(root, [Idea(**vars(idea)) for idea in IDEAS])

@@ -23,13 +23,9 @@ from textual.content import Content
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
-from labtui.core.commits import (
-    CommitEntry,
-    CommitLog,
-    entry_of,
-)
 from labtui.core.errors import LabtuiError
 from labtui.core.events import CodeDiff
+from labtui.core.workspace.history import CommitEntry, CommitLog, entry_of
 
 from .base import Pane
 from .diff_history import (

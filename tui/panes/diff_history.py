@@ -9,14 +9,14 @@ from dataclasses import dataclass
 
 from textual.content import Content
 
-from labtui.core.commits import (
+from labtui.core.errors import LabtuiError
+from labtui.core.workspace.history import (
     CommitEntry,
     CommitLog,
     newest_of_next_group,
     newest_of_previous_group,
 )
-from labtui.core.errors import LabtuiError
-from labtui.core.project import CommitInfo
+from labtui.core.workspace.project import CommitInfo
 
 from .base import clip_lines
 

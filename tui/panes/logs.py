@@ -43,7 +43,7 @@ from labtui.core.events import (
     SearchStep,
 )
 from labtui.core.journal import stages_from
-from labtui.core.metrics import MetricSeries, point_of
+from labtui.core.machine.metric_lines import MetricSeries, point_of
 
 from ..job_words import cluster_gpu_lines, ended, idle_gpu_line, state_words
 from .base import Pane

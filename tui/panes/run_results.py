@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from labtui.core.events import RunFinished
-from labtui.core.metrics import lower_is_better
+from labtui.core.machine.metric_lines import lower_is_better
 
 from ..job_words import end_words
 from .base import format_number

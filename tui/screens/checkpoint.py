@@ -251,7 +251,7 @@ class CheckpointScreen(ModalScreen[Decision]):
 
     def action_pick(self) -> None:
         """The picker over the ideas the checkpoint carries (the UI reads no project file)."""
-        from labtui.core.ideas import parse_idea
+        from labtui.core.workspace.ideas import parse_idea
 
         from .idea_picker import IdeaPickerScreen
 

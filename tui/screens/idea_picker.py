@@ -15,7 +15,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from labtui.core.ideas import Idea
+from labtui.core.workspace.ideas import Idea
 
 from ..keybar import KeyBar
 

@@ -1,0 +1,373 @@
+"""Numbers a running experiment prints, parsed from its log lines, and bounded series of them.
+
+Experiments report progress in many loose formats: ``seed 0 epoch 25/200 train_loss 0.41`` (the
+moons template), ``step=100 loss=2.03``, ``loss: 0.34 - accuracy: 0.91`` (Keras), ``| epoch 3 |
+loss 0.5 |``, a JSON object per line, or a Python dict repr (Hugging Face's Trainer). The parser
+accepts all of them and reads a ``step``/``epoch``/``iter`` as the x coordinate rather than as a
+metric.
+
+Log lines arrive by the hundred thousand, so parsing is built to cost almost nothing on lines
+that carry no metric: a line without a digit is rejected by one regex scan, and everything else
+is one ``findall``. The series are bounded: each metric keeps at most ``max_points`` points by
+halving its resolution whenever it fills up, so a run that logs forever uses fixed memory.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..events import LogLine, MetricPointData, MetricsReported
+
+# The x coordinate, best first: when a line names several ("epoch 2 step 4000"), the finest wins.
+STEP_KEYS: tuple[str, ...] = ("step", "global_step", "iteration", "iter", "epoch", "batch")
+_STEP_RANK = {name: rank for rank, name in enumerate(STEP_KEYS)}
+
+# Numbers that say which repetition a line belongs to, not how well it went: "seed 1" starts a
+# new curve labelled "seed 1" instead of becoming a metric.
+GROUP_KEYS = frozenset({"seed", "run", "fold", "trial", "rep", "repeat"})
+
+# Words that often precede a number in prose ("took 3 s", "line 12", "saved to 4 files").
+STOPWORDS = frozenset(
+    "a an the to of in at on for from by with after before than and or is was are were be "
+    "line lines file files version pid port code exit took using over per every about only "
+    "first last all has have had got found wrote saved loaded read size shape dim dims "
+    "python cuda torch numpy gpu gpus cpu cpus device devices worker workers thread threads".split()
+)
+
+# A bare "name value" pair (no = or :) is only trusted when the name sounds like a metric, or
+# the line has other pairs too: "Downloading 100 files" must not become a metric "Downloading".
+_METRIC_HINT = re.compile(
+    r"loss|acc|err|ppl|perplex|f1|auc|bleu|rouge|reward|score|mse|mae|rmse|lr|norm|prec|recall"
+    r"|iou|map|return|nll|kl|entropy|_",
+    re.IGNORECASE,
+)
+
+# Names that measure time, not progress: plotted on request, never chosen by default.
+_TIME_LIKE = re.compile(
+    r"time|elapsed|duration|latency|clock"
+    r"|(?:^|[_./])(?:eta|sec|secs|seconds|wall|s|ms|us)(?:$|[_./])",  # whole parts: not "beta"
+    re.IGNORECASE,
+)
+# Metrics where smaller is better, for colouring deltas against the baseline.
+_LOWER_IS_BETTER = re.compile(
+    r"loss|err|ppl|perplex|mse|mae|rmse|nll|time|elapsed|duration|latency|wall|regret|(?:^|_)s$",
+    re.IGNORECASE,
+)
+
+_HAS_DIGIT = re.compile(r"\d").search
+_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+_PAIR = re.compile(
+    # A name not glued to a word, path or number before it ("10ms/step" names nothing), in
+    # optional quotes (dict reprs), then "=", ":" or spaces, the number, and "/total" if any.
+    r"""(?<![\w./-])["']?([A-Za-z_](?:[\w./-]*\w)?)["']?(\s*[:=]\s*|\s+)"""
+    rf"({_NUMBER})(?:\s*/\s*(\d+))?"
+    # The number must end there: "2024-01-02" or "3.5GB" are not values.
+    r"""(?=$|[\s,;|)\]}%"']|:(?:\s|$))"""
+)
+
+# Only the head of a huge line is parsed: metrics come first, dumps of tensors after.
+MAX_PARSED_CHARS = 2000
+# A flood of output is sampled for metrics: the newest lines of each pipe read, a contiguous
+# window (a stride would alias with a metric printed every n-th line). A plot cannot show more
+# than a couple of points per column anyway, and the pump that parses also drains the pipe:
+# 256 lines a read made a journaled flood of 100k metric lines take 1.0 s instead of 0.3 s.
+MAX_PARSED_PER_READ = 32
+MAX_JSON_DEPTH = 3
+
+
+@dataclass(slots=True)
+class MetricPoint:
+    """The metrics one log line reported.
+
+    ``step`` is the x coordinate the line gave (None if it gave none), ``step_name`` its name and
+    ``total`` the "/200" of "epoch 25/200"; ``group`` labels the repetition ("seed 1").
+    """
+
+    values: dict[str, float]
+    step: float | None = None
+    step_name: str = ""
+    total: float | None = None
+    group: str = ""
+
+    @property
+    def progress(self) -> str:
+        """'epoch 25/200', 'step 300', or '' when the line gave no step."""
+        if self.step is None:
+            return ""
+        text = f"{self.step_name} {_compact(self.step)}"
+        return f"{text}/{_compact(self.total)}" if self.total is not None else text
+
+
+def metrics_reported(log: LogLine) -> MetricsReported | None:
+    """The metrics the lines of one pipe read report (its newest MAX_PARSED_PER_READ lines), as
+    an event beside the LogLine; None when they report none."""
+    lines = log.text.split("\n")[-MAX_PARSED_PER_READ:]
+    points = [_data_of(point) for point in map(parse_metrics, lines) if point is not None]
+    if not points:
+        return None
+    return MetricsReported(stage=log.stage, run_id=log.run_id, points=points)
+
+
+def _data_of(point: MetricPoint) -> MetricPointData:
+    return MetricPointData(
+        values=dict(point.values),
+        step=point.step,
+        step_name=point.step_name,
+        total=point.total,
+        group=point.group,
+    )
+
+
+def point_of(data: MetricPointData) -> MetricPoint:
+    """A MetricPoint from a MetricsReported event's point."""
+    return MetricPoint(**data)
+
+
+def _compact(value: float) -> str:
+    """'25' for 25.0, '0.5' for 0.5: steps are usually whole numbers that travel as floats."""
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def is_time_like(name: str) -> bool:
+    return bool(_TIME_LIKE.search(name))
+
+
+def lower_is_better(name: str) -> bool:
+    """A guess from the name alone: losses, errors and times shrink when things improve."""
+    return bool(_LOWER_IS_BETTER.search(name))
+
+
+def parse_metrics(line: str) -> MetricPoint | None:
+    """The metrics a log line reports, or None when it reports none (most lines)."""
+    if not _HAS_DIGIT(line):
+        return None
+    line = line[:MAX_PARSED_CHARS]
+    stripped = line.strip()
+    if stripped.startswith("{") and stripped.endswith("}"):
+        point = _parse_json(stripped)
+        if point is not None:
+            return point
+    return _parse_pairs(line)
+
+
+def _parse_pairs(line: str) -> MetricPoint | None:
+    pairs = _PAIR.findall(line)
+    if not pairs:
+        return None
+    # (name, separator, value, total) → (name, value, explicit, total)
+    return _point_from(
+        [(name, value, sep.strip() != "", total) for name, sep, value, total in pairs]
+    )
+
+
+def _parse_json(text: str) -> MetricPoint | None:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(data, Mapping):
+        return None
+    return _point_from([(name, value, True, "") for name, value in _json_numbers(data)])
+
+
+def _json_numbers(
+    data: Mapping[str, Any], prefix: str = "", depth: int = 0
+) -> Iterator[tuple[str, float]]:
+    """Numeric leaves as dotted names (``{"val": {"loss": 1}}`` → ``val.loss``); bools are not."""
+    for key, value in data.items():
+        name = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(value, Mapping) and depth < MAX_JSON_DEPTH:
+            yield from _json_numbers(value, name, depth + 1)
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            yield name, float(value)
+
+
+def _point_from(pairs: list[tuple[str, str | float, bool, str]]) -> MetricPoint | None:
+    """Sort (name, value, explicit, total) pairs into step, group and metric values.
+
+    ``explicit`` pairs were written ``name=value`` or ``name: value``; bare ``name value`` pairs
+    need corroboration (see ``_METRIC_HINT``). This runs for every log line with a number in
+    it, hence one flat loop.
+    """
+    step: float | None = None
+    step_name, step_rank, total = "", len(STEP_KEYS), ""
+    groups: list[str] = []
+    values: dict[str, float] = {}
+    bare: list[str] = []
+    for name, value, explicit, pair_total in pairs:
+        key = name.lower()
+        rank = _STEP_RANK.get(key)
+        if rank is not None:
+            if rank < step_rank:
+                step, step_name, step_rank, total = float(value), key, rank, pair_total
+        elif key in GROUP_KEYS:
+            groups.append(f"{key} {_compact(float(value))}")
+        elif key not in STOPWORDS:
+            number = float(value)
+            if math.isfinite(number):
+                values[name] = number
+                if not explicit:
+                    bare.append(name)
+    if bare and not _bare_pairs_trusted(bare, len(values), step is not None):
+        for name in bare:
+            del values[name]
+    if not values:
+        return None
+    return MetricPoint(values, step, step_name, float(total) if total else None, " ".join(groups))
+
+
+def _bare_pairs_trusted(bare: list[str], n_values: int, has_step: bool) -> bool:
+    return has_step or n_values >= 2 or any(_METRIC_HINT.search(name) for name in bare)
+
+
+# -- series ----------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Segment:
+    """One unbroken curve of a metric: a seed, or the stretch after a restart of the step count.
+
+    Only every ``stride``-th point is stored; ``last`` keeps the newest point anyway, so the plot
+    always ends at the latest value.
+    """
+
+    label: str
+    stride: int
+    xs: list[float] = field(default_factory=list)
+    ys: list[float] = field(default_factory=list)
+    seen: int = 0
+    last: tuple[float, float] | None = None
+
+    def add(self, x: float, y: float) -> None:
+        if self.seen % self.stride == 0:
+            self.xs.append(x)
+            self.ys.append(y)
+        self.seen += 1
+        self.last = (x, y)
+
+    @property
+    def last_x(self) -> float | None:
+        return self.last[0] if self.last else None
+
+    def points(self) -> tuple[list[float], list[float]]:
+        """The stored points plus the newest one if decimation skipped it."""
+        if self.last is None or (self.xs and (self.xs[-1], self.ys[-1]) == self.last):
+            return list(self.xs), list(self.ys)
+        return [*self.xs, self.last[0]], [*self.ys, self.last[1]]
+
+    def halve(self) -> None:
+        """Keep every other stored point; later points are stored at half the rate."""
+        del self.xs[1::2]
+        del self.ys[1::2]
+        self.stride *= 2
+
+
+@dataclass(slots=True)
+class _Metric:
+    stride: int = 1
+    segments: list[Segment] = field(default_factory=list)
+
+    @property
+    def stored(self) -> int:
+        return sum(len(segment.xs) for segment in self.segments)
+
+    @property
+    def seen(self) -> int:
+        return sum(segment.seen for segment in self.segments)
+
+
+class MetricSeries:
+    """Every metric of one run, bounded: the data behind the live plot.
+
+    ``start(run_id)`` with a new id drops the previous run's curves. Each metric keeps at most
+    ``max_points`` stored points (over all its segments), at most ``max_segments`` segments (the
+    newest), and only the first ``max_metrics`` metric names are kept at all. ``version`` changes
+    whenever something was added, so a view can tell cheaply whether to redraw.
+    """
+
+    def __init__(
+        self, *, max_points: int = 2000, max_segments: int = 8, max_metrics: int = 32
+    ) -> None:
+        if max_points < 4:
+            raise ValueError(f"max_points must be at least 4, not {max_points}")
+        self.max_points = max_points
+        self.max_segments = max_segments
+        self.max_metrics = max_metrics
+        self.run_id = ""
+        self.version = 0
+        self.progress = ""
+        self._metrics: dict[str, _Metric] = {}
+
+    def start(self, run_id: str, *, fresh: bool = False) -> None:
+        """Follow run ``run_id``: a different id, or ``fresh``, starts from nothing (a run the
+        engine repeats under the same id after a fix must not continue the failed one's curve)."""
+        if fresh or run_id != self.run_id:
+            self.run_id = run_id
+            self._metrics.clear()
+            self.progress = ""
+            self.version += 1
+
+    def add(self, point: MetricPoint) -> None:
+        for name, value in point.values.items():
+            metric = self._metric(name)
+            if metric is not None:
+                self._add_to(metric, point, value)
+        if point.step is not None:
+            self.progress = point.progress
+        self.version += 1
+
+    def _metric(self, name: str) -> _Metric | None:
+        metric = self._metrics.get(name)
+        if metric is None and len(self._metrics) < self.max_metrics:
+            metric = self._metrics[name] = _Metric()
+        return metric
+
+    def _add_to(self, metric: _Metric, point: MetricPoint, value: float) -> None:
+        segment = metric.segments[-1] if metric.segments else None
+        last_x = segment.last_x if segment else None
+        # A step that goes back means the loop restarted (next seed, next config): a new curve,
+        # not a line drawn back across the plot.
+        restarted = point.step is not None and last_x is not None and point.step < last_x
+        if segment is None or restarted or (point.group and point.group != segment.label):
+            label = point.group or ("" if segment is None else f"#{len(metric.segments) + 1}")
+            segment = Segment(label, metric.stride)
+            metric.segments.append(segment)
+            if len(metric.segments) > self.max_segments:
+                del metric.segments[0]
+        x = point.step if point.step is not None else (last_x + 1 if last_x is not None else 1.0)
+        segment.add(x, value)
+        if metric.stored > self.max_points:
+            metric.stride *= 2
+            for each in metric.segments:
+                each.halve()
+
+    def names(self) -> list[str]:
+        """Every metric seen so far, in the order they first appeared."""
+        return list(self._metrics)
+
+    def plottable(self) -> list[str]:
+        """The metrics with at least two points: a curve needs two."""
+        return [name for name, metric in self._metrics.items() if metric.seen >= 2]
+
+    def default_metric(self) -> str | None:
+        """What to plot unless the researcher chose: the first plottable metric not a time."""
+        names = self.plottable()
+        return next((name for name in names if not is_time_like(name)), names[0] if names else None)
+
+    def segments(self, name: str) -> list[Segment]:
+        metric = self._metrics.get(name)
+        return list(metric.segments) if metric else []
+
+    def latest(self, name: str) -> float | None:
+        segments = self.segments(name)
+        last = segments[-1].last if segments else None
+        return last[1] if last else None
+
+    def stored_points(self, name: str) -> int:
+        metric = self._metrics.get(name)
+        return metric.stored if metric else 0

@@ -1,0 +1,452 @@
+"""Running a child process: started as the leader of its own process group, its output streamed
+line by line as LogLine events while only a bounded tail is kept in memory (a chatty multi-hour
+run costs nothing but the events), stopped on timeout, on request, or when a sandbox watcher
+trips, and its whole group stopped at the end.
+
+A failing child is a result, not an exception; only a program that cannot be started is.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import secrets
+import select
+import shutil
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from ..errors import LabtuiError
+from ..events import Event, LogLine, Notice
+from .metric_lines import metrics_reported
+from .oom import OomCounter
+from .process_group import RUN_MARK, kill_group, kill_marked
+from .sandbox import SandboxSpec
+from .watch import RunWatcher, Watch
+
+Emit = Callable[[Event], None]
+
+DRAIN_AFTER_EXIT_S = 2.0  # how long readers may still drain pipes after the child exited
+MAX_LINE_CHARS = 16_384  # longer lines arrive cut into pieces of this size
+READ_BYTES = 1 << 16  # at most this much output per LogLine event
+COALESCE_S = 0.02  # how long one event may gather a chatty child's writes
+STOP_POLL_S = 0.2
+
+
+@dataclass(frozen=True)
+class ProcessResult:
+    returncode: int
+    timed_out: bool
+    wall_s: float
+    stdout_tail: str
+    stderr_tail: str
+    limit_hit: str = ""  # set when a sandbox watcher killed the run: which limit, and by how much
+    stopped: bool = False  # labtui ended it early (``stop`` was set): the run is abandoned
+    oom_struck: bool = False  # the kernel's OOM killer ended a process of the machine meanwhile
+    peak_rss_mb: float = 0.0  # the most resident memory its process tree was seen holding
+    scheduler_end: str = ""  # how a cluster's scheduler ended it, said whole ('' when it did not)
+
+
+class Tail:
+    """The last ``limit`` characters of a stream, kept as whole lines where possible.
+
+    Locked because a reader may still be appending when the result is read (a grandchild that
+    escaped the process group can hold the pipe open after the run is over).
+    """
+
+    def __init__(self, limit: int) -> None:
+        self._limit = max(0, limit)
+        self._lines: deque[str] = deque()
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def extend(self, lines: list[str]) -> None:
+        with self._lock:
+            for line in lines[-max(1, self._limit) :]:  # more lines than chars never survive
+                line = line[-self._limit :] if self._limit else ""
+                self._lines.append(line)
+                self._chars += len(line) + 1
+            # Drop whole old lines while the rest still covers the limit.
+            while self._lines and self._chars - len(self._lines[0]) - 1 >= self._limit:
+                self._chars -= len(self._lines.popleft()) + 1
+
+    def text(self) -> str:
+        with self._lock:
+            joined = "\n".join(self._lines)
+        return joined[-self._limit :] if self._limit else ""
+
+
+class _StreamPump(threading.Thread):
+    """Reads one pipe to its end in blocks, emitting the lines of each block as one LogLine
+    (its text holds them joined with newlines) and keeping the tail.
+
+    One event per read, not per line: a child printing 100k lines as fast as it can then costs
+    tens of events, which keeps the journal, the bus and the UI thread out of its way.
+
+    A failing subscriber must not stop the draining: a child whose pipe is not read blocks on
+    its next write and would hang until the timeout. So the first error is kept and re-raised
+    by the caller once the child is done, and further lines are only kept in the tail.
+    """
+
+    def __init__(
+        self, pipe: IO[bytes], stream: str, emit: Emit, stage: str, run_id: str, tail_chars: int
+    ) -> None:
+        super().__init__(name=f"labtui-{run_id}-{stream}", daemon=True)
+        self._pipe = pipe
+        self._stream = stream
+        self._emit = emit
+        self._stage = stage
+        self._run_id = run_id
+        self.tail = Tail(tail_chars)
+        self.error: Exception | None = None
+        self.last_output = 0.0  # time.monotonic() of the last output: the stall watchdog reads it
+
+    def _blocks(self) -> Iterator[list[str]]:
+        """Lines as they arrive, a block per read."""
+        splitter = LineSplitter()
+        fd = self._pipe.fileno()
+        while chunk := _read_block(fd):
+            if lines := splitter.feed(chunk):
+                yield lines
+        if rest := splitter.end():
+            yield rest
+
+    def run(self) -> None:
+        try:
+            for lines in self._blocks():
+                self.last_output = time.monotonic()
+                self.tail.extend(lines)
+                if self.error is None:
+                    try:
+                        emit_lines(self._emit, self._stage, self._run_id, self._stream, lines)
+                    except Exception as exc:
+                        self.error = exc
+        except (OSError, ValueError):
+            pass  # the pipe was closed under us while killing the group: nothing more to read
+        finally:
+            self._pipe.close()
+
+
+class LineSplitter:
+    """Bytes of a stream in, whole lines out, as they complete. Universal newlines: '\r'
+    progress bars arrive as separate lines; a '\r\n' split across two chunks is one line
+    break; a newline-free flood is cut into MAX_LINE_CHARS pieces."""
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._pending = ""
+
+    def feed(self, chunk: bytes) -> list[str]:
+        pending = self._pending + self._decoder.decode(chunk)
+        held = ""
+        if pending.endswith("\r"):
+            pending, held = pending[:-1], "\r"
+        *lines, pending = pending.splitlines(keepends=True) or [""]
+        if pending.endswith(("\n", "\r")):
+            lines.append(pending)
+            pending = ""
+        pending += held
+        while len(pending) > MAX_LINE_CHARS:  # a newline-free flood: cut it, keep reading
+            lines.append(pending[:MAX_LINE_CHARS])
+            pending = pending[MAX_LINE_CHARS:]
+        self._pending = pending
+        return [piece for line in lines for piece in _cut(line.rstrip("\r\n"))]
+
+    def end(self) -> list[str]:
+        """The last line, when the stream ended without a newline."""
+        rest = (self._pending + self._decoder.decode(b"", final=True)).rstrip("\r\n")
+        self._pending = ""
+        return _cut(rest) if rest else []
+
+
+def emit_lines(emit: Emit, stage: str, run_id: str, stream: str, lines: list[str]) -> None:
+    """A block of a run's lines as one LogLine, and the metrics they report, if any."""
+    log = LogLine(stage=stage, run_id=run_id, stream=stream, text="\n".join(lines))
+    emit(log)
+    if reported := metrics_reported(log):
+        emit(reported)
+
+
+def _read_block(fd: int) -> bytes:
+    """What the child wrote within COALESCE_S of its first byte (b"" at the end of the pipe).
+
+    An unbuffered child writes line by line; gathering for a few milliseconds turns a flood of
+    small writes into a few large events while a quiet child's line still shows at once."""
+    block = os.read(fd, READ_BYTES)
+    deadline = time.monotonic() + COALESCE_S
+    while block and len(block) < READ_BYTES:
+        wait = deadline - time.monotonic()
+        if wait <= 0 or not select.select([fd], [], [], wait)[0]:
+            break
+        more = os.read(fd, READ_BYTES - len(block))
+        if not more:
+            break  # the end of the pipe: the next read says so again
+        block += more
+    return block
+
+
+def _cut(line: str) -> list[str]:
+    """A line in pieces of at most MAX_LINE_CHARS: one huge line must not become one huge event."""
+    if len(line) <= MAX_LINE_CHARS:
+        return [line]
+    return [line[i : i + MAX_LINE_CHARS] for i in range(0, len(line), MAX_LINE_CHARS)]
+
+
+def missing_interpreter(python: str) -> LabtuiError:
+    return LabtuiError(
+        f"the experiment interpreter {python!r} was not found or cannot be executed",
+        "set [experiment] python in labtui.toml to a Python that exists "
+        "(e.g. /path/to/venv/bin/python), or leave it empty to use labtui's own",
+    )
+
+
+def child_env(env: dict[str, str] | None) -> dict[str, str]:
+    # LLM-written code never sees the model providers' keys (OPENAI_API_KEY, LABTUI_API_KEY, …):
+    # a run has no business with them, and a leaked key costs money. Other tokens a run may
+    # legitimately need (HF_TOKEN for a gated data set) pass.
+    merged = {k: v for k, v in os.environ.items() if not k.upper().endswith("API_KEY")}
+    if env:
+        merged.update(env)
+    # Without it Python block-buffers a piped stdout and the log pane stays empty for minutes.
+    merged["PYTHONUNBUFFERED"] = "1"
+    return merged
+
+
+def check_program(program: str, cwd: Path) -> None:
+    """A wrapped command starts even when the program does not exist: say so before that."""
+    if os.sep in program and not os.path.isabs(program):
+        program = str(cwd / program)
+    if shutil.which(program) is None:
+        raise missing_interpreter(program)
+
+
+def popen_in_group(
+    command: list[str], cwd: Path, env: dict[str, str], *, merge_stderr: bool = False
+) -> subprocess.Popen[bytes]:
+    """A child in a session, so a process group, of its own (killable as a whole), with no stdin
+    (TeX, say, must never sit waiting for a keyboard) and its output piped as bytes."""
+    return subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
+        start_new_session=True,
+    )
+
+
+def _start(
+    argv: list[str], cwd: Path, env: dict[str, str], sandbox: SandboxSpec | None = None
+) -> subprocess.Popen[bytes]:
+    if not argv:
+        raise ValueError("run_process needs a command (argv is empty)")
+    if not cwd.is_dir():
+        raise LabtuiError(f"cannot run {argv[0]!r}: working folder {cwd} does not exist")
+    command = argv
+    if sandbox is not None and sandbox.limited:
+        check_program(argv[0], cwd)
+        command = sandbox.wrap(argv, cwd.resolve())
+        env = {**sandbox.env, **env} if sandbox.isolated else env
+    try:
+        return popen_in_group(command, cwd, env)
+    except (FileNotFoundError, PermissionError, NotADirectoryError):
+        raise missing_interpreter(argv[0]) from None
+
+
+def _sandbox_returncode(code: int, sandbox: SandboxSpec | None) -> int:
+    """bwrap exits with 128 + N when the experiment died of signal N: say -N, like Popen."""
+    if sandbox is not None and sandbox.isolated and 128 < code < 128 + 65:
+        return -(code - 128)
+    return code
+
+
+def run_process(
+    argv: list[str],
+    *,
+    cwd: Path,
+    timeout_s: float,
+    run_id: str,
+    emit: Emit,
+    stage: str,
+    env: dict[str, str] | None = None,
+    tail_chars: int = 4000,
+    sandbox: SandboxSpec | None = None,
+    stop: threading.Event | None = None,
+    watch: Watch | None = None,
+) -> ProcessResult:
+    """Run ``argv`` to completion or timeout, streaming its output as LogLine events.
+
+    A failing child is a result, not an exception. Raises LabtuiError only when the program
+    cannot be started (missing interpreter, missing folder). When the child exits, or times out,
+    whatever is left of its process group is stopped too. With a ``sandbox`` the child runs
+    under its limits (and in bubblewrap when the policy says so); a limit that stops the run is
+    named in ``limit_hit`` or shows in the stderr tail. Setting ``stop`` ends the run early
+    (its whole group), as when the experiments stage ends while parallel ideas still run.
+    ``watch`` adds the stall watchdog and the project's disk cap (core/machine/watch.py).
+    """
+    start = time.monotonic()
+    environment = child_env(env)
+    # Without bubblewrap's PID namespace a child can leave the process group (setsid, a
+    # daemon); it still carries this mark, by which it is found and stopped at the end.
+    mark = secrets.token_hex(8) if sandbox is not None and not sandbox.isolated else ""
+    if mark:
+        environment[RUN_MARK] = mark
+    growth = RunWatcher.project_growth(sandbox, watch)
+    oom = OomCounter()
+    proc = _start(argv, Path(cwd), environment, sandbox)
+    assert proc.stdout is not None and proc.stderr is not None
+    pumps = [
+        _StreamPump(proc.stdout, "stdout", emit, stage, run_id, tail_chars),
+        _StreamPump(proc.stderr, "stderr", emit, stage, run_id, tail_chars),
+    ]
+    for pump in pumps:
+        pump.start()
+    oom.watch(proc.pid)
+    watcher = None
+    if sandbox is not None or watch is not None:
+        watcher = RunWatcher(
+            proc.pid,
+            sandbox,
+            watch,
+            mark=mark,
+            growth=growth,
+            oom=oom,
+            last_output=lambda: max(pump.last_output for pump in pumps),
+            emit=emit,
+            stage=stage,
+            run_id=run_id,
+        )
+        watcher.start()
+    ended = ""
+    escaped = 0  # processes of the run found outside its group once the group was stopped
+    try:
+        ended = _wait(proc, timeout_s, stop)
+        if ended:
+            kill_group(proc)
+            if watcher is not None:
+                escaped += watcher.tree.kill()  # what left the group (setsid) goes too
+            proc.wait()
+        wall_s = time.monotonic() - start
+        escaped += _finish_pumps(pumps, proc, watcher)
+    finally:
+        if watcher is not None:
+            watcher.stop()
+        # Also reached on KeyboardInterrupt or a crash here: never leave a run going unwatched.
+        # After a normal exit this stops leftovers (e.g. data-loader workers) still holding a GPU.
+        kill_group(proc, grace_s=0.5)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if watcher is not None:
+            # What left the group (setsid): the tree finds it by descent or by the mark.
+            escaped += watcher.tree.kill()
+        # The mark alone, as a backstop: it counts only when the tree found none (a process it
+        # just killed may still carry the mark for a moment).
+        marked = kill_marked(mark) if mark else 0
+        escaped = escaped or marked
+        if watcher is not None:
+            watcher.check_after_run()
+        if escaped:
+            emit(
+                Notice(
+                    stage=stage,
+                    text=f"{run_id} left {escaped} process(es) running outside its process "
+                    "group; they were stopped",
+                )
+            )
+    for pump in pumps:
+        if pump.error is not None:
+            raise pump.error
+    stdout_pump, stderr_pump = pumps
+    limit_hit = watcher.reason if watcher is not None else ""
+    returncode = _sandbox_returncode(proc.returncode, sandbox)
+    return ProcessResult(
+        returncode=returncode,
+        timed_out=ended == "timeout" and not limit_hit,
+        stopped=ended == "stopped",
+        wall_s=wall_s,
+        stdout_tail=stdout_pump.tail.text(),
+        stderr_tail=stderr_pump.tail.text(),
+        limit_hit=limit_hit,
+        oom_struck=returncode != 0 and not limit_hit and not ended and oom.struck(),
+        peak_rss_mb=watcher.peak_rss_mb if watcher is not None else 0.0,
+    )
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout_s: float, stop: threading.Event | None) -> str:
+    """Wait for the child: '' once it exits, "timeout" or "stopped" when labtui must end it."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return "timeout"
+        try:
+            proc.wait(timeout=left if stop is None else min(left, STOP_POLL_S))
+            return ""
+        except subprocess.TimeoutExpired:
+            if stop is not None and stop.is_set():
+                return "stopped"
+
+
+def _finish_pumps(
+    pumps: list[_StreamPump], proc: subprocess.Popen[bytes], watcher: RunWatcher | None
+) -> int:
+    """Let readers drain; if leftover grandchildren keep the pipes open, stop them (and say how
+    many were outside the group)."""
+    for pump in pumps:
+        pump.join(timeout=DRAIN_AFTER_EXIT_S)
+    escaped = 0
+    if any(pump.is_alive() for pump in pumps):
+        kill_group(proc)
+        if watcher is not None:
+            escaped = watcher.tree.kill()
+        for pump in pumps:
+            pump.join(timeout=DRAIN_AFTER_EXIT_S)
+    return escaped
+
+
+def tool_available(name: str) -> bool:
+    """Whether an executable is on PATH (e.g. "chktex", so a caller can warn when it is not)."""
+    return shutil.which(name) is not None
+
+
+def last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+@dataclass(frozen=True)
+class CollectedRun:
+    returncode: int
+    output: str  # stdout and stderr together
+    timed_out: bool
+
+
+def run_collected(
+    cmd: list[str], cwd: Path, deadline: float, env: dict[str, str], grace_s: float | None = None
+) -> CollectedRun:
+    """Run a tool to its end and return its output (TeX, bibtex): in a group of its own, with
+    no stdin (TeX must never sit waiting for a keyboard), its whole group stopped at the
+    ``deadline`` (time.monotonic()) or when it exits."""
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        return CollectedRun(returncode=-1, output="", timed_out=True)
+    proc = popen_in_group(cmd, cwd, env, merge_stderr=True)
+    timed_out = False
+    try:
+        out, _ = proc.communicate(timeout=remaining)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        kill_group(proc, grace_s)
+        out, _ = proc.communicate()
+    finally:
+        # Children (pdflatex under latexmk) can outlive the leader.
+        kill_group(proc, grace_s=0.5)
+    return CollectedRun(proc.returncode, out.decode("utf-8", "replace"), timed_out)

@@ -1,0 +1,468 @@
+"""Containment for LLM-written code: every experiment and plot runs under a sandbox policy.
+
+Two layers, chosen by ``[sandbox] mode`` in labtui.toml:
+
+* **bubblewrap** (``bwrap``): the whole filesystem is mounted read-only, then the project folder
+  is bound writable on top, and labtui's own state (``labtui.toml``, ``.labtui/``, ``.git``) is
+  bound read-only again on top of that, so the child can neither escape the project nor edit
+  its own time limit or rewrite history. ``/dev`` is a fresh minimal one plus the GPU nodes
+  (``/dev/nvidia*``, ``/dev/dri``), ``/proc`` belongs to a new PID namespace (a fork bomb dies
+  with the sandbox), ``/tmp`` is a private tmpfs of ``tmp_mb``, credentials (``~/.ssh``,
+  ``~/.aws``, ``~/.netrc``, the project's ``.env`` …) are hidden and, unless ``network = true``,
+  the network namespace is empty (not even the host's loopback is reachable).
+* **limits**: resource limits set in the child right before it execs the experiment interpreter
+  (CPU time, data memory, processes, file size, no core dumps), plus watchers in labtui
+  (``core/machine/watch.py``, over the run's whole process tree from ``core/machine/process_tree.py`` and the
+  project's growth from ``core/machine/disk_growth.py``) that stop a process storm, a run over its task
+  or disk caps, and an idle one. Limits apply under bubblewrap too.
+
+For the host's sake every limited run also gets a raised OOM score, a lower CPU and IO priority
+and, where the machine allows it, a cgroup v2 that caps its memory, CPU and tasks
+(``core/machine/host_limits.py``; ``labtui doctor`` says which).
+
+``--new-session`` is deliberately not passed: the runner already starts bwrap in a session of
+its own (``start_new_session``), which detaches it from any terminal (the TIOCSTI concern that
+``--new-session`` addresses), and a second setsid inside would take the experiment out of the
+process group that labtui kills on timeout.
+
+Without a working bubblewrap, ``mode = "auto"`` runs with limits only and says so once per
+session, loudly, as a Notice event (``core/machine/sandbox_policy.py``).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from .host_limits import Containment, io_words, ioprio, run_probe
+
+BWRAP = "bwrap"  # the program name or path; tests point it elsewhere to simulate its absence
+MODES = ("auto", "bwrap", "limits", "off")
+PROTECTED = ("labtui.toml", ".labtui", ".git")  # read-only inside the project, when present
+# Credentials a run has no business reading: it could print them into its log, and the log's
+# tail goes to the model. Hidden inside bubblewrap (an empty folder, an empty file). Relative
+# to $HOME, then to the project folder.
+HOME_SECRETS = (
+    ".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".config/gcloud", ".config/gh",
+    ".netrc", ".git-credentials", ".pypirc", ".env", ".aider.conf.yml", ".aider.env",
+    ".cache/huggingface/token", ".huggingface/token",
+)  # fmt: skip
+PROJECT_SECRETS = (".env", ".envrc", ".aider.env", ".aider.conf.yml", ".netrc")
+GPU_DEVICE_GLOBS = ("/dev/nvidia*", "/dev/dri")
+PROBE_TIMEOUT_S = 10.0
+NPROC_MARGIN = 16  # RLIMIT_NPROC is a backstop above max_processes, which the runner watches
+
+# Caches that libraries write under $HOME, which the sandbox makes read-only: pointed into the
+# private /tmp so that matplotlib and Triton (torch.compile) work. Only set when not set already.
+_SANDBOX_ENV = {"MPLCONFIGDIR": "/tmp/matplotlib", "TRITON_CACHE_DIR": "/tmp/triton-cache"}
+
+# Runs in labtui's own interpreter *inside* the sandbox (so RLIMIT_NPROC is counted in the
+# sandbox's user namespace where the kernel does that), takes the steps it is given (argv[1], a
+# JSON object), then becomes the experiment. No preexec_fn: that is unsafe in a process with
+# threads (the TUI has several). Steps: "cgroup" (create the run's cgroup v2 and move in; run
+# outside bubblewrap, which sees /sys read-only), "rlimits", "oom_score_adj", "nice" and
+# "ioprio" ([ioprio_set's syscall number, value]: the os module has no ioprio, and a syscall
+# needs neither util-linux's ionice in the sandbox nor one more exec). A step that fails says so
+# on stderr and the run goes on under the others.
+_LIMITS_WRAPPER = r"""
+import json, os, resource, sys
+steps = json.loads(sys.argv[1])
+def failed(what, exc):
+    print(f"labtui sandbox: could not {what}: {exc}", file=sys.stderr)
+cgroup = steps.get("cgroup")
+if cgroup:
+    parent, prefix = cgroup["parent"], cgroup["prefix"]
+    here = os.path.join(parent, prefix + str(os.getpid()))
+    try:
+        for name in os.listdir(parent):
+            # Empty cgroups of finished runs; one whose process lives may be moving in now.
+            pid = name[len(prefix):]
+            if name.startswith(prefix) and pid.isdigit() and not os.path.exists("/proc/" + pid):
+                try:
+                    os.rmdir(os.path.join(parent, name))
+                except OSError:
+                    pass
+        os.mkdir(here)
+        for name, value in cgroup["files"].items():
+            if name == "memory.swap.max" and not os.path.exists(os.path.join(here, name)):
+                continue  # no swap accounting on this kernel
+            with open(os.path.join(here, name), "w") as f:
+                f.write(value)
+        with open(os.path.join(here, "cgroup.procs"), "w") as f:
+            f.write("0")
+    except OSError as exc:
+        failed(f"enter the cgroup {here} (rlimits and watchers still apply)", exc)
+for name, value in steps.get("rlimits", {}).items():
+    which = getattr(resource, name, None)
+    if which is None:
+        continue
+    soft, hard = value if isinstance(value, list) else (value, value)
+    _, old_hard = resource.getrlimit(which)
+    if old_hard != resource.RLIM_INFINITY:
+        soft, hard = min(soft, old_hard), min(hard, old_hard)
+    try:
+        resource.setrlimit(which, (soft, hard))
+    except (ValueError, OSError) as exc:
+        failed(f"set {name}", exc)
+if steps.get("oom_score_adj"):
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write(str(steps["oom_score_adj"]))
+    except OSError as exc:
+        failed("raise oom_score_adj", exc)
+if steps.get("nice"):
+    os.nice(steps["nice"])
+if steps.get("ioprio"):
+    import ctypes
+    number, value = steps["ioprio"]
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(number, 1, 0, value) != 0:
+        failed("lower the IO priority", os.strerror(ctypes.get_errno()))
+try:
+    os.execvp(sys.argv[2], sys.argv[2:])
+except OSError as exc:
+    print(f"labtui sandbox: cannot run {sys.argv[2]!r}: {exc}", file=sys.stderr)
+    sys.exit(127)
+"""
+
+
+def _wrapper(steps: dict[str, Any]) -> list[str]:
+    """The command prefix that takes ``steps`` and then execs the rest of the command line."""
+    return [sys.executable, "-I", "-S", "-c", _LIMITS_WRAPPER, json.dumps(steps)]
+
+
+def environments_under_tmp(programs: list[str]) -> list[str]:
+    """Python environments that live under /tmp (a CI checkout, a scratch venv): the sandbox's
+    private /tmp would hide them, and with them the interpreters, so they are bound back
+    read-only. labtui's own (it runs the limits wrapper) and each program's (<env>/bin/python)."""
+    candidates = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent.parent}
+    for program in programs:
+        path = Path(shutil.which(program) or program)
+        candidates |= {path.parent.parent, path.resolve().parent.parent}
+    tmp = Path("/tmp")
+    return sorted(str(p) for p in candidates if tmp in p.parents and p.is_dir())
+
+
+def _isolation_flags() -> list[str]:
+    flags = ["--unshare-pid", "--die-with-parent"]
+    if os.geteuid() == 0:
+        # Run as root, bwrap keeps every capability in the sandbox: one remount and the
+        # read-only binds are gone. A user namespace and no capabilities at all.
+        flags += ["--unshare-user", "--cap-drop", "ALL"]
+    return flags
+
+
+@lru_cache(maxsize=4)
+def _bwrap_problem(program: str) -> str:
+    path = shutil.which(program)
+    if path is None:
+        return f"{program!r} is not installed"
+    probe = [
+        path,
+        "--ro-bind", "/", "/",
+        "--dev", "/dev",
+        "--proc", "/proc",
+        "--tmpfs", "/tmp",
+        "--unshare-net",
+        *_isolation_flags(),
+        "true",
+    ]  # fmt: skip
+    done = run_probe(probe, PROBE_TIMEOUT_S)
+    if not done.started:
+        return f"{program} could not be started ({done.failure})"
+    if done.failure:
+        return f"{program} is installed but cannot create a sandbox here ({done.failure})"
+    return ""
+
+
+@lru_cache(maxsize=1)
+def _bwrap_sizes_tmpfs() -> bool:
+    """bubblewrap 0.8 and later can cap a tmpfs (``--size``); older ones would refuse to start."""
+    try:
+        done = subprocess.run(
+            [shutil.which(BWRAP) or BWRAP, "--help"],
+            capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--size" in done.stdout + done.stderr
+
+
+def bwrap_problem() -> str:
+    """Why bubblewrap cannot be used on this machine; '' when it works (checked once, cached)."""
+    return _bwrap_problem(BWRAP)
+
+
+def available() -> bool:
+    """bubblewrap exists *and* works: containers often forbid unprivileged user namespaces."""
+    return not bwrap_problem()
+
+
+# -- the policy ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    """How one run is contained. ``mode`` is resolved: "bwrap", "limits" or "off"."""
+
+    mode: str
+    root: Path  # the project folder: the only writable place (besides a private /tmp)
+    network: bool = False
+    cpu_time_s: int = 0  # 0: no limit (for all of these)
+    memory_mb: int = 0
+    max_processes: int = 0
+    max_processes_auto: bool = False  # max_processes is what "auto" came to on this machine
+    max_file_mb: int = 0
+    run_dir: Path | None = None
+    run_dir_cap_mb: int = 0
+    tmp_mb: int = 0  # size of the private /tmp (bubblewrap; it lives in memory)
+    note: str = ""  # why the run is not isolated, when it is not
+    env: dict[str, str] = field(default_factory=lambda: dict(_SANDBOX_ENV))
+    protected: tuple[str, ...] = ()  # project files no run may change ([experiment] protect)
+    # For the host's sake (core/machine/host_limits.py): who the OOM killer takes, CPU and IO priority,
+    # and the cgroup (or none) that caps the run's memory, CPU and tasks.
+    oom_score_adj: int = 1000  # 0: left as is (for these three)
+    nice: int = 10
+    ionice: str = "best-effort"
+    containment: Containment = field(default_factory=Containment)
+
+    @property
+    def isolated(self) -> bool:
+        return self.mode == "bwrap"
+
+    @property
+    def limited(self) -> bool:
+        return self.mode != "off"
+
+    @property
+    def task_cap_words(self) -> str:
+        """The task cap as labtui.toml says it, for the messages that name it."""
+        if self.max_processes_auto:
+            return f'[sandbox] max_processes = "auto" ({self.max_processes} tasks here)'
+        return f"[sandbox] max_processes = {self.max_processes}"
+
+    def for_run_dir(self, run_dir: Path | None, cap_mb: int | None = None) -> SandboxSpec:
+        """The same policy watching ``run_dir`` against the disk cap."""
+        cap = self.run_dir_cap_mb if cap_mb is None else cap_mb
+        return replace(self, run_dir=run_dir, run_dir_cap_mb=cap)
+
+    def protecting(self, files: list[str]) -> SandboxSpec:
+        """The same policy with the project-relative ``files`` read-only to the run too."""
+        return replace(self, protected=tuple(files))
+
+    # -- the command line ------------------------------------------------------------------
+
+    def rlimits(self) -> dict[str, Any]:
+        """RLIMIT name -> value (or [soft, hard]) for the wrapper; applied in the child."""
+        if not self.limited:
+            return {}
+        limits: dict[str, Any] = {"RLIMIT_CORE": 0}
+        if self.cpu_time_s:
+            # SIGXCPU at the soft limit, SIGKILL a little later for a child that catches it.
+            limits["RLIMIT_CPU"] = [self.cpu_time_s, self.cpu_time_s + 5]
+        if self.memory_mb:
+            # RLIMIT_DATA, not RLIMIT_AS: CUDA (and JAX) reserve tens of GB of address space
+            # they never touch, so an address-space cap kills every GPU job at start-up.
+            # RLIMIT_DATA counts private writable memory (Linux >= 4.7), i.e. what was used.
+            limits["RLIMIT_DATA"] = self.memory_mb * 1024 * 1024
+        if self.max_file_mb:
+            limits["RLIMIT_FSIZE"] = self.max_file_mb * 1024 * 1024
+        if self.max_processes and os.geteuid() != 0:
+            # RLIMIT_NPROC counts every task (thread) of the user, or of the sandbox's user
+            # namespace on new kernels: on top of what the user already runs, so that a busy
+            # desktop does not make the first fork fail. Root is exempt (the kernel ignores it);
+            # the runner's process watcher enforces max_processes exactly, for root too, and the
+            # margin lets it see the excess (and name the limit) before forks start failing.
+            limits["RLIMIT_NPROC"] = _user_tasks() + self.max_processes + NPROC_MARGIN
+        return limits
+
+    def priorities(self) -> dict[str, Any]:
+        """The wrapper's steps that make the run the OOM killer's first choice and put it
+        behind everyone else for CPU and disk."""
+        if not self.limited:
+            return {}
+        steps: dict[str, Any] = {}
+        if self.oom_score_adj:
+            steps["oom_score_adj"] = self.oom_score_adj
+        if self.nice:
+            steps["nice"] = self.nice
+        if io := ioprio(self.ionice):
+            steps["ioprio"] = io
+        return steps
+
+    def wrap(self, argv: list[str], cwd: Path) -> list[str]:
+        """``argv`` as it must be started: behind the cgroup scope (when one is used), in bwrap,
+        behind the limits wrapper, or unchanged."""
+        if not self.limited:
+            return list(argv)
+        inside = {"rlimits": self.rlimits(), **self.priorities()}
+        enter = self.containment.enter_step()
+        if not self.isolated:
+            command = [*_wrapper({**enter, **inside}), *argv]
+        else:
+            programs = [argv[0]] if argv else []
+            command = [*self.bwrap_args(cwd, programs=programs), "--", *_wrapper(inside), *argv]
+            if enter:
+                command = [*_wrapper(enter), *command]
+        return [*self.containment.prefix(), *command]
+
+    def bwrap_args(self, cwd: Path, programs: list[str] | None = None) -> list[str]:
+        root = str(self.root)
+        args = [shutil.which(BWRAP) or BWRAP, "--ro-bind", "/", "/", "--dev", "/dev"]
+        for device in gpu_devices():
+            args += ["--dev-bind", device, device]
+        args += ["--proc", "/proc"]
+        if self.tmp_mb and _bwrap_sizes_tmpfs():
+            args += ["--size", str(self.tmp_mb * 1024 * 1024)]
+        args += ["--tmpfs", "/tmp"]
+        environments = environments_under_tmp(programs or [])
+        for environment in environments:
+            args += ["--ro-bind", environment, environment]
+        args += ["--bind", root, root]
+        for path in self.read_only_paths():
+            args += ["--ro-bind", str(path), str(path)]
+        for secret in self.hidden_paths([self.root, *map(Path, environments)]):
+            if secret.is_dir():
+                args += ["--tmpfs", str(secret)]
+            else:
+                args += ["--ro-bind", "/dev/null", str(secret)]
+        if not self.network:
+            args.append("--unshare-net")
+        args += _isolation_flags()
+        args += ["--chdir", str(cwd)]
+        return args
+
+    def read_only_paths(self) -> list[Path]:
+        names = [*PROTECTED, *self.protected]
+        return [self.root / name for name in names if (self.root / name).exists()]
+
+    def hidden_paths(self, bound: list[Path]) -> list[Path]:
+        """The credentials that exist and that the sandbox would otherwise show: what lies
+        under the private /tmp is hidden already, unless it was bound back (``bound``)."""
+        home = Path(os.path.expanduser("~"))
+        candidates = [home / name for name in HOME_SECRETS]
+        candidates += [self.root / name for name in PROJECT_SECRETS]
+        tmp = Path("/tmp")
+        return [
+            path
+            for path in dict.fromkeys(candidates)
+            if path.exists()
+            and (tmp not in path.parents or any(b == path or b in path.parents for b in bound))
+        ]
+
+    # -- reporting -------------------------------------------------------------------------
+
+    def record(self) -> dict[str, Any]:
+        """What goes into labtui_run.json."""
+        record: dict[str, Any] = {
+            "mode": self.mode,
+            "isolated": self.isolated,
+            "network": self.network if self.isolated else True,
+            "cpu_time_s": self.cpu_time_s,
+            "memory_mb": self.memory_mb,
+            "max_processes": self.max_processes,
+            "max_processes_auto": self.max_processes_auto,
+            "max_file_mb": self.max_file_mb,
+            "run_dir_cap_mb": self.run_dir_cap_mb,
+        }
+        if self.limited:
+            record["oom_score_adj"] = self.oom_score_adj
+            record["nice"] = self.nice
+            record["ionice"] = io_words(self.ionice)
+            record["containment"] = self.containment.record()
+        if self.isolated:
+            record["read_only_in_project"] = [
+                p.relative_to(self.root).as_posix() for p in self.read_only_paths()
+            ]
+            record["hidden"] = [str(p) for p in self.hidden_paths([self.root])]
+            record["tmp_mb"] = self.tmp_mb
+            record["gpu_devices"] = gpu_devices()
+        if self.note:
+            record["note"] = self.note
+        return record
+
+    def explain(self, stderr_tail: str, returncode: int) -> str:
+        """Which sandbox rule most likely stopped a failed run ('' when none did): a sentence
+        for the fix prompt, so the model changes the code instead of fighting the sandbox."""
+        if not self.limited:
+            return ""
+        text = stderr_tail
+        signal_hints = {
+            -24: f"it used more than [sandbox] cpu_time_s = {self.cpu_time_s} s of CPU time",
+            -25: f"a file grew past [sandbox] max_file_mb = {self.max_file_mb} MB",
+        }
+        if returncode in signal_hints and (returncode != -24 or self.cpu_time_s):
+            return signal_hints[returncode]
+        if self.max_file_mb and ("File too large" in text or "Errno 27" in text):
+            return signal_hints[-25] + ": write less, or smaller files"
+        if (
+            self.isolated
+            and self.tmp_mb
+            and ("No space left on device" in text or "Errno 28" in text)
+        ):
+            return (
+                f"the sandbox's private /tmp holds at most [sandbox] tmp_mb = {self.tmp_mb} MB: "
+                "write large files under the run's out_dir instead"
+            )
+        if self.memory_mb and ("MemoryError" in text or "Cannot allocate memory" in text):
+            return f"it needed more than [sandbox] memory_mb = {self.memory_mb} MB of memory"
+        if self.max_processes and "Resource temporarily unavailable" in text:
+            return f"it tried to start more processes/threads than {self.task_cap_words}"
+        if self.isolated and ("Read-only file system" in text or "Errno 30" in text):
+            return (
+                "the sandbox makes everything outside the project folder read-only, and "
+                "labtui.toml, .labtui/ and .git/ too: write only under the run's out_dir"
+            )
+        if self.isolated and not self.network and any(m in text for m in _NETWORK_ERRORS):
+            return (
+                "the sandbox has no network ([sandbox] network = false): use data that is "
+                "already in the project folder, or ask the researcher to allow the network"
+            )
+        return ""
+
+
+_NETWORK_ERRORS = (
+    "Network is unreachable",
+    "Temporary failure in name resolution",
+    "Name or service not known",
+    "Connection refused",
+    "No address associated with hostname",
+    "Errno 101",
+    "Errno 111",
+)
+
+
+def gpu_devices() -> list[str]:
+    """The GPU device nodes of this machine, passed through to the sandbox as they are."""
+    found: list[str] = []
+    for pattern in GPU_DEVICE_GLOBS:
+        found += sorted(glob.glob(pattern))
+    return found
+
+
+def _user_tasks() -> int:
+    """Tasks (threads included, as RLIMIT_NPROC counts them) of this user right now."""
+    uid = os.getuid()
+    count = 0
+    try:
+        entries = os.scandir("/proc")
+    except OSError:
+        return 0
+    with entries:
+        for entry in entries:
+            if not entry.name.isdigit():
+                continue
+            try:
+                if entry.stat().st_uid == uid:
+                    count += len(os.listdir(f"/proc/{entry.name}/task"))
+            except OSError:
+                continue
+    return count

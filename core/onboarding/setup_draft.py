@@ -1,0 +1,414 @@
+"""The set-up `labtui init` first proposes, drafted from a repository's facts alone.
+
+``propose_setup(survey)`` turns the facts of core/onboarding/repo_scan.py into a first draft of labtui.toml's
+[project], [experiment], [results] and [paper] sections, with the fact behind each value and the
+questions the facts leave open: the script that runs an experiment and its command line (its
+output folder made {out_dir}, a smoke run shortened by the script's own options), the files the
+agents may edit and those they must not, where a run's results lie and which numbers count, the
+LaTeX draft and the sections to write, and the task the README tells. A model may refine the
+draft later (core/onboarding/setup_proposal.py); these heuristics give it a start that needs none.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections import Counter
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ..machine.metric_lines import lower_is_better
+from ..source.files import is_data, is_evaluation, is_test, normal_path
+from .python_survey import HYDRA_DIR, SMOKE_FLAG, option_flag
+from .readme_text import readme_task
+from .repo_facts import (
+    Command,
+    EntryPoint,
+    LatexMain,
+    NamedOption,
+    RepoSurvey,
+    ResultFile,
+    SetupDraft,
+)
+from .result_files import DATA_PARTS
+
+MAX_METRICS = 4
+# which kind of result file tells most, when several earlier runs' files could be the results
+_SOURCE_RANK = {"final_info": 0, "json": 1, "csv": 2, "wandb": 3, "tensorboard": 4}
+_PREFERRED = ("train.py", "main.py", "run.py", "experiment.py")
+_WRITTEN = re.compile(r"experiment|result|evaluat|discussion|conclusion|abstract|ablation", re.I)
+_GOOD_METRIC = re.compile(r"acc|loss|f1|bleu|rouge|ppl|perplex|score|reward|auc|iou|error", re.I)
+_HELD_OUT = re.compile(r"(^|[._/-])(eval|val|valid|validation|test)", re.I)
+
+
+@dataclass
+class _Draft:
+    values: dict[str, dict[str, Any]] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)
+    questions: list[str] = field(default_factory=list)
+
+    def set(self, key: str, value: Any, reason: str) -> None:
+        section, name = key.split(".")
+        self.values.setdefault(section, {})[name] = value
+        self.reasons[key] = reason
+
+    def ask(self, question: str) -> None:
+        self.questions.append(question)
+
+
+def propose_setup(survey: RepoSurvey) -> SetupDraft:
+    """A first labtui.toml draft from the facts: each value with the fact behind it, and what
+    the facts leave to the researcher."""
+    draft = _Draft()
+    entry, why = _choose_entry(survey)
+    out_dirs: list[str] = []
+    if entry is None:
+        draft.ask(why)
+    else:
+        out_dirs = _propose_command(survey, entry, why, draft)
+        _propose_edit_protect(survey, entry, draft)
+    _propose_results(survey, entry, out_dirs, draft)
+    _propose_paper(survey, draft)
+    _propose_task(survey, draft)
+    return SetupDraft(draft.values, draft.reasons, draft.questions)
+
+
+def _choose_entry(survey: RepoSurvey) -> tuple[EntryPoint | None, str]:
+    """The script the README's commands run most, else the scripts' and Makefile's, else one
+    named like train.py, else the only script; with why."""
+    runnable = {e.path: e for e in survey.entry_points if not e.error and not is_test(e.path)}
+    for readme in (True, False):
+        counts = Counter(
+            c.script
+            for c in survey.commands
+            if c.script in runnable and _in_readme(survey, c) == readme
+        )
+        if counts:
+            path, times = counts.most_common(1)[0]
+            where = "the README's" if readme else "the scripts'"
+            return runnable[path], f"{where} commands run {path} most ({times}×)"
+    named = [e for e in runnable.values() if PurePosixPath(e.path).name in _PREFERRED]
+    if named:
+        best = min(
+            named, key=lambda e: (e.path.count("/"), _PREFERRED.index(e.path.split("/")[-1]))
+        )
+        return best, f"{best.path} is named like an experiment's script"
+    if len(runnable) == 1:
+        only = next(iter(runnable.values()))
+        return only, f"{only.path} is the repository's only script"
+    if not runnable:
+        return None, "No Python script was found that runs an experiment: which command runs one?"
+    names = ", ".join(list(runnable)[:8])
+    return None, f"Several scripts could run an experiment ({names}): which one does?"
+
+
+def _in_readme(survey: RepoSurvey, command: Command) -> bool:
+    return survey.readme is not None and command.found_in.startswith(f"{survey.readme.path}:")
+
+
+def _propose_command(survey: RepoSurvey, entry: EntryPoint, why: str, draft: _Draft) -> list[str]:
+    """Sets [experiment] command and smoke_command. Returns the output folders earlier runs
+    were given (the README's, the option's default), where their results may lie."""
+    output = next((o for o in survey.output_options if o.entry == entry.path), None)
+    flags = _output_flags(entry, output)
+    commands = sorted(  # the README's first, and one that names the output folder
+        (c for c in survey.commands if c.script == entry.path),
+        key=lambda c: (not _in_readme(survey, c), _option_value(c.args, flags)[0] is None),
+    )
+    if commands:
+        chosen = commands[0]
+        python = chosen.launcher == "python"
+        head = ["{python}", *chosen.prefix[1:]] if python else list(chosen.prefix)
+        args = [*(["-m", chosen.module] if chosen.module else [entry.path]), *chosen.args]
+        reason = f"{chosen.found_in} runs it this way ({why})"
+        if not python:
+            draft.ask(
+                f"{chosen.found_in} starts {entry.path} with {chosen.launcher}: labtui runs the "
+                f"command as written, so {chosen.launcher} must be on the PATH."
+            )
+    else:
+        head, args = ["{python}"], [entry.path]
+        reason = f"{why}, and no README or script line runs it"
+        for option in entry.options:
+            if option.required and option.default is None:
+                draft.ask(
+                    f"{entry.path} requires {option_flag(option)}: what does an experiment give?"
+                )
+    out_dirs = [output.default] if output and isinstance(output.default, str) else []
+    if output is None:
+        draft.ask(
+            f"{entry.path} has no output-folder option: it must read $LABTUI_OUT_DIR, or results "
+            "must come from stdout."
+        )
+    else:
+        value, at = _option_value(args, flags)
+        if value is not None:
+            out_dirs.append(value)
+            name = args[at].partition("=")[0]
+            args[at] = f"{name}={{out_dir}}" if name in flags else "{out_dir}"
+            reason += f"; {output.flag}, its output folder, becomes {{out_dir}}"
+        elif output.flag == HYDRA_DIR:
+            args.append(f"{HYDRA_DIR}={{out_dir}}")
+            reason += f"; Hydra puts a run's outputs in {HYDRA_DIR}"
+        else:
+            args += [output.flag, "{out_dir}"]
+            reason += f"; {entry.path} declares {output.flag} ({entry.kind}), so runs write there"
+    command = _join([*head, *args])
+    draft.set("experiment.command", command, reason)
+    _propose_smoke(survey, entry, command, draft)
+    return [normal_path(d) for d in out_dirs if d and not re.match(r"/|.*[{$]", d)]
+
+
+def _output_flags(entry: EntryPoint, output: NamedOption | None) -> tuple[str, ...]:
+    if output is None or output.flag == HYDRA_DIR:
+        return (output.flag,) if output else ()
+    return next((o.flags for o in entry.options if o.dest == output.dest), (output.flag,))
+
+
+def _option_value(
+    args: list[str] | tuple[str, ...], flags: tuple[str, ...]
+) -> tuple[str | None, int]:
+    """The value the arguments give one of ``flags`` (--flag value, --flag=value, key=value)
+    and the index of the argument that holds it."""
+    for i, arg in enumerate(args):
+        name, eq, value = arg.partition("=")
+        if eq and name in flags:
+            return value, i
+        if arg in flags and i + 1 < len(args):
+            return args[i + 1], i + 1
+    return None, -1
+
+
+def _join(tokens: list[str]) -> str:
+    """A shell line; {python} and {out_dir} stay bare for labtui to fill in."""
+    safe = re.compile(r"[\w@%+=:,./{}\-\[\]*]+")
+    return " ".join(t if safe.fullmatch(t) else shlex.quote(t) for t in tokens)
+
+
+def _propose_smoke(survey: RepoSurvey, entry: EntryPoint, command: str, draft: _Draft) -> None:
+    mine = [o for o in survey.smoke_options if o.entry == entry.path]
+    if not mine:
+        return
+    option = min(mine, key=_smoke_rank)
+    tokens = shlex.split(command)
+    if entry.kind == "hydra":
+        value = "true" if option.kind == "flag" else str(_smoke_value(option))
+        tokens = [t for t in tokens if not t.startswith(f"{option.flag}=")]
+        tokens.append(f"{option.flag}={value}")
+    elif option.kind == "flag":
+        tokens += [] if option.flag in tokens else [option.flag]
+    else:
+        value, at = str(_smoke_value(option)), _option_value(tokens, (option.flag,))[1]
+        if at < 0:
+            tokens += [option.flag, value]
+        else:
+            tokens[at] = (
+                f"{option.flag}={value}" if tokens[at].startswith(f"{option.flag}=") else value
+            )
+    what = "a smoke switch" if option.kind == "flag" else f"a count (default {option.default!r})"
+    draft.set(
+        "experiment.smoke_command",
+        _join(tokens),
+        f"{entry.path} declares {option.flag}, {what}, which makes a run short",
+    )
+
+
+def _smoke_rank(option: NamedOption) -> int:
+    """A smoke switch first, then a step count (a few steps take seconds), epochs, …"""
+    if option.kind == "flag":
+        return 0
+    words = ("step", "iter", "epoch", "batch", "sample", "subset")
+    return next((i for i, w in enumerate(words, 1) if w in option.dest.lower()), len(words) + 1)
+
+
+def _smoke_value(option: NamedOption) -> int:
+    name = option.dest.lower()
+    if "epoch" in name or SMOKE_FLAG.fullmatch(name.split(".")[-1]):
+        value = 1  # one epoch; a numeric debug switch turned on
+    elif "sample" in name or "subset" in name:
+        value = 64
+    else:
+        value = 2 if "batch" in name else 10
+    default = option.default
+    if isinstance(default, int) and not isinstance(default, bool) and default > 0:
+        value = min(value, default)
+    return value
+
+
+def _propose_edit_protect(survey: RepoSurvey, entry: EntryPoint, draft: _Draft) -> None:
+    """Edit: the script and the repository modules it imports (two levels down). Protect: what
+    decides whether a result is true, namely evaluation, data and tests."""
+    py = survey.python_files
+    tops = {f.split("/")[0] for f in survey.files if "/" in f}
+    protect = [*py.evaluation, *py.data]
+    protect += [f"{d}/*" for d in sorted(tops & (DATA_PARTS | {"tests", "test"}))]
+    protect += [t for t in py.tests if not any(fnmatchcase(t, g) for g in protect)]
+    # the script itself stays editable, even when it is named like evaluation
+    protect = [p for p in dict.fromkeys(protect) if p != entry.path]
+    imports = survey.imports
+    edit, frontier = [entry.path], list(entry.imports)
+    for _level in range(2):
+        following: list[str] = []
+        for path in frontier:
+            kept = not (is_test(path) or is_evaluation(path) or is_data(path))
+            if path not in edit and kept and not any(fnmatchcase(path, g) for g in protect):
+                edit.append(path)
+                following += imports.get(path, ())
+        frontier = following
+    imported = f" and the modules it imports ({', '.join(edit[1:])})" if edit[1:] else ""
+    draft.set("experiment.edit", edit, f"{entry.path} runs the experiment{imported}")
+    if protect:
+        draft.set(
+            "experiment.protect",
+            protect,
+            "evaluation, data and test files decide whether a result is true",
+        )
+
+
+def _propose_results(
+    survey: RepoSurvey, entry: EntryPoint | None, out_dirs: list[str], draft: _Draft
+) -> None:
+    hydra = entry is not None and entry.kind == "hydra"
+    placed = [(r, _in_run_folder(r.path, out_dirs, hydra)) for r in survey.result_files]
+    if placed:
+        # one in an earlier run's folder first, then the most telling kind, then the newest
+        result, relative = min(
+            placed, key=lambda p: (p[1] is None, _SOURCE_RANK[p[0].source], -p[0].mtime, p[0].path)
+        )
+        has_output = any(o.entry == (entry.path if entry else "") for o in survey.output_options)
+        _propose_result_file(survey, result, relative, has_output, draft)
+        return
+    names = entry.result_names if entry else ()
+    if "final_info.json" in names and entry:
+        why = f"{entry.path} names final_info.json, The AI Scientist's contract"
+        draft.set("results.source", "final_info", why)
+        return
+    if names and entry and any(o.entry == entry.path for o in survey.output_options):
+        source = "csv" if names[0].endswith(".csv") else "json"
+        draft.set("results.source", source, f"{entry.path} names {names[0]} in its code")
+        why = f"{entry.path} names {names[0]}; no run has written it yet"
+        draft.set("results.path", f"{{out_dir}}/{names[0]}", why)
+        draft.ask(
+            f"Does {entry.path} write {names[0]} into its output folder, and which of its "
+            "numbers measure the experiment?"
+        )
+        return
+    trackers = _trackers_near(survey, entry)
+    if "tensorboard" in trackers:
+        draft.set("results.source", "tensorboard", f"{trackers['tensorboard']} use TensorBoard")
+        draft.ask("Which TensorBoard tags measure the experiment, and is higher or lower better?")
+    elif "wandb" in trackers:
+        draft.set("results.source", "wandb", f"{trackers['wandb']} log to W&B")
+        draft.ask("Which W&B summary keys measure the experiment, and is higher or lower better?")
+    else:
+        why = "no result file, TensorBoard or W&B use was found: the numbers come from the log"
+        draft.set("results.source", "stdout", why)
+        draft.ask("Which metric names does a run print, and is higher or lower better?")
+
+
+def _trackers_near(survey: RepoSurvey, entry: EntryPoint | None) -> dict[str, str]:
+    """The trackers the script and its imports use; when they use none, any code's but tests'."""
+    near = {entry.path, *entry.imports} if entry else set()
+    for allowed in (near.__contains__, lambda path: not is_test(path)):
+        found = {t.name: [f for f in t.files if allowed(f)] for t in survey.trackers}
+        if any(found.values()):
+            return {name: ", ".join(files[:3]) for name, files in found.items() if files}
+    return {}
+
+
+def _in_run_folder(path: str, out_dirs: list[str], hydra: bool) -> str | None:
+    """The path within a run's folder, or None when it lies outside every output folder."""
+    for folder in sorted(out_dirs, key=len, reverse=True):  # outputs/run1 before outputs
+        if folder and path.startswith(f"{folder}/"):
+            return path[len(folder) + 1 :]
+    parts = path.split("/")
+    if hydra and parts[0] == "outputs" and len(parts) > 3:  # Hydra's outputs/<date>/<time>/
+        return "/".join(parts[3:])
+    return None
+
+
+def _propose_result_file(
+    survey: RepoSurvey, result: ResultFile, relative: str | None, has_output: bool, draft: _Draft
+) -> None:
+    draft.set("results.source", result.source, f"{result.path} holds results ({result.source})")
+    usual = result.source == "wandb" or (
+        relative is not None and (result.source == "tensorboard" or relative == "final_info.json")
+    )
+    if relative is not None and not usual:
+        why = f"{result.path} lies in the output folder an earlier run was given"
+        draft.set("results.path", f"{{out_dir}}/{relative}", why)
+    elif relative is None and not usual:
+        tensorboard = result.source == "tensorboard"
+        where = str(PurePosixPath(result.path).parent) if tensorboard else result.path
+        draft.set("results.path", where, f"{result.path} exists, outside any run's output folder")
+        if has_output:
+            draft.ask(
+                f"{result.path} lies outside the run's output folder: does every run overwrite "
+                "it, or does a run write its results elsewhere?"
+            )
+    if result.source == "final_info":
+        return  # every mean counts
+    metrics = _best_metrics(_available(result.source, Path(survey.root) / result.path))
+    if metrics:
+        draft.set("results.metrics", metrics, f"{result.path} holds {', '.join(metrics)}")
+    else:
+        draft.ask(f"Which numbers of {result.path} measure the experiment, higher or lower?")
+
+
+def _available(source: str, path: Path) -> dict[str, float]:
+    try:
+        from ..runs.result_sources import available_metrics
+    except ImportError:
+        return {}
+    try:
+        found = available_metrics(source, path)
+    except Exception:  # a reader's failure must not stop `labtui init`: the question is asked
+        return {}
+    return dict(found) if isinstance(found, dict) else {}
+
+
+def _best_metrics(metrics: dict[str, float]) -> dict[str, str]:
+    """At most four: names of known measures first, held-out ones (eval/val/test) next."""
+
+    def rank(item: tuple[int, str]) -> tuple[int, int]:
+        index, name = item
+        return -(2 * bool(_GOOD_METRIC.search(name)) + bool(_HELD_OUT.search(name))), index
+
+    names = [n for _i, n in sorted(enumerate(metrics), key=rank)[:MAX_METRICS]]
+    return {n: "lower" if lower_is_better(n) else "higher" for n in names}
+
+
+def _propose_paper(survey: RepoSurvey, draft: _Draft) -> None:
+    def rank(main: LatexMain) -> tuple[int, int, str]:
+        p = PurePosixPath(main.path)
+        preferred = bool({"paper", "latex"} & set(p.parts[:-1])) + (
+            p.name in ("main.tex", "paper.tex")
+        )
+        return -preferred, -len(main.sections), main.path
+
+    if not survey.latex:
+        return  # labtui's bundled template then
+    main = min(survey.latex, key=rank)
+    if main.placeholders:
+        shown = ", ".join(main.placeholders[:3])
+        draft.set("paper.tex", main.path, f"{main.path} is a draft with placeholders ({shown})")
+        return  # the placeholders are the sections
+    draft.set(
+        "paper.tex", main.path, f"{main.path} has \\documentclass and {len(main.sections)} sections"
+    )
+    wanted = [s for s in main.sections if _WRITTEN.search(s)]
+    if wanted:
+        why = "the draft exists, so the agents write only its sections on experiments and results"
+        draft.set("paper.sections", wanted, why)
+    else:
+        draft.ask(f"Which sections of {main.path} may the agents write?")
+
+
+def _propose_task(survey: RepoSurvey, draft: _Draft) -> None:
+    task = readme_task(survey.readme.text) if survey.readme else ""
+    if task and survey.readme:
+        draft.set("project.task", task, f"the title and first paragraphs of {survey.readme.path}")
+    else:
+        draft.ask("The repository has no README prose: what is the research about?")

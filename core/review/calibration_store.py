@@ -1,0 +1,148 @@
+"""Where a reviewer's calibration is kept and how it is said.
+
+A calibration (``labtui review --calibrate DIR``) measures one reviewer: a model with its
+``[review]`` settings. It is written where the researcher asked (``calibration.json``) and
+registered under the reviewer's fingerprint in labtui's data folder, so that every review by the
+same reviewer (``labtui review``, the review checkpoint) can say how far its scores are to be
+trusted, and a review by any other reviewer says that it is uncalibrated. A fabrication probe
+(``--probe``) is registered beside it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import LabtuiError
+
+FORMAT = 1
+# Settings that change what the reviewer answers; the rest (the budget, improvement rounds run
+# after the first review) leave its judgement of a given paper as it was.
+JUDGEMENT_SETTINGS = (
+    "model",
+    "ensemble",
+    "temperature",
+    "reflections",
+    "few_shot",
+    "examples",
+    "threshold",
+    "paper_chars",
+)
+UNCALIBRATED = "uncalibrated reviewer: its scores were never compared with human decisions"
+CALIBRATE_HINT = "labtui review --calibrate DIR measures it on a benchmark of reviewed papers"
+
+
+def fingerprint(reviewer: dict[str, Any]) -> str:
+    """The reviewer's identity: a digest of the settings that decide its judgement
+    (``reviewer`` as ``core.review.reviewer.reviewer_facts`` gives it)."""
+    judged = {key: reviewer.get(key) for key in JUDGEMENT_SETTINGS}
+    text = json.dumps(judged, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def registry() -> Path:
+    """labtui's folder of calibrations, one file per reviewer fingerprint."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "labtui" / "calibrations"
+
+
+def save_calibration(record: dict[str, Any], out: Path) -> Path:
+    """Write ``record`` (with its ``reviewer``) to ``out`` and register it for its reviewer;
+    a probe registered earlier for the same reviewer is kept. The registered path."""
+    record = {"format": FORMAT, **record, "fingerprint": fingerprint(record["reviewer"])}
+    _write(out, record)
+    registered = registry() / f"{record['fingerprint']}.json"
+    earlier = read_json(registered) or {}
+    if "probe" in earlier and "probe" not in record:
+        record["probe"] = earlier["probe"]
+    _write(registered, record)
+    return registered
+
+
+def save_probe(reviewer: dict[str, Any], probe: dict[str, Any]) -> Path:
+    """Register a fabrication probe's outcome beside the reviewer's calibration (if any)."""
+    key = fingerprint(reviewer)
+    registered = registry() / f"{key}.json"
+    record = read_json(registered) or {"format": FORMAT, "reviewer": reviewer, "fingerprint": key}
+    record["probe"] = probe
+    _write(registered, record)
+    return registered
+
+
+def find_calibration(reviewer: dict[str, Any]) -> dict[str, Any] | None:
+    """The registered record for this reviewer (calibration and/or probe), or None."""
+    return read_json(registry() / f"{fingerprint(reviewer)}.json")
+
+
+def trust_line(record: dict[str, Any] | None) -> str:
+    """One line for a review: how this reviewer did against human decisions, or that it is
+    uncalibrated; and a fabrication probe it failed, if one did."""
+    metrics = (record or {}).get("metrics")
+    if not metrics:
+        line = UNCALIBRATED
+    else:
+        line = _measured(record or {}, metrics)
+    probe = (record or {}).get("probe")
+    if probe is not None:
+        line += (
+            " · noticed a fabricated results table"
+            if probe.get("noticed")
+            else " · FLAGGED: accepted a results table with impossible values"
+        )
+    return line
+
+
+def _measured(record: dict[str, Any], metrics: dict[str, Any]) -> str:
+    benchmark = record.get("benchmark") or {}
+    papers = metrics.get("papers", 0)
+    of = f"{papers} of {benchmark['sampled']}" if not record.get("complete", True) else papers
+    name = benchmark.get("name", "benchmark")
+    low, high = metrics.get("balanced_accuracy_ci") or (None, None)
+    interval = f" (95% CI {low:.2f}–{high:.2f})" if low is not None else ""
+    parts = [
+        f"this reviewer: balanced accuracy {_number(metrics.get('balanced_accuracy'))}"
+        f"{interval} on {of} {name} papers"
+    ]
+    if metrics.get("roc_auc") is not None:
+        parts.append(f"AUC {metrics['roc_auc']:.2f}")
+    if metrics.get("accept_rate") is not None and metrics.get("human_accept_rate") is not None:
+        parts.append(
+            f"accepts {metrics['accept_rate']:.0%} (humans {metrics['human_accept_rate']:.0%})"
+        )
+    return " · ".join(parts)
+
+
+def _number(value: Any) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON object written by ``write_json``; None when there is none to read."""
+    # a file another labtui is writing, or one a person broke, means "not known"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def write_json(path: Path, record: dict[str, Any]) -> None:
+    """Write ``record`` whole or not at all (a reader never sees half a file); OSError when
+    the folder cannot be written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".part")
+    partial.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    partial.replace(path)
+
+
+def _write(path: Path, record: dict[str, Any]) -> None:
+    try:
+        write_json(path, record)
+    except OSError as exc:
+        raise LabtuiError(
+            f"cannot write the calibration to {path}: {exc.strerror or exc}",
+            "give a writable --out path, or free the disk",
+        ) from None

@@ -1,0 +1,220 @@
+"""The facts a reviewer is given before it reads a paper, computed by code, and the scores they cap.
+
+A reviewer model, small or large, can be talked into praise by a hollow paper: Qwen2.5-Coder-1.5B
+gave a draft with one sentence as its abstract, introduction and related work, no result and a
+placeholder for its conclusion Quality 4/4, Soundness 4/4 and "a comprehensive overview of
+existing work". So before any model reads the paper, labtui establishes what code can: its pages,
+the parts present and missing, placeholders left, parts that repeat another, and (for a project's
+own paper) the numbers traced to runs, untraced and contradicted, the figures included, the runs
+behind it and whether the idea's novelty was checked. The reviewer is shown the sheet, the review
+record keeps it, and scores the facts contradict are capped, each with its reason.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..workspace.artifacts import result_folders
+from ..writeup.completeness import Gap, figure_names, markdown_parts, written_gaps
+from ..writeup.section_text import placeholders_left
+from .form import PaperReview
+from .reviewer import ReviewPanel
+
+# The parts every empirical paper has, by the words their headings use.
+EXPECTED_PARTS = {
+    "introduction": ("introduction",),
+    "method": ("method", "approach", "model", "framework", "proposed"),
+    "experiments or results": ("result", "experiment", "evaluation", "empirical"),
+    "conclusion": ("conclusion", "discussion", "summary"),
+}
+_FIGURE_CAPTION = re.compile(r"^(?:Figure|Fig\.)\s*(\d+)\s*[:.]", re.M)
+
+
+@dataclass(frozen=True)
+class Cap:
+    """A score the facts bound: at most ``at_most``, because ``why``."""
+
+    score: str
+    at_most: int
+    why: str
+
+
+@dataclass
+class FactSheet:
+    """What code established about a paper before a model read it. ``None``: not known here
+    (a PDF reviewed without its project has no runs to trace its numbers to)."""
+
+    pages: int | None
+    parts: list[str]
+    missing: list[str]
+    placeholders: list[str]
+    repeated: list[str]
+    unwritten: list[str]
+    figures: int
+    traced: int | None = None
+    untraced: int | None = None
+    contradicted: int | None = None
+    figures_made: int | None = None
+    runs: list[str] | None = None
+    runs_without_results: list[str] = field(default_factory=list)
+    novelty: str | None = None
+
+    def caps(self) -> list[Cap]:
+        """The scores the facts bound: a paper without results cannot be sound or of quality,
+        one with placeholders or missing parts cannot be clear or well presented."""
+        caps = []
+        no_results = self._no_results()
+        if no_results:
+            caps += [Cap(score, 1, no_results) for score in ("Quality", "Soundness")]
+        unfinished = self._unfinished()
+        if unfinished:
+            caps += [Cap(score, 2, unfinished) for score in ("Presentation", "Clarity")]
+        return caps
+
+    @property
+    def unverified(self) -> list[str]:
+        """Scores no code could back: Originality, where the idea's novelty was not checked."""
+        return ["Originality"] if self.novelty == "unchecked" else []
+
+    def _no_results(self) -> str:
+        if self.traced == 0 and self.runs:
+            return "no number in the paper is traced to a run"
+        if self.runs_without_results:
+            return f"the Results report no number of {', '.join(self.runs_without_results)}"
+        if "experiments or results" in self.missing:
+            return "the paper has no experiments or results section"
+        return ""
+
+    def _unfinished(self) -> str:
+        if self.placeholders:
+            return f"template placeholders are left ({', '.join(self.placeholders)})"
+        if self.missing:
+            return f"parts are missing ({', '.join(self.missing)})"
+        if self.unwritten:
+            return f"parts are not written ({', '.join(self.unwritten)})"
+        return ""
+
+    def text(self) -> str:
+        """The sheet for the reviewer's prompt: facts, one a line, then the bounds they set."""
+        lines = [
+            "Facts about this paper, established by code before you read it (trust them over "
+            "the paper's own words):",
+            f"- pages: {self.pages if self.pages is not None else 'unknown'}",
+            f"- parts: {', '.join(self.parts) or 'none found'}",
+            f"- parts missing: {', '.join(self.missing) or 'none'}",
+            f"- template placeholders left: {', '.join(self.placeholders) or 'none'}",
+            f"- parts that repeat another: {'; '.join(self.repeated) or 'none'}",
+            f"- parts too short to be written: {', '.join(self.unwritten) or 'none'}",
+            f"- figures: {self.figures}"
+            + (f" of the {self.figures_made} the runs' plots made" if self.figures_made else ""),
+        ]
+        if self.traced is not None:
+            lines.append(
+                f"- numbers traced to a run: {self.traced}; matching no run: {self.untraced}; "
+                f"sentences the runs contradict: {self.contradicted}"
+            )
+        if self.runs is not None:
+            lines.append(f"- runs behind the paper: {', '.join(self.runs) or 'none'}")
+        if self.novelty is not None:
+            lines.append(f"- novelty of the idea: {self.novelty}")
+        bounds = [f"{c.score} at most {c.at_most} ({c.why})" for c in self.caps()]
+        if bounds:
+            lines.append("So: " + "; ".join(bounds) + ".")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "caps": [asdict(c) for c in self.caps()]}
+
+
+def text_facts(markdown: str, pages: int | None) -> FactSheet:
+    """What the paper's text shows by itself (any PDF, with or without its project)."""
+    parts = markdown_parts(markdown)
+    gaps = written_gaps(parts)
+    titles = [p.title for p in parts]
+    return FactSheet(
+        pages=pages,
+        parts=titles,
+        missing=[
+            name
+            for name, words in EXPECTED_PARTS.items()
+            if not any(word in title.lower() for title in titles for word in words)
+        ],
+        placeholders=sorted({left for part in parts for left in placeholders_left(part.body)}),
+        repeated=[f"{g.part} {g.problem}" for g in gaps if g.kind == "repeats"],
+        unwritten=[g.part for g in gaps if g.kind == "unwritten"],
+        figures=len(set(_FIGURE_CAPTION.findall(markdown))),
+    )
+
+
+def project_facts(
+    markdown: str, pages: int | None, root: Path, gaps: list[Gap], provenance: dict[str, Any]
+) -> FactSheet:
+    """A project's own paper: its text's facts, and what its runs and its provenance.json say
+    (``gaps``: the write-up's check of the LaTeX, core/writeup/completeness.py)."""
+    sheet = text_facts(markdown, pages)
+    sheet.traced = len(provenance.get("traced") or [])
+    sheet.untraced = len([u for u in provenance.get("untraced") or [] if not u.get("waived")])
+    sheet.contradicted = len(
+        [c for c in provenance.get("contradicted") or [] if not c.get("waived")]
+    )
+    sheet.runs = [run.name for run in result_folders(root)]
+    sheet.runs_without_results = [
+        found.group(1)
+        for g in gaps
+        if g.kind == "no_results" and (found := re.search(r"number of (\S+)", g.problem))
+    ]
+    sheet.figures_made = len(figure_names(root)) or None
+    novelty = provenance.get("novelty")
+    sheet.novelty = str(novelty.get("decision")) if isinstance(novelty, dict) else None
+    return sheet
+
+
+def capped(review: PaperReview, caps: list[Cap]) -> tuple[PaperReview, list[dict[str, Any]]]:
+    """The review with each score above its cap set to the cap, and what was changed (score,
+    from, to, why): never silently, the record keeps both."""
+    fields = dict(review.fields)
+    changed = []
+    for cap in caps:
+        if int(fields[cap.score]) > cap.at_most:
+            changed.append(
+                {"score": cap.score, "from": fields[cap.score], "to": cap.at_most, "why": cap.why}
+            )
+            fields[cap.score] = cap.at_most
+    return replace(review, fields=fields), changed
+
+
+@dataclass(frozen=True)
+class Reviewed:
+    """A panel's reviews with their scores capped by the paper's facts, the sheet they were
+    given and what the caps changed: what review.json keeps."""
+
+    panel: ReviewPanel
+    facts: FactSheet
+    capped: list[dict[str, Any]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.panel.to_json(),
+            "facts": self.facts.to_json(),
+            "capped": self.capped,
+            "unverified": self.facts.unverified,
+        }
+
+
+def capped_panel(panel: ReviewPanel, facts: FactSheet) -> Reviewed:
+    """Each review and the meta-review with the scores the facts bound capped."""
+    caps = facts.caps()
+    reviews, changed = [], []
+    for review in panel.reviews:
+        kept, changes = capped(review, caps)
+        reviews.append(kept)
+        changed += changes
+    meta, meta_changes = capped(panel.meta, caps)
+    if panel.meta is panel.reviews[0]:  # one reviewer: its review is the meta-review
+        meta = reviews[0]
+    else:
+        changed += meta_changes
+    return Reviewed(replace(panel, reviews=reviews, meta=meta), facts, changed)

@@ -1,0 +1,411 @@
+"""What a hill-climb (core/search/climb.py) and a tree search (core/search/tree.py) share.
+
+- **The target**: the one metric they improve (``[climb]``/``[tree] metric``) and which way is
+  better, checked against the baseline's numbers before anything runs.
+- **A step**: a proposal asked of the model (``propose``; a model that never gives a usable one
+  ends the search), made by aider and run with fix attempts (core/steps/attempts.py), timed and
+  metered (``StepClock``), recorded as a ledger's Step (``result_step``) and, on the path to the
+  best, as a notebook entry (``note_step``).
+- **The end**: the summary (``search_markdown``), the stage's result (``SearchOutcome``).
+
+Their code lives in worktrees (core/search/worktrees.py) and their runs with other seeds are in
+core/search/seeds.py. Functions take the stage's context (core/stage_context.py) as ``ctx``, as
+the other research helpers do: this layer must not import it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ..steps.attempts import Attempted, code_digest, code_files, code_now
+from ..workspace.project import Project
+from .ledger import Final, Noise, SearchLedger, Step, finite
+
+HIGHER, LOWER = "higher", "lower"
+
+
+# -- the target -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    """The metric a search improves: ``dataset``'s mean ``name``, better ``direction``."""
+
+    dataset: str
+    name: str
+    direction: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.dataset}.{self.name}"
+
+    def value(self, means: dict[str, Any]) -> float | None:
+        """The metric in a run's means ({dataset: {metric: value}}); None when it is absent."""
+        entry = means.get(self.dataset)
+        return finite(entry.get(self.name)) if isinstance(entry, dict) else None
+
+    def stderr(self, final_info: dict[str, Any] | None) -> float | None:
+        """The standard error the run reported of the metric's mean over its seeds (The AI
+        Scientist's "stderrs": "<metric>_stderr" beside "<metric>_mean"); None without one."""
+        entry = (final_info or {}).get(self.dataset)
+        errors = entry.get("stderrs") if isinstance(entry, dict) else None
+        if not isinstance(errors, dict):
+            return None
+        return finite(errors.get(f"{self.name.removesuffix('_mean')}_stderr"))
+
+    def gain(self, value: float, over: float) -> float:
+        """How much better ``value`` is than ``over`` (negative: worse)."""
+        return value - over if self.direction == HIGHER else over - value
+
+    def best_of(self, values: list[float]) -> float:
+        return max(values) if self.direction == HIGHER else min(values)
+
+
+def find_target(section: Any, strategy: str, baseline: dict[str, Any], root: Path) -> Target:
+    """The metric ``[<strategy>] metric`` names among the baseline's means (or, when it names
+    none, the first the project declares), with its direction; a ConfigError names the field
+    and lists what the baseline reports."""
+    from ..runs.effects import UNKNOWN, direction_of, metric_directions
+
+    reported = [
+        (d, m) for d, values in baseline.items() for m in values if finite(values[m]) is not None
+    ]
+    listing = ", ".join(f"{d}.{m}" for d, m in reported) or "nothing"
+    declared = metric_directions(root)
+    if section.metric:
+        found = [(d, m) for d, m in reported if section.metric in (m, f"{d}.{m}")]
+        if len(found) != 1:
+            why = "names no mean of" if not found else "is ambiguous in"
+            raise ConfigError(
+                f"labtui.toml: [{strategy}] metric = {section.metric!r} {why} the baseline's "
+                f"final_info.json (run_0 reports {listing})",
+                f'write [{strategy}] metric = "<one of those>"',
+            )
+    else:
+        found = [
+            (d, m) for d, m in reported if m in declared or m.removesuffix("_mean") in declared
+        ]
+        found = found or reported
+        if not found:
+            raise ConfigError(
+                f"labtui.toml: [{strategy}] metric is empty and run_0 reports no number",
+                f'make the baseline report its metric, then write [{strategy}] metric = "<name>"',
+            )
+    dataset, name = found[0]
+    direction = section.direction or direction_of(name, declared)
+    if direction == UNKNOWN:
+        raise ConfigError(
+            f"labtui.toml: [{strategy}] direction is empty and labtui cannot tell whether a "
+            f"larger {name} is better",
+            f'write [{strategy}] direction = "higher" (or "lower")',
+        )
+    return Target(dataset, name, direction)
+
+
+# -- checkouts ---------------------------------------------------------------------------------
+
+
+# -- a step -------------------------------------------------------------------------------------
+
+
+@dataclass
+class StepClock:
+    """Times one step: its wall time, and (through the ledger's meter) the model's."""
+
+    started: float
+    meter: Any
+
+    @property
+    def wall_s(self) -> float:
+        return time.monotonic() - self.started
+
+    def stamp(self, step: Step) -> None:
+        """The step's times and tokens so far (its ledger commit follows)."""
+        step.wall_s, step.model_s, step.tokens = self.wall_s, self.meter.model_s, self.meter.tokens
+
+
+@contextmanager
+def step_clock(ctx: Any) -> Iterator[StepClock]:
+    with ctx.services.ledger.meter() as meter:
+        yield StepClock(time.monotonic(), meter)
+
+
+def propose(ctx: Any, prompt: str, earlier: list[Step]) -> Any:
+    """The model's next change (a records.Proposal): one line for the ledger and what to do;
+    a description the ledger already has is refused and asked again."""
+    from ..answers.schemas import Proposal, example_strings
+    from ..answers.validation import validate
+
+    tried = {" ".join(step.description.lower().split()): step for step in earlier}
+
+    def parse(data: Any) -> Any:
+        proposal = validate(Proposal, data)
+        same = tried.get(proposal.description.lower())
+        if same is not None:
+            raise ValueError(
+                f"step {same.step} already tried {proposal.description!r} ({same.status}); "
+                "propose a different change"
+            )
+        return proposal
+
+    messages = [{"role": "user", "content": prompt}]
+    proposal = ctx.llm(role="searcher").ask_json(
+        messages, parse, schema=Proposal, examples=example_strings(messages)
+    )
+    ctx.tell("searcher", f"{proposal.description}\n\n{proposal.change}")
+    return proposal
+
+
+NO_PROPOSAL = "(no usable proposal)"
+IDLE_LIMIT = 3  # steps in a row in which nothing ran end a search: the model cannot make one
+
+
+def unproposed(number: int, base: str, error: Any, status: str) -> Step:
+    """A step whose proposal the model never gave in a usable form: nothing was edited or run,
+    and it counts (its tokens and time were spent); status crash (climb) or buggy (tree)."""
+    return Step(
+        step=number,
+        status=status,
+        description=NO_PROPOSAL,
+        base_commit=base,
+        run_id=f"run_{number}",
+        problem=error.message,
+        verdict=f"no usable proposal: {error.problem}",
+    )
+
+
+def ran_nothing(step: Step) -> bool:
+    """No proposal, or no edit that changed the code (or only code that already ran): the
+    model made nothing that could be measured."""
+    return step.value is None and step.run_s == 0
+
+
+def idle_in_a_row(steps: list[Step]) -> str:
+    """Why the search must end when nothing ran in its last steps ('' if something did): a
+    model that alternates unusable proposals with edits that never land would spend every
+    attempt of the night."""
+    last = steps[-IDLE_LIMIT:]
+    if len(last) < IDLE_LIMIT or not all(ran_nothing(step) for step in last):
+        return ""
+    said = (
+        "no usable proposal"
+        if all(s.description == NO_PROPOSAL for s in last)
+        else ("no usable change")
+    )
+    why = last[-1].verdict or last[-1].problem
+    return (
+        f"the model gave {said} {IDLE_LIMIT} times in a row ({why[:200]}); a stronger "
+        "[models] experiments model is needed"
+    )
+
+
+def make_change(
+    work: Any,
+    coder: Any,
+    number: int,
+    change: str,
+    step_text: str,
+    *,
+    section: Any,
+    target: Target,
+    attempts: int,
+    earlier: list[Step],
+) -> Attempted:
+    """aider's edit of ``change`` in ``work``'s checkout and its run ``run_<number>`` under the
+    budget, with up to ``attempts`` tries (fixes of a crash, or of a run that reports no
+    metric); code that an ``earlier`` step already ran is not run again."""
+    from ..settings.contract import RunTerms
+    from ..steps.attempts import attempt_run
+
+    run_id = f"run_{number}"
+
+    def reports_the_metric(result: Any) -> str:
+        if target.value(result.means) is not None:
+            return ""
+        return f"{run_id} ran but reports no {target.key} (its means: {json.dumps(result.means)[:300]})"
+
+    return attempt_run(
+        work,
+        coder,
+        run_id,
+        work.prompt(
+            "search_edit",
+            run_id=run_id,
+            step_text=step_text,
+            change=change,
+            budget_s=f"{section.run_budget_s:g}",
+            notes=work.notes_block(),
+        ),
+        index=number,
+        attempts=attempts,
+        terms=RunTerms(section.run_budget_s),
+        overrun_s=section.overrun_s,
+        known=known_code(earlier),
+        accept=reports_the_metric,
+    )
+
+
+def plan_directions(ctx: Any, how: str) -> str:
+    """The approved plan's runs, as directions for a search's proposals ('' without a plan)."""
+    from ..workspace.artifacts import load_plan
+
+    planned = load_plan(ctx.project.root, max(1, ctx.config.limits.max_runs))
+    if not planned:
+        return ""
+    lines = "\n".join(f"- {run.change}" for run in planned)
+    return f"\nDirections the researcher approved in the plan ({how}):\n{lines}\n"
+
+
+def known_code(steps: list[Step]) -> dict[str, str]:
+    """{code digest: which step ran it} of every step whose code ran or was refused."""
+    return {step.digest: f"step {step.step} ({step.status})" for step in steps if step.digest}
+
+
+def ledger_lines(steps: list[Step], target: Target, last: int = 30) -> str:
+    """The ledger as the model reads it: the last ``last`` steps, one line each."""
+    if not steps:
+        return "(nothing tried yet)"
+    shown = steps[-last:]
+    lines = [] if len(shown) == len(steps) else [f"({len(steps) - len(shown)} earlier steps)"]
+    for step in shown:
+        value = "no result" if step.value is None else f"{target.name} {step.value:.6g}"
+        # a refused proposal's problem quotes the refused text: shown, it would be copied
+        problem = "" if step.description == NO_PROPOSAL else step.problem
+        why = f" — {problem[:120]}" if problem else ""
+        lines.append(f"- step {step.step}: {step.status}, {value}: {step.description}{why}")
+    return "\n".join(lines)
+
+
+def result_step(
+    ctx: Any,
+    checkout: Project,
+    number: int,
+    attempted: Attempted,
+    *,
+    base: str,
+    description: str,
+    change: str,
+) -> Step:
+    """A step's record from its attempts (status and value are the caller's to judge)."""
+    from ..workspace.notebook import code_change, own_words
+
+    result, edit = attempted.result, attempted.edit
+    commit = edit.commit.sha if edit is not None and edit.commit is not None else ""
+    files = code_files(checkout)
+    now = code_now(checkout, files)
+    computed = "; ".join(
+        code_change(checkout.file_at(base, name) or "", now[name] or "", name) for name in files
+    )
+    return Step(
+        step=number,
+        status="",
+        description=description,
+        change=change,
+        explanation=own_words(edit.explanation, attempted.sent) if edit is not None else "",
+        computed=computed,
+        base_commit=base,
+        commit=commit,
+        run_id=f"run_{number}",
+        problem=attempted.problem,
+        stderr_tail="" if attempted.ok else attempted.stderr_tail,
+        tried=list(attempted.tried),
+        digest=attempted.digest or code_digest(now),
+        memory_mb=_memory_mb(result),
+        run_s=attempted.run_s,
+    )
+
+
+def _memory_mb(result: Any) -> float:
+    """What the ledger's memory column says: the run's GPU memory when it had GPUs, else the
+    memory it held on the host (its peak, as sampled)."""
+    if result is None:
+        return 0.0
+    return result.peak_gpu_memory_mb or result.peak_memory_mb
+
+
+def note_step(root: Path, step: Step, run_dir: Path, made_from: str) -> None:
+    """The step's run as an entry of the notebook, once: what changed (computed, and in the
+    coder's words) and its effects against the baseline (computed from the run's numbers)."""
+    from ..runs.effect_text import effects_markdown
+    from ..runs.effects import effects_of_runs, metric_directions
+    from ..workspace.artifacts import NOTES
+    from ..workspace.notebook import append_run
+
+    notes = Path(root) / NOTES
+    if f"\n## {step.run_id}\n" in (notes.read_text(encoding="utf-8") if notes.is_file() else ""):
+        return
+    found = effects_of_runs(run_dir, Path(root) / "run_0", metric_directions(root))
+    append_run(
+        root,
+        step.run_id,
+        what_changed=f"{step.description}\n\n{step.explanation}".strip(),
+        computed=f"{step.computed} (made from {made_from})",
+        results=effects_markdown(found),
+        commit=step.commit,
+        wall_s=step.run_s,
+    )
+
+
+# -- runs of the same code with other seeds ------------------------------------------------------
+
+
+# -- the end ------------------------------------------------------------------------------------
+
+
+def hours_used(noise_wall_s: float, steps: list[Step]) -> float:
+    return (noise_wall_s + sum(step.wall_s for step in steps)) / 3600
+
+
+def search_markdown(
+    target: Target,
+    noise: Noise,
+    steps: list[Step],
+    final: Final,
+    ledger: SearchLedger,
+    path: list[int],
+) -> str:
+    """The search's summary for the checkpoint and the notebook: computed, every number from
+    the ledger."""
+    counts: dict[str, int] = {}
+    for step in steps:
+        counts[step.status] = counts.get(step.status, 0) + 1
+    said = ", ".join(f"{n} {status}" for status, n in counts.items()) or "no step"
+    base = noise.values[0]
+    lines = [
+        f"{len(steps)} step(s): {said}. The metric: {target.key} ({target.direction} is better).",
+        f"The project's code under the budget: {base:.6g}; run-to-run noise: std "
+        f"{noise.std:.4g} (the spread of {len(noise.values)} seed(s), {noise.spread:.4g}, or the "
+        f"runs' own standard error, {noise.reported:.4g}, whichever is larger), so a change had "
+        f"to beat the best by more than {noise.threshold:.4g}.",
+    ]
+    if final.best_step:
+        lines.append(
+            f"Best: step {final.best_step} with {final.best_value:.6g} "
+            f"({target.gain(final.best_value, base):+.4g} on the baseline); the path to it: "
+            + " → ".join(f"step {n}" for n in path)
+            + "."
+        )
+    else:
+        lines.append(
+            "No change beat the baseline by more than the noise: the project's code stays."
+        )
+    seeds = final.seed_values()
+    if seeds and final.mean is not None:
+        spread = f" ± {final.std:.4g}" if final.std is not None else ""
+        lines.append(
+            f"Its code with {len(seeds)} fresh seed(s): mean {final.mean:.6g}{spread} "
+            f"(values {', '.join(f'{v:.6g}' for v in seeds)})."
+        )
+    lines.append(f"Every step is a line of {ledger.relative}/results.tsv.")
+    return "\n\n".join(lines)
+
+
+def checkpoint_due(section: Any, done: int) -> bool:
+    return bool(section.checkpoint_every) and done > 0 and done % section.checkpoint_every == 0

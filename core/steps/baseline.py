@@ -1,0 +1,66 @@
+"""The baseline: run_0 with the project's code as it is, the reference every later run is
+compared with. The plan needs its numbers and the experiments need it run, so it is made once,
+by whichever comes first, and read from ``run_0/final_info.json`` after (whatever the source of
+its numbers, core/runs/runner.py writes them there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import StageFailed
+from ..events import Event
+from ..stage_context import StageContext
+from ..workspace.project import Project
+
+BASELINE = "run_0"
+
+
+def run_baseline(project: Project, emit: Callable[[Event], None]) -> Any:
+    """run_0 with the project's code as it is; committed when it succeeds."""
+    from ..runs.runner import configured, run_experiment
+
+    result = run_experiment(
+        project.root,
+        BASELINE,
+        emit=emit,
+        stage="experiments",
+        commit=project.head(),
+        **configured(project.config),
+    )
+    if result.ok:
+        project.commit(f"baseline: {BASELINE} results", [BASELINE])
+    return result
+
+
+def ensure_baseline(ctx: StageContext) -> dict[str, Any]:
+    """The baseline's means, running it first when it has not run yet."""
+    root = ctx.project.root
+    if not (root / BASELINE / "final_info.json").exists():
+        ctx.say(f"no baseline yet: running {BASELINE} with the project's code")
+        result = run_baseline(ctx.project, ctx.emit)
+        if not result.ok:
+            raise StageFailed(f"the baseline {BASELINE} failed: {result.problem}", fix_hint(ctx))
+    return baseline_means(ctx.project)
+
+
+def fix_hint(ctx: StageContext) -> str:
+    """How to make the baseline work, in the project's own terms."""
+    from ..settings.contract import prompt_facts
+
+    facts = prompt_facts(ctx.project.root, ctx.config)
+    command = facts["run_command"].replace("run_i", BASELINE)
+    return f"fix {facts['code_files']} (or [experiment] command in labtui.toml) so that `{command}` works"
+
+
+def baseline_means(project: Project) -> dict[str, Any]:
+    from ..runs.runner import read_final_info
+
+    _, means, problem = read_final_info(project.root / BASELINE)
+    if problem:
+        raise StageFailed(
+            f"the baseline is unusable: {problem}",
+            f"delete {BASELINE}/ and run `labtui run` again to redo the baseline",
+        )
+    return means
