@@ -9,7 +9,7 @@ query three times in a row. One :class:`Variants` declaration holds such a rule 
   of a search variant that requires ``query`` and a verdict variant gave a query every time on
   llama-cpp-python 0.3.36, whose grammar ignores the properties beside an ``anyOf``, so each
   variant carries every property it allows;
-- the check (:meth:`Variants.check`), run by ``core.answers.schemas.Record``'s validator after the
+- the check (:meth:`Variants.check`), run by ``core.answers.record.Record``'s validator after the
   fields' own checks, with the messages a model reads in the re-ask. A record whose caller checks
   the variant's fields itself (with what the model was shown) sets ``checked_by``.
 """

@@ -179,7 +179,8 @@ class LLM:
         re-asks, what the refused answers (the last first) may still give, with what failed left
         out (a review without its one point about nothing in the paper); ValueError where not.
         """
-        from ..answers.schemas import answer_examples, example_strings, record_name
+        from ..answers.examples import answer_examples, example_strings
+        from ..answers.record import record_name
 
         chat_kwargs.setdefault("json_mode", True)
         # A record is a few hundred tokens; a small model that loops would otherwise write to

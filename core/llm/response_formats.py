@@ -46,7 +46,7 @@ def forget_structured_modes() -> None:
 def response_format_for(mode: str, schema: Any) -> dict[str, Any]:
     """The ``response_format`` of a request in ``mode`` for the record ``schema``."""
     if mode == "json_schema":
-        from ..answers.schemas import response_format
+        from ..answers.record import response_format
 
         return response_format(schema)
     if mode == "json_object_schema":

@@ -19,7 +19,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from ..answers.schemas import RESULT_SOURCES, SetupAnswer
+from ..answers.setup_answer import RESULT_SOURCES, SetupAnswer
 from ..settings.contract import matches
 from ..settings.prompts import load_prompt
 from .repo_scan import EntryPoint, RepoSurvey, SetupDraft

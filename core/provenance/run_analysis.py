@@ -39,9 +39,9 @@ class RunReview:
 
 
 def parse_run_review(data: Any) -> RunReview:
-    """The analysis's shape and content (``core.answers.schemas.RunAnalysis``): real sentences, not a
+    """The analysis's shape and content (``core.answers.experiment_answers.RunAnalysis``): real sentences, not a
     placeholder or the prompt's example; ValueError names the field."""
-    from ..answers.schemas import RunAnalysis
+    from ..answers.experiment_answers import RunAnalysis
     from ..answers.validation import validate
 
     answer = validate(RunAnalysis, data)
@@ -60,7 +60,7 @@ def review_run(
 ) -> RunReview:
     """The computed effects go to the model: an analysis for the notebook (checked against the
     effects and the runs), and go on or finish."""
-    from ..answers.schemas import RunAnalysis
+    from ..answers.experiment_answers import RunAnalysis
     from ..runs.effect_text import effects_markdown
     from .checks import check_analysis
     from .record import run_sources

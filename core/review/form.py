@@ -1,6 +1,6 @@
 """The NeurIPS review form as a validated record. Out-of-range or missing fields, and text that is
 no review (placeholders such as "...", one-word points, copies of the prompt's example), are errors
-that the LLM layer re-asks about; nothing is clamped. The rules are ``core.answers.schemas.ReviewForm``;
+that the LLM layer re-asks about; nothing is clamped. The rules are ``core.answers.review_answers.ReviewForm``;
 :func:`grounded` adds that the review is about the paper it reviews (``core.review.grounding``).
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..answers.schemas import REVIEW_SCORES, ReviewForm
+from ..answers.review_answers import REVIEW_SCORES, ReviewForm
 from ..answers.validation import validate
 from .grounding import PaperIndex, PointGrounding, ground_review, without_ungrounded_points
 

@@ -3,7 +3,7 @@ a whole, must name something that paper's text contains.
 
 A small model writes reviews that would fit any paper ("The paper is well written.", "The method
 is novel.") or that are about another paper ("The transformer ablation on ImageNet is
-convincing" of a diffusion paper). The form's checks (``core.answers.schemas.ReviewForm``) cannot see
+convincing" of a diffusion paper). The form's checks (``core.answers.review_answers.ReviewForm``) cannot see
 this: the text is long enough and copies no example. This check reads the paper once
 (:class:`PaperIndex`) and, for each point, finds the **specific terms** it uses that the paper
 also contains: content words that are neither stopwords nor the vocabulary every review or every

@@ -26,7 +26,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..answers.schemas import ReviewForm, ReviewReflection, example_strings
+from ..answers.examples import example_strings
+from ..answers.review_answers import ReviewForm, ReviewReflection
 from ..answers.validation import validate
 from ..errors import ConfigError, LabtuiError, LLMError, UnusableAnswer
 from ..events import Event, Notice

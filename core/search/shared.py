@@ -140,7 +140,8 @@ def step_clock(ctx: Any) -> Iterator[StepClock]:
 def propose(ctx: Any, prompt: str, earlier: list[Step]) -> Any:
     """The model's next change (a records.Proposal): one line for the ledger and what to do;
     a description the ledger already has is refused and asked again."""
-    from ..answers.schemas import Proposal, example_strings
+    from ..answers.examples import example_strings
+    from ..answers.experiment_answers import Proposal
     from ..answers.validation import validate
 
     tried = {" ".join(step.description.lower().split()): step for step in earlier}

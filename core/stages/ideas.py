@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..answers.schemas import IdeaProposals, IdeaReflection, example_strings
+from ..answers.examples import example_strings
+from ..answers.idea_answers import IdeaProposals, IdeaReflection
 from ..answers.validation import validate
 from ..errors import StageFailed, UnusableAnswer
 from ..settings.contract import code_text, research_brief, seed_ideas

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..answers.checks import check_text
-from ..answers.schemas import (
+from ..answers.literature_answers import (
     DONE_ABOUT,
     DONE_SUMMARY_WORDS,
     PAPER_ABOUT,
@@ -87,7 +87,7 @@ class ReadingList:
 
 def parse_action(data: Any, review: ReadingList, *, final: bool) -> Action:
     """One step of the agent, checked against what it has seen; ValueError says what to fix.
-    The shape is ``core.answers.schemas.LiteratureStep``, whose schema gives each action its fields;
+    The shape is ``core.answers.literature_answers.LiteratureStep``, whose schema gives each action its fields;
     they are checked here, with the papers shown, in the variants' words."""
     step = validate(LiteratureStep, data)
     kind = step.action

@@ -1,7 +1,7 @@
 """Novelty: the LLM searches arXiv for each top idea and decides novel / not novel / unsure, with
 the closest papers and their overlap as evidence. The first novel idea is chosen.
 
-A verdict needs evidence, so the rules are in each turn's record (``core.answers.schemas.novelty_step``):
+A verdict needs evidence, so the rules are in each turn's record (``core.answers.idea_answers.novelty_step``):
 the first turn is a search, a verdict names papers from the results the model was shown (their
 ids are the schema's only choices), the last turn decides. Where no verdict has evidence behind
 it (arXiv unreachable, no search returned a paper, no usable answer) the idea is recorded as
@@ -17,7 +17,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..answers.schemas import NOVELTY_DECISIONS, VERDICTS, example_strings, novelty_step
+from ..answers.examples import example_strings
+from ..answers.idea_answers import NOVELTY_DECISIONS, VERDICTS, novelty_step
 from ..answers.validation import validate
 from ..errors import StageFailed, UnusableAnswer
 from ..literature.http_service import LiteratureUnavailable

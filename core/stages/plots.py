@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..answers.schemas import FigureDescriptions
+from ..answers.experiment_answers import FigureDescriptions
 from ..answers.validation import validate
 from ..coding.edit_guard import EditPolicy
 from ..settings.contract import code_text

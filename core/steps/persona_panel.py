@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..answers.schemas import IdeaProposals
+from ..answers.idea_answers import IdeaProposals
 from ..errors import ConfigError, StageFailed
 from ..workspace.ideas import Idea, parse_idea_list
 

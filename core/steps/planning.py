@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..answers.schemas import example_strings, plan_answer
+from ..answers.examples import example_strings
+from ..answers.experiment_answers import plan_answer
 from ..errors import StageFailed, UnusableAnswer
 from ..runs.planned_settings import changes_nothing
 from ..settings.contract import code_text

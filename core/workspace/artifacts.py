@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
-from ..answers.schemas import Plan, PlanEdit, plan_answer
+from ..answers.experiment_answers import Plan, PlanEdit, plan_answer
 from ..answers.validation import validate
 from ..errors import StageFailed
 

@@ -1,7 +1,7 @@
 """The idea archive (``ideas.json``): validated idea records in The AI Scientist's schema.
 
 LLM output is parsed into ``Idea`` records here, with precise messages for every bad field so the
-LLM layer can re-ask; nothing is clamped or guessed. The rules are ``core.answers.schemas``' IdeaRecord
+LLM layer can re-ask; nothing is clamped or guessed. The rules are ``core.answers.idea_answers``' IdeaRecord
 (the archive) and IdeaProposal (a model's new idea: real content, no placeholders).
 """
 
@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..answers.schemas import STATUSES as STATUSES
-from ..answers.schemas import IdeaProposal, IdeaProposals, IdeaRecord
+from ..answers.idea_answers import STATUSES as STATUSES
+from ..answers.idea_answers import IdeaProposal, IdeaProposals, IdeaRecord
 from ..answers.validation import validate
 from .artifacts import IDEAS
 
 SCORES = ("Interestingness", "Feasibility", "Novelty")
-# STATUSES (core.answers.schemas): seed: from the template · proposed: new, not yet checked · novel /
+# STATUSES (core.answers.idea_answers): seed: from the template · proposed: new, not yet checked · novel /
 # not_novel / unsure: the novelty check's decision · unchecked: checked, but no verdict had
 # evidence (arXiv unreachable, no paper found, no usable answer) · chosen: picked (by the novelty
 # stage or the researcher) · rejected: by the researcher, never run · done: has a paper and its
@@ -69,7 +69,7 @@ class Idea:
 
 def parse_idea(data: Any, where: str = "idea", *, proposal: bool = False) -> Idea:
     """One validated record. A ``proposal`` (a model's new idea) must state its Hypothesis and
-    write real content in every text field (``core.answers.schemas.IdeaProposal``); records already in
+    write real content in every text field (``core.answers.idea_answers.IdeaProposal``); records already in
     an archive (seeds, The AI Scientist's ideas, hand edits) may lack a Hypothesis."""
     if proposal:
         return idea_of(validate(IdeaProposal, data, where=where))

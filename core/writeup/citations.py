@@ -13,8 +13,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..answers.schemas import CitationProposal, CitationSelection
 from ..answers.validation import validate
+from ..answers.writeup_answers import CitationProposal, CitationSelection
 from ..coding.edit_guard import EditPolicy
 from ..stage_context import StageContext
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..answers.schemas import SectionText, TitleAbstract
 from ..answers.validation import validate
+from ..answers.writeup_answers import SectionText, TitleAbstract
 from ..errors import Aborted, UnusableAnswer
 from ..latex.bibliography import bib_keys, bib_text_of
 from ..provenance.record import run_sources

@@ -12,26 +12,24 @@ from pydantic import AfterValidator, BeforeValidator, ConfigDict, model_validato
 from support.schema_walk import unstated_rules
 
 from labtui.core.answers.checks import Prose, Score, states
-from labtui.core.answers.schemas import (
+from labtui.core.answers.experiment_answers import plan_answer
+from labtui.core.answers.idea_answers import NOVELTY_DECISIONS, novelty_step
+from labtui.core.answers.literature_answers import LiteratureStep
+from labtui.core.answers.record import Record
+from labtui.core.answers.review_answers import ReviewForm, ReviewReflection
+from labtui.core.answers.schemas import RECORDS
+from labtui.core.answers.setup_answer import SetupAnswer
+from labtui.core.answers.validation import AnswerRefused, validate
+from labtui.core.answers.variants import Is, Need, Variant, Variants
+from labtui.core.answers.writeup_answers import (
     ABSTRACT_CHARS,
-    NOVELTY_DECISIONS,
-    RECORDS,
     SECTION_CHARS,
     TITLE_CHARS,
     CitationProposal,
     CitationSelection,
-    LiteratureStep,
-    Record,
-    ReviewForm,
-    ReviewReflection,
     SectionText,
-    SetupAnswer,
     TitleAbstract,
-    novelty_step,
-    plan_answer,
 )
-from labtui.core.answers.validation import AnswerRefused, validate
-from labtui.core.answers.variants import Is, Need, Variant, Variants
 
 WALKED = (*RECORDS, SetupAnswer)
 

@@ -1,4 +1,4 @@
-"""core.answers.schemas: structured answers checked for content, not only for shape (placeholders, one-word
+"""core.answers' records: structured answers checked for content, not only for shape (placeholders, one-word
 points, copies of the prompt's example), errors said in one sentence that names the field, and a
 JSON schema for each record that a server can decode against."""
 
@@ -11,21 +11,14 @@ import pytest
 from support.research_script import IDEA, REVIEW
 
 from labtui.core.answers.checks import check_text, is_placeholder
-from labtui.core.answers.schemas import (
-    RECORDS,
-    CitationSelection,
-    IdeaProposal,
-    IdeaRecord,
-    NoveltyStep,
-    Plan,
-    ReviewForm,
-    RunAnalysis,
-    answer_examples,
-    example_strings,
-    record_name,
-    response_format,
-)
+from labtui.core.answers.examples import answer_examples, example_strings
+from labtui.core.answers.experiment_answers import Plan, RunAnalysis
+from labtui.core.answers.idea_answers import IdeaProposal, IdeaRecord, NoveltyStep
+from labtui.core.answers.record import record_name, response_format
+from labtui.core.answers.review_answers import ReviewForm
+from labtui.core.answers.schemas import RECORDS
 from labtui.core.answers.validation import validate
+from labtui.core.answers.writeup_answers import CitationSelection
 
 # -- what is not content --------------------------------------------------------------------------
 

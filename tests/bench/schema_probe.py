@@ -25,14 +25,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from labtui.core.answers.schemas import (
-    NOVELTY_DECISIONS,
-    RECORDS,
-    ReviewForm,
-    SetupAnswer,
-    novelty_step,
-    plan_answer,
-)
+from labtui.core.answers.experiment_answers import plan_answer
+from labtui.core.answers.idea_answers import NOVELTY_DECISIONS, novelty_step
+from labtui.core.answers.review_answers import ReviewForm
+from labtui.core.answers.schemas import RECORDS
+from labtui.core.answers.setup_answer import SetupAnswer
 from labtui.core.answers.validation import validate
 
 

@@ -12,7 +12,7 @@ from support.ports import ScriptedPort, _journal
 from support.recorded_replies import replies
 from support.research_script import MoonsResearch
 
-from labtui.core.answers.schemas import answer_examples
+from labtui.core.answers.examples import answer_examples
 from labtui.core.checkpoints import CheckpointRequest, Decision
 from labtui.core.events import Notice
 from labtui.core.literature.record import Paper

@@ -308,7 +308,7 @@ ANALYSIS = {
 
 
 def parse_analysis(data: Any) -> Any:
-    from labtui.core.answers.schemas import RunAnalysis
+    from labtui.core.answers.experiment_answers import RunAnalysis
     from labtui.core.answers.validation import validate
 
     return validate(RunAnalysis, data)
@@ -319,7 +319,7 @@ def _format_types(server: ScriptedLLMServer) -> list[str]:
 
 
 def test_a_schema_is_sent_as_the_json_schema_response_format(llm_server: ScriptedLLMServer) -> None:
-    from labtui.core.answers.schemas import RunAnalysis
+    from labtui.core.answers.experiment_answers import RunAnalysis
 
     llm_server.script(SERVED, json.dumps(ANALYSIS))
     answer = make_llm(llm_server, Recorder()).ask_json(
@@ -336,7 +336,7 @@ def test_a_schema_is_sent_as_the_json_schema_response_format(llm_server: Scripte
 def test_a_rejected_json_schema_falls_back_to_json_object_and_is_remembered(
     llm_server: ScriptedLLMServer,
 ) -> None:
-    from labtui.core.answers.schemas import RunAnalysis
+    from labtui.core.answers.experiment_answers import RunAnalysis
 
     events = Recorder()
     rejection = Fault(status=400, message="response_format type json_schema is not supported")
@@ -359,7 +359,7 @@ def test_a_rejected_json_schema_falls_back_to_json_object_and_is_remembered(
 def test_a_server_without_json_modes_gets_extraction_and_reasks(
     llm_server: ScriptedLLMServer,
 ) -> None:
-    from labtui.core.answers.schemas import RunAnalysis
+    from labtui.core.answers.experiment_answers import RunAnalysis
 
     llm_server.script(
         SERVED,
@@ -387,7 +387,7 @@ def test_a_server_without_json_modes_gets_extraction_and_reasks(
 def test_each_refused_answer_is_a_refused_event_naming_the_record(
     llm_server: ScriptedLLMServer,
 ) -> None:
-    from labtui.core.answers.schemas import RunAnalysis
+    from labtui.core.answers.experiment_answers import RunAnalysis
     from labtui.core.events import Refused
 
     events = Recorder()
@@ -413,7 +413,7 @@ def test_each_refused_answer_is_a_refused_event_naming_the_record(
 def test_after_the_reasks_the_error_says_what_was_wrong_and_what_to_change(
     llm_server: ScriptedLLMServer,
 ) -> None:
-    from labtui.core.answers.schemas import RunAnalysis
+    from labtui.core.answers.experiment_answers import RunAnalysis
     from labtui.core.errors import UnusableAnswer
 
     llm_server.default(SERVED, json.dumps({**ANALYSIS, "analysis": "...", "why": "..."}))
@@ -432,7 +432,7 @@ def test_after_the_reasks_the_error_says_what_was_wrong_and_what_to_change(
 def test_a_reask_quotes_the_refused_field_and_samples_hotter_with_another_seed(
     llm_server: ScriptedLLMServer,
 ) -> None:
-    from labtui.core.answers.schemas import RunAnalysis
+    from labtui.core.answers.experiment_answers import RunAnalysis
 
     events = Recorder()
     llm_server.script(SERVED, json.dumps({**ANALYSIS, "analysis": "..."}), json.dumps(ANALYSIS))
@@ -450,7 +450,7 @@ def test_a_reask_quotes_the_refused_field_and_samples_hotter_with_another_seed(
 
 
 def test_the_same_answer_twice_in_a_row_is_named_a_loop(llm_server: ScriptedLLMServer) -> None:
-    from labtui.core.answers.schemas import RunAnalysis
+    from labtui.core.answers.experiment_answers import RunAnalysis
     from labtui.core.errors import UnusableAnswer
 
     events = Recorder()
@@ -651,7 +651,7 @@ LLAMA_CPP_PYTHON_500 = (
 def test_a_500_that_names_response_format_is_a_rejection_not_a_retry(
     llm_server: ScriptedLLMServer,
 ) -> None:
-    from labtui.core.answers.schemas import RunAnalysis
+    from labtui.core.answers.experiment_answers import RunAnalysis
 
     llm_server.script(SERVED, Fault(status=500, message=LLAMA_CPP_PYTHON_500), json.dumps(ANALYSIS))
     model = make_llm(llm_server, Recorder())

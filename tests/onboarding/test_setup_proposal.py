@@ -7,7 +7,7 @@ import pytest
 from support.research_repo import make_repository
 from support.research_script import fenced_json
 
-from labtui.core.answers.schemas import SetupAnswer
+from labtui.core.answers.setup_answer import SetupAnswer
 from labtui.core.onboarding.repo_scan import propose_setup, survey
 from labtui.core.onboarding.setup_proposal import ask_model, checked
 

@@ -28,7 +28,7 @@ from support.review_bench import PAPERS, SCORES, ScriptedBenchReviewer, write_ts
 from support.scripted_llm import Fault
 
 from labtui.core.answers.json_reply import extract_json
-from labtui.core.answers.schemas import ReviewForm
+from labtui.core.answers.review_answers import ReviewForm
 from labtui.core.errors import LLMError
 from labtui.core.review import measures as measure
 from labtui.core.review.calibration import FAILURES_IN_A_ROW

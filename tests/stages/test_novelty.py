@@ -15,7 +15,7 @@ import pytest
 from support.recorded_replies import replies
 from support.research_script import IDEA, MoonsResearch, last_user_text
 
-from labtui.core.answers.schemas import NOVELTY_DECISIONS, novelty_step
+from labtui.core.answers.idea_answers import NOVELTY_DECISIONS, novelty_step
 from labtui.core.answers.validation import validate
 from labtui.core.events import Refused, StageFinished
 from labtui.core.pipeline.session import Session

@@ -11,7 +11,7 @@ from support.ports import ScriptedPort, _journal
 from support.recorded_replies import exchanges
 from support.research_script import IDEA, fenced_json
 
-from labtui.core.answers.schemas import plan_answer
+from labtui.core.answers.experiment_answers import plan_answer
 from labtui.core.checkpoints import CheckpointRequest, Decision
 from labtui.core.events import StageFinished
 from labtui.core.pipeline.session import Session

@@ -11,8 +11,8 @@ import pytest
 from support.recorded_replies import exchanges, replies
 
 from labtui.core.answers.json_reply import extract_json
-from labtui.core.answers.schemas import ABSTRACT_CHARS, SectionText
 from labtui.core.answers.validation import validate
+from labtui.core.answers.writeup_answers import ABSTRACT_CHARS, SectionText
 from labtui.core.provenance.record import run_sources
 from labtui.core.writeup.section_text import (
     SectionRules,
