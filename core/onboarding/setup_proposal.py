@@ -17,12 +17,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..answers.setup_answer import RESULT_SOURCES, SetupAnswer
 from ..settings.contract import matches
 from ..settings.prompts import load_prompt
 from .repo_scan import EntryPoint, RepoSurvey, SetupDraft
+
+if TYPE_CHECKING:
+    from ..llm.client import LLM
 
 SURVEY_CHARS = 24000  # of the survey's JSON in the prompt (~6k tokens)
 
@@ -43,7 +46,7 @@ class Proposal:
         return cls(values, dict(draft.reasons), list(draft.open_questions))
 
 
-def ask_model(llm: Any, survey: RepoSurvey, draft: SetupDraft, note: str = "") -> Proposal:
+def ask_model(llm: LLM, survey: RepoSurvey, draft: SetupDraft, note: str = "") -> Proposal:
     """The model's set-up, each value checked against ``survey``; the draft's where refused."""
     facts = json.dumps(survey.to_dict(), indent=None, ensure_ascii=False)[:SURVEY_CHARS]
     prompt = load_prompt(

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BudgetExceeded, ConfigError, LabtuiError, LLMError
 from ..events import Event
@@ -34,6 +34,9 @@ from . import measures as measure
 from .benchmark import Benchmark, BenchmarkPaper
 from .calibration_store import fingerprint, read_json, write_json
 from .reviewer import Prompt, review_panel, reviewer_facts, standalone_llm
+
+if TYPE_CHECKING:
+    from ..llm.client import LLM
 
 REVIEW_PROMPTS = ("review_system", "review", "review_reflect", "review_meta")
 FAILURES_IN_A_ROW = 3
@@ -46,7 +49,7 @@ class Reviewer:
     """The reviewer being calibrated: a model (an ``core.llm.client.LLM`` with its budget) and its
     ``[review]`` settings; ``project``: whose prompts and examples folder it uses, if any."""
 
-    llm: Any
+    llm: LLM
     settings: ReviewSection
     project: Path | None = None
 
@@ -190,7 +193,7 @@ class _Spending:
     usd: float = 0.0
 
     @classmethod
-    def of(cls, llm: Any) -> _Spending:
+    def of(cls, llm: LLM) -> _Spending:
         tokens_in, tokens_out, _ = llm.ledger.stage_totals(llm.stage)
         return cls(tokens_in, tokens_out, llm.ledger.total_usd)
 

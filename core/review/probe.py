@@ -23,12 +23,15 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import LabtuiError
 from ..settings.sections import ReviewSection
 from .fabricate import Fabrication
 from .reviewer import Prompt, ReviewPanel, read_paper, review_panel
+
+if TYPE_CHECKING:
+    from ..llm.client import LLM
 
 # What a review says when it sees an impossible number (one list, matched case-insensitively).
 # Phrases a sound review also uses ("not possible to reproduce", "over one epoch", "inconsistent
@@ -229,7 +232,7 @@ def probe_text(paper: Path) -> str:
 
 
 def run_probe(
-    llm: Any,
+    llm: LLM,
     prompt: Prompt,
     paper: str,
     fabrication: Fabrication,

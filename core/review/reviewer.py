@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..answers.examples import example_strings
 from ..answers.review_answers import ReviewForm, ReviewReflection
@@ -41,6 +41,9 @@ from .form import (
     review_of,
 )
 from .grounding import PaperIndex, grounding_json
+
+if TYPE_CHECKING:
+    from ..llm.client import LLM
 
 MAX_PAPER_CHARS = 40_000  # ~10k tokens: a conference paper without its appendix
 MAX_EXAMPLE_CHARS = 12_000  # an example paper in the prompt: enough to show what was judged
@@ -135,7 +138,7 @@ def parse_without_strays(paper: PaperIndex) -> Callable[[Any], PaperReview]:
     return parse
 
 
-def _say_left_out(llm: Any, review: PaperReview, who: str = "review") -> PaperReview:
+def _say_left_out(llm: LLM, review: PaperReview, who: str = "review") -> PaperReview:
     if review.left_out:
         llm.emit(
             Notice(
@@ -175,7 +178,7 @@ def no_usable_review(exc: UnusableAnswer, who: str = "reviewer") -> LLMError:
 
 
 def review_text(
-    llm: Any,
+    llm: LLM,
     prompt: Prompt,
     paper: str,
     *,
@@ -242,7 +245,7 @@ def review_text(
     return review
 
 
-def standalone_llm(model: str, budget_usd: float, emit: Callable[[Event], None]) -> Any:
+def standalone_llm(model: str, budget_usd: float, emit: Callable[[Event], None]) -> LLM:
     """A reviewer model outside any project: ``model`` (or $LABTUI_MODEL), $LABTUI_API_BASE
     for a local server, its key in $LABTUI_API_KEY or the provider's usual variable."""
     from ..llm.budget import Ledger
@@ -321,7 +324,7 @@ def _mean_and_spread(values: list[int]) -> tuple[float, float]:
 
 
 def review_panel(
-    llm: Any,
+    llm: LLM,
     prompt: Prompt,
     paper: str,
     settings: ReviewSection,
@@ -376,7 +379,7 @@ def review_panel(
 
 
 def meta_review(
-    llm: Any, prompt: Prompt, reviews: list[PaperReview], paper: PaperIndex | None = None
+    llm: LLM, prompt: Prompt, reviews: list[PaperReview], paper: PaperIndex | None = None
 ) -> PaperReview:
     """The Area Chair's review of ``reviews``; held to ``paper`` (the text the reviewers read)
     when given: it has not read the paper, but the reviews it weighs name what the paper holds."""
