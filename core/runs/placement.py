@@ -30,6 +30,8 @@ from ..machine.watch import Watch
 
 if TYPE_CHECKING:
     from ..settings.sections import ClusterSection, SandboxSection
+    from ..slurm.jobs import JobArray
+    from ..slurm.node import NodeRun
 
 Emit = Callable[[Event], None]
 
@@ -50,11 +52,11 @@ class OnCluster:
     submitted (``earlier``: its id)."""
 
     root: Path
-    node_run: Any  # slurm_node.NodeRun
+    node_run: NodeRun
     settings: ClusterSection
     commit: str
     earlier: str
-    array: Any = None  # slurm_jobs.JobArray: submitted with other runs as one job array
+    array: JobArray | None = None  # submitted with other runs as one job array
 
     @classmethod
     def prepare(
@@ -73,7 +75,7 @@ class OnCluster:
         emit: Emit,
         *,
         run_dir: bool = True,
-        array: Any = None,
+        array: JobArray | None = None,
     ) -> OnCluster:
         from ..slurm.jobs import earlier_job, gpu_log_pattern
         from ..slurm.node import NodeRun

@@ -22,7 +22,7 @@ from it, with the path of kept changes that led there.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UnusableAnswer
 from ..settings.contract import code_text
@@ -48,10 +48,16 @@ from .shared import (
 )
 from .worktrees import diff_between, keep_abandoned_tip, keep_results, open_checkout, reset_checkout
 
+if TYPE_CHECKING:
+    from ..answers.experiment_answers import Proposal
+    from ..coding.coder import Coder
+    from ..steps.attempts import Attempted
+    from ..workspace.ideas import Idea
+
 STRATEGY = "climb"
 
 
-def run_climb(ctx: StageContext, idea: Any, baseline: dict[str, Any]) -> SearchOutcome:
+def run_climb(ctx: StageContext, idea: Idea, baseline: dict[str, Any]) -> SearchOutcome:
     """The climb for ``idea``, from its ledger's last attempt (or the start) to its end."""
     section = ctx.config.climb
     root = ctx.project.root
@@ -87,7 +93,7 @@ class Climb:
         self.best_tip = best_tip
         kept = [s.value for s in steps if s.status == KEEP and s.value is not None]
         self.best = kept[-1] if kept else frame.noise.values[0]
-        self.coder: Any = None
+        self.coder: Coder | None = None
 
     def go(self) -> str:
         """Attempts until a limit or the researcher ends the climb; the reason it ended."""
@@ -140,7 +146,7 @@ class Climb:
         self.frame.tell(step, self.best)
         return step
 
-    def _make(self, number: int, proposal: Any) -> tuple[Step, str]:
+    def _make(self, number: int, proposal: Proposal) -> tuple[Step, str]:
         """The proposal made by aider and run (with fixes), judged: the step and its diff."""
         work = self.work
         if self.coder is None:
@@ -170,7 +176,7 @@ class Climb:
         self._judge(step, attempted)
         return step, diff
 
-    def _judge(self, step: Step, attempted: Any) -> None:
+    def _judge(self, step: Step, attempted: Attempted) -> None:
         """keep, discard or crash, computed from the run's numbers against the best and the
         noise; a kept change's results are committed on the branch (anything else is reset
         once the ledger has it)."""
@@ -179,7 +185,7 @@ class Climb:
             step.status = CRASH
             step.verdict = f"crashed after {len(attempted.tried)} attempt(s): {attempted.problem}"
         else:
-            step.value = target.value(attempted.result.means)
+            step.value = target.value(attempted.ran().result.means)
             assert step.value is not None
             gain = target.gain(step.value, self.best)
             threshold = self.frame.noise.threshold

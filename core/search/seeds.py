@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..errors import StageFailed
 from ..settings.contract import RunTerms
@@ -20,6 +20,11 @@ from .shared import Target
 from .worktrees import drop_run_folder
 
 
+if TYPE_CHECKING:
+    from ..settings.sections import SearchSection
+    from ..slurm.jobs import JobArray
+    from ..stage_context import StageContext
+
 class Seeded(NamedTuple):
     """One seeded run's metric and the standard error it reported of it (None: none)."""
 
@@ -28,15 +33,15 @@ class Seeded(NamedTuple):
 
 
 def seeded_run(
-    ctx: Any,
+    ctx: StageContext,
     checkout: Project,
     target: Target,
     *,
     run_id: str,
     seed: int,
     keep_in: Path,
-    section: Any,
-    array: Any = None,
+    section: SearchSection,
+    array: JobArray | None = None,
     commit: str = "",
 ) -> Seeded:
     """The code of ``checkout`` (at ``commit``, '': its head) run once more with $LABTUI_SEED =
@@ -47,11 +52,8 @@ def seeded_run(
 
     if (keep_in / "final_info.json").is_file():
         final_info, means, problem = read_final_info(keep_in)
-        return (
             Seeded(None, None)
-            if problem
             else Seeded(target.value(means), target.stderr(final_info))
-        )
     result = run_experiment(
         checkout.root,
         run_id,
@@ -72,6 +74,12 @@ def seeded_run(
         return Seeded(None, None)
     return Seeded(target.value(result.means), target.stderr(result.final_info))
 
+    """What a seeded run a resumed search already has recorded (nothing when it is unusable)."""
+    try:
+    return (
+    )
+
+
 
 class SeedRun(NamedTuple):
     run_id: str
@@ -80,7 +88,11 @@ class SeedRun(NamedTuple):
 
 
 def seeded_runs(
-    ctx: Any, checkout: Project, target: Target, runs: list[SeedRun], section: Any
+    ctx: StageContext,
+    checkout: Project,
+    target: Target,
+    runs: list[SeedRun],
+    section: SearchSection,
 ) -> Iterator[Seeded]:
     """``runs`` of the same code, in order. Here they run one after another, each when the
     one before is judged (they would share the GPUs); as Slurm jobs they go together, as one
@@ -110,7 +122,12 @@ def seeded_runs(
 
 
 def measure_noise(
-    ctx: Any, checkout: Project, target: Target, ledger: SearchLedger, section: Any, start: str
+    ctx: StageContext,
+    checkout: Project,
+    target: Target,
+    ledger: SearchLedger,
+    section: SearchSection,
+    start: str,
 ) -> Noise:
     """The project's code under the budget with seed 0 (the value every change must beat) and
     ``baseline_repeats`` more seeds: the spread of those runs is the noise. Kept in the ledger;
@@ -159,7 +176,12 @@ def noise_said(target: Target, noise: Noise) -> str:
 
 
 def seed_values(
-    ctx: Any, checkout: Project, target: Target, ledger: SearchLedger, section: Any, step: int
+    ctx: StageContext,
+    checkout: Project,
+    target: Target,
+    ledger: SearchLedger,
+    section: SearchSection,
+    step: int,
 ) -> list[float]:
     """The code of ``checkout`` (step ``step``'s) run with fresh seeds 1…``seeds``: their
     values, the result the paper reports."""

@@ -10,7 +10,7 @@
 
 Their code lives in worktrees (core/search/worktrees.py) and their runs with other seeds are in
 core/search/seeds.py. Functions take the stage's context (core/stage_context.py) as ``ctx``, as
-the other research helpers do: this layer must not import it.
+the other research helpers do.
 """
 
 from __future__ import annotations
@@ -21,14 +21,22 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, UnusableAnswer
 from ..steps.attempts import Attempted, code_digest, code_files, code_now
 from ..workspace.project import Project
 from .ledger import Final, Noise, SearchLedger, Step, finite
 
 HIGHER, LOWER = "higher", "lower"
+if TYPE_CHECKING:
+    from ..answers.experiment_answers import Proposal
+    from ..coding.coder import Coder
+    from ..llm.budget import Meter
+    from ..runs.runner import RunResult
+    from ..settings.sections import SearchSection
+    from ..stage_context import StageContext
+
 
 
 # -- the target -------------------------------------------------------------------------------
@@ -56,9 +64,7 @@ class Target:
         Scientist's "stderrs": "<metric>_stderr" beside "<metric>_mean"); None without one."""
         entry = (final_info or {}).get(self.dataset)
         errors = entry.get("stderrs") if isinstance(entry, dict) else None
-        if not isinstance(errors, dict):
             return None
-        return finite(errors.get(f"{self.name.removesuffix('_mean')}_stderr"))
 
     def gain(self, value: float, over: float) -> float:
         """How much better ``value`` is than ``over`` (negative: worse)."""
@@ -68,7 +74,9 @@ class Target:
         return max(values) if self.direction == HIGHER else min(values)
 
 
-def find_target(section: Any, strategy: str, baseline: dict[str, Any], root: Path) -> Target:
+def find_target(
+    section: SearchSection, strategy: str, baseline: dict[str, Any], root: Path
+) -> Target:
     """The metric ``[<strategy>] metric`` names among the baseline's means (or, when it names
     none, the first the project declares), with its direction; a ConfigError names the field
     and lists what the baseline reports."""
@@ -120,7 +128,7 @@ class StepClock:
     """Times one step: its wall time, and (through the ledger's meter) the model's."""
 
     started: float
-    meter: Any
+    meter: Meter
 
     @property
     def wall_s(self) -> float:
@@ -132,13 +140,13 @@ class StepClock:
 
 
 @contextmanager
-def step_clock(ctx: Any) -> Iterator[StepClock]:
+def step_clock(ctx: StageContext) -> Iterator[StepClock]:
     with ctx.services.ledger.meter() as meter:
         yield StepClock(time.monotonic(), meter)
 
 
-def propose(ctx: Any, prompt: str, earlier: list[Step]) -> Any:
-    """The model's next change (a records.Proposal): one line for the ledger and what to do;
+def propose(ctx: StageContext, prompt: str, earlier: list[Step]) -> Proposal:
+    """The model's next change: one line for the ledger and what to do;
     a description the ledger already has is refused and asked again."""
     from ..answers.examples import example_strings
     from ..answers.experiment_answers import Proposal
@@ -146,7 +154,7 @@ def propose(ctx: Any, prompt: str, earlier: list[Step]) -> Any:
 
     tried = {" ".join(step.description.lower().split()): step for step in earlier}
 
-    def parse(data: Any) -> Any:
+    def parse(data: Any) -> Proposal:
         proposal = validate(Proposal, data)
         same = tried.get(proposal.description.lower())
         if same is not None:
@@ -168,7 +176,7 @@ NO_PROPOSAL = "(no usable proposal)"
 IDLE_LIMIT = 3  # steps in a row in which nothing ran end a search: the model cannot make one
 
 
-def unproposed(number: int, base: str, error: Any, status: str) -> Step:
+def unproposed(number: int, base: str, error: UnusableAnswer, status: str) -> Step:
     """A step whose proposal the model never gave in a usable form: nothing was edited or run,
     and it counts (its tokens and time were spent); status crash (climb) or buggy (tree)."""
     return Step(
@@ -176,7 +184,6 @@ def unproposed(number: int, base: str, error: Any, status: str) -> Step:
         status=status,
         description=NO_PROPOSAL,
         base_commit=base,
-        run_id=f"run_{number}",
         problem=error.message,
         verdict=f"no usable proposal: {error.problem}",
     )
@@ -208,13 +215,13 @@ def idle_in_a_row(steps: list[Step]) -> str:
 
 
 def make_change(
-    work: Any,
-    coder: Any,
+    work: StageContext,
+    coder: Coder,
     number: int,
     change: str,
     step_text: str,
     *,
-    section: Any,
+    section: SearchSection,
     target: Target,
     attempts: int,
     earlier: list[Step],
@@ -225,9 +232,8 @@ def make_change(
     from ..settings.contract import RunTerms
     from ..steps.attempts import attempt_run
 
-    run_id = f"run_{number}"
 
-    def reports_the_metric(result: Any) -> str:
+    def reports_the_metric(result: RunResult) -> str:
         if target.value(result.means) is not None:
             return ""
         return f"{run_id} ran but reports no {target.key} (its means: {json.dumps(result.means)[:300]})"
@@ -253,7 +259,7 @@ def make_change(
     )
 
 
-def plan_directions(ctx: Any, how: str) -> str:
+def plan_directions(ctx: StageContext, how: str) -> str:
     """The approved plan's runs, as directions for a search's proposals ('' without a plan)."""
     from ..workspace.artifacts import load_plan
 
@@ -285,7 +291,7 @@ def ledger_lines(steps: list[Step], target: Target, last: int = 30) -> str:
 
 
 def result_step(
-    ctx: Any,
+    ctx: StageContext,
     checkout: Project,
     number: int,
     attempted: Attempted,
@@ -313,7 +319,6 @@ def result_step(
         computed=computed,
         base_commit=base,
         commit=commit,
-        run_id=f"run_{number}",
         problem=attempted.problem,
         stderr_tail="" if attempted.ok else attempted.stderr_tail,
         tried=list(attempted.tried),
@@ -323,7 +328,7 @@ def result_step(
     )
 
 
-def _memory_mb(result: Any) -> float:
+def _memory_mb(result: RunResult | None) -> float:
     """What the ledger's memory column says: the run's GPU memory when it had GPUs, else the
     memory it held on the host (its peak, as sampled)."""
     if result is None:
@@ -408,5 +413,5 @@ def search_markdown(
     return "\n\n".join(lines)
 
 
-def checkpoint_due(section: Any, done: int) -> bool:
+def checkpoint_due(section: SearchSection, done: int) -> bool:
     return bool(section.checkpoint_every) and done > 0 and done % section.checkpoint_every == 0

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UnusableAnswer
 from ..settings.contract import code_text
@@ -54,10 +54,15 @@ from .worktrees import (
 )
 
 STRATEGY = "tree"
+if TYPE_CHECKING:
+    from ..answers.experiment_answers import Proposal
+    from ..coding.coder import Coder
+    from ..workspace.ideas import Idea
+
 WAIT_S = 0.5  # how often the main thread looks up from waiting on workers (an interrupt)
 
 
-def run_tree(ctx: StageContext, idea: Any, baseline: dict[str, Any]) -> SearchOutcome:
+def run_tree(ctx: StageContext, idea: Idea, baseline: dict[str, Any]) -> SearchOutcome:
     """The tree search for ``idea``, from its ledger's nodes (or the start) to its end."""
     section = ctx.config.tree
     root = ctx.project.root
@@ -83,14 +88,14 @@ class Worker:
     ) -> None:
         self.checkout: Project = open_worker(ctx.project, f"tree-{idea}-w{number}", start)
         self.work = ctx.in_checkout(self.checkout, stop, pauses=False)
-        self.coder: Any = None
+        self.coder: Coder | None = None
 
 
 class Tree:
     """One tree search: its nodes, its workers and the main thread's bookkeeping."""
 
     def __init__(
-        self, ctx: StageContext, idea: Any, target: Target, ledger: SearchLedger, start: str
+        self, ctx: StageContext, idea: Idea, target: Target, ledger: SearchLedger, start: str
     ) -> None:
         self.ctx, self.idea, self.target, self.ledger, self.start = ctx, idea, target, ledger, start
         self.frame = SearchFrame(ctx, STRATEGY, idea, target, ledger, start)
@@ -183,11 +188,12 @@ class Tree:
                 drop_run_folder(worker.checkout, node.run_id)
         return node
 
-    def _make(self, worker: Worker, choice: Choice, base: str, proposal: Any) -> tuple[Step, str]:
+    def _make(
+        self, worker: Worker, choice: Choice, base: str, proposal: Proposal
+    ) -> tuple[Step, str]:
         """The proposal made by aider and run once: an ok node with its results committed on
         its branch, or a buggy one; and its diff."""
         work, checkout, section, target = worker.work, worker.checkout, self.section, self.target
-        run_id = f"run_{choice.number}"
         if worker.coder is None:
             worker.coder = work.coder()
         attempted = make_change(
@@ -212,7 +218,7 @@ class Tree:
         )
         diff = diff_between(checkout, base, "HEAD")
         if attempted.ok:
-            node.status, node.value = OK, target.value(attempted.result.means)
+            node.status, node.value = OK, target.value(attempted.ran().result.means)
             message = f"experiments: {run_id} results (node {choice.number}, {choice.action})"
             node.tip = keep_results(work, node, message)
         else:

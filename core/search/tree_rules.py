@@ -17,10 +17,13 @@ from __future__ import annotations
 import random
 import statistics
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .ledger import BUGGY, OK, Step
 from .shared import Target
+
+if TYPE_CHECKING:
+    from ..settings.sections import TreeSection
 
 DRAFT, DEBUG, IMPROVE = "draft", "debug", "improve"
 
@@ -42,7 +45,7 @@ class Choice:
 
 
 def choose(
-    nodes: list[Step], growing: list[Choice], section: Any, target: Target
+    nodes: list[Step], growing: list[Choice], section: TreeSection, target: Target
 ) -> tuple[str, Step | None]:
     """The next action by the rules of the module's note; ``growing``: the steps under way."""
     drafts = sum(1 for n in nodes if n.action == DRAFT) + sum(

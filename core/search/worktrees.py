@@ -18,12 +18,15 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..errors import LabtuiError
 from ..steps.attempts import code_files
 from ..workspace.project import Project
 from .ledger import Step
+
+if TYPE_CHECKING:
+    from ..stage_context import StageContext
 
 WORKTREES = "worktrees"
 
@@ -78,7 +81,7 @@ def git(root: Path, *args: str) -> str:
     return result.stdout
 
 
-def bring_home(ctx: Any, branch: str, message: str) -> str:
+def bring_home(ctx: StageContext, branch: str, message: str) -> str:
     """Merge the search's best ``branch`` into the project's branch (its kept commits join the
     project's history). A merge that conflicts (the project's code changed by hand meanwhile)
     is abandoned and the branch's files are taken instead, said so. Returns the new HEAD."""
@@ -100,7 +103,7 @@ def bring_home(ctx: Any, branch: str, message: str) -> str:
     return project.head()
 
 
-def keep_results(ctx: Any, step: Step, message: str) -> str:
+def keep_results(ctx: StageContext, step: Step, message: str) -> str:
     """Commit the step's run folder on its branch (in ``ctx``'s checkout): its tip."""
     commit = ctx.commit(message, [step.run_id])
     return commit.sha if commit is not None else ctx.project.head()
@@ -110,7 +113,7 @@ def drop_run_folder(checkout: Project, run_id: str) -> None:
     shutil.rmtree(checkout.root / run_id, ignore_errors=True)
 
 
-def keep_abandoned_tip(ctx: Any, checkout: Project, expected: str, name: str) -> None:
+def keep_abandoned_tip(ctx: StageContext, checkout: Project, expected: str, name: str) -> None:
     """A branch tip the ledger does not know (an attempt a kill cut short, or a search made
     before a rewind) is kept on a tag before the checkout is reset, and said so."""
     tip = checkout.head()
@@ -118,7 +121,7 @@ def keep_abandoned_tip(ctx: Any, checkout: Project, expected: str, name: str) ->
         keep_on_tag(ctx, checkout, tip, name)
 
 
-def keep_unrecorded_nodes(ctx: Any, prefix: str, recorded: set[int], name: str) -> None:
+def keep_unrecorded_nodes(ctx: StageContext, prefix: str, recorded: set[int], name: str) -> None:
     """The tips of node branches ``<prefix>/node-<n>`` the ledger does not record (nodes a kill
     cut short) kept on tags: their numbers are grown again, and their branches moved."""
     refs = git(
@@ -134,7 +137,7 @@ def keep_unrecorded_nodes(ctx: Any, prefix: str, recorded: set[int], name: str) 
             keep_on_tag(ctx, ctx.project, tip, f"{name}-node-{number}")
 
 
-def keep_on_tag(ctx: Any, project: Project, commit: str, name: str) -> None:
+def keep_on_tag(ctx: StageContext, project: Project, commit: str, name: str) -> None:
     tag = f"labtui/abandoned/{name}-{commit[:8]}"
     git(
         project.root,

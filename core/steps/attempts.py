@@ -17,11 +17,17 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..events import Refused, RunAbandoned
 from ..runs.planned_settings import planned_change_problems
 from ..settings.contract import NO_TERMS, RunTerms, edit_files
+
+if TYPE_CHECKING:
+    from ..coding.coder import Coder, EditResult
+    from ..runs.runner import RunResult
+    from ..stage_context import StageContext
+    from ..workspace.project import CommitInfo, Project
 from ..workspace.notebook import append_failure
 
 FAILED_RUNS = "failed_runs"  # under .labtui/: the folders of abandoned runs, kept for the record
@@ -31,8 +37,8 @@ FAILED_RUNS = "failed_runs"  # under .labtui/: the folders of abandoned runs, ke
 class Attempted:
     """How a planned run went: the successful run and its edit, or the last problem."""
 
-    result: Any = None  # runner.RunResult of the run that succeeded, or None
-    edit: Any = None  # coder.EditResult of the code that ran (or was last tried)
+    result: RunResult | None = None  # the run that succeeded
+    edit: EditResult | HandEdit | None = None  # of the code that ran (or was last tried)
     problem: str = ""  # why the last attempt failed ('' on success)
     tried: list[str] = field(default_factory=list)  # one line per attempt, for notes.md
     sent: list[str] = field(default_factory=list)  # the prompts the coder was given
@@ -44,19 +50,33 @@ class Attempted:
     def ok(self) -> bool:
         return self.result is not None
 
+    def ran(self) -> Ran:
+        """The run that succeeded and the edit of the code it ran, as ``ok`` promises them (a
+        ValueError when every attempt failed)."""
+        if self.result is None or self.edit is None:
+            raise ValueError(f"no attempt ran: {self.problem}")
+        return Ran(self.result, self.edit)
+
+
+class Ran(NamedTuple):
+    """A planned run that succeeded: its run and the edit of the code it ran."""
+
+    result: RunResult
+    edit: EditResult | HandEdit
+
 
 @dataclass(frozen=True)
 class HandEdit:
     """The researcher's own edit of experiment.py, run as a planned run: shaped like the
     coder's EditResult where the notebook and the checkpoints read it."""
 
-    commit: Any  # project.CommitInfo
+    commit: CommitInfo
     reply: str = ""
     target_changed: bool = True
     explanation: str = "(the researcher's own edit at the failed run's checkpoint)"
 
 
-def code_files(project: Any) -> list[str]:
+def code_files(project: Project) -> list[str]:
     """The files a run's change is made in (``[experiment] edit``, as they exist now)."""
     return edit_files(project.root, project.config.experiment)
 
@@ -69,7 +89,7 @@ def code_digest(texts: dict[str, str | None]) -> str:
     return digest.hexdigest()
 
 
-def code_now(project: Any, files: list[str]) -> dict[str, str | None]:
+def code_now(project: Project, files: list[str]) -> dict[str, str | None]:
     return {
         name: (project.root / name).read_text(encoding="utf-8")
         if (project.root / name).is_file()
@@ -78,7 +98,7 @@ def code_now(project: Any, files: list[str]) -> dict[str, str | None]:
     }
 
 
-def code_of_runs(project: Any) -> dict[str, str]:
+def code_of_runs(project: Project) -> dict[str, str]:
     """{digest of the code: the first run that ran it} for every finished run, from the commit
     each run's record names (labtui_run.json)."""
     files = code_files(project)
@@ -93,28 +113,18 @@ def code_of_runs(project: Any) -> dict[str, str]:
 def _run_commits(root: Path) -> dict[str, str]:
     """{run id: the commit its code came from} for the finished runs, oldest first."""
     from ..runs.runner import RUN_RECORD_NAME
-
     commits: dict[str, str] = {}
     for folder in sorted(root.glob("run_*"), key=_run_number):
         if not (folder / "final_info.json").is_file():
-            continue
-        try:
             record = json.loads((folder / RUN_RECORD_NAME).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            continue
-        if isinstance(record, dict) and record.get("commit"):
             commits[folder.name] = str(record["commit"])
     return commits
-
-
 def _run_number(folder: Path) -> int:
-    suffix = folder.name.removeprefix("run_")
-    return int(suffix) if suffix.isdigit() else -1
 
 
 def attempt_run(
-    ctx: Any,
-    coder: Any,
+    ctx: StageContext,
+    coder: Coder,
     run_id: str,
     prompt: str,
     *,
@@ -123,7 +133,7 @@ def attempt_run(
     terms: RunTerms = NO_TERMS,
     overrun_s: float = 0.0,
     known: dict[str, str] | None = None,
-    accept: Callable[[Any], str] | None = None,
+    accept: Callable[[RunResult], str] | None = None,
     change: str = "",
 ) -> Attempted:
     """Edit, check, run, feed errors back: up to ``attempts`` tries ([limits] fix_attempts).
@@ -209,14 +219,14 @@ def attempt_run(
 
 
 def run_in_project(
-    ctx: Any,
+    ctx: StageContext,
     run_id: str,
     commit: str,
     index: int,
     *,
     terms: RunTerms = NO_TERMS,
     overrun_s: float = 0.0,
-) -> Any:
+) -> RunResult:
     """The run ``run_id`` as the project's settings say (``[experiment] command``), with a
     search's budget and seed when ``terms`` has them: a RunResult."""
     from ..runs.runner import configured, run_experiment
@@ -237,7 +247,9 @@ def run_in_project(
     )
 
 
-def abandon_run(ctx: Any, run_id: str, outcome: Attempted, last_good: str, good_run: str) -> str:
+def abandon_run(
+    ctx: StageContext, run_id: str, outcome: Attempted, last_good: str, good_run: str
+) -> str:
     """Give a run up after its attempts: the code back to ``last_good`` (the commit of
     ``good_run``'s code), the failed run's folder out of the project root (plot.py reads every
     run_*/), and the failure in notes.md, in one commit that says so. Returns that commit."""
@@ -268,7 +280,7 @@ def abandon_run(ctx: Any, run_id: str, outcome: Attempted, last_good: str, good_
     return commit.sha if commit is not None else ctx.project.head()
 
 
-def _keep_failed_folder(project: Any, run_id: str) -> None:
+def _keep_failed_folder(project: Project, run_id: str) -> None:
     folder = project.root / run_id
     if not folder.is_dir():
         return
@@ -291,5 +303,5 @@ def failed_run_body(run_id: str, outcome: Attempted, good_run: str, files: list[
     )
 
 
-def failed_folder(project: Any, run_id: str) -> Path:
+def failed_folder(project: Project, run_id: str) -> Path:
     return project.state_dir / FAILED_RUNS / run_id
