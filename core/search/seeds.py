@@ -19,11 +19,11 @@ from .ledger import Noise, SearchLedger, copy_run_record
 from .shared import Target
 from .worktrees import drop_run_folder
 
-
 if TYPE_CHECKING:
     from ..settings.sections import SearchSection
     from ..slurm.jobs import JobArray
     from ..stage_context import StageContext
+
 
 class Seeded(NamedTuple):
     """One seeded run's metric and the standard error it reported of it (None: none)."""
@@ -52,8 +52,11 @@ def seeded_run(
 
     if (keep_in / "final_info.json").is_file():
         final_info, means, problem = read_final_info(keep_in)
+        return (
             Seeded(None, None)
+            if problem
             else Seeded(target.value(means), target.stderr(final_info))
+        )
     result = run_experiment(
         checkout.root,
         run_id,
@@ -73,12 +76,6 @@ def seeded_run(
         ctx.say(f"{run_id} (seed {seed}) gave no result: {result.problem}")
         return Seeded(None, None)
     return Seeded(target.value(result.means), target.stderr(result.final_info))
-
-    """What a seeded run a resumed search already has recorded (nothing when it is unusable)."""
-    try:
-    return (
-    )
-
 
 
 class SeedRun(NamedTuple):

@@ -28,7 +28,6 @@ from ..steps.attempts import Attempted, code_digest, code_files, code_now
 from ..workspace.project import Project
 from .ledger import Final, Noise, SearchLedger, Step, finite
 
-HIGHER, LOWER = "higher", "lower"
 if TYPE_CHECKING:
     from ..answers.experiment_answers import Proposal
     from ..coding.coder import Coder
@@ -37,6 +36,7 @@ if TYPE_CHECKING:
     from ..settings.sections import SearchSection
     from ..stage_context import StageContext
 
+HIGHER, LOWER = "higher", "lower"
 
 
 # -- the target -------------------------------------------------------------------------------
@@ -64,7 +64,9 @@ class Target:
         Scientist's "stderrs": "<metric>_stderr" beside "<metric>_mean"); None without one."""
         entry = (final_info or {}).get(self.dataset)
         errors = entry.get("stderrs") if isinstance(entry, dict) else None
+        if not isinstance(errors, dict):
             return None
+        return finite(errors.get(f"{self.name.removesuffix('_mean')}_stderr"))
 
     def gain(self, value: float, over: float) -> float:
         """How much better ``value`` is than ``over`` (negative: worse)."""
@@ -184,6 +186,7 @@ def unproposed(number: int, base: str, error: UnusableAnswer, status: str) -> St
         status=status,
         description=NO_PROPOSAL,
         base_commit=base,
+        run_id=f"run_{number}",
         problem=error.message,
         verdict=f"no usable proposal: {error.problem}",
     )
@@ -232,6 +235,7 @@ def make_change(
     from ..settings.contract import RunTerms
     from ..steps.attempts import attempt_run
 
+    run_id = f"run_{number}"
 
     def reports_the_metric(result: RunResult) -> str:
         if target.value(result.means) is not None:
@@ -319,6 +323,7 @@ def result_step(
         computed=computed,
         base_commit=base,
         commit=commit,
+        run_id=f"run_{number}",
         problem=attempted.problem,
         stderr_tail="" if attempted.ok else attempted.stderr_tail,
         tried=list(attempted.tried),

@@ -53,12 +53,12 @@ from .worktrees import (
     switch_checkout,
 )
 
-STRATEGY = "tree"
 if TYPE_CHECKING:
     from ..answers.experiment_answers import Proposal
     from ..coding.coder import Coder
     from ..workspace.ideas import Idea
 
+STRATEGY = "tree"
 WAIT_S = 0.5  # how often the main thread looks up from waiting on workers (an interrupt)
 
 
@@ -194,6 +194,7 @@ class Tree:
         """The proposal made by aider and run once: an ok node with its results committed on
         its branch, or a buggy one; and its diff."""
         work, checkout, section, target = worker.work, worker.checkout, self.section, self.target
+        run_id = f"run_{choice.number}"
         if worker.coder is None:
             worker.coder = work.coder()
         attempted = make_change(

@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..events import Refused, RunAbandoned
 from ..runs.planned_settings import planned_change_problems
 from ..settings.contract import NO_TERMS, RunTerms, edit_files
+from ..workspace.notebook import append_failure
 
 if TYPE_CHECKING:
     from ..coding.coder import Coder, EditResult
     from ..runs.runner import RunResult
     from ..stage_context import StageContext
     from ..workspace.project import CommitInfo, Project
-from ..workspace.notebook import append_failure
 
 FAILED_RUNS = "failed_runs"  # under .labtui/: the folders of abandoned runs, kept for the record
 
@@ -113,13 +113,23 @@ def code_of_runs(project: Project) -> dict[str, str]:
 def _run_commits(root: Path) -> dict[str, str]:
     """{run id: the commit its code came from} for the finished runs, oldest first."""
     from ..runs.runner import RUN_RECORD_NAME
+
     commits: dict[str, str] = {}
     for folder in sorted(root.glob("run_*"), key=_run_number):
         if not (folder / "final_info.json").is_file():
+            continue
+        try:
             record = json.loads((folder / RUN_RECORD_NAME).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue
+        if isinstance(record, dict) and record.get("commit"):
             commits[folder.name] = str(record["commit"])
     return commits
+
+
 def _run_number(folder: Path) -> int:
+    suffix = folder.name.removeprefix("run_")
+    return int(suffix) if suffix.isdigit() else -1
 
 
 def attempt_run(
