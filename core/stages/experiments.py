@@ -173,7 +173,7 @@ def run_idea(
         if not outcome.ok:
             abandoned[run_id] = outcome.problem
             continue
-        result, edit = outcome.result, outcome.edit
+        result, edit = outcome.ran()
         runs.last_edit = edit
         runs.means[run_id] = result.means
         review = _record_run(
@@ -360,7 +360,7 @@ def _record_run(
     """A finished run into the notebook (numbers and the code change computed, the coder's own
     words beside them, the analysis checked against the numbers), a commit and a tag; the
     model's review of it, which may end the runs."""
-    root, result, edit = ctx.project.root, outcome.result, outcome.edit
+    root, (result, edit) = ctx.project.root, outcome.ran()
     run_id = result.run_id
     found = run_effects(root, run_id)
     explanation = own_words(edit.explanation, [*outcome.sent, *aider_prompt_texts()])
@@ -370,7 +370,7 @@ def _record_run(
         what_changed=explanation,
         computed=_code_changes(ctx, before.commit) + f" (against {before.run_id}'s code)",
         results=effects_markdown(found),
-        commit=edit.commit.sha,
+        commit=edit.commit.sha if edit.commit else ctx.project.head(),
         wall_s=result.wall_s,
     )
     review = review_run(ctx, idea.title, run_id, explanation, found, done=done, remaining=remaining)
