@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import Aborted
 from ..events import SearchEnded, SearchStarted, SearchStep
@@ -20,6 +20,11 @@ from .ledger import Final, Noise, SearchLedger, Step
 from .shared import Target, note_step, search_markdown
 from .worktrees import bring_home, diff_between
 
+if TYPE_CHECKING:
+    from ..settings.sections import ClimbSection, TreeSection
+    from ..stage_context import StageContext
+    from ..workspace.ideas import Idea
+
 NAMES = {"climb": ("climb", "attempt"), "tree": ("tree search", "node")}
 
 
@@ -27,9 +32,9 @@ NAMES = {"climb": ("climb", "attempt"), "tree": ("tree search", "node")}
 class SearchFrame:
     """What one search works with from its start to its end."""
 
-    ctx: Any  # the stage's context (core/stage_context.py), in the project itself
+    ctx: StageContext  # in the project itself
     strategy: str  # climb | tree
-    idea: Any
+    idea: Idea
     target: Target
     ledger: SearchLedger
     start: str  # the commit the search started from
@@ -43,7 +48,7 @@ class SearchFrame:
     def step_name(self) -> str:
         return NAMES[self.strategy][1]
 
-    def announce(self, section: Any, branch: str) -> None:
+    def announce(self, section: ClimbSection | TreeSection, branch: str) -> None:
         """The search begins (or goes on after a resume): told, and its ledger's first lines
         committed."""
         ctx, ledger, noise = self.ctx, self.ledger, self.noise
