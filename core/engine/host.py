@@ -7,8 +7,7 @@ and speaks ``core.engine.wire``: each front end that attaches gets the journal s
 event as it is emitted, with nothing lost or repeated between the two. Checkpoints wait for
 whoever is attached (or attaches later); the first answer wins and the others are told.
 
-A slow front end never slows the run: each has a bounded outbox, filled under the bus's delivery
-and drained by its own thread; one that falls too far behind is dropped and may attach again.
+Each front end is served by ``core.engine.front_ends``; a slow one never slows the run.
 """
 
 from __future__ import annotations
@@ -23,8 +22,6 @@ import sys
 import threading
 import time
 import traceback
-from collections import deque
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -34,171 +31,21 @@ from ..events import ErrorEvent, Event
 from ..journal import JOURNAL_NAME
 from ..pipeline.session import Session
 from . import files as files
+from .front_ends import OUTBOX_LIMIT, AttachedClient, decode_attach
 from .wire import (
-    BATCH_EVENTS,
     CLIENT_KINDS,
     PROTOCOL,
     LineReader,
     WireError,
     decision_of,
     encode,
-    events_message,
     request_message,
 )
 
-OUTBOX_LIMIT = 20_000  # messages a front end may lag behind before it is dropped
 GREETING_TIMEOUT_S = 10.0  # a connection that says nothing is closed
 FAREWELL_TIMEOUT_S = 5.0  # how long the end of a run waits for front ends to read it
 READY_TIMEOUT_S = 60.0
 STOPPED_HINT = "the project is resumable: labtui attach (or labtui run) asks it again"
-
-
-class Outbox:
-    """What is waiting to be sent to one front end: raw messages and events, in order."""
-
-    def __init__(self, limit: int | None = None) -> None:
-        self._limit = limit or OUTBOX_LIMIT
-        self._items: deque[bytes | dict[str, Any]] = deque()
-        self._ready = threading.Condition()
-        self._closed = False
-
-    def offer(self, item: bytes | dict[str, Any]) -> bool:
-        """Queue a message (bytes) or an event (its dict); False when the front end is too far
-        behind to take more (or already closed)."""
-        with self._ready:
-            if self._closed or len(self._items) >= self._limit:
-                return False
-            self._items.append(item)
-            self._ready.notify()
-            return True
-
-    def close(self) -> None:
-        """Nothing more will be offered; what is queued is still sent."""
-        with self._ready:
-            self._closed = True
-            self._ready.notify()
-
-    def take(self) -> list[bytes] | None:
-        """Everything queued, as wire lines (consecutive events batched); None once closed and
-        drained."""
-        with self._ready:
-            while not self._items and not self._closed:
-                self._ready.wait()
-            items, self._items = list(self._items), deque()
-        if not items:
-            return None
-        return batched(items)
-
-
-def batched(items: list[bytes | dict[str, Any]]) -> list[bytes]:
-    lines: list[bytes] = []
-    events: list[dict[str, Any]] = []
-    for item in items:
-        if isinstance(item, dict):
-            events.append(item)
-            if len(events) >= BATCH_EVENTS:
-                lines.append(events_message("events", events))
-                events = []
-            continue
-        if events:
-            lines.append(events_message("events", events))
-            events = []
-        lines.append(item)
-    if events:
-        lines.append(events_message("events", events))
-    return lines
-
-
-class AttachedClient:
-    """One front end: a thread sends it the replay and then its outbox; another reads what it
-    says and hands each message to the host."""
-
-    def __init__(self, conn: socket.socket, host: EngineHost) -> None:
-        self.conn = conn
-        self.host = host
-        self.outbox = Outbox()
-        self._gone = threading.Event()
-        self._closing = threading.Lock()
-        self._sides_done = 0
-
-    def start(self, hello: bytes, replay_to: int | None, reader: Iterable[dict[str, Any]]) -> None:
-        threading.Thread(
-            target=self._send, args=(hello, replay_to), name="engine-send", daemon=True
-        ).start()
-        threading.Thread(target=self._read, args=(reader,), name="engine-read", daemon=True).start()
-
-    def _send(self, hello: bytes, replay_to: int | None) -> None:
-        try:
-            self.conn.sendall(hello)
-            if replay_to is not None:
-                for line in replay_lines(self.host.journal_path, replay_to):
-                    self.conn.sendall(line)
-            self.conn.sendall(encode("live"))
-            while (lines := self.outbox.take()) is not None:
-                self.conn.sendall(b"".join(lines))
-        except OSError:
-            # The front end left. What it said before leaving (`labtui rewind` says one thing
-            # and goes) is still in the socket: the reader reads it to the end first.
-            self.host.forget(self)
-            self._one_side_done()
-            return
-        self.host.forget(self)
-        self.close()  # the run ended: the front end reads EOF, and the reader stops with it
-
-    def _read(self, reader: Iterable[dict[str, Any]]) -> None:
-        try:
-            for message in reader:
-                self.host.handle(self, message)
-        except WireError as exc:
-            self.outbox.offer(encode("error", message=str(exc)))
-        finally:
-            self.host.forget(self)
-            self.outbox.close()
-            self._one_side_done()
-
-    def _one_side_done(self) -> None:
-        """The socket closes when both the reader and a failed sender are done with it."""
-        with self._closing:
-            self._sides_done += 1
-            both = self._sides_done == 2
-        if both:
-            self.close()
-
-    def close(self) -> None:
-        with self._closing:
-            if self._gone.is_set():
-                return
-            self._gone.set()
-        try:
-            self.conn.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self.conn.close()
-
-    def wait_closed(self, timeout: float) -> bool:
-        return self._gone.wait(timeout)
-
-
-def replay_lines(journal: Path, upto: int) -> list[bytes]:
-    """The journal's first ``upto`` bytes as replay messages. Those bytes are whole lines (the
-    host records the size after each appended event); one unreadable line is left out, not the
-    whole replay."""
-    import json
-
-    with journal.open("rb") as handle:
-        data = handle.read(upto)
-    events: list[dict[str, Any]] = []
-    for line in data.splitlines():
-        try:
-            event = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            continue
-        if isinstance(event, dict):
-            events.append(event)
-    return [
-        events_message("replay", events[start : start + BATCH_EVENTS])
-        for start in range(0, len(events), BATCH_EVENTS)
-    ]
 
 
 class _Pending:
@@ -466,20 +313,6 @@ def offers(request: CheckpointRequest, decision: Decision) -> bool:
     return decision.action in request.options or (
         decision.action == REWIND and bool(decision.to_stage)
     )
-
-
-def decode_attach(line: bytes) -> dict[str, Any]:
-    from .wire import decode
-
-    message = decode(line, CLIENT_KINDS)
-    if message["kind"] != "attach":
-        raise WireError(f"the first message must be attach, not {message['kind']}")
-    if message.get("protocol") != PROTOCOL:
-        raise WireError(
-            f"protocol {message.get('protocol')} is not this engine's ({PROTOCOL}): "
-            "the engine and labtui are different versions; stop the engine and start it again"
-        )
-    return message
 
 
 def _send_and_close(conn: socket.socket, message: bytes) -> None:

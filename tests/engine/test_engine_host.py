@@ -1,5 +1,6 @@
 """The run survives the terminal: a background engine per project, front ends attached to it over
-a unix socket (core/engine/host.py, core/engine/wire.py, tui/remote_session.py).
+a unix socket (core/engine/host.py, core/engine/front_ends.py, core/engine/wire.py,
+tui/remote_session.py).
 
 Engines here are real processes on a co-pilot moons project wired to the scripted LLM and arXiv
 servers; front ends are RemoteSessions (and the app) in this process. Every wait is on a
@@ -28,7 +29,8 @@ from support.waiting import wait_until
 
 from labtui.core.checkpoints import CheckpointRequest, Decision
 from labtui.core.engine import files as engine_files
-from labtui.core.engine.host import AttachedClient, EngineHost, Outbox, start_engine
+from labtui.core.engine.front_ends import AttachedClient, Outbox
+from labtui.core.engine.host import EngineHost, start_engine
 from labtui.core.engine.wire import (
     CLIENT_KINDS,
     ENGINE_KINDS,
@@ -300,7 +302,7 @@ def test_a_foreign_uid_is_refused_and_a_silent_front_end_is_dropped(project, mon
     assert engine_files.refusal(os.getuid(), os.getuid()) == ""
 
     # A front end that never reads: its outbox fills, it is dropped, the engine never waits.
-    monkeypatch.setattr("labtui.core.engine.host.OUTBOX_LIMIT", 50)
+    monkeypatch.setattr("labtui.core.engine.front_ends.OUTBOX_LIMIT", 50)
     silent, _far_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     host.attach(silent, LineReader(silent, frozenset({"attach"})), replay=False)
     for n in range(5000):
