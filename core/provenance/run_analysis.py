@@ -13,9 +13,14 @@ significant improvement" on identical results is stopped.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..events import Refused
+
+if TYPE_CHECKING:
+    from ..runs.effects import Effect
+    from ..stage_context import StageContext
+    from .checks import AnalysisCheck
 
 
 @dataclass(frozen=True)
@@ -49,11 +54,11 @@ def parse_run_review(data: Any) -> RunReview:
 
 
 def review_run(
-    ctx: Any,
+    ctx: StageContext,
     title: str,
     run_id: str,
     what_changed: str,
-    found: list[Any],
+    found: list[Effect],
     *,
     done: list[str],
     remaining: int,
@@ -107,7 +112,7 @@ def _recheck_prompt(problems: list[str]) -> str:
     )
 
 
-def _withhold(review: RunReview, check: Any) -> RunReview:
+def _withhold(review: RunReview, check: AnalysisCheck) -> RunReview:
     """The analysis without the sentences that failed the checks; they are listed instead."""
     from .claims import sentences
 

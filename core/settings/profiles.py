@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
+
+if TYPE_CHECKING:
+    from .config import Config
 
 PROFILES = ("auto", "hosted", "local")
 
@@ -52,7 +55,7 @@ def is_local_address(api_base: str) -> bool:
     return address.is_loopback or address.is_private
 
 
-def wants_local(config: Any) -> bool:
+def wants_local(config: Config) -> bool:
     """Whether ``config`` resolves to the small-model profile."""
     profile = config.llm.profile
     if profile != "auto":
@@ -64,7 +67,7 @@ def wants_local(config: Any) -> bool:
     )
 
 
-def apply_profile(config: Any) -> list[str]:
+def apply_profile(config: Config) -> list[str]:
     """Apply the small-model profile where it is wanted; returns what it set ("review.ensemble
     = 1", …), [] when nothing changed. Settings not at labtui's default are left alone."""
     if not wants_local(config):
@@ -80,7 +83,7 @@ def apply_profile(config: Any) -> list[str]:
 
 
 def profile_notice(
-    config: Any,
+    config: Config,
     changed: list[str],
     kept: str = "values you set in labtui.toml are kept",
     opt_out: str = 'write [llm] profile = "hosted"',

@@ -19,13 +19,16 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..coding.edit_guard import LATEX_MARKERS, Contract, EditPolicy
 from ..errors import StageFailed
 from ..settings.templates import default_paper
 from ..stage_context import StageContext
 from .baseline import BASELINE, run_baseline
+
+if TYPE_CHECKING:
+    from ..workspace.ideas import Idea
 
 PREPARE, EXPERIMENT, PLOT = "prepare.py", "experiment.py", "plot.py"
 DATA = "data"
@@ -62,7 +65,7 @@ def _files(ctx: StageContext) -> tuple[str, ...]:
     return (PREPARE, EXPERIMENT, ctx.config.paper.tex, PLOT)
 
 
-def scaffold(ctx: StageContext, idea: Any) -> list[Written]:
+def scaffold(ctx: StageContext, idea: Idea) -> list[Written]:
     """Write (and run) what a topic's project lacks, for ``idea``; what was written earlier (a
     revised plan asks again) is listed as it stands; [] for a project that came with its code."""
     if ctx.config.project.origin != "topic":
@@ -260,7 +263,7 @@ def _typed_numbers(root: Path) -> list[str]:
     return literal if values and len(literal) == len(values) else []
 
 
-def _facts(ctx: StageContext, idea: Any) -> dict[str, str]:
+def _facts(ctx: StageContext, idea: Idea) -> dict[str, str]:
     """What every scaffold prompt is told: the task, the idea, the data and the machine."""
     from ..machine.gpu import describe
     from ..machine.interpreter import probe_interpreter

@@ -11,12 +11,15 @@ import re
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..answers.validation import validate
 from ..answers.writeup_answers import CitationProposal, CitationSelection
 from ..coding.edit_guard import EditPolicy
 from ..stage_context import StageContext
+
+if TYPE_CHECKING:
+    from ..coding.coder import Coder
 
 CITE = re.compile(r"\\cite[tp]?\*?(?:\[[^\]]*\])*\{([^}]*)\}")
 
@@ -71,7 +74,7 @@ def unknown_citations(tex: Path) -> list[str]:
     return sorted(cited_keys(text) - bib_keys(bib_text_of(text, Path(tex).parent)))
 
 
-def run_rounds(ctx: StageContext, coder: Any, tex_name: str, rounds: int) -> list[str]:
+def run_rounds(ctx: StageContext, coder: Coder, tex_name: str, rounds: int) -> list[str]:
     """Up to ``rounds`` citation rounds on ``tex_name`` (project-relative); the keys cited."""
     from ..latex.bibliography import add_bib_entries, bib_keys, bib_text_of, paper_and_bibliography
     from ..literature.combined import search_all
@@ -121,7 +124,7 @@ def run_rounds(ctx: StageContext, coder: Any, tex_name: str, rounds: int) -> lis
 
 
 def _integrate(
-    ctx: StageContext, coder: Any, tex: Path, tex_name: str, keys: list[str], where: str, how: str
+    ctx: StageContext, coder: Coder, tex: Path, tex_name: str, keys: list[str], where: str, how: str
 ) -> bool:
     """aider adds the \\cite; an edit that cites a key the bibliography lacks is undone."""
     before = ctx.project.head()
