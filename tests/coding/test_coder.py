@@ -496,8 +496,10 @@ LONG_EXPERIMENT = (
 )
 LONG_EDITED = LONG_EXPERIMENT.replace("WEIGHT_3 = 0.3", "WEIGHT_3 = 0.6  # doubled")
 
-# The "whole file" a small model returned: one function (2 of its 8 lines were in the old file).
-ONE_FUNCTION = (
+# Written by hand, not recorded, after issue 13's report of Qwen2.5-Coder-1.5B: a "whole file"
+# that is one function (2 of its 8 lines were in the old file). tests/recorded/real_model/README.md
+# lists it under "Written by hand".
+HAND_WRITTEN_ONE_FUNCTION_FILE = (
     "def train(seed: int) -> dict:\n"
     "    # Use a smaller learning rate for better accuracy.\n"
     "    learning_rate = 0.01\n"
@@ -508,8 +510,11 @@ ONE_FUNCTION = (
     "    return result\n"
 )
 
-# aider's own `whole` example, copied: its system prompt's file listing and its example reply.
-COPIED_FORMAT_EXAMPLE = (
+# Written by hand, not recorded, after issue 13's report: aider's own `whole` example copied as
+# the reply (its system prompt's file listing and its example reply). What a real model did with
+# aider's examples is replayed from qwen15_moons_plots.jsonl (`path/to/plot.py`) and
+# qwen15_moons_example_copy_experiments.jsonl (`show_greeting.py`).
+HAND_WRITTEN_FORMAT_EXAMPLE_COPY = (
     "To change the learning rate, I will update the code as follows:\n\n"
     "path/to/filename.js\n```\n// entire file content ...\n// ... goes in between\n```\n"
 )
@@ -545,7 +550,7 @@ def test_a_copied_format_example_creates_nothing_and_is_asked_again(
 ) -> None:
     head = long_project.head()
     before = {"experiment.py": LONG_EXPERIMENT.encode()}
-    server.script(MODEL, COPIED_FORMAT_EXAMPLE, untouched(long_project, head, before))
+    server.script(MODEL, HAND_WRITTEN_FORMAT_EXAMPLE_COPY, untouched(long_project, head, before))
     coder, recorder, _ = make_coder(long_project, server)
 
     result = coder.edit(["experiment.py"], "Halve the learning rate.", commit_message="lr")
@@ -568,7 +573,7 @@ def test_a_copied_format_example_creates_nothing_and_is_asked_again(
 
 
 def test_the_error_of_a_failed_edit_keeps_the_earlier_refusals(project: Project, server) -> None:
-    server.script(MODEL, COPIED_FORMAT_EXAMPLE, "The code already does what you ask.")
+    server.script(MODEL, HAND_WRITTEN_FORMAT_EXAMPLE_COPY, "The code already does what you ask.")
     coder, _, _ = make_coder(project, server)
     result = coder.edit(["experiment.py"], "Halve the learning rate.", commit_message="lr")
     assert not result.changed and len(result.refusals) == 1
@@ -582,7 +587,7 @@ def test_a_whole_file_that_is_one_function_is_refused_before_it_is_written(
 ) -> None:
     head = long_project.head()
     before = {"experiment.py": LONG_EXPERIMENT.encode()}
-    reply = whole("experiment.py", ONE_FUNCTION, "Here is the updated code:")
+    reply = whole("experiment.py", HAND_WRITTEN_ONE_FUNCTION_FILE, "Here is the updated code:")
     server.script(MODEL, reply, untouched(long_project, head, before))
     coder, recorder, _ = make_coder(long_project, server)
 
@@ -647,7 +652,7 @@ def test_an_unrelated_new_file_refuses_the_whole_reply(long_project: Project, se
 def test_a_refused_reply_leaves_no_file_aider_created(long_project: Project, server) -> None:
     # The step may create helpers/*.py, so aider creates helpers/schedule.py (empty) before
     # writing it; the reply is refused for its experiment.py, so that file must go again.
-    reply = whole("experiment.py", ONE_FUNCTION) + whole(
+    reply = whole("experiment.py", HAND_WRITTEN_ONE_FUNCTION_FILE) + whole(
         "helpers/schedule.py", "STEPS = 3\n", "And:"
     )
     head = long_project.head()

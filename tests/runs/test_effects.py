@@ -195,12 +195,13 @@ def test_a_bad_declaration_names_the_file_the_field_and_the_fix(tmp_path: Path):
 
 # -- the model's analysis ------------------------------------------------------------------------
 
-# The two analyses a 1.5B model wrote in issue 13, word for word where the issue quotes them.
-IDENTICAL_ANALYSIS = (
+# Written by hand around the two analyses of a 1.5B model that issue 13 quotes: its words where the
+# issue quotes them, ours where it cuts them with '…'; the exchanges were never recorded.
+HAND_WRITTEN_IDENTICAL_ANALYSIS = (
     "The results of run_1 show an improvement in accuracy compared to the baseline. "
     "Increasing the number of hidden units led to a significant change."
 )
-MOONS_ANALYSIS = (
+HAND_WRITTEN_MOONS_ANALYSIS = (
     "The results of run_1 show a slight improvement in test accuracy from 0.8047 to 0.8367, "
     "but the difference is not statistically significant given the small standard errors "
     "(both at 0.02)."
@@ -209,7 +210,7 @@ MOONS_ANALYSIS = (
 
 def test_an_improvement_claimed_for_identical_runs_is_contradicted():
     found = effects(BASE, BASE, stderrs=BASE_SE, base_stderrs=BASE_SE, run="run_1")
-    check = check_analysis(IDENTICAL_ANALYSIS, found, [])
+    check = check_analysis(HAND_WRITTEN_IDENTICAL_ANALYSIS, found, [])
     assert not check.ok and check.untraced == []
     improvement, significance = check.contradicted
     assert improvement.sentence.startswith("The results of run_1 show an improvement")
@@ -225,7 +226,7 @@ def test_an_improvement_claimed_for_identical_runs_is_contradicted():
 def test_the_moons_analysis_has_the_wrong_direction_and_two_invented_numbers():
     found = effects(FELL, BASE, stderrs=FELL_SE, base_stderrs=BASE_SE, run="run_1")
     sources = [Source(0.01, "run_1", "LEARNING_RATE", kind="config")]
-    check = check_analysis(MOONS_ANALYSIS, found, sources)
+    check = check_analysis(HAND_WRITTEN_MOONS_ANALYSIS, found, sources)
     assert [w.text for w in check.untraced] == ["0.8367", "0.02"]
     assert [w.text for w, _ in check.traced] == ["0.8047"], "run_1 is not a number"
     [wrong] = check.contradicted
