@@ -263,7 +263,7 @@ def exchange_totals(exchanges: list[dict[str, Any]], label: str, counter: TokenC
 def report_calibration(
     run: dict[str, Any], exchanges: list[dict[str, Any]], counter: TokenCounter
 ) -> None:
-    from labtui.tui.calibrate_command import print_calibration
+    from labtui.tui.commands.calibrate import print_calibration
 
     print(f"\n== {run['label']}: exit {run['returncode']}, {run['seconds']:.0f} s wall ==")
     log_lines = Path(run["log"]).read_text(encoding="utf-8", errors="replace").splitlines()

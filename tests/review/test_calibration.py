@@ -28,7 +28,7 @@ from labtui.core.review import measures as measure
 from labtui.core.review.benchmark import load_benchmark
 from labtui.core.review.calibration import sample
 from labtui.core.review.calibration_store import find_calibration, trust_line
-from labtui.tui.calibrate_command import cmd_calibrate
+from labtui.tui.commands.calibrate import cmd_calibrate
 
 MODEL = "scripted-review"
 ONE = {"ensemble": 1, "reflections": 0, "few_shot": 0, "threshold": None}

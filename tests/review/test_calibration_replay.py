@@ -38,8 +38,8 @@ from labtui.core.review.form import SCORE_RANGES, parse_review
 from labtui.core.review.probe import ProbeResult, find_evidence
 from labtui.core.review.reviewer import ReviewPanel, reviewer_facts
 from labtui.core.settings.sections import ReviewSection
-from labtui.tui.calibrate_command import cmd_calibrate
-from labtui.tui.probe_command import cmd_probe
+from labtui.tui.commands.calibrate import cmd_calibrate
+from labtui.tui.commands.probe import cmd_probe
 
 MODEL = "smollm2"  # as the server receives openai/smollm2
 ONE = {"ensemble": 1, "reflections": 0, "few_shot": 0, "threshold": None}
@@ -326,7 +326,7 @@ def table_of(record: dict[str, Any], path: Path) -> str:
 
     from rich.console import Console
 
-    from labtui.tui.calibrate_command import print_calibration
+    from labtui.tui.commands.calibrate import print_calibration
 
     out = io.StringIO()
     print_calibration(record, path, Console(file=out, width=200, color_system=None))
@@ -344,7 +344,7 @@ def table_of(record: dict[str, Any], path: Path) -> str:
 def test_an_incomplete_calibration_says_which_of_three_causes_left_papers_out(
     stopped, failed, says
 ):
-    from labtui.tui.calibrate_command import why_incomplete
+    from labtui.tui.commands.calibrate import why_incomplete
 
     record = {
         "metrics": {"papers": 4},

@@ -22,7 +22,7 @@ from labtui.core.review.form import parse_review
 from labtui.core.review.probe import find_evidence, probe_text
 from labtui.core.review.reviewer import ReviewPanel, reviewer_facts
 from labtui.core.settings.sections import ReviewSection
-from labtui.tui.probe_command import cmd_probe
+from labtui.tui.commands.probe import cmd_probe
 
 pytestmark = pytest.mark.usefixtures("hosted_profile")  # review on the scripted server: as hosted
 

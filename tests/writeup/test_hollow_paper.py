@@ -16,7 +16,7 @@ from labtui.core.engine.status import paper_end_state, paper_open_problems, proj
 from labtui.core.pipeline.session import Session
 from labtui.core.settings.config import load_config, save_config
 from labtui.core.workspace.project import Project
-from labtui.tui.engine_commands import status_line
+from labtui.tui.commands.status import status_line
 
 TEX = "latex/template.tex"
 

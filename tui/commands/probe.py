@@ -18,8 +18,8 @@ from labtui.core.review.probe import ProbeResult, probe_text, run_probe
 from labtui.core.review.reviewer import ReviewPanel, reviewer_facts
 from labtui.core.settings.prompts import load_prompt
 
-from .cli import EXIT_OK
-from .review_session import progress, review_settings, reviewer_llm, who_reviews
+from ..review_session import progress, review_settings, reviewer_llm, who_reviews
+from .common import EXIT_OK
 
 SHOWN_EVIDENCE = 3  # sentences quoted; the JSON has them all
 

@@ -1,7 +1,7 @@
 """``labtui init`` in a terminal: the proposal for a researcher's repository shown as a
 checkpoint (approve · revise with a note · edit · abort), checked, smoke-run, then committed on
-labtui's own branch and the baseline run. The engine's work is core/onboarding/repo_init.py; this module
-only talks to the researcher.
+labtui's own branch and the baseline run. The engine's work is core/onboarding/repo_init.py; this
+module only talks to the researcher.
 """
 
 from __future__ import annotations
@@ -9,25 +9,58 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
-from rich.console import Console
-from rich.markup import escape
+from .common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    TYPE_CHECKING,
+    Subparsers,
+    run_baseline_and_say,
+)
 
-from labtui.core.checkpoints import AutoApprove, Checkpoints
-from labtui.core.errors import ConfigError, LabtuiError
+if TYPE_CHECKING:
+    from typing import Any
 
-from .headless import HeadlessPrinter, TerminalCheckpointPort
+    from rich.console import Console
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+    from ..headless import HeadlessPrinter
+
+NAME = "init"
 OPTIONS = ("approve", "revise", "edit", "abort")
 
 
-def cmd_init(args: argparse.Namespace) -> int:
+def add_parser(subparsers: Subparsers) -> None:
+    init = subparsers.add_parser(
+        NAME, help="set labtui up in your own git repository (run it in the repository)"
+    )
+    init.add_argument("--idea", default="", help="what you want to study (names the branch)")
+    init.add_argument("--branch", default="", help="labtui's branch (default: labtui/<idea>)")
+    init.add_argument("--yes", action="store_true", help="approve the proposal without asking")
+    init.add_argument(
+        "--commit-dirty", action="store_true",
+        help="commit uncommitted changes first, on labtui's branch",
+    )  # fmt: skip
+    init.add_argument("--no-baseline", action="store_true", help="skip running run_0 now")
+    init.add_argument("--model", default="", help="a model that reads the repository too")
+    init.add_argument("--no-model", action="store_true", help="propose from the facts alone")
+    init.add_argument("--budget", type=float, default=0.5, help="US dollars it may spend")
+    init.add_argument(
+        "--fresh", action="store_true", help="read the repository again, not an earlier proposal"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.markup import escape
+
+    from labtui.core.checkpoints import AutoApprove, Checkpoints
     from labtui.core.onboarding import repo_init
     from labtui.core.onboarding.repo_scan import survey
     from labtui.core.onboarding.setup_draft import propose_setup
     from labtui.core.onboarding.setup_proposal import Proposal
+
+    from ..headless import HeadlessPrinter, TerminalCheckpointPort
 
     console = Console(highlight=False)
     root = repo_init.check_repository(Path(args.directory))
@@ -90,6 +123,9 @@ def _approve(
 ) -> int | None:
     """Check, smoke-run and commit the approved proposal, then run the baseline. None when the
     proposal must be asked about again (what was wrong has been said)."""
+    from rich.markup import escape
+
+    from labtui.core.errors import ConfigError
     from labtui.core.onboarding import repo_init
 
     python = sys.executable
@@ -115,12 +151,12 @@ def _approve(
     _say_done(done, root, console)
     if args.no_baseline:
         return EXIT_OK
-    from .cli import run_baseline_and_say
-
     return run_baseline_and_say(done.project)
 
 
 def _say_done(done: Any, root: Path, console: Console) -> None:
+    from rich.markup import escape
+
     paper = (
         f"; labtui's bundled paper is at {done.project.config.paper.tex}"
         if done.paper_copied
@@ -142,10 +178,15 @@ def _model(args: argparse.Namespace, console: Console) -> Any:
         return None
     from labtui.core.review.reviewer import standalone_llm
 
+    from ..headless import HeadlessPrinter
+
     return standalone_llm(args.model, args.budget, emit=HeadlessPrinter(console))
 
 
 def _asked(llm: Any, facts: Any, draft: Any, note: str, console: Console) -> Any:
+    from rich.markup import escape
+
+    from labtui.core.errors import LabtuiError
     from labtui.core.onboarding.setup_proposal import Proposal, ask_model
 
     console.print(f"  asking {escape(llm.spec.name)} to read the repository …")

@@ -13,8 +13,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .cli import EXIT_FAILED, EXIT_OK
-from .review_session import say_refusals_and_notices
+from ..review_session import say_refusals_and_notices
+from .common import EXIT_FAILED, EXIT_OK
 
 OUT_NAME = "calibration.json"
 

@@ -1,0 +1,145 @@
+"""``labtui run``: the pipeline from where the project stands — followed in the app (a background
+engine runs it), started in the background (``--detach``), or run in this process with its events
+printed (``--headless``, as scripts and CI want)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .attach import cmd_attach
+from .common import (
+    CLUSTER_HELP,
+    CLUSTERS,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    PARALLEL_HELP,
+    TYPE_CHECKING,
+    Subparsers,
+    add_project_dir,
+    ideas_at_once,
+    project_dir,
+    say,
+    say_model_problems,
+    start_engine,
+)
+
+if TYPE_CHECKING:
+    from typing import Any
+
+NAME = "run"
+
+
+def add_parser(subparsers: Subparsers) -> None:
+    run = subparsers.add_parser(NAME, help="run the pipeline from where the project stands")
+    add_project_dir(run)
+    run.add_argument(
+        "--headless", action="store_true",
+        help="print events instead of the app, in this process (ends with the terminal)",
+    )  # fmt: skip
+    run.add_argument(
+        "--detach", action="store_true",
+        help="run in a background engine and return at once (labtui attach follows it)",
+    )  # fmt: skip
+    run.add_argument("--auto", action="store_true", help="never pause at checkpoints")
+    run.add_argument(
+        "--parallel", type=ideas_at_once, default=None, metavar="K", help=PARALLEL_HELP
+    )
+    # SUPPRESS: `labtui --cluster slurm run` keeps the value the main parser read
+    run.add_argument("--cluster", choices=CLUSTERS, default=argparse.SUPPRESS, help=CLUSTER_HELP)
+
+
+def run(args: argparse.Namespace) -> int:
+    return cmd_run(
+        project_dir(args),
+        headless=args.headless,
+        auto=args.auto,
+        parallel=args.parallel,
+        detach=args.detach,
+    )
+
+
+def cmd_run(
+    directory: Path,
+    *,
+    headless: bool,
+    auto: bool,
+    parallel: int | None = None,
+    detach: bool = False,
+) -> int:
+    """The app follows a background engine (``--detach``: nothing follows it); ``--headless``
+    runs the pipeline in this process, as scripts and CI want."""
+    if detach:
+        return cmd_run_detached(directory, auto=auto, parallel=parallel)
+    if not headless:
+        return cmd_attach(directory, headless=False, auto=auto, parallel=parallel)
+    from labtui.core.pipeline.session import Session
+
+    session = Session.open(directory)
+    if parallel is not None:  # for this session only; labtui.toml keeps its own setting
+        session.config.experiment.parallel = parallel
+    return _run_headless(session, auto or session.config.autonomy.mode == "auto")
+
+
+def cmd_run_detached(root: Path, *, auto: bool, parallel: int | None = None) -> int:
+    """Start the engine and return at once; the run goes on without a terminal."""
+    from labtui.core.engine import files as engine_files
+
+    root = root.resolve()
+    info = engine_files.find_engine(root)
+    if info is not None:
+        say(f"an engine already runs for {root} (pid {info.pid}); follow it: labtui attach {root}")
+        return EXIT_OK
+    problem = start_engine(root, auto=auto, parallel=parallel, app_on_no_model=False)
+    if problem is not None:
+        return problem
+    info = engine_files.read_info(root)
+    pid = info.pid if info else "?"
+    print(
+        f"labtui: the run goes on in the background (engine pid {pid}, log "
+        f"{engine_files.log_path(root)})\n"
+        f"  follow it: labtui attach {root}\n"
+        f"  where it stands: labtui status {root}\n"
+        f"  stop it at a safe point: labtui stop {root}"
+    )
+    return EXIT_OK
+
+
+def _run_headless(session: Any, auto: bool) -> int:
+    from labtui.core.checkpoints import AutoApprove
+    from labtui.core.engine.status import paper_end_state, paper_open_problems
+
+    from ..headless import HeadlessPrinter, TerminalCheckpointPort
+
+    problems = session.model_problems()
+    if problems:
+        return say_model_problems(problems)
+    if not auto and not sys.stdin.isatty():
+        print(
+            "error: checkpoints need a terminal to answer them, and stdin is not one\n"
+            "  fix: run with --auto to approve every checkpoint, or run in a terminal",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    session.bus.subscribe(HeadlessPrinter())
+    port = AutoApprove() if auto else TerminalCheckpointPort(root=session.project.root)
+    _hang_up_like_ctrl_c()
+    outcome = session.run(port)
+    done = (
+        f": {paper_end_state(paper_open_problems(session.state))}" if outcome == "finished" else ""
+    )
+    print(f"pipeline {outcome}{done}")
+    return EXIT_OK if outcome == "finished" else EXIT_FAILED
+
+
+def _hang_up_like_ctrl_c() -> None:
+    """A closed terminal (SIGHUP) ends an in-process run the way Ctrl-C does: its experiments
+    stopped, the journal closed, the project resumable. (An engine run ignores SIGHUP.)"""
+    import signal
+
+    def hung_up(signum, frame) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGHUP, hung_up)
