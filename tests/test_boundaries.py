@@ -36,6 +36,10 @@ def test_cli_help_imports_neither_aider_nor_litellm():
         "    cli.main(['--help'])\n"
     )
     assert not {"aider", "litellm", "textual", "git"} & loaded
+    # every command module is loaded to build the parser: each imports the engine and rich only
+    # in the function that runs it (tui/commands/__init__.py)
+    assert "rich" not in loaded
+    assert not [m for m in loaded if m.startswith("labtui.core")]
 
 
 def test_no_bare_core_or_tui_package_is_installed():
