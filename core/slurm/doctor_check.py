@@ -71,7 +71,7 @@ def test_job(settings: ClusterSection, wait_s: float = TEST_JOB_WAIT_S) -> Findi
     result. Its result says what the node offers a run."""
     import submitit
 
-    from .jobs import sbatch_parameters
+    from .job_request import sbatch_parameters
     from .node import node_facts
 
     with tempfile.TemporaryDirectory(prefix="labtui-doctor-") as folder:

@@ -14,7 +14,8 @@ from labtui.core.events import GpuSample, LogLine, MetricsReported, Notice
 from labtui.core.settings.config import config_from_dict, load_config
 from labtui.core.settings.sections import ClusterSection
 from labtui.core.slurm.follow import JobFollower
-from labtui.core.slurm.jobs import job_key, job_minutes, slurm_end
+from labtui.core.slurm.job_end import slurm_end
+from labtui.core.slurm.job_request import job_key, job_minutes
 from labtui.core.slurm.node import NodeRun
 from labtui.core.slurm.queue import QueueState, parse_elapsed
 
@@ -182,14 +183,14 @@ def test_no_slurm_on_path_is_said_plainly(monkeypatch):
 def test_a_job_slurm_forgot_counts_as_done_only_once_its_result_is_there(tmp_path):
     from types import SimpleNamespace
 
-    from labtui.core.slurm.jobs import UNANSWERED_WARN_S, _forgotten_but_done
+    from labtui.core.slurm.job_watch import UNANSWERED_WARN_S, forgotten_but_done
 
     quiet = SimpleNamespace(silent_s=lambda: UNANSWERED_WARN_S)
     talking = SimpleNamespace(silent_s=lambda: 0.0)
-    assert _forgotten_but_done(quiet, tmp_path, "7") is None  # no result: keep following
+    assert forgotten_but_done(quiet, tmp_path, "7") is None  # no result: keep following
     (tmp_path / "7_0_result.pkl").write_bytes(b"x")
-    assert _forgotten_but_done(talking, tmp_path, "7") is None  # Slurm still answers
-    state = _forgotten_but_done(quiet, tmp_path, "7")
+    assert forgotten_but_done(talking, tmp_path, "7") is None  # Slurm still answers
+    state = forgotten_but_done(quiet, tmp_path, "7")
     assert state is not None and state.state == "COMPLETED" and state.ended
 
 

@@ -25,7 +25,8 @@ from labtui.core.pipeline.session import Session
 from labtui.core.runs.runner import run_experiment
 from labtui.core.settings.config import load_config, save_config
 from labtui.core.settings.sections import ClusterSection
-from labtui.core.slurm.jobs import JOBS_DIR, cancel_live_jobs
+from labtui.core.slurm.job_request import JOBS_DIR
+from labtui.core.slurm.jobs import cancel_live_jobs
 from labtui.core.stages import experiments as experiments_stage
 from labtui.core.stages import plots as plots_stage
 from labtui.core.steps.baseline import run_baseline
