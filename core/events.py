@@ -12,7 +12,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
+
+if TYPE_CHECKING:  # named for the checker only: the vocabulary imports nothing of labtui
+    from .workspace.project import CommitInfo
 
 # Every event class by name, for rebuilding events from the journal.
 EVENT_TYPES: dict[str, type[Event]] = {}
@@ -83,8 +86,8 @@ class CodeDiff(Event):
     diff: str
 
     @classmethod
-    def from_commit(cls, stage: str, commit: Any) -> CodeDiff:
-        """From a project commit (anything with sha, message, files and diff)."""
+    def from_commit(cls, stage: str, commit: CommitInfo) -> CodeDiff:
+        """From a project commit."""
         return cls(
             stage=stage,
             commit=commit.sha,

@@ -31,6 +31,7 @@ from ..llm.litellm_setup import api_key_for, prepare_litellm, register_model
 from ..llm.server_idle import abandons_request, note_abandoned, wait_for_abandoned
 from ..llm.streaming import InactivityTimeout, Limits, consume_stream
 from ..settings.config import ModelSpec
+from .aider_types import AiderCoder, AiderModel
 
 
 def prepare_offline_litellm(spec: ModelSpec) -> None:
@@ -88,7 +89,7 @@ def choose_edit_format(explicit: str, aider_choice: str | None) -> str:
     return aider_choice or "whole"
 
 
-def make_model(spec: ModelSpec, max_tokens: int, limits: Limits) -> Any:
+def make_model(spec: ModelSpec, max_tokens: int, limits: Limits) -> AiderModel:
     from aider.models import Model
 
     # The same name for weak and editor models: aider would otherwise build (and look up over
@@ -126,7 +127,7 @@ def whole_file_reply_tokens(files: list[Path], floor: int) -> int:
 
 
 def size_whole_file_replies(
-    model: Any, files: list[Path], floor: int, notice: Callable[[str], None]
+    model: AiderModel, files: list[Path], floor: int, notice: Callable[[str], None]
 ) -> None:
     """Give a whole-file edit's replies room for ``files`` (whole_file_reply_tokens), said when
     that is over [llm] max_tokens."""
@@ -140,7 +141,7 @@ def size_whole_file_replies(
         )
 
 
-def fence_from_editable_files(aider_coder: Any) -> None:
+def fence_from_editable_files(aider_coder: AiderCoder) -> None:
     """Pick aider's code fence from the files being edited, ignoring read-only context.
 
     aider avoids any fence that occurs in *any* file of the chat, so one ``` in read-only notes
@@ -190,7 +191,7 @@ def copies_the_example(content: str, examples: list[str]) -> bool:
     )
 
 
-def tidy_whole_file_edits(aider_coder: Any) -> None:
+def tidy_whole_file_edits(aider_coder: AiderCoder) -> None:
     """What a small model wraps its whole-format answer in, taken off before labtui judges it: a
     block that is aider's format example word for word under a name that is no chat file
     (Qwen2.5-Coder-1.5B pasted ``show_greeting.py`` above its whole experiment.py, and the
@@ -227,7 +228,7 @@ def tidy_whole_file_edits(aider_coder: Any) -> None:
 
 
 def stream_completions(
-    model: Any, spec: ModelSpec, limits: Limits, emit: Callable[[Event], None], stage: str
+    model: AiderModel, spec: ModelSpec, limits: Limits, emit: Callable[[Event], None], stage: str
 ) -> list[tuple[float, float]]:
     """Make every completion aider asks for a streamed one, read under labtui's inactivity limits.
 
@@ -307,7 +308,7 @@ class _GaveUp(Exception):
 
 
 def retry_model_calls(
-    model: Any, spec: ModelSpec, retries: int, notice: Callable[[str], None]
+    model: AiderModel, spec: ModelSpec, retries: int, notice: Callable[[str], None]
 ) -> list[BaseException]:
     """aider's model calls retried by labtui's policy, the one every model call has
     (``model_retry_policy``: backoff, Retry-After, a notice per retry), instead of aider's own

@@ -10,8 +10,8 @@ instead, and the edit format once more in plain words (:data:`FORMAT_REMINDERS`)
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from .aider_types import AiderCoder, EditEvents
 from .edit_guard import EditPolicy, Problem
 
 MAX_QUOTE_CHARS = 2000  # how much of aider's complaint a retry prompt quotes
@@ -38,8 +38,8 @@ FORMAT_REMINDERS = {
 
 
 def attempt_problem(
-    aider_coder: Any,
-    event_io: Any,
+    aider_coder: AiderCoder,
+    event_io: EditEvents,
     reply: str,
     names: str,
     changed: bool,
@@ -78,7 +78,7 @@ def attempt_problem(
 
 def retry_prompt(
     names: str,
-    aider_coder: Any,
+    aider_coder: AiderCoder,
     problem: str,
     refused: list[Problem] | None = None,
     policy: EditPolicy | None = None,

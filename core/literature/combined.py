@@ -13,6 +13,8 @@ from .http_service import LiteratureUnavailable
 
 if TYPE_CHECKING:
     from ..stage_context import StageContext
+    from .record import Paper
+    from .semantic_scholar import S2Paper
 
 
 @dataclass(frozen=True)
@@ -29,17 +31,17 @@ class Found:
     bibtex_key: str
     bibtex: str
     citations: int | None = None  # from Semantic Scholar, when it was asked
-    arxiv: Any = None  # the core.literature.record.Paper, for the full text
+    arxiv: Paper | None = None  # for the full text
 
     @classmethod
-    def from_arxiv(cls, paper: Any) -> Found:
+    def from_arxiv(cls, paper: Paper) -> Found:
         return cls(
             paper.base_id, paper.title, list(paper.authors), paper.year, paper.abstract,
             paper.url, paper.bibtex_key(), paper.bibtex(), arxiv=paper,
         )  # fmt: skip
 
     @classmethod
-    def from_s2(cls, paper: Any) -> Found:
+    def from_s2(cls, paper: S2Paper) -> Found:
         from .record import Paper
 
         arxiv = None

@@ -33,7 +33,7 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..answers.json_reply import extract_json, reask_prompt, reask_temperature, same_answer
 from ..checkpoints import ResearcherNotes
@@ -54,6 +54,9 @@ from .litellm_setup import api_key_for, load_litellm, prepare_litellm, register_
 from .response_formats import STRUCTURED_MODES, response_format_for, step_down, structured_mode
 from .server_idle import abandons_request, note_abandoned, wait_for_abandoned
 from .streaming import Interrupted, Limits, StreamResult, consume_stream
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 T = TypeVar("T")
 
@@ -104,7 +107,7 @@ class LLM:
         temperature: float | None = None,
         max_tokens: int | None = None,
         json_mode: bool = False,
-        schema: Any = None,
+        schema: type[BaseModel] | None = None,
         stream: bool = True,
         seed: int | None = None,
     ) -> str:
@@ -140,7 +143,7 @@ class LLM:
                 )
         return self._call_with_retries(messages, kwargs, stream)
 
-    def _structured_modes(self, json_mode: bool, schema: Any) -> list[str]:
+    def _structured_modes(self, json_mode: bool, schema: type[BaseModel] | None) -> list[str]:
         """The response_format modes to try for this call, best first."""
         if not (json_mode and self.settings.json_mode):
             return []
@@ -157,7 +160,7 @@ class LLM:
         messages: list[dict[str, Any]],
         parse: Callable[[Any], T],
         *,
-        schema: Any = None,
+        schema: type[BaseModel] | None = None,
         examples: Iterable[str] | None = None,
         reasks: int | None = None,
         fallback: Callable[[Any], T] | None = None,

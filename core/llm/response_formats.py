@@ -5,9 +5,12 @@ remembered per model and server for the rest of the process (core/llm/client.py 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..settings.config import ModelSpec
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 # Structured output, best first: the record's JSON schema (constrained decoding on llama.cpp,
 # vLLM, OpenAI, ...), any JSON object, or no response_format (extraction + re-ask). What a model
@@ -43,12 +46,13 @@ def forget_structured_modes() -> None:
         _structured_mode.clear()
 
 
-def response_format_for(mode: str, schema: Any) -> dict[str, Any]:
-    """The ``response_format`` of a request in ``mode`` for the record ``schema``."""
-    if mode == "json_schema":
+def response_format_for(mode: str, schema: type[BaseModel] | None) -> dict[str, Any]:
+    """The ``response_format`` of a request in ``mode`` for the record ``schema`` (the modes
+    with a schema are tried only for a call that has one)."""
+    if mode == "json_schema" and schema is not None:
         from ..answers.record import response_format
 
         return response_format(schema)
-    if mode == "json_object_schema":
+    if mode == "json_object_schema" and schema is not None:
         return {"type": "json_object", "schema": schema.model_json_schema(by_alias=True)}
     return {"type": "json_object"}
