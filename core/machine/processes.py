@@ -1,31 +1,27 @@
 """Running a child process: started as the leader of its own process group, its output streamed
 line by line as LogLine events while only a bounded tail is kept in memory (a chatty multi-hour
-run costs nothing but the events), stopped on timeout, on request, or when a sandbox watcher
-trips, and its whole group stopped at the end.
+run costs nothing but the events; ``core.machine.output_lines`` reads it), stopped on timeout,
+on request, or when a sandbox watcher trips, and its whole group stopped at the end.
 
 A failing child is a result, not an exception; only a program that cannot be started is.
 """
 
 from __future__ import annotations
 
-import codecs
 import os
 import secrets
-import select
 import shutil
 import subprocess
 import threading
 import time
-from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 from ..errors import LabtuiError
-from ..events import Event, LogLine, Notice
-from .metric_lines import metrics_reported
+from ..events import Event, Notice
 from .oom import OomCounter
+from .output_lines import StreamPump
 from .process_group import RUN_MARK, kill_group, kill_marked
 from .sandbox import SandboxSpec
 from .watch import RunWatcher, Watch
@@ -33,9 +29,6 @@ from .watch import RunWatcher, Watch
 Emit = Callable[[Event], None]
 
 DRAIN_AFTER_EXIT_S = 2.0  # how long readers may still drain pipes after the child exited
-MAX_LINE_CHARS = 16_384  # longer lines arrive cut into pieces of this size
-READ_BYTES = 1 << 16  # at most this much output per LogLine event
-COALESCE_S = 0.02  # how long one event may gather a chatty child's writes
 STOP_POLL_S = 0.2
 
 
@@ -51,151 +44,6 @@ class ProcessResult:
     oom_struck: bool = False  # the kernel's OOM killer ended a process of the machine meanwhile
     peak_rss_mb: float = 0.0  # the most resident memory its process tree was seen holding
     scheduler_end: str = ""  # how a cluster's scheduler ended it, said whole ('' when it did not)
-
-
-class Tail:
-    """The last ``limit`` characters of a stream, kept as whole lines where possible.
-
-    Locked because a reader may still be appending when the result is read (a grandchild that
-    escaped the process group can hold the pipe open after the run is over).
-    """
-
-    def __init__(self, limit: int) -> None:
-        self._limit = max(0, limit)
-        self._lines: deque[str] = deque()
-        self._chars = 0
-        self._lock = threading.Lock()
-
-    def extend(self, lines: list[str]) -> None:
-        with self._lock:
-            for line in lines[-max(1, self._limit) :]:  # more lines than chars never survive
-                line = line[-self._limit :] if self._limit else ""
-                self._lines.append(line)
-                self._chars += len(line) + 1
-            # Drop whole old lines while the rest still covers the limit.
-            while self._lines and self._chars - len(self._lines[0]) - 1 >= self._limit:
-                self._chars -= len(self._lines.popleft()) + 1
-
-    def text(self) -> str:
-        with self._lock:
-            joined = "\n".join(self._lines)
-        return joined[-self._limit :] if self._limit else ""
-
-
-class _StreamPump(threading.Thread):
-    """Reads one pipe to its end in blocks, emitting the lines of each block as one LogLine
-    (its text holds them joined with newlines) and keeping the tail.
-
-    One event per read, not per line: a child printing 100k lines as fast as it can then costs
-    tens of events, which keeps the journal, the bus and the UI thread out of its way.
-
-    A failing subscriber must not stop the draining: a child whose pipe is not read blocks on
-    its next write and would hang until the timeout. So the first error is kept and re-raised
-    by the caller once the child is done, and further lines are only kept in the tail.
-    """
-
-    def __init__(
-        self, pipe: IO[bytes], stream: str, emit: Emit, stage: str, run_id: str, tail_chars: int
-    ) -> None:
-        super().__init__(name=f"labtui-{run_id}-{stream}", daemon=True)
-        self._pipe = pipe
-        self._stream = stream
-        self._emit = emit
-        self._stage = stage
-        self._run_id = run_id
-        self.tail = Tail(tail_chars)
-        self.error: Exception | None = None
-        self.last_output = 0.0  # time.monotonic() of the last output: the stall watchdog reads it
-
-    def _blocks(self) -> Iterator[list[str]]:
-        """Lines as they arrive, a block per read."""
-        splitter = LineSplitter()
-        fd = self._pipe.fileno()
-        while chunk := _read_block(fd):
-            if lines := splitter.feed(chunk):
-                yield lines
-        if rest := splitter.end():
-            yield rest
-
-    def run(self) -> None:
-        try:
-            for lines in self._blocks():
-                self.last_output = time.monotonic()
-                self.tail.extend(lines)
-                if self.error is None:
-                    try:
-                        emit_lines(self._emit, self._stage, self._run_id, self._stream, lines)
-                    except Exception as exc:
-                        self.error = exc
-        except (OSError, ValueError):
-            pass  # the pipe was closed under us while killing the group: nothing more to read
-        finally:
-            self._pipe.close()
-
-
-class LineSplitter:
-    """Bytes of a stream in, whole lines out, as they complete. Universal newlines: '\r'
-    progress bars arrive as separate lines; a '\r\n' split across two chunks is one line
-    break; a newline-free flood is cut into MAX_LINE_CHARS pieces."""
-
-    def __init__(self) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._pending = ""
-
-    def feed(self, chunk: bytes) -> list[str]:
-        pending = self._pending + self._decoder.decode(chunk)
-        held = ""
-        if pending.endswith("\r"):
-            pending, held = pending[:-1], "\r"
-        *lines, pending = pending.splitlines(keepends=True) or [""]
-        if pending.endswith(("\n", "\r")):
-            lines.append(pending)
-            pending = ""
-        pending += held
-        while len(pending) > MAX_LINE_CHARS:  # a newline-free flood: cut it, keep reading
-            lines.append(pending[:MAX_LINE_CHARS])
-            pending = pending[MAX_LINE_CHARS:]
-        self._pending = pending
-        return [piece for line in lines for piece in _cut(line.rstrip("\r\n"))]
-
-    def end(self) -> list[str]:
-        """The last line, when the stream ended without a newline."""
-        rest = (self._pending + self._decoder.decode(b"", final=True)).rstrip("\r\n")
-        self._pending = ""
-        return _cut(rest) if rest else []
-
-
-def emit_lines(emit: Emit, stage: str, run_id: str, stream: str, lines: list[str]) -> None:
-    """A block of a run's lines as one LogLine, and the metrics they report, if any."""
-    log = LogLine(stage=stage, run_id=run_id, stream=stream, text="\n".join(lines))
-    emit(log)
-    if reported := metrics_reported(log):
-        emit(reported)
-
-
-def _read_block(fd: int) -> bytes:
-    """What the child wrote within COALESCE_S of its first byte (b"" at the end of the pipe).
-
-    An unbuffered child writes line by line; gathering for a few milliseconds turns a flood of
-    small writes into a few large events while a quiet child's line still shows at once."""
-    block = os.read(fd, READ_BYTES)
-    deadline = time.monotonic() + COALESCE_S
-    while block and len(block) < READ_BYTES:
-        wait = deadline - time.monotonic()
-        if wait <= 0 or not select.select([fd], [], [], wait)[0]:
-            break
-        more = os.read(fd, READ_BYTES - len(block))
-        if not more:
-            break  # the end of the pipe: the next read says so again
-        block += more
-    return block
-
-
-def _cut(line: str) -> list[str]:
-    """A line in pieces of at most MAX_LINE_CHARS: one huge line must not become one huge event."""
-    if len(line) <= MAX_LINE_CHARS:
-        return [line]
-    return [line[i : i + MAX_LINE_CHARS] for i in range(0, len(line), MAX_LINE_CHARS)]
 
 
 def missing_interpreter(python: str) -> LabtuiError:
@@ -303,8 +151,8 @@ def run_process(
     proc = _start(argv, Path(cwd), environment, sandbox)
     assert proc.stdout is not None and proc.stderr is not None
     pumps = [
-        _StreamPump(proc.stdout, "stdout", emit, stage, run_id, tail_chars),
-        _StreamPump(proc.stderr, "stderr", emit, stage, run_id, tail_chars),
+        StreamPump(proc.stdout, "stdout", emit, stage, run_id, tail_chars),
+        StreamPump(proc.stderr, "stderr", emit, stage, run_id, tail_chars),
     ]
     for pump in pumps:
         pump.start()
@@ -396,7 +244,7 @@ def _wait(proc: subprocess.Popen[bytes], timeout_s: float, stop: threading.Event
 
 
 def _finish_pumps(
-    pumps: list[_StreamPump], proc: subprocess.Popen[bytes], watcher: RunWatcher | None
+    pumps: list[StreamPump], proc: subprocess.Popen[bytes], watcher: RunWatcher | None
 ) -> int:
     """Let readers drain; if leftover grandchildren keep the pipes open, stop them (and say how
     many were outside the group)."""

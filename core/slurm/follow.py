@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..events import Event, GpuSample, Notice
-from ..machine.processes import LineSplitter, Tail, emit_lines
+from ..machine.output_lines import LineSplitter, Tail, emit_lines
 from .node import NOTE_PREFIX
 
 Emit = Callable[[Event], None]
