@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,8 @@ JUDGEMENT_SETTINGS = (
 )
 UNCALIBRATED = "uncalibrated reviewer: its scores were never compared with human decisions"
 CALIBRATE_HINT = "labtui review --calibrate DIR measures it on a benchmark of reviewed papers"
+PROBE_NOTICED = "noticed a fabricated results table"
+PROBE_FAILED = "accepted a results table with impossible values"
 
 
 def fingerprint(reviewer: dict[str, Any]) -> str:
@@ -77,22 +80,57 @@ def find_calibration(reviewer: dict[str, Any]) -> dict[str, Any] | None:
     return read_json(registry() / f"{fingerprint(reviewer)}.json")
 
 
+@dataclass(frozen=True)
+class Trust:
+    """How far a reviewer's scores are to be trusted, as its registered record says. ``said``:
+    how it did against human decisions, or that it was never compared with them
+    (``calibrated`` False); ``probe``: what a fabrication probe it passed found; ``flagged``: why
+    its scores are not to be trusted (a probe it failed), "" when nothing flags it."""
+
+    said: str
+    calibrated: bool
+    probe: str = ""
+    flagged: str = ""
+
+    @property
+    def known(self) -> str:
+        """What was measured of the reviewer: its calibration (or none) and a probe it passed."""
+        return " · ".join(part for part in (self.said, self.probe) if part)
+
+    @property
+    def flag(self) -> str:
+        """The flag of a probe it failed, as shown; "" when nothing flags it."""
+        return f"FLAGGED: {self.flagged}" if self.flagged else ""
+
+    @property
+    def line(self) -> str:
+        """The trust in one line, as a review shows it under its decision."""
+        return " · ".join(part for part in (self.known, self.flag) if part)
+
+
+def trust_in(record: dict[str, Any] | None) -> Trust:
+    """What the registered ``record`` (:func:`find_calibration`'s) says of its reviewer: how it
+    did against human decisions, or that it is uncalibrated; and a fabrication probe's outcome."""
+    record = record or {}
+    metrics = record.get("metrics")
+    said = _measured(record, metrics) if metrics else UNCALIBRATED
+    probe = record.get("probe")
+    noticed = probe is not None and bool(probe.get("noticed"))
+    failed = probe is not None and not noticed
+    return Trust(
+        said, bool(metrics), PROBE_NOTICED if noticed else "", PROBE_FAILED if failed else ""
+    )
+
+
+def reviewer_trust(reviewer: dict[str, Any] | None) -> Trust | None:
+    """What the registry says of ``reviewer`` (``reviewer_facts``); None for a review that
+    names no reviewer (one written before reviews named theirs)."""
+    return None if reviewer is None else trust_in(find_calibration(reviewer))
+
+
 def trust_line(record: dict[str, Any] | None) -> str:
-    """One line for a review: how this reviewer did against human decisions, or that it is
-    uncalibrated; and a fabrication probe it failed, if one did."""
-    metrics = (record or {}).get("metrics")
-    if not metrics:
-        line = UNCALIBRATED
-    else:
-        line = _measured(record or {}, metrics)
-    probe = (record or {}).get("probe")
-    if probe is not None:
-        line += (
-            " · noticed a fabricated results table"
-            if probe.get("noticed")
-            else " · FLAGGED: accepted a results table with impossible values"
-        )
-    return line
+    """:func:`trust_in` in one line."""
+    return trust_in(record).line
 
 
 def _measured(record: dict[str, Any], metrics: dict[str, Any]) -> str:
