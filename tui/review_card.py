@@ -2,16 +2,16 @@
 ensemble's scores (mean ± spread, each reviewer's, the last improvement round's before → after),
 then the meta-review's summary, strengths, weaknesses and questions.
 
-The card reads the checkpoint's ``details`` (the content of review.json) once into a
-``ReviewDetails`` and renders that; missing parts are left out, never guessed. The reviewer's
+The card is built from the review record (``core.review.record.ReviewRecord``, the checkpoint's
+details read once); parts an older record lacks are left out, never guessed. The reviewer's
 calibration (``core.review.calibration_store``) is looked up once, when the card is built, for the
-reviewer that review.json names.
+reviewer that the record names.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from textual.app import ComposeResult
@@ -19,8 +19,11 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Static
 
-from labtui.core.review.calibration_store import find_calibration, trust_line
+from labtui.core.errors import LabtuiError
+from labtui.core.review.calibration_store import Trust, reviewer_trust
+from labtui.core.review.facts import FactSheet
 from labtui.core.review.form import SCORE_RANGES
+from labtui.core.review.record import ReviewRecord
 
 from .review_view import trust_spans
 
@@ -30,108 +33,50 @@ LISTS = ("Strengths", "Weaknesses", "Questions")
 
 @dataclass(frozen=True)
 class Score:
+    """One row of the card's score table."""
+
     name: str
     high: int
     mean: float
     spread: float
-    by_reviewer: tuple[int | None, ...]
+    by_reviewer: tuple[int, ...]
     before: float | None = None
     after: float | None = None
 
 
-@dataclass(frozen=True)
-class ReviewDetails:
-    """What the card shows of a review record (``ReviewPanel.to_json`` plus the improvement rounds)."""
-
-    decision: str
-    overall: float | None
-    threshold: float
-    reviewers: int
-    scores: tuple[Score, ...]
-    summary: str = ""
-    lists: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    round: int | None = None  # the last improvement round, if any
-    commit: str = ""
-    pages: int | None = None
-    undone: tuple[str, ...] = ()  # the rounds undone, and why
-    facts: str = ""  # what code established about the paper before the reviewers read it
-    capped: tuple[str, ...] = ()  # the scores those facts capped, and why
-
-    @classmethod
-    def from_details(cls, details: Mapping[str, Any]) -> ReviewDetails:
-        reviews = [r for r in details.get("reviews") or [] if isinstance(r, Mapping)]
-        meta = details.get("meta_review") or {}
-        rounds = [r for r in details.get("improvements") or [] if isinstance(r, Mapping)]
-        last = rounds[-1] if rounds else {}
-        before, after = last.get("before") or {}, last.get("after") or {}
-        scores = []
-        unverified = set(details.get("unverified") or ())  # no code could back these
-        for name, (_, high) in SCORE_RANGES.items():
-            score = (details.get("scores") or {}).get(name)
-            if not isinstance(score, Mapping):
-                continue
-            scores.append(
-                Score(
-                    f"{name} (unverified)" if name in unverified else name,
-                    high,
-                    float(score.get("mean", 0.0)),
-                    float(score.get("spread", 0.0)),
-                    tuple(_int_or_none(review.get(name)) for review in reviews),
-                    _float_or_none(before.get(name)),
-                    _float_or_none(after.get(name)),
-                )
+def score_rows(review: ReviewRecord) -> tuple[Score, ...]:
+    """The record's scores in the form's order, a score no code could back marked so, with the
+    last improvement round's before and after."""
+    last = review.improvements[-1] if review.improvements else None
+    rows = []
+    for name, (_, high) in SCORE_RANGES.items():
+        rows.append(
+            Score(
+                f"{name} (unverified)" if name in review.unverified else name,
+                high,
+                review.scores[name].mean,
+                review.scores[name].spread,
+                tuple(form[name] for form in review.reviews),
+                last.before[name] if last else None,
+                last.after[name] if last else None,
             )
-        overall = _float_or_none(details.get("overall"))
-        return cls(
-            decision=str(details.get("decision") or meta.get("Decision") or "?"),
-            overall=overall,
-            threshold=_float_or_none(details.get("threshold")) or 0.0,
-            reviewers=len(reviews),
-            scores=tuple(scores),
-            summary=str(meta.get("Summary") or ""),
-            lists={name: tuple(str(item) for item in meta.get(name) or ()) for name in LISTS},
-            round=int(last["round"]) if "round" in last else None,
-            commit=str(last.get("commit") or ""),
-            pages=_int_or_none(last.get("pages")),
-            undone=tuple(
-                f"round {u.get('round')} undone: {u.get('why')}"
-                for u in details.get("undone") or []
-                if isinstance(u, Mapping)
-            ),
-            facts=facts_line(details.get("facts")),
-            capped=tuple(
-                f"{c.get('score')} {c.get('from')} → {c.get('to')}: {c.get('why')}"
-                for c in details.get("capped") or []
-                if isinstance(c, Mapping)
-            ),
         )
+    return tuple(rows)
 
 
-def facts_line(facts: Any) -> str:
+def facts_line(facts: FactSheet | None) -> str:
     """The review record's fact sheet (core/review/facts.py) in one line, '' without one."""
-    if not isinstance(facts, Mapping):
+    if facts is None:
         return ""
-    said = [f"{facts.get('pages')} pages" if facts.get("pages") else "",
-            f"{len(facts.get('parts') or [])} parts"]  # fmt: skip
-    for key, name in (("missing", "missing"), ("placeholders", "placeholders"),
-                      ("unwritten", "unwritten"), ("repeated", "repeats")):  # fmt: skip
-        if facts.get(key):
-            said.append(f"{name}: {'; '.join(map(str, facts[key]))}")
-    if facts.get("traced") is not None:
-        said.append(f"{facts['traced']} numbers traced, {facts.get('untraced')} untraced")
-    if facts.get("novelty"):
-        said.append(f"novelty {facts['novelty']}")
+    said = [f"{facts.pages} pages" if facts.pages else "", f"{len(facts.parts)} parts"]
+    listed = (("missing", facts.missing), ("placeholders", facts.placeholders),
+              ("unwritten", facts.unwritten), ("repeats", facts.repeated))  # fmt: skip
+    said += [f"{name}: {'; '.join(items)}" for name, items in listed if items]
+    if facts.traced is not None:
+        said.append(f"{facts.traced} numbers traced, {facts.untraced} untraced")
+    if facts.novelty:
+        said.append(f"novelty {facts.novelty}")
     return "facts: " + " · ".join(s for s in said if s)
-
-
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _float_or_none(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
 
 
 def _number(value: float) -> str:
@@ -143,36 +88,23 @@ def _number(value: float) -> str:
 # -- rendering --------------------------------------------------------------------------------
 
 
-def decision_line(review: ReviewDetails) -> Content:
+def decision_line(review: ReviewRecord) -> Content:
     """The decision in its colour, then the overall score and the panel's size:
     Reject · overall 4.0/10 (threshold 6) · 3 reviewers."""
     style = "bold $text-success" if review.decision == "Accept" else "bold $text-error"
-    facts: list[Content] = []
-    if review.overall is not None:
-        threshold = f" (threshold {review.threshold:g})" if review.threshold else ""
-        facts.append(
-            Content.assemble(f"overall {_number(review.overall)}/10", (threshold, "$text-muted"))
-        )
-    if review.reviewers:
-        facts.append(Content(f"{review.reviewers} reviewer{'s' if review.reviewers > 1 else ''}"))
+    threshold = f" (threshold {review.threshold:g})" if review.threshold else ""
+    facts = [Content.assemble(f"overall {_number(review.overall)}/10", (threshold, "$text-muted"))]
+    count = len(review.reviews)
+    if count:
+        facts.append(Content(f"{count} reviewer{'s' if count > 1 else ''}"))
     # The space after the decision belongs to its span: SVG renderers place bold glyphs loosely.
-    return Content.assemble(
-        (f"{review.decision} ", style), "· " if facts else "", Content(" · ").join(facts)
-    )
+    return Content.assemble((f"{review.decision} ", style), "· ", Content(" · ").join(facts))
 
 
 TONES = {"muted": "$text-muted", "warning": "$text-warning", "error": "bold $text-error"}
 
 
-def trust_of(details: Mapping[str, Any]) -> str:
-    """What the registry says of the reviewer review.json names ("" when it names none)."""
-    reviewer = details.get("reviewer")
-    if not isinstance(reviewer, Mapping):
-        return ""
-    return trust_line(find_calibration(dict(reviewer)))
-
-
-def trust_lines(trust: str) -> Content:
+def trust_lines(trust: Trust) -> Content:
     """The trust line in its tones. The way to calibrate (``labtui review --calibrate``) is left
     to the command line and the README: on an 80×24 terminal it would push the Overall score
     out of the card's first screen."""
@@ -190,34 +122,40 @@ def _change(before: float | None, after: float | None) -> Content:
     return Content.assemble(f"{before:.2f} → {after:.2f} ", mark)
 
 
-def score_table(review: ReviewDetails) -> Content:
+def score_table(review: ReviewRecord) -> Content:
     """The scores as aligned columns: name, mean ± spread and range, one column per reviewer
     (when there are several), and the last improvement round's before → after."""
-    several = review.reviewers > 1
-    improved = review.round is not None
+    reviewers = len(review.reviews)
+    several = reviewers > 1
+    improved = bool(review.improvements)
     header: list[Content] = [Content("score"), Content("mean ± spread" if several else "value")]
     header.append(Content(""))  # the range column ("/4") has no header
     if several:
-        header += [Content(f"R{i}") for i in range(1, review.reviewers + 1)]
+        header += [Content(f"R{i}") for i in range(1, reviewers + 1)]
     if improved:
         header.append(Content("before → after"))
     rows: list[list[Content]] = []
-    for score in review.scores:
+    for score in score_rows(review):
         # One reviewer: the score is that reviewer's, and a spread of 0 says nothing.
         mean = f"{score.mean:.2f} ± {score.spread:.2f}" if several else f"{score.mean:g}"
         row = [Content(score.name), Content(mean), Content.styled(f"/{score.high}", "$text-muted")]
         if several:
-            row += [Content("–" if v is None else str(v)) for v in score.by_reviewer]
+            row += [Content(str(value)) for value in score.by_reviewer]
         if improved:
             row.append(_change(score.before, score.after))
         rows.append(row)
-    widths = [max(cells[i].cell_length for cells in [header, *rows]) for i in range(len(header))]
+    return _columns([header, *rows])
+
+
+def _columns(rows: list[list[Content]]) -> Content:
+    """The rows aligned, the first as a header."""
+    widths = [max(cells[i].cell_length for cells in rows) for i in range(len(rows[0]))]
     # Names and the range read left to right; numbers line up on the right.
     left = {0, 2}
-    gaps = [2] * len(header)
+    gaps = [2] * len(rows[0])
     gaps[2] = 1  # the range sits close to its mean
     lines = []
-    for number, cells in enumerate([header, *rows]):
+    for number, cells in enumerate(rows):
         parts = []
         for i, cell in enumerate(cells):
             room = widths[i] - cell.cell_length
@@ -228,13 +166,14 @@ def score_table(review: ReviewDetails) -> Content:
     return Content("\n").join(lines)
 
 
-def round_note(review: ReviewDetails) -> Content:
-    """Where the last improvement round left the paper."""
-    if review.round is None:
+def round_note(review: ReviewRecord) -> Content:
+    """Where the last improvement round left the paper ("" before the first)."""
+    if not review.improvements:
         return Content("")
-    facts = [f"before → after: round {review.round}"]
-    facts += [f"commit {review.commit[:8]}"] if review.commit else []
-    facts += [f"{review.pages} page{'s' if review.pages != 1 else ''}"] if review.pages else []
+    last = review.improvements[-1]
+    facts = [f"before → after: round {last.round}"]
+    facts += [f"commit {last.commit[:8]}"] if last.commit else []
+    facts += [f"{last.pages} page{'s' if last.pages != 1 else ''}"] if last.pages else []
     return Content(" · ".join(facts))
 
 
@@ -252,34 +191,46 @@ class Bullets(Vertical):
                 yield Static(Content(item), classes="review-item-text")
 
 
-class ReviewCard(Vertical):
-    """The review checkpoint's body: built from the request's ``details``."""
+def review_card(details: Mapping[str, Any]) -> ReviewCard | None:
+    """The card for a review checkpoint's ``details`` (the review record); None when they hold
+    none (the checkpoint then shows its Markdown body)."""
+    try:
+        return ReviewCard(ReviewRecord.from_json(details, "the review checkpoint's details"))
+    except LabtuiError:
+        return None
 
-    def __init__(self, details: Mapping[str, Any], **kwargs: Any) -> None:
+
+class ReviewCard(Vertical):
+    """The review checkpoint's body: built from the review record."""
+
+    def __init__(self, review: ReviewRecord, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.review = ReviewDetails.from_details(details)
-        self.trust = trust_of(details)
+        self.review = review
+        self.trust = reviewer_trust(review.reviewer)
 
     def compose(self) -> ComposeResult:
         review = self.review
         decision = decision_line(review)
-        if self.trust:  # right under the decision, before the margin that sets the scores apart
+        if self.trust is not None:  # under the decision, before the margin before the scores
             decision = Content("\n").join([decision, trust_lines(self.trust)])
         yield Static(decision, id="review-decision")
         yield Static(score_table(review), id="review-scores")
-        if review.facts:
-            yield Static(Content(review.facts), id="review-facts")
+        if review.facts is not None:
+            yield Static(Content(facts_line(review.facts)), id="review-facts")
         for capped in review.capped:
-            yield Static(Content(f"capped: {capped}"), classes="review-capped")
-        if review.round is not None:
+            line = f"capped: {capped.score} {capped.was} → {capped.to}: {capped.why}"
+            yield Static(Content(line), classes="review-capped")
+        if review.improvements:
             yield Static(round_note(review), id="review-round")
         for undone in review.undone:
-            yield Static(Content(undone), classes="review-undone")
-        if review.summary:
-            yield Static(Content(review.summary), id="review-summary")
+            line = f"round {undone.round} undone: {undone.why}"
+            yield Static(Content(line), classes="review-undone")
+        meta = review.meta_review
+        if meta["Summary"]:
+            yield Static(Content(meta["Summary"]), id="review-summary")
         for name in LISTS:
-            items = review.lists.get(name, ())
+            items = meta[name]
             if name == "Questions" and not items:
                 continue
             yield Static(Content(name), classes=f"review-heading -{name.lower()}")
-            yield Bullets(items, classes=f"review-list -{name.lower()}")
+            yield Bullets([str(item) for item in items], classes=f"review-list -{name.lower()}")

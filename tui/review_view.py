@@ -10,19 +10,17 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from labtui.core.review.calibration_store import CALIBRATE_HINT, UNCALIBRATED
+from labtui.core.review.calibration_store import CALIBRATE_HINT, Trust
 from labtui.core.review.form import SCORE_RANGES
 from labtui.core.review.reviewer import ReviewPanel
 
-# The probe's failure as ``calibration_store.trust_line`` appends it.
-FLAGGED = " · FLAGGED"
 RICH_TONES = {"muted": "dim", "warning": "yellow", "error": "bold red"}
 
 
 def print_review(
-    panel: ReviewPanel, title: str, console: Console | None = None, trust: str = ""
+    panel: ReviewPanel, title: str, console: Console | None = None, trust: Trust | None = None
 ) -> None:
-    """``trust``: ``calibration_store.trust_line`` for the reviewer ("": say nothing)."""
+    """``trust``: what the registry says of the reviewer (None: say nothing)."""
     console = console or Console()
     style = "bold green" if panel.decision == "Accept" else "bold red"
     rule = f" (Accept from {panel.threshold:g})" if panel.threshold else ""
@@ -30,10 +28,10 @@ def print_review(
         f"[bold]{escape(title)}[/]: [{style}]{panel.decision}[/], "
         f"overall {panel.overall:.2f}/10{rule}"
     )
-    if trust:
+    if trust is not None:
         spans = [(text, RICH_TONES[tone]) for text, tone in trust_spans(trust)]
         console.print(Text.assemble(*spans), highlight=False)
-        if uncalibrated(trust):
+        if not trust.calibrated:
             console.print(Text(f"  {CALIBRATE_HINT}", style="dim"), highlight=False)
     console.print(_score_table(panel))
     fields = panel.meta.fields
@@ -70,15 +68,10 @@ def _score_table(panel: ReviewPanel) -> Table:
     return table
 
 
-def trust_spans(trust: str) -> list[tuple[str, str]]:
+def trust_spans(trust: Trust) -> list[tuple[str, str]]:
     """The trust line cut into (text, tone): "muted" for a measured reviewer, "warning" for an
-    uncalibrated one, and "error" for a fabrication probe it failed."""
-    said, flagged, rest = trust.partition(FLAGGED)
-    tone = "warning" if uncalibrated(trust) else "muted"
-    if not flagged:
-        return [(said, tone)]
-    return [(said + " · ", tone), (flagged.removeprefix(" · ") + rest, "error")]
-
-
-def uncalibrated(trust: str) -> bool:
-    return trust.startswith(UNCALIBRATED)
+    uncalibrated one, and "error" for the flag of a fabrication probe it failed."""
+    tone = "muted" if trust.calibrated else "warning"
+    if not trust.flagged:
+        return [(trust.known, tone)]
+    return [(trust.known + " · ", tone), (trust.flag, "error")]

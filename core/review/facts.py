@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from ..workspace.artifacts import result_folders
 from ..writeup.completeness import Gap, figure_names, markdown_parts, written_gaps
 from ..writeup.section_text import placeholders_left
@@ -40,6 +42,22 @@ class Cap:
     score: str
     at_most: int
     why: str
+
+
+class CappedScore(BaseModel):
+    """A score the facts lowered: ``score`` from ``was`` to ``to``, because ``why`` (review.json
+    spells ``was`` "from")."""
+
+    model_config = ConfigDict(frozen=True, validate_by_name=True, serialize_by_alias=True)
+
+    score: str
+    was: int = Field(validation_alias="from", serialization_alias="from")
+    to: int
+    why: str
+
+    @property
+    def said(self) -> str:
+        return f"{self.score} {self.was} capped at {self.to}: {self.why}"
 
 
 @dataclass
@@ -172,15 +190,15 @@ def project_facts(
     return sheet
 
 
-def capped(review: PaperReview, caps: list[Cap]) -> tuple[PaperReview, list[dict[str, Any]]]:
-    """The review with each score above its cap set to the cap, and what was changed (score,
-    from, to, why): never silently, the record keeps both."""
+def capped(review: PaperReview, caps: list[Cap]) -> tuple[PaperReview, list[CappedScore]]:
+    """The review with each score above its cap set to the cap, and what was changed: never
+    silently, the record keeps both."""
     fields = dict(review.fields)
     changed = []
     for cap in caps:
         if int(fields[cap.score]) > cap.at_most:
             changed.append(
-                {"score": cap.score, "from": fields[cap.score], "to": cap.at_most, "why": cap.why}
+                CappedScore(score=cap.score, was=fields[cap.score], to=cap.at_most, why=cap.why)
             )
             fields[cap.score] = cap.at_most
     return replace(review, fields=fields), changed
@@ -189,19 +207,12 @@ def capped(review: PaperReview, caps: list[Cap]) -> tuple[PaperReview, list[dict
 @dataclass(frozen=True)
 class Reviewed:
     """A panel's reviews with their scores capped by the paper's facts, the sheet they were
-    given and what the caps changed: what review.json keeps."""
+    given and what the caps changed: what review.json keeps of a review
+    (``core.review.record.ReviewRecord.of``)."""
 
     panel: ReviewPanel
     facts: FactSheet
-    capped: list[dict[str, Any]]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            **self.panel.to_json(),
-            "facts": self.facts.to_json(),
-            "capped": self.capped,
-            "unverified": self.facts.unverified,
-        }
+    capped: list[CappedScore]
 
 
 def capped_panel(panel: ReviewPanel, facts: FactSheet) -> Reviewed:

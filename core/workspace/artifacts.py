@@ -3,8 +3,8 @@
 Stages never import each other: what one stage leaves for the next is a file in the project's
 repository, named here, and read and written through the functions here (or, for the idea
 archive and the lab notebook, through ``core.workspace.ideas`` and ``core.workspace.notebook``, which own those
-formats and take their names from here). A hand-edited file that no longer parses is a
-``StageFailed`` that names the file and the fix.
+formats and take their names from here, as ``core.review.record`` does for review.json). A
+hand-edited file that no longer parses is a ``StageFailed`` that names the file and the fix.
 """
 
 from __future__ import annotations
@@ -204,19 +204,3 @@ def literature_digest(review: LiteratureReview, summary_chars: int = 500) -> str
             text = text[:summary_chars].rsplit(" ", 1)[0] + " ..."
         lines.append(f"- {paper['title']} ({paper.get('year', '')}){key}: {text}")
     return "\n".join(lines)
-
-
-# -- review.json ----------------------------------------------------------------------------
-
-
-def save_paper_review(root: Path, record: dict[str, Any]) -> Path:
-    return _write_json(root, PAPER_REVIEW, record, indent=2)
-
-
-def earlier_improvements(root: Path) -> dict[str, list[Any]]:
-    """The improvement rounds review.json holds (done and undone); none when it holds none."""
-    try:
-        earlier = json.loads((Path(root) / PAPER_REVIEW).read_text(encoding="utf-8"))
-        return {key: list(earlier[key]) for key in ("improvements", "undone")}
-    except (OSError, ValueError, KeyError, TypeError):
-        return {"improvements": [], "undone": []}

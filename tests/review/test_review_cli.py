@@ -13,6 +13,7 @@ from support.latex_documents import GOOD_BODY, document, requires_tex
 from support.research_script import REVIEW, fenced_json, scripted_reviewer
 
 from labtui.core.latex.compile import compile_latex
+from labtui.core.review.calibration_store import Trust
 
 pytestmark = pytest.mark.usefixtures("hosted_profile")  # review on the scripted server: as hosted
 
@@ -209,7 +210,7 @@ def test_a_real_small_models_review_is_refused_and_never_printed(tex_pdf, llm_se
 # -- how far the reviewer is trusted, under the decision -----------------------------------------
 
 
-def printed_review(trust: str, color: bool = False) -> str:
+def printed_review(trust: Trust | None, color: bool = False) -> str:
     """print_review of a one-reviewer panel with ``trust`` (ANSI colours kept when ``color``)."""
     import io
 
@@ -229,21 +230,25 @@ def printed_review(trust: str, color: bool = False) -> str:
 
 
 def test_the_review_says_an_uncalibrated_reviewer_as_a_warning_with_the_way_to_calibrate():
-    from labtui.core.review.calibration_store import CALIBRATE_HINT, UNCALIBRATED, trust_line
+    from labtui.core.review.calibration_store import CALIBRATE_HINT, UNCALIBRATED, trust_in
 
-    lines = printed_review(trust_line(None)).splitlines()
+    lines = printed_review(trust_in(None)).splitlines()
     assert lines[:3] == [
         "paper.pdf: Reject, overall 3.00/10 (Accept from 6)",
         UNCALIBRATED,
         f"  {CALIBRATE_HINT}",
     ]
     assert lines[3].split() == ["score", "value"], "the scores come right after"
-    assert f"\x1b[33m{UNCALIBRATED}" in printed_review(trust_line(None), color=True), "yellow"
+    assert f"\x1b[33m{UNCALIBRATED}" in printed_review(trust_in(None), color=True), "yellow"
 
 
 def test_the_review_shows_a_calibrated_reviewers_line_muted_and_a_failed_probe_in_red(tmp_path):
-    from labtui.core.review.calibration_store import find_calibration, save_calibration, save_probe
-    from labtui.core.review.calibration_store import trust_line as said
+    from labtui.core.review.calibration_store import (
+        find_calibration,
+        save_calibration,
+        save_probe,
+        trust_in,
+    )
     from labtui.core.review.reviewer import reviewer_facts
     from labtui.core.settings.sections import ReviewSection
 
@@ -251,14 +256,14 @@ def test_the_review_shows_a_calibrated_reviewers_line_muted_and_a_failed_probe_i
     metrics = {"papers": 40, "balanced_accuracy": 0.58, "roc_auc": 0.6}
     record = {"reviewer": facts, "metrics": metrics, "benchmark": {"name": "ICLR 2022"}}
     save_calibration(record, tmp_path / "calibration.json")
-    line = said(find_calibration(facts))
-    lines = printed_review(line).splitlines()
+    trust = trust_in(find_calibration(facts))
+    lines = printed_review(trust).splitlines()
     assert lines[1] == "this reviewer: balanced accuracy 0.58 on 40 ICLR 2022 papers · AUC 0.60"
     assert lines[2].split() == ["score", "value"], "no hint for a calibrated reviewer"
-    assert f"\x1b[2m{line}" in printed_review(line, color=True), "muted"
+    assert f"\x1b[2m{trust.line}" in printed_review(trust, color=True), "muted"
 
     save_probe(facts, {"noticed": False, "paper": "paper.pdf", "alterations": []})
-    flagged = said(find_calibration(facts))
+    flagged = trust_in(find_calibration(facts))
     colored = printed_review(flagged, color=True)
     assert "\x1b[1;31mFLAGGED: accepted a results table with impossible values" in colored
-    assert printed_review("").splitlines()[1].split() == ["score", "value"], "no line: nothing"
+    assert printed_review(None).splitlines()[1].split() == ["score", "value"], "no line: nothing"

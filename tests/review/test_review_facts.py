@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from support.hollow_paper import COPIED, HOLLOW
 
-from labtui.core.review.facts import Cap, FactSheet, capped, text_facts
+from labtui.core.review.facts import Cap, CappedScore, FactSheet, capped, text_facts
 from labtui.core.review.form import PaperReview
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "papers"
@@ -59,7 +59,8 @@ def test_capping_says_what_it_changed():
         PaperReview(fields), [Cap("Quality", 1, "no results"), Cap("Soundness", 1, "no results")]
     )
     assert review.fields == {"Quality": 1, "Soundness": 1, "Clarity": 3}
-    assert changed == [{"score": "Quality", "from": 4, "to": 1, "why": "no results"}]
+    assert changed == [CappedScore(score="Quality", was=4, to=1, why="no results")]
+    assert changed[0].model_dump() == {"score": "Quality", "from": 4, "to": 1, "why": "no results"}
 
 
 def test_a_real_ai_scientist_paper_is_whole_but_repeats_itself():

@@ -53,7 +53,8 @@ from labtui.core.events import (
 )
 from labtui.core.pipeline.session import interrupted_body
 from labtui.core.review.form import SCORE_RANGES, parse_review
-from labtui.core.review.reviewer import ReviewPanel, panel_markdown, reviewer_facts
+from labtui.core.review.record import ReviewRecord
+from labtui.core.review.reviewer import ReviewPanel, reviewer_facts
 from labtui.core.search.ledger import Step, ledger_folder
 from labtui.core.search.shared import Target, ledger_lines
 from labtui.core.settings.sections import ReviewSection
@@ -838,7 +839,7 @@ ASKS: dict[str, Ask] = {
         "review",
         "review",
         "review: Reject, overall 4.00/10 (was 3.00 before 1 round(s))",
-        panel_markdown(review_details()),
+        ReviewRecord.from_json(review_details(), "the scene").markdown(),
         "",
         options=(*ACTIONS, IMPROVE),
         details=review_details(),
@@ -865,7 +866,7 @@ ASKS: dict[str, Ask] = {
         "review",
         "review",
         "review: Reject, overall 4.00/10",
-        panel_markdown(review_details()),
+        ReviewRecord.from_json(review_details(), "the scene").markdown(),
         "",
         options=(*ACTIONS, IMPROVE),
         details={
@@ -873,8 +874,11 @@ ASKS: dict[str, Ask] = {
             "facts": {
                 "pages": 2,
                 "parts": ["Abstract", "Introduction", "Related Work", "Results"],
+                "missing": [],
                 "placeholders": ["CONCLUSIONS HERE"],
                 "repeated": ["Related Work repeats a paragraph of the Abstract"],
+                "unwritten": [],
+                "figures": 0,
                 "traced": 0,
                 "untraced": 0,
                 "novelty": "unchecked",

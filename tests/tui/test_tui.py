@@ -31,12 +31,13 @@ from labtui.core.checkpoints import Decision
 from labtui.core.errors import Aborted
 from labtui.core.events import ErrorEvent, LogLine, RunFinished
 from labtui.core.review.form import SCORE_RANGES
+from labtui.core.review.record import ReviewRecord
 from labtui.tui.app import LabtuiApp
 from labtui.tui.engine_bridge import EventInbox
 from labtui.tui.keybar import KeyBar
 from labtui.tui.panes import LatexPane, flatten_means
 from labtui.tui.panes.logs import RunLog
-from labtui.tui.review_card import ReviewCard, ReviewDetails, score_table
+from labtui.tui.review_card import ReviewCard, score_table
 from labtui.tui.screens import (
     CheckpointScreen,
     ConfirmQuitScreen,
@@ -301,7 +302,7 @@ def test_one_reviewer_and_no_round_leave_out_the_spread_and_the_columns() -> Non
         "scores": {name: {"mean": float(reviewer[name]), "spread": 0.0} for name in SCORE_RANGES},
         "improvements": [],
     }
-    lines = score_table(ReviewDetails.from_details(details)).plain.splitlines()
+    lines = score_table(ReviewRecord.from_json(details, "the test")).plain.splitlines()
     assert lines[0].split() == ["score", "value"]
     assert lines[8].split() == ["Overall", "3", "/10"] and len(lines) == 10
     assert "±" not in "".join(lines)
@@ -388,14 +389,14 @@ def test_a_review_record_without_its_reviewer_shows_no_trust_line() -> None:
 
 
 def test_the_trust_line_is_muted_uncalibrated_a_warning_and_a_failed_probe_an_error() -> None:
-    from labtui.core.review.calibration_store import UNCALIBRATED
+    from labtui.core.review.calibration_store import PROBE_FAILED, UNCALIBRATED, Trust
     from labtui.tui.review_card import trust_lines
 
-    measured = trust_lines("this reviewer: balanced accuracy 0.61 on 100 ICLR 2022 papers")
-    assert {span.style for span in measured.spans} == {"$text-muted"}
-    flagged = trust_lines(
-        f"{UNCALIBRATED} · FLAGGED: accepted a results table with impossible values"
+    measured = trust_lines(
+        Trust("this reviewer: balanced accuracy 0.61 on 100 ICLR 2022 papers", True)
     )
+    assert {span.style for span in measured.spans} == {"$text-muted"}
+    flagged = trust_lines(Trust(UNCALIBRATED, calibrated=False, flagged=PROBE_FAILED))
     styled = {flagged.plain[span.start : span.end]: span.style for span in flagged.spans}
     assert styled[f"{UNCALIBRATED} · "] == "$text-warning"
     assert styled["FLAGGED: accepted a results table with impossible values"] == (
@@ -916,7 +917,7 @@ def test_a_pipeline_that_ends_as_the_app_closes_has_nothing_to_show_and_no_error
 def test_the_review_card_shows_the_facts_the_reviewers_were_given_and_the_caps() -> None:
     facts = {
         "pages": 2, "parts": ["Abstract", "Introduction", "Results"], "missing": [],
-        "placeholders": ["CONCLUSIONS HERE"], "unwritten": [],
+        "placeholders": ["CONCLUSIONS HERE"], "unwritten": [], "figures": 0,
         "repeated": ["Introduction repeats a paragraph of the Abstract"],
         "traced": 0, "untraced": 0, "novelty": "unchecked",
     }  # fmt: skip

@@ -175,12 +175,14 @@ class CheckpointScreen(ModalScreen[Decision]):
             if request.product and "edit" in request.options:
                 meta += f" · e edits {request.product}"
             yield Static(Content(meta), id="checkpoint-meta")
-            review = request.kind == "review" and "scores" in request.details
             with VerticalScroll(id="checkpoint-body"):
-                if review:
-                    from ..review_card import ReviewCard
+                card = None
+                if request.kind == "review" and request.details:
+                    from ..review_card import review_card
 
-                    yield ReviewCard(request.details)
+                    card = review_card(request.details)  # None: details that are no review
+                if card is not None:
+                    yield card
                 else:
                     from textual.widgets import Markdown  # imported when a checkpoint first shows
 
