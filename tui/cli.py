@@ -26,16 +26,7 @@ from .commands import (
     stop,
     templates,
 )
-from .commands.common import (
-    CLUSTER_HELP,
-    CLUSTERS,
-    EXIT_FAILED,
-    EXIT_OK,
-    EXIT_USAGE,
-    PARALLEL_HELP,
-    TYPE_CHECKING,
-    ideas_at_once,
-)
+from .commands.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, TYPE_CHECKING, add_run_options
 
 if TYPE_CHECKING:
     from .commands.common import Command
@@ -64,11 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     parser.add_argument("-C", dest="directory", default=".", help="project folder (default: .)")
-    parser.add_argument("--auto", action="store_true", help="never pause at checkpoints")
-    parser.add_argument(
-        "--parallel", type=ideas_at_once, default=None, metavar="K", help=PARALLEL_HELP
-    )
-    parser.add_argument("--cluster", choices=CLUSTERS, default=None, help=CLUSTER_HELP)
+    add_run_options(parser, cluster_default=None)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
         command.add_parser(subparsers)

@@ -62,6 +62,15 @@ def count_of(what: str, metavar: str, least: int = 1):
 ideas_at_once = count_of("ideas", "K")
 
 
+def add_run_options(parser: argparse.ArgumentParser, *, cluster_default: object) -> None:
+    """How a run goes (--auto, --parallel K, --cluster), given before any command or to `run`."""
+    parser.add_argument("--auto", action="store_true", help="never pause at checkpoints")
+    parser.add_argument(
+        "--parallel", type=ideas_at_once, default=None, metavar="K", help=PARALLEL_HELP
+    )
+    parser.add_argument("--cluster", choices=CLUSTERS, default=cluster_default, help=CLUSTER_HELP)
+
+
 def add_project_dir(parser: argparse.ArgumentParser) -> None:
     """The optional project folder of a command that works on one project."""
     parser.add_argument("dir", nargs="?", default=None, help="project folder (default: -C or .)")

@@ -10,16 +10,13 @@ from pathlib import Path
 
 from .attach import cmd_attach
 from .common import (
-    CLUSTER_HELP,
-    CLUSTERS,
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
-    PARALLEL_HELP,
     TYPE_CHECKING,
     Subparsers,
     add_project_dir,
-    ideas_at_once,
+    add_run_options,
     project_dir,
     say,
     say_model_problems,
@@ -43,12 +40,8 @@ def add_parser(subparsers: Subparsers) -> None:
         "--detach", action="store_true",
         help="run in a background engine and return at once (labtui attach follows it)",
     )  # fmt: skip
-    run.add_argument("--auto", action="store_true", help="never pause at checkpoints")
-    run.add_argument(
-        "--parallel", type=ideas_at_once, default=None, metavar="K", help=PARALLEL_HELP
-    )
     # SUPPRESS: `labtui --cluster slurm run` keeps the value the main parser read
-    run.add_argument("--cluster", choices=CLUSTERS, default=argparse.SUPPRESS, help=CLUSTER_HELP)
+    add_run_options(run, cluster_default=argparse.SUPPRESS)
 
 
 def run(args: argparse.Namespace) -> int:
