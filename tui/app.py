@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from rich.text import Text
 from textual import work
@@ -65,6 +65,9 @@ from .screens import (
 from .screens.detach import DETACH, STOP, DetachScreen
 from .status import Clock, Progress
 
+if TYPE_CHECKING:
+    from labtui.core.workspace.history import CommitLog
+
 __all__ = ["EXIT_NO_MODEL", "LabtuiApp", "run_tui"]
 
 EXIT_OK = 0
@@ -74,13 +77,23 @@ OUTCOME_EXIT_CODES = {"finished": EXIT_OK, "stopped": EXIT_OK, "failed": EXIT_FA
 
 
 class Session(Protocol):
-    """The engine as the TUI sees it (``labtui.core.pipeline.session.Session`` implements it)."""
+    """The engine as the TUI sees it (``labtui.core.pipeline.session.Session`` implements it;
+    ``tui.remote_session.RemoteSession`` follows one in another process). Its facts are
+    properties: the TUI only reads them."""
 
-    project_name: str
-    project_root: Path
-    budget_usd: float
     bus: Bus
-    commit_log: Any  # core.workspace.history.CommitLog: the diff pane browses the project's history
+
+    @property
+    def project_name(self) -> str: ...
+
+    @property
+    def project_root(self) -> Path: ...
+
+    @property
+    def budget_usd(self) -> float: ...
+
+    @property
+    def commit_log(self) -> CommitLog: ...  # the diff pane browses the project's history
 
     def history(self) -> list[Event]: ...
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import socket
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from labtui.core.checkpoints import CheckpointPort, CheckpointRequest
 from labtui.core.engine import files as engine_files
@@ -28,6 +28,9 @@ from labtui.core.engine.wire import (
 )
 from labtui.core.errors import LabtuiError
 from labtui.core.events import Bus, ErrorEvent, Event, Notice
+
+if TYPE_CHECKING:
+    from labtui.core.workspace.history import CommitLog
 
 DETACHED = "detached"
 LOST_HINT = "labtui attach follows it again; labtui status says whether it still runs"
@@ -130,7 +133,7 @@ class RemoteSession:
     # -- what front ends read ---------------------------------------------------------------
 
     @property
-    def commit_log(self):  # the project's git history, read here: same machine, same files
+    def commit_log(self) -> CommitLog:  # the project's git history, read here: same machine
         from labtui.core.workspace.history import CommitLog
 
         return CommitLog(self.project_root)

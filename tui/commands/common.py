@@ -16,9 +16,11 @@ from pathlib import Path
 # command modules read it from here
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Protocol
+    from typing import Protocol
 
     from labtui.core.workspace.project import Project
+
+    from ..app import Session
 
     class Command(Protocol):
         """A command module: its name on the command line, its subparser, and what it runs."""
@@ -126,7 +128,7 @@ def run_baseline_and_say(project: Project) -> int:
     return EXIT_OK
 
 
-def run_app(session: Any, auto: bool) -> int:
+def run_app(session: Session, auto: bool) -> int:
     """The app on ``session`` (in this process, or following an engine) until it is left."""
     import gc
 

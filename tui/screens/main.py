@@ -1,7 +1,7 @@
 """The four-pane main screen: the status header, the 2×2 grid of live panes and the key bar."""
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -14,6 +14,9 @@ from labtui.core.events import Event, LogLine
 from ..keybar import KeyBar
 from ..panes import DialoguePane, DiffPane, LatexPane, LogsPane, Pane, route
 from ..status import Clock, Progress, StatusHeader
+
+if TYPE_CHECKING:
+    from labtui.core.workspace.history import CommitLog
 
 
 class MainScreen(Screen[None]):
@@ -68,7 +71,7 @@ class MainScreen(Screen[None]):
         project: str,
         progress: Progress,
         clock: Clock,
-        commit_log: Any = None,
+        commit_log: "CommitLog | None" = None,  # quoted: this module's annotations run
         cluster: str = "local",
         **kwargs: Any,
     ) -> None:
