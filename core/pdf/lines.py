@@ -59,30 +59,38 @@ class Fragment:
         return LETTER.search(self.text) is not None
 
 
+class FragmentBox:
+    """The box around some fragments: a visual line's, or a block's while the page is read
+    (``core.pdf.page``). Read from the fragments each time, since a block's grow as blocks of
+    one paragraph are joined."""
+
+    fragments: list[Fragment]
+
+    @property
+    def x0(self) -> float:
+        return min(f.x0 for f in self.fragments)
+
+    @property
+    def x1(self) -> float:
+        return max(f.x1 for f in self.fragments)
+
+    @property
+    def y0(self) -> float:
+        return min(f.y0 for f in self.fragments)
+
+    @property
+    def y1(self) -> float:
+        return max(f.y1 for f in self.fragments)
+
+
 @dataclass(eq=False)  # compared by identity: lines are keys of the heading map
-class Line:
+class Line(FragmentBox):
     """A visual line: the fragments of one block that share a baseline band, left to right."""
 
     page: int
     block: int
     fragments: list[Fragment]
     column: int = 0  # 0 on a one-column page or spanning both columns; 1 left, 2 right
-
-    @cached_property
-    def x0(self) -> float:
-        return min(f.x0 for f in self.fragments)
-
-    @cached_property
-    def x1(self) -> float:
-        return max(f.x1 for f in self.fragments)
-
-    @cached_property
-    def y0(self) -> float:
-        return min(f.y0 for f in self.fragments)
-
-    @cached_property
-    def y1(self) -> float:
-        return max(f.y1 for f in self.fragments)
 
     @cached_property
     def cells(self) -> list[str]:

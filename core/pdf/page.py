@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .document import text_flags
-from .lines import LETTER, Fragment, Line, family
+from .lines import LETTER, Fragment, FragmentBox, Line, family
 
 # blocks this close (in ems) are lines of one paragraph that PyMuPDF split
 LINE_GAP_EMS = 0.6
@@ -45,24 +45,12 @@ FLAG_BOLD = 16
 
 
 @dataclass
-class _Unit:
+class _Unit(FragmentBox):
     """A block of one column: the fragments PyMuPDF grouped, split where columns split them."""
 
     order: int
     fragments: list[Fragment]
     column: int = 0
-
-    @property
-    def y0(self) -> float:
-        return min(f.y0 for f in self.fragments)
-
-    @property
-    def y1(self) -> float:
-        return max(f.y1 for f in self.fragments)
-
-    @property
-    def x0(self) -> float:
-        return min(f.x0 for f in self.fragments)
 
 
 def page_lines(page: Any, page_number: int) -> list[Line]:
