@@ -31,6 +31,8 @@ OUT_DIR_ENV = "LABTUI_OUT_DIR"  # the run's folder (absolute), for scripts that 
 RUN_ID_ENV = "LABTUI_RUN_ID"
 BUDGET_ENV = "LABTUI_RUN_BUDGET_S"  # a search's wall-clock budget of the run, in seconds
 SEED_ENV = "LABTUI_SEED"  # an offset of the run's seeds: 0, or 1, 2, … for repeats
+# What a run writes its numbers into, in its run folder (core/workspace/run_folder.py reads it)
+FINAL_INFO = "final_info.json"
 
 # Folders no glob ever reaches into: labtui's and git's state, caches, environments, and the
 # runs themselves (their outputs are results, not code).
@@ -279,7 +281,7 @@ def results_rule(config: Config) -> str:
     results = config.results
     if results.source == "final_info":
         return (
-            "keep writing `final_info.json` in the same format (a dict of dataset -> "
+            f"keep writing `{FINAL_INFO}` in the same format (a dict of dataset -> "
             '{"means": {...}})'
         )
     where = {

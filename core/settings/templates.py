@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TemplateError
+from .contract import FINAL_INFO
 
 REQUIRED_FILES = (
     "experiment.py",
@@ -173,11 +174,11 @@ def validate_template(folder: Path) -> None:
         _check_seed_ideas(_load_json(folder / "seed_ideas.json", problems), problems)
     if (folder / "latex/template.tex").is_file():
         _check_latex(folder / "latex/template.tex", problems)
-    shipped_baseline = folder / "run_0" / "final_info.json"
+    shipped_baseline = folder / "run_0" / FINAL_INFO
     if shipped_baseline.is_file():
         data = _load_json(shipped_baseline, problems)
         if data is not None:
-            problems += check_final_info(data, "run_0/final_info.json")
+            problems += check_final_info(data, f"run_0/{FINAL_INFO}")
     if problems:
         listing = "\n".join(f"  - {p}" for p in problems)
         raise TemplateError(
