@@ -2,7 +2,8 @@
 
 Stages never see a front end, nor the session: a ``StageContext`` is built on ``StageServices``,
 the narrow part of the session a stage may use. Stages emit events and return a ``StageOutput``
-whose ``checkpoint_body`` the pipeline shows at the checkpoint that follows.
+whose ``checkpoint_body`` the pipeline shows at the checkpoint that follows, and whose ``result``
+(the stage's record, ``core.stage_results``) later stages read with ``ctx.result(Record)``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import dataclasses
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .checkpoints import ACTIONS, Checkpoints, Decision, ResearcherNotes
 from .errors import Aborted, ConfigError
@@ -20,6 +21,7 @@ from .settings.config import Config, ModelSpec
 from .settings.contract import prompt_facts
 from .settings.prompts import load_prompt
 from .stage_list import model_key
+from .stage_results import StageResult
 from .workspace.project import CommitInfo, Project
 
 if TYPE_CHECKING:
@@ -27,11 +29,13 @@ if TYPE_CHECKING:
     from .llm.budget import Ledger
     from .llm.client import LLM
 
+R = TypeVar("R", bound=StageResult)
+
 
 @dataclass
 class StageOutput:
     summary: str  # one line: what the stage produced
-    result: dict[str, Any] = field(default_factory=dict)  # journaled; later stages read it
+    result: StageResult | None = None  # journaled (as JSON); later stages read it
     checkpoint_body: str = ""  # Markdown the researcher judges at the checkpoint
     kind: str = "stage"  # what the checkpoint judges (CheckpointRequest.kind)
     product: str = ""  # the project file the researcher may edit at the checkpoint
@@ -44,10 +48,20 @@ class StageOutput:
     # ``waive(ctx, output, reason)`` records a waiver and re-derives the output.
     blocked: str = ""
 
+    def result_as(self, kind: type[R]) -> R:
+        """This output's result as the record ``kind`` (its defaults where it has none): what a
+        stage's own reload or action reads of the output it re-derives."""
+        return self.result if isinstance(self.result, kind) else kind()
+
+    def journaled_result(self) -> dict[str, Any]:
+        """The result as the journal keeps it (``StageFinished.result``)."""
+        return self.result.to_json() if self.result is not None else {}
+
 
 class StageServices:
     """The part of a session a stage may use: the project, its settings, the bus, the budget,
-    the researcher's notes and the results of earlier stages. Nothing else of the session."""
+    the researcher's notes and the results of earlier stages (as journaled). Nothing else of the
+    session."""
 
     def __init__(
         self,
@@ -132,8 +146,10 @@ class StageContext:
 
     # -- results of earlier stages ------------------------------------------------------------
 
-    def result_of(self, stage: str) -> dict[str, Any]:
-        return self.services.result_of(stage)
+    def result(self, kind: type[R]) -> R:
+        """The result the earlier stage ``kind.stage`` handed on, as its record (the record's
+        defaults where that stage has not finished or its journal lacks a field)."""
+        return kind.from_json(self.services.result_of(kind.stage))
 
     # -- models ------------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from ..errors import LabtuiError
 from ..events import CheckpointRequested, CostUpdate, Event, StageStarted, event_from_dict
 from ..journal import JOURNAL_NAME, PipelineState, replay
+from ..stage_results import WriteupResult
 from . import files as files
 
 WHERE_TYPES = frozenset(
@@ -46,9 +47,7 @@ class ProjectStatus:
 
 def paper_open_problems(state: PipelineState) -> list[str]:
     """What the write-up found its paper still lacks and nobody accepted (its gaps)."""
-    finished = state.finished.get("writeup")
-    problems = (finished.result or {}).get("open_problems") if finished else None
-    return [str(p) for p in problems] if isinstance(problems, list) else []
+    return [str(p) for p in WriteupResult.from_json(state.result("writeup")).open_problems]
 
 
 def paper_end_state(problems: list[str]) -> str:

@@ -287,7 +287,10 @@ class Session:
                     raise Aborted(decision.note or "no note given; the project is resumable")
                 status = "skipped" if decision.action == "skip" else "done"
                 finished = StageFinished(
-                    stage=stage, status=status, summary=output.summary, result=output.result
+                    stage=stage,
+                    status=status,
+                    summary=output.summary,
+                    result=output.journaled_result(),
                 )
                 self.emit(finished)
                 self.state.finished[stage] = finished

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import Aborted
 from ..events import SearchEnded, SearchStarted, SearchStep
+from ..stage_results import ExperimentsResult, SearchSummary
 from ..workspace.artifacts import NOTES
 from ..workspace.project import Project
 from .ledger import Final, Noise, SearchLedger, Step
@@ -209,32 +210,36 @@ class SearchOutcome:
             counts=self.counts(),
         )
 
-    def result(self, baseline: dict[str, Any], means: dict[str, Any]) -> dict[str, Any]:
-        """The stage's journaled result: what the plots and the write-up read."""
+    def result(
+        self, baseline: dict[str, Any], means: dict[str, dict[str, Any]]
+    ) -> ExperimentsResult:
+        """The stage's result: what the plots and the write-up read."""
         final = self.final
-        return {
-            "idea": self.idea,
-            "strategy": self.strategy,
-            "runs": self.runs,
-            "means": means,
-            "baseline": baseline,
-            "metric": self.target.key,
-            "direction": self.target.direction,
-            "best": {
-                "step": final.best_step,
-                "run": f"run_{final.best_step}" if final.best_step else "run_0",
-                "value": final.best_value,
-                "commit": final.commit,
-                "seeds": final.seed_values(),
-                "mean": final.mean,
-                "std": final.std,
-            },
-            "noise": {"values": self.noise.values, "threshold": self.noise.threshold},
-            "counts": self.counts(),
-            "ledger": f"{self.ledger}/results.tsv",
-            "branch": self.branch,
-            "reason": final.reason,
-        }
+        return ExperimentsResult(
+            idea=self.idea,
+            runs=self.runs,
+            means=means,
+            baseline=baseline,
+            search=SearchSummary(
+                strategy=self.strategy,
+                metric=self.target.key,
+                direction=self.target.direction,
+                best={
+                    "step": final.best_step,
+                    "run": f"run_{final.best_step}" if final.best_step else "run_0",
+                    "value": final.best_value,
+                    "commit": final.commit,
+                    "seeds": final.seed_values(),
+                    "mean": final.mean,
+                    "std": final.std,
+                },
+                noise={"values": self.noise.values, "threshold": self.noise.threshold},
+                counts=self.counts(),
+                ledger=f"{self.ledger}/results.tsv",
+                branch=self.branch,
+                reason=final.reason,
+            ),
+        )
 
 
 def put_summary(root: Path, heading: str, text: str) -> None:

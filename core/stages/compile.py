@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
+from ..stage_results import CompileResult
 from ..workspace.artifacts import PDF
 from ..writeup.compile_rounds import compile_paper
 from ..writeup.section_repair import rewrite_failing_sections
@@ -17,7 +18,7 @@ def run(ctx: StageContext) -> StageOutput:
     paper = compile_paper(ctx, f"compile: {PDF} ({{pages}} pages)", rewrite)
     return StageOutput(
         summary=f"{PDF}: {paper.pages} page(s), {paper.warnings} warning(s)",
-        result={"pdf": PDF, "pages": paper.pages, "problems": paper.problems},
+        result=CompileResult(pdf=PDF, pages=paper.pages, problems=paper.problems),
         checkpoint_body=f"`{PDF}` compiled: {paper.pages} page(s)."
         + (
             "\n\nOpen problems:\n" + "\n".join(f"- {p}" for p in paper.problems)

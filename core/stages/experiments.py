@@ -19,6 +19,7 @@ from ..provenance.run_analysis import RunReview, review_run
 from ..runs.effect_text import effects_markdown
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
+from ..stage_results import ExperimentsResult, IdeasResult
 from ..steps.attempts import (
     Attempted,
     HandEdit,
@@ -75,16 +76,14 @@ def run(ctx: StageContext) -> StageOutput:
         for name, (lane, _, done) in lanes.items()
     }
     last = list(runs.means)[-1]
-    result: dict[str, Any] = {
-        "idea": idea.name,
-        "runs": list(runs.means),
-        "means": runs.means,
-        "baseline": baseline,
-    }
-    if runs.abandoned:
-        result["abandoned"] = dict(runs.abandoned)
-    if outcomes:
-        result["parallel"] = {name: o.to_dict() for name, o in outcomes.items()}
+    result = ExperimentsResult(
+        idea=idea.name,
+        runs=list(runs.means),
+        means=runs.means,
+        baseline=baseline,
+        abandoned=dict(runs.abandoned),
+        parallel={name: o.to_dict() for name, o in outcomes.items()},
+    )
     return StageOutput(
         summary=f"{len(runs.means)} run(s) for {idea.name}; last {last}"
         + (f"; {len(runs.abandoned)} abandoned" if runs.abandoned else "")
@@ -282,7 +281,7 @@ def _open_lanes(
     wanted = max(1, ctx.config.experiment.parallel) - 1
     if not wanted:
         return {}
-    ranked = ctx.result_of("ideas").get("ideas") or []
+    ranked = ctx.result(IdeasResult).ideas
     ideas = lane_ideas(load_archive(ctx.project.root), ranked, chosen.name, wanted)
     if len(ideas) < wanted:
         ctx.say(

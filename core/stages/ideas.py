@@ -23,6 +23,7 @@ from ..errors import StageFailed, UnusableAnswer
 from ..settings.contract import code_text, research_brief, seed_ideas
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
+from ..stage_results import IdeasResult, LiteratureResult
 from ..workspace.artifacts import IDEAS
 from ..workspace.ideas import (
     Idea,
@@ -129,7 +130,7 @@ def _material(ctx: StageContext, template: dict[str, str], archive: list[Idea]) 
 
 
 def _literature_block(ctx: StageContext) -> str:
-    summary = ctx.result_of("literature").get("summary", "")
+    summary = ctx.result(LiteratureResult).summary
     return f"\nWhat the literature review found:\n\n{summary}\n" if summary else ""
 
 
@@ -206,7 +207,7 @@ def _ideas_output(order: list[Idea]) -> StageOutput:
     hypotheses = "\n".join(f"- **{i.name}**: {i.hypothesis}" for i in order if i.hypothesis)
     return StageOutput(
         summary=f"{len(order)} idea(s) proposed; best: {order[0].name}",
-        result={"ideas": [i.name for i in order]},
+        result=IdeasResult(ideas=[i.name for i in order]),
         checkpoint_body="Ideas, ranked (I = interestingness, F = feasibility, N = novelty):\n\n"
         + ideas_table(order)
         + (f"\n\nHypotheses:\n\n{hypotheses}" if hypotheses else "")
@@ -319,7 +320,7 @@ def reload(ctx: StageContext, output: StageOutput) -> StageOutput:
     round's ideas — rejected ones dropped, the picked (``chosen``) ones first, then by score.
     An idea the researcher adds by hand (or an older one) joins the round when marked chosen."""
     archive = load_archive(ctx.project.root)
-    round_names = set(output.result.get("ideas", []))
+    round_names = set(output.result_as(IdeasResult).ideas)
     kept = [
         idea
         for idea in archive

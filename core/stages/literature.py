@@ -36,6 +36,7 @@ from ..literature.record import base_id
 from ..settings.contract import research_brief
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
+from ..stage_results import LiteratureResult
 from ..workspace.artifacts import (
     LITERATURE,
     LiteraturePaper,
@@ -361,7 +362,9 @@ def _review_output(review: LiteratureReview) -> StageOutput:
     body += "\n\n*e edits literature.json (remove a paper, fix a summary); r asks for more.*"
     return StageOutput(
         summary=f"{len(papers)} paper(s) reviewed",
-        result={"summary": literature_digest(review), "papers": [p.get("id") for p in papers]},
+        result=LiteratureResult(
+            summary=literature_digest(review), papers=[p.get("id") for p in papers]
+        ),
         checkpoint_body=body,
         kind="literature",
         product=LITERATURE,

@@ -25,6 +25,7 @@ from ..literature.http_service import LiteratureUnavailable
 from ..literature.record import base_id, format_papers
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
+from ..stage_results import IdeasResult, NoveltyResult
 from ..workspace.artifacts import IDEAS
 from ..workspace.ideas import Idea, load_archive, save_archive
 
@@ -174,7 +175,7 @@ def _candidates(ctx: StageContext, archive: list[Idea]) -> list[Idea]:
     """This round's ideas in the order the researcher left them (picks first), without rejected
     ones; at most [ideas] novelty_checks of them."""
     by_name = {idea.name: idea for idea in archive}
-    names = ctx.result_of("ideas").get("ideas", [])
+    names = ctx.result(IdeasResult).ideas
     candidates = [by_name[n] for n in names if n in by_name and by_name[n].status != "rejected"]
     if not candidates:
         raise StageFailed("no ideas to check", "rerun the ideas stage: labtui run")
@@ -186,7 +187,7 @@ def reload(ctx: StageContext, output: StageOutput) -> StageOutput:
     the one the experiments use, whatever the check decided (an override, kept in the file)."""
     archive = load_archive(ctx.project.root)
     picks = [idea for idea in archive if idea.status == "chosen"]
-    previous = output.result.get("idea")
+    previous = output.result_as(NoveltyResult).idea
     chosen = next((i for i in picks if i.name != previous), None) or next(
         (i for i in picks if i.name == previous), None
     )
@@ -220,7 +221,7 @@ def _novelty_output(chosen: Idea, checked: list[Idea]) -> StageOutput:
     )
     return StageOutput(
         summary=f"{chosen.name}: {chosen.novelty_evidence.get('decision', 'not checked')}",
-        result={"idea": chosen.name, "evidence": chosen.novelty_evidence},
+        result=NoveltyResult(idea=chosen.name, evidence=chosen.novelty_evidence),
         checkpoint_body=body,
         kind="novelty",
         product=IDEAS,

@@ -11,6 +11,7 @@ from ..errors import StageFailed, UnusableAnswer
 from ..settings.config import Config
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
+from ..stage_results import PlanResult
 from ..steps.baseline import ensure_baseline
 from ..steps.planning import chosen_idea, plan_markdown, propose_plan
 from ..steps.scaffold import Written, scaffold, written_markdown
@@ -41,16 +42,16 @@ def reload(ctx: StageContext, output: StageOutput) -> StageOutput:
     if not runs:
         raise StageFailed(f"{PLAN} was deleted", "revise at the checkpoint to plan again")
     return _plan_output(
-        output.result.get("idea", ""), runs, scaffold(ctx, chosen_idea(ctx)), ctx.config
+        output.result_as(PlanResult).idea, runs, scaffold(ctx, chosen_idea(ctx)), ctx.config
     )
 
 
 def _plan_output(
     idea: str, runs: list[PlannedRun], written: list[Written], config: Config
 ) -> StageOutput:
-    result: dict[str, object] = {"idea": idea, "runs": plan_record(runs)}
-    if written:
-        result["written"] = {w.name: w.commit for w in written}
+    result = PlanResult(
+        idea=idea, runs=plan_record(runs), written={w.name: w.commit for w in written}
+    )
     return StageOutput(
         summary=f"a plan of {len(runs)} run(s) for {idea}"
         if runs

@@ -14,6 +14,7 @@ from ..coding.edit_guard import EditPolicy
 from ..settings.contract import code_text
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
+from ..stage_results import ExperimentsResult, PlotsResult
 from ..workspace.artifacts import FIGURES
 
 
@@ -24,7 +25,7 @@ def _existing_figures(root: Path) -> list[str]:
 def run(ctx: StageContext) -> StageOutput:
     from ..runs.plot_run import plot_settings, run_plot
 
-    runs = ctx.result_of("experiments").get("runs", [])
+    runs = ctx.result(ExperimentsResult).runs
     start = ctx.project.head()  # the last plot.py and figures that worked (or the template's)
     coder = ctx.coder()
     prompt = _first_prompt(ctx, runs)
@@ -65,7 +66,7 @@ def run(ctx: StageContext) -> StageOutput:
     )
     return StageOutput(
         summary=f"{len(figures)} figure(s)" + (f"; plot.py failed: {problem}" if problem else ""),
-        result={"figures": figures, "descriptions": descriptions, "plot_failed": bool(problem)},
+        result=PlotsResult(figures=figures, descriptions=descriptions, plot_failed=bool(problem)),
         checkpoint_body="Figures in the project root:\n\n"
         + "\n".join(f"- `{f}` — {descriptions.get(f, 'no description')}" for f in figures),
         kind="plots",

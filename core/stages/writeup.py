@@ -12,6 +12,7 @@ from ..errors import StageFailed
 from ..events import LatexUpdated
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
+from ..stage_results import ExperimentsResult, PlotsResult, WriteupResult
 from ..workspace.artifacts import NOTES, PROVENANCE, has_literature, load_literature
 from ..writeup.number_trace import trace_numbers
 from ..writeup.section_repair import gathered_facts, literature_block
@@ -55,12 +56,13 @@ def _search_ledger_appendix(ctx: StageContext, tex_path) -> None:
     from ..search.ledger import SearchLedger
     from ..writeup.ledger_appendix import appendix_latex, with_appendix
 
-    experiments = ctx.result_of("experiments")
-    strategy = experiments.get("strategy")
-    if strategy not in ("climb", "tree"):
+    experiments = ctx.result(ExperimentsResult)
+    search = experiments.search
+    if search is None or search.strategy not in ("climb", "tree"):
         return
-    ledger = SearchLedger(ctx.project.root, strategy, experiments["idea"], experiments["metric"])
-    baseline = float((experiments.get("noise") or {}).get("values", [0.0])[0])
+    strategy = search.strategy
+    ledger = SearchLedger(ctx.project.root, strategy, experiments.idea, search.metric)
+    baseline = float(search.noise.get("values", [0.0])[0])
     text = tex_path.read_text(encoding="utf-8")
     tex_path.write_text(with_appendix(text, appendix_latex(ledger, baseline)), encoding="utf-8")
     ctx.commit(f"{ctx.stage}: the {strategy}'s ledger as an appendix", [ctx.config.paper.tex])
@@ -69,11 +71,11 @@ def _search_ledger_appendix(ctx: StageContext, tex_path) -> None:
 def run(ctx: StageContext) -> StageOutput:
     root = ctx.project.root
     tex_path = root / ctx.config.paper.tex
-    figures = ctx.result_of("plots").get("figures") or sorted(p.name for p in root.glob("*.png"))
-    experiments = ctx.result_of("experiments")
+    figures = ctx.result(PlotsResult).figures or sorted(p.name for p in root.glob("*.png"))
+    experiments = ctx.result(ExperimentsResult)
     facts = {
-        "title": experiments.get("idea", ""),
-        "runs": ", ".join(experiments.get("runs", [])),
+        "title": experiments.idea,
+        "runs": ", ".join(experiments.runs),
         "figures": ", ".join(figures) or "none",
         "literature": _cite_the_literature(ctx, tex_path),
     }
@@ -278,17 +280,17 @@ def _draft_output(
     return StageOutput(
         summary=f"paper drafted ({len(text.splitlines())} lines)"
         + (f"; {blocked}" if blocked else incomplete),
-        result={
-            "tex": ctx.config.paper.tex,
-            "placeholders_left": left,
-            "flagged": flagged or [],
-            "traced": len(report.traced),
-            "untraced": len(open_issues),
-            "waived": len(report.untraced) - len(open_issues),
-            "contradicted": len(open_claims),
-            "claims_waived": len(report.contradicted) - len(open_claims),
-            "open_problems": [gap.text for gap in gaps],
-        },
+        result=WriteupResult(
+            tex=ctx.config.paper.tex,
+            placeholders_left=left,
+            flagged=flagged or [],
+            traced=len(report.traced),
+            untraced=len(open_issues),
+            waived=len(report.untraced) - len(open_issues),
+            contradicted=len(open_claims),
+            claims_waived=len(report.contradicted) - len(open_claims),
+            open_problems=[gap.text for gap in gaps],
+        ),
         checkpoint_body=_gaps_markdown(gaps)
         + f"The draft `{ctx.config.paper.tex}` ({len(text.splitlines())} lines). "
         + (f"Placeholders left: {', '.join(left)}" if left else "No placeholders left.")
@@ -344,7 +346,7 @@ def reload(ctx: StageContext, output: StageOutput) -> StageOutput:
     # A flagged section the researcher has written since is no longer flagged.
     flagged = [
         f
-        for f in output.result.get("flagged", [])
+        for f in output.result_as(WriteupResult).flagged
         if any(s.name == f["section"] and set(s.placeholders) & set(left) for s in SECTIONS)
     ]
     return _draft_output(ctx, left, flagged)
@@ -376,9 +378,8 @@ def waive(ctx: StageContext, output: StageOutput, reason: str) -> StageOutput:
     texts = [w.text for w in open_issues] + [c.text for c in open_claims]
     texts += [g.text for g in open_gaps]
     ctx.say(f"waived {', '.join(texts)}: {reason}")
-    return _draft_output(
-        ctx, output.result.get("placeholders_left", []), output.result.get("flagged", [])
-    )
+    drafted = output.result_as(WriteupResult)
+    return _draft_output(ctx, drafted.placeholders_left, drafted.flagged)
 
 
 STAGE = DeclaredStage("writeup", run, reload=reload, actions={WAIVE: waive})

@@ -15,6 +15,7 @@ from ..errors import StageFailed, UnusableAnswer
 from ..runs.planned_settings import changes_nothing
 from ..settings.contract import code_text
 from ..stage_context import StageContext
+from ..stage_results import IdeasResult, NoveltyResult
 from ..workspace.artifacts import IDEAS, PLAN, PlannedRun, parse_plan, save_plan
 from ..workspace.ideas import Idea, load_archive
 from .attempts import code_files, code_now
@@ -22,7 +23,7 @@ from .attempts import code_files, code_now
 
 def chosen_idea(ctx: StageContext) -> Idea:
     """The idea the novelty check chose (or, without one, the ideas stage's first)."""
-    name = ctx.result_of("novelty").get("idea") or (ctx.result_of("ideas").get("ideas") or [""])[0]
+    name = ctx.result(NoveltyResult).idea or (ctx.result(IdeasResult).ideas or [""])[0]
     idea = next((i for i in load_archive(ctx.project.root) if i.name == name), None)
     if idea is None:
         raise StageFailed(f"idea {name!r} not found in {IDEAS}", "rerun: labtui run")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..errors import StageFailed
 from ..latex.log import LatexMessage
 from ..stage_context import StageContext
+from ..stage_results import ExperimentsResult, PlotsResult
 from ..steps.planning import chosen_idea
 from ..workspace.artifacts import has_literature, literature_digest, load_literature
 from .section_facts import PaperFacts, paper_facts
@@ -38,8 +39,8 @@ def gathered_facts(ctx: StageContext, figures: list[str], literature: str) -> Pa
         # a small model shown the list wrote up settings that never ran.
         idea = " ".join(filter(None, [chosen.title + ".", chosen.hypothesis]))
     except StageFailed:  # a project set up from a repository has no ideas archive
-        idea = ctx.result_of("experiments").get("idea", "") or "(see the notebook)"
-    descriptions = ctx.result_of("plots").get("descriptions") or {}
+        idea = ctx.result(ExperimentsResult).idea or "(see the notebook)"
+    descriptions = ctx.result(PlotsResult).descriptions
     described = {
         name: descriptions.get(name) or name.rsplit(".", 1)[0].replace("_", " ") for name in figures
     }
@@ -85,7 +86,7 @@ def rewrite_failing_sections(ctx: StageContext, errors: list[LatexMessage]) -> l
     failing = failing_sections(tex_path.read_text(encoding="utf-8"), tex_path.name, errors)
     if not failing:
         return []
-    figures = ctx.result_of("plots").get("figures") or []
+    figures = ctx.result(PlotsResult).figures
     facts = gathered_facts(ctx, figures, literature_block(ctx))
     rewritten = []
     for section in (s for s in SECTIONS if s.name in failing):

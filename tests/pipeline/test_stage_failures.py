@@ -67,7 +67,7 @@ def test_broken_latex_is_repaired_from_the_parsed_error(session, llm_server):
     results = [e for e in session.events if isinstance(e, CompileResult)]
     assert [r.ok for r in results] == [False, True]
     assert results[0].errors[0]["line"] == 3
-    assert output.result["pages"] == 1 and (root / "paper.pdf").exists()
+    assert output.result.pages == 1 and (root / "paper.pdf").exists()
     assert "compile: fix LaTeX" in session.project.repo.git.log("--format=%s")
 
 
@@ -181,7 +181,7 @@ def test_a_paper_over_the_page_limit_goes_back_to_be_shortened(session, llm_serv
     assert "more than [limits] page_limit = 1" in asked[0]
     results = [e for e in session.events if isinstance(e, CompileResult)]
     assert [r.pages for r in results] == [3, 1]
-    assert output.result["pages"] == 1 and output.result["problems"] == []
+    assert output.result.pages == 1 and output.result.problems == []
 
 
 def test_plots_that_keep_failing_leave_plot_py_and_the_figures_as_they_last_worked(
@@ -205,11 +205,11 @@ def test_plots_that_keep_failing_leave_plot_py_and_the_figures_as_they_last_work
 
     llm_server.default("scripted-plots", broken)
     output = plots_stage.run(context(session, "plots"))
-    assert output.result["plot_failed"] is True
+    assert output.result.plot_failed is True
     assert (root / "plot.py").read_text() == good_plot
     assert not (root / "half.png").exists(), "a failed attempt's figure is not kept"
     assert (root / "old_figure.png").read_bytes() == b"\x89PNG last good figure"
-    assert output.result["figures"] == ["old_figure.png"]
+    assert output.result.figures == ["old_figure.png"]
     assert "plots: plot.py failed (exit status 3); plot.py and figures as of" in (
         session.project.repo.git.log("--format=%s")
     )

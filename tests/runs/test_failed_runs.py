@@ -111,7 +111,7 @@ def test_a_failed_run_is_reverted_recorded_and_the_next_planned_run_goes_on(sess
     script(llm_server, root, crash_edit, crash_edit, lambda r: width_edit(r, 3))
     output = experiments_stage.run(context(session))
 
-    assert output.result["runs"] == ["run_2"]
+    assert output.result.runs == ["run_2"]
     abandoned = [e for e in session.events if isinstance(e, RunAbandoned)]
     assert [(e.run_id, e.attempts) for e in abandoned] == [("run_1", 2)]
     assert "exploding" in abandoned[0].problem
@@ -128,7 +128,7 @@ def test_a_failed_run_is_reverted_recorded_and_the_next_planned_run_goes_on(sess
     # the failed run's folder is kept out of the root (plot.py reads every run_*/)
     assert not (root / "run_1").exists()
     assert (root / ".labtui" / "failed_runs" / "run_1" / "labtui_run.json").is_file()
-    assert output.result["abandoned"] == {"run_1": abandoned[0].problem}
+    assert output.result.abandoned == {"run_1": abandoned[0].problem}
 
 
 def test_when_no_planned_run_succeeds_the_stage_fails_with_the_notebook_telling_why(
@@ -158,7 +158,7 @@ def test_code_identical_to_an_earlier_run_is_not_run_again_and_the_model_is_told
     )
     output = experiments_stage.run(context(session))
 
-    assert output.result["runs"] == ["run_1", "run_2"]
+    assert output.result.runs == ["run_1", "run_2"]
     refused = [e for e in session.events if isinstance(e, Refused) and e.what == "run"]
     assert [(e.subject, e.reason) for e in refused] == [
         ("run_2", "experiment.py is the very code run_0 already ran")
@@ -196,7 +196,7 @@ def test_copilot_retry_with_a_note_reaches_the_coder_and_the_run_is_made(session
     failed = [r for r in port.asked if "failed" in r.title]
     assert len(failed) == 1 and set(failed[0].options) == {"revise", "edit", "skip", "abort"}
     assert "exploding" in failed[0].body
-    assert output.result["runs"] == ["run_1"]
+    assert output.result.runs == ["run_1"]
     last_code_prompt = [
         last_user_text(r)
         for r in llm_server.requests_for("scripted-experiments")
@@ -219,7 +219,7 @@ def test_copilot_edit_runs_the_researchers_code_as_the_run(session, llm_server):
             return super().ask(request)
 
     output = experiments_stage.run(context(session, EditingPort(Decision("edit", "experiment.py"))))
-    assert output.result["runs"] == ["run_1", "run_2"]
+    assert output.result.runs == ["run_1", "run_2"]
     record = json.loads((root / "run_1" / "labtui_run.json").read_text())
     assert "HIDDEN_UNITS = 40" in session.project.file_at(record["commit"], "experiment.py")
     assert "researcher edited experiment.py" in session.project.repo.git.log("--format=%s")
@@ -229,7 +229,7 @@ def test_copilot_skip_goes_on_with_the_next_planned_run(session, llm_server):
     root = session.project.root
     script(llm_server, root, crash_edit, crash_edit, lambda r: width_edit(r, 3))
     output = experiments_stage.run(context(session, FailedRunPort(Decision("skip"))))
-    assert output.result["runs"] == ["run_2"]
+    assert output.result.runs == ["run_2"]
 
 
 # The analysis a real model gave of a run identical to run_0 (issue 13, failure 2), as quoted
@@ -266,7 +266,7 @@ def test_an_analysis_the_effects_contradict_is_asked_again_then_kept_out_of_the_
     llm_server.default("scripted-experiments", reply)
     output = experiments_stage.run(context(session))
 
-    assert output.result["runs"] == ["run_1"]
+    assert output.result.runs == ["run_1"]
     assert "identical" in analyses[0], "the computed verdicts are in the prompt as fact"
     assert len(analyses) == 1 + session.config.llm.reasks
     assert "does not agree with the computed effects" in analyses[1]
@@ -322,7 +322,7 @@ def test_copilot_edit_that_changes_nothing_asks_again_without_running_the_agent_
     assert [r.title for r in port.asked if "failed" in r.title] == [
         "experiments: run_1 failed 2 attempt(s)"
     ] * 2
-    assert output.result["runs"] == ["run_2"]
+    assert output.result.runs == ["run_2"]
     code_requests = [
         r
         for r in llm_server.requests_for("scripted-experiments")
@@ -342,7 +342,7 @@ def test_an_edit_that_leaves_a_planned_setting_unmade_is_sent_back_unrun(session
     script(llm_server, root, comment_edit, lambda r: width_edit(r, 2))
     output = experiments_stage.run(context(session))
 
-    assert output.result["runs"] == ["run_1"]
+    assert output.result.runs == ["run_1"]
     refused = [e for e in session.events if isinstance(e, Refused) and e.what == "run"]
     unmade = (
         "the edit did not make the planned change: experiment.py still sets HIDDEN_UNITS = 32; "

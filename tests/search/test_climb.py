@@ -118,8 +118,8 @@ def test_a_climb_keeps_two_improvements_discards_worse_and_noise_and_fixes_a_cra
     assert "run_2" not in branch and "run_4" not in branch and "run_5" not in branch
     assert "SCORE = 0.7" in (root / "experiment.py").read_text()
     assert sorted(p.name for p in root.glob("run_*")) == ["run_0", "run_1", "run_3"]
-    assert output.result["runs"] == ["run_1", "run_3"]
-    assert output.result["best"]["step"] == 3
+    assert output.result.runs == ["run_1", "run_3"]
+    assert output.result.search.best["step"] == 3
 
     notes = (root / "notes.md").read_text()
     assert "## run_1" in notes and "## run_3" in notes and "## run_2" not in notes
@@ -187,8 +187,8 @@ def test_a_checkpoint_every_two_attempts_takes_a_note_to_the_proposals_and_skip_
     assert "try the learning rate next" not in json.dumps(proposals[1]["messages"])
     assert "try the learning rate next" in json.dumps(proposals[2]["messages"])
     assert searcher.proposals == 4, "skip at the second checkpoint ended the climb"
-    assert output.result["reason"] == "stopped at a checkpoint by the researcher"
-    assert output.result["best"]["step"] == 4
+    assert output.result.search.reason == "stopped at a checkpoint by the researcher"
+    assert output.result.search.best["step"] == 4
 
 
 def test_a_model_that_gives_no_usable_proposal_three_times_ends_the_climb_with_the_reason(
@@ -201,9 +201,9 @@ def test_a_model_that_gives_no_usable_proposal_three_times_ends_the_climb_with_t
 
     steps = [e for e in session.events if isinstance(e, SearchStep)]
     assert [(s.status, s.description) for s in steps] == [("crash", "(no usable proposal)")] * 3
-    assert "no usable proposal 3 times in a row" in output.result["reason"]
-    assert "[models] experiments" in output.result["reason"]
-    assert output.result["best"]["step"] == 0 and output.result["runs"] == []
+    assert "no usable proposal 3 times in a row" in output.result.search.reason
+    assert "[models] experiments" in output.result.search.reason
+    assert output.result.search.best["step"] == 0 and output.result.runs == []
     assert (root / "experiment.py").read_text() == TOY, "nothing was merged"
     rows = (root / "ledgers" / "climb-higher_score" / "results.tsv").read_text().splitlines()
     assert rows[4].split("\t")[4:6] == ["crash", "(no usable proposal)"]
@@ -215,7 +215,7 @@ def test_the_climb_stops_when_its_hours_are_used(session, llm_server):
     session.config.climb.seeds = 0
     ScriptedSearcher(root, [score_change(0.6), score_change(0.7)]).install(llm_server)
     output = experiments_stage.run(session.context_for("experiments"))
-    assert output.result["reason"] == "1e-09 hours used"
+    assert output.result.search.reason == "1e-09 hours used"
     assert [e.step for e in session.events if isinstance(e, SearchStep)] == []
 
 

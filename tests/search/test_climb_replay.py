@@ -170,13 +170,13 @@ def test_a_real_small_models_proposals_are_refused_until_one_passes_and_its_edit
     # Not three unusable proposals in a row, but three attempts in which nothing ran: the
     # climb ends saying so (it would spend every attempt of a night the same way).
     assert IDLE_LIMIT == 3
-    reason = output.result["reason"]
+    reason = output.result.search.reason
     assert reason.startswith("the model gave no usable change 3 times in a row (crashed after")
     assert "the edit did not change experiment.py" in reason
     assert reason.endswith("a stronger [models] experiments model is needed")
     ended = next(e for e in session.events if isinstance(e, SearchEnded))
     assert ended.best_step == 0
-    assert output.result["best"]["step"] == 0 and output.result["runs"] == []
+    assert output.result.search.best["step"] == 0 and output.result.runs == []
     search = next(e for e in session.events if isinstance(e, SearchStarted))
     assert search.metric == "moons.test_accuracy_mean"
 
@@ -219,8 +219,8 @@ def test_with_more_attempts_three_unusable_proposals_in_a_row_end_the_climb(sess
     steps = [e for e in session.events if isinstance(e, SearchStep)]
     assert [(s.status, s.description) for s in steps] == [("crash", NO_PROPOSAL)] * 3
     last = json.loads(proposal_replies()[IDLE_LIMIT - 1])["description"]
-    reason = output.result["reason"]
+    reason = output.result.search.reason
     assert reason.startswith("the model gave no usable proposal 3 times in a row")
     assert f"field 'description' is a placeholder ({last!r})" in reason
     assert reason.endswith("a stronger [models] experiments model is needed")
-    assert output.result["runs"] == []
+    assert output.result.runs == []

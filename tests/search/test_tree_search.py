@@ -144,7 +144,7 @@ def test_a_tree_with_two_drafts_a_debug_step_and_an_improvement(session, llm_ser
     assert ended.best_step == 4 and ended.seed_mean == pytest.approx(0.75)
     assert "SCORE = 0.75" in (root / "experiment.py").read_text()
     assert sorted(p.name for p in root.glob("run_*")) == ["run_0", "run_3", "run_4"]
-    assert output.result["runs"] == ["run_3", "run_4"]
+    assert output.result.runs == ["run_3", "run_4"]
 
     rows = [line.split("\t") for line in (ledger / "results.tsv").read_text().splitlines()]
     assert rows[0][:5] == ["node", "parent", "action", "commit", "toy.score"]

@@ -104,7 +104,7 @@ def test_the_last_round_decides_and_no_verdict_without_papers():
 def test_a_search_then_a_verdict_on_the_papers_shown(session, llm_server):
     output = _check(session)
 
-    evidence = output.result["evidence"]
+    evidence = output.result.evidence
     assert evidence["decision"] == "novel" and evidence["queries"]
     assert evidence["closest"][0]["title"], "the title comes from the search, not the model"
     first, second = _schemas(llm_server)
@@ -124,7 +124,7 @@ def test_a_search_without_a_query_is_asked_again_quoting_the_field(session, llm_
 
     refused = [e for e in session.events if isinstance(e, Refused)]
     assert "query" in refused[0].reason
-    assert output.result["evidence"]["decision"] == "novel", "the re-ask got a query"
+    assert output.result.evidence["decision"] == "novel", "the re-ask got a query"
 
 
 def test_novel_before_any_search_leaves_the_idea_unchecked_not_novel(session, llm_server):
@@ -134,7 +134,7 @@ def test_novel_before_any_search_leaves_the_idea_unchecked_not_novel(session, ll
 
     output = _check(session)
 
-    evidence = output.result["evidence"]
+    evidence = output.result.evidence
     assert evidence["decision"] == "unchecked" and evidence["papers_seen"] == []
     assert "unchecked" in output.checkpoint_body and "not judged novel" in output.checkpoint_body
     idea = next(i for i in load_archive(session.project.root) if i.name == IDEA["Name"])
@@ -149,7 +149,7 @@ def test_an_unreachable_arxiv_leaves_the_idea_unchecked_and_says_why(session, ll
 
     output = _check(session)
 
-    evidence = output.result["evidence"]
+    evidence = output.result.evidence
     assert evidence["decision"] == "unchecked"
     assert "arXiv was unreachable" in evidence["reason"]
     assert len(llm_server.requests_for(NOVELTY_MODEL)) == 1, "no verdict is asked for"
@@ -176,7 +176,7 @@ def test_a_verdict_naming_a_paper_never_shown_is_refused(session, llm_server):
 
     refused = [e for e in session.events if isinstance(e, Refused)]
     assert refused and "2101.00001" in refused[0].reason
-    assert output.result["evidence"]["decision"] == "unchecked"
+    assert output.result.evidence["decision"] == "unchecked"
 
 
 def test_a_real_small_models_search_for_an_address_is_refused_and_asked_again(session, llm_server):
@@ -190,4 +190,4 @@ def test_a_real_small_models_search_for_an_address_is_refused_and_asked_again(se
 
     refused = [e for e in session.events if isinstance(e, Refused)]
     assert "field 'query' is an address" in refused[0].reason
-    assert all("/" not in query for query in output.result["evidence"]["queries"])
+    assert all("/" not in query for query in output.result.evidence["queries"])
