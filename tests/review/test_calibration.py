@@ -469,9 +469,9 @@ def test_the_budget_stops_a_run_that_a_later_run_continues_from_the_cache(
 def test_a_reviewer_that_never_answers_usably_stops_after_three_papers(
     bench, llm_server, monkeypatch
 ):
-    from support.reviews import DOTS_REVIEW
+    from support.reviews import HAND_WRITTEN_DOTS_REVIEW
 
-    llm_server.default(MODEL, json.dumps(DOTS_REVIEW))
+    llm_server.default(MODEL, json.dumps(HAND_WRITTEN_DOTS_REVIEW))
     monkeypatch.setenv("LABTUI_API_BASE", llm_server.url)
     with pytest.raises(LLMError, match="no paper of the benchmark was reviewed: the reviewer"):
         _calibrate(bench)

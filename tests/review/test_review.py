@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import TEST_API_KEY
 from support.research_script import ANSWERED, REVIEW, fenced_json, model_name, whole_file_edit
-from support.reviews import DOTS_REVIEW
+from support.reviews import HAND_WRITTEN_DOTS_REVIEW
 
 from labtui.core.checkpoints import IMPROVE, Decision
 from labtui.core.errors import ConfigError, LLMError
@@ -111,15 +111,12 @@ def test_an_out_of_range_score_is_asked_again_never_clamped(reviewer, llm_server
 
 # -- a review without content is never a review --------------------------------------------------
 
-# RECONSTRUCTED, not recorded: the reply a ~1.5B model (Qwen2.5-Coder-1.5B behind llama.cpp) gave
-# to `labtui review` in issue 13, built from the issue's description: every text field "..."
-# (copied from the form's example as prompts/review.md showed it then), the scores in range, and
-# "Reject, Overall 4". Replace it with the recorded reply once tests/recorded/real_model/ holds
-# one (see the README there).
+# HAND_WRITTEN_DOTS_REVIEW is written by hand after issue 13's report, not recorded: a review whose
+# every text field is "..." (tests/support/reviews.py says more).
 
 
 def test_a_review_of_placeholders_is_asked_again_with_the_reason(reviewer, llm_server):
-    llm_server.script("scripted-review", json.dumps(DOTS_REVIEW), fenced_json(REVIEW))
+    llm_server.script("scripted-review", json.dumps(HAND_WRITTEN_DOTS_REVIEW), fenced_json(REVIEW))
     review = review_text(reviewer, load_prompt, PAPER)
     assert review.fields == REVIEW
     reask = json.loads(_asked(llm_server)[1])[-1]["content"]
@@ -132,7 +129,7 @@ def test_a_review_of_placeholders_is_asked_again_with_the_reason(reviewer, llm_s
 
 
 def test_a_review_that_stays_placeholders_fails_clearly_and_is_never_a_review(reviewer, llm_server):
-    llm_server.default("scripted-review", json.dumps(DOTS_REVIEW))
+    llm_server.default("scripted-review", json.dumps(HAND_WRITTEN_DOTS_REVIEW))
     with pytest.raises(LLMError) as caught:
         review_panel(reviewer, load_prompt, PAPER, ONE)
     message = caught.value.message
@@ -190,7 +187,9 @@ def test_the_review_prompt_shows_no_fillable_example():
 
 def test_a_reflection_that_stays_unusable_leaves_the_review_as_written(reviewer, llm_server):
     llm_server.script("scripted-review", json.dumps(REVIEW))
-    llm_server.default("scripted-review", json.dumps({"done": False, "review": DOTS_REVIEW}))
+    llm_server.default(
+        "scripted-review", json.dumps({"done": False, "review": HAND_WRITTEN_DOTS_REVIEW})
+    )
     notices = []
     reviewer.emit = lambda event: notices.append(event)
     review = review_text(reviewer, load_prompt, PAPER, reflections=2)
@@ -341,7 +340,7 @@ def test_the_review_stage_fails_clearly_on_a_review_of_placeholders(project, llm
     from labtui.core.journal import read_events
     from labtui.core.workspace.ideas import load_archive
 
-    llm_server.default("scripted-review", json.dumps(DOTS_REVIEW))
+    llm_server.default("scripted-review", json.dumps(HAND_WRITTEN_DOTS_REVIEW))
     port = ReviewPort(Decision("approve"))
     assert _pipeline_to_review(project, llm_server, port) == "failed"
     assert port.reviews == [], "no review was shown"

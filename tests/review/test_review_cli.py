@@ -152,11 +152,11 @@ def test_an_ensemble_of_three_and_an_area_chair_give_mean_scores_with_spread(
 def test_a_review_of_placeholders_is_refused_and_never_printed(tex_pdf, llm_server, tmp_path):
     """Issue 13: a small model's review whose every text field was "..." with in-range scores
     was printed as "Reject, Overall 4". Now it is asked again, and when it stays so the command
-    fails with the reason and prints no review. (The reply is reconstructed from the issue's
-    report; see DOTS_REVIEW in test_review.py.)"""
-    from support.reviews import DOTS_REVIEW
+    fails with the reason and prints no review. (The reply is written by hand after the issue's
+    report: HAND_WRITTEN_DOTS_REVIEW in support/reviews.py.)"""
+    from support.reviews import HAND_WRITTEN_DOTS_REVIEW
 
-    llm_server.default("scripted-review", json.dumps(DOTS_REVIEW))
+    llm_server.default("scripted-review", json.dumps(HAND_WRITTEN_DOTS_REVIEW))
     one = ("--ensemble", "1", "--reflections", "0", "--few-shot", "0")
     for as_json in ((), ("--json",)):
         done = run_labtui("review", str(tex_pdf), *one, *as_json, env=_env(llm_server))

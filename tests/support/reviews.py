@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-DOTS_REVIEW = {
+# Written by hand, not recorded: the reply a ~1.5B model (Qwen2.5-Coder-1.5B behind llama.cpp) gave
+# to `labtui review` in issue 13, built from the issue's description: every text field "..."
+# (copied from the form's example as prompts/review.md showed it then), the scores in range, and
+# "Reject, Overall 4". tests/recorded/real_model/README.md lists it under "Written by hand".
+HAND_WRITTEN_DOTS_REVIEW = {
     "Summary": "...",
     "Strengths": ["..."],
     "Weaknesses": ["..."],
