@@ -22,6 +22,7 @@ from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
 
 from ..source.python import is_main_guard
+from ..workspace.run_folder import FINAL_INFO
 
 # A file had to have more than this many non-blank lines for "deletes most of it" to apply: a
 # short file is often rewritten whole, and rightly.
@@ -31,7 +32,7 @@ SHRINK_MAX_FRACTION = 0.5  # more than this share of the old non-blank lines gon
 # The experiment contract (ARCHITECTURE.md, Templates): `python experiment.py --out_dir=run_i`
 # writes run_i/final_info.json. A Python file that had these keeps them.
 CONTRACT_OPTIONS = ("--out_dir",)
-CONTRACT_LITERALS = ("final_info.json",)
+CONTRACT_LITERALS = (FINAL_INFO,)
 
 # What a LaTeX paper must keep where it had it (checked outside comments). The patterns tell
 # \bibliography{...} from \bibliographystyle{...}.

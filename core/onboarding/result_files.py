@@ -15,6 +15,7 @@ from typing import Any
 
 from ..settings.templates import check_final_info
 from ..source.files import SKIP_DIRS, read_text, walk_files
+from ..workspace.run_folder import FINAL_INFO
 from .repo_facts import ResultFile
 
 _WALK_LIMIT = 50_000  # files looked at in ignored folders, where earlier runs' results lie
@@ -62,7 +63,7 @@ def _result_source(root: Path, rel: str) -> str | None:
             data = json.loads(read_text(root, rel) or "null")
         except (ValueError, RecursionError):
             return None
-        if name == "final_info.json" and not check_final_info(data, rel):
+        if name == FINAL_INFO and not check_final_info(data, rel):
             return "final_info"
         return "json" if _has_number(data) else None
     if name.endswith(".csv") and not DATA_PARTS & set(PurePosixPath(rel).parts[:-1]):

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..machine.metric_lines import lower_is_better
 from ..source.files import is_data, is_evaluation, is_test, normal_path
+from ..workspace.run_folder import FINAL_INFO
 from .python_survey import HYDRA_DIR, SMOKE_FLAG, option_flag
 from .readme_text import readme_task
 from .repo_facts import (
@@ -281,8 +282,8 @@ def _propose_results(
         _propose_result_file(survey, result, relative, has_output, draft)
         return
     names = entry.result_names if entry else ()
-    if "final_info.json" in names and entry:
-        why = f"{entry.path} names final_info.json, The AI Scientist's contract"
+    if FINAL_INFO in names and entry:
+        why = f"{entry.path} names {FINAL_INFO}, The AI Scientist's contract"
         draft.set("results.source", "final_info", why)
         return
     if names and entry and any(o.entry == entry.path for o in survey.output_options):
@@ -334,7 +335,7 @@ def _propose_result_file(
 ) -> None:
     draft.set("results.source", result.source, f"{result.path} holds results ({result.source})")
     usual = result.source == "wandb" or (
-        relative is not None and (result.source == "tensorboard" or relative == "final_info.json")
+        relative is not None and (result.source == "tensorboard" or relative == FINAL_INFO)
     )
     if relative is not None and not usual:
         why = f"{result.path} lies in the output folder an earlier run was given"

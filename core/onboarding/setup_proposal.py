@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..answers.setup_answer import RESULT_SOURCES, SetupAnswer
 from ..settings.contract import matches
 from ..settings.prompts import load_prompt
+from ..workspace.run_folder import FINAL_INFO
 from .repo_scan import EntryPoint, RepoSurvey, SetupDraft
 
 if TYPE_CHECKING:
@@ -186,12 +187,12 @@ def _shown_by_repository(source: str, path: str, survey: RepoSurvey) -> bool:
         return True
     if source in ("tensorboard", "wandb"):
         return any(t.name == source for t in survey.trackers)
-    name = "final_info.json" if source == "final_info" else Path(path).name
+    name = FINAL_INFO if source == "final_info" else Path(path).name
     return any(name in e.result_names for e in survey.entry_points)
 
 
 def _what(source: str, path: str) -> str:
-    return {"final_info": "final_info.json", "stdout": "metric lines"}.get(
+    return {"final_info": FINAL_INFO, "stdout": "metric lines"}.get(
         source, path or f"{source} results"
     )
 

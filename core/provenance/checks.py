@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..latex.source import strip_comments
-from ..runs.effects import RUN_DIR, Effect, project_effects
+from ..runs.effects import Effect, project_effects
+from ..workspace.run_folder import run_number
 from .claims import CITATION, SENTENCE_BREAK, contradictions, sentences
 from .numbers import Contradiction, Source, Written, claim_spans, numbers_in_text, trace_written
 
@@ -68,7 +69,7 @@ def check_analysis(text: str, found: list[Effect], sources: list[Source]) -> Ana
     written = [w for w in numbers_in_text(text) if not _small_count(w)]
     report = trace_written(written, [*sources, *effect_sources(found)])
     run = found[0].run if found else "this run"
-    analysed = run if RUN_DIR.match(run) else None  # other runs named are then comparisons
+    analysed = run if run_number(run) is not None else None  # other runs named: comparisons
     contradicted = [
         c
         for sentence in sentences(text)

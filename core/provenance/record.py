@@ -24,9 +24,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..runs.script_constants import RUN_RECORD, run_settings
-from ..workspace.artifacts import PROVENANCE, result_folders
+from ..runs.script_constants import run_settings
+from ..workspace.artifacts import PROVENANCE
 from ..workspace.ideas import NoveltyStatus, novelty_status
+from ..workspace.run_folder import (
+    FINAL_INFO,
+    RunFolderError,
+    read_final_info,
+    recorded_commit,
+    result_folders,
+)
 from .checks import paper_contradictions
 from .numbers import (
     Contradiction,
@@ -106,8 +113,8 @@ def run_sources(root: Path, baseline: str = "run_0") -> list[Source]:
     sources: list[Source] = []
     recorded: dict[str, dict[str, float]] = {}
     for run in runs:
-        commit = _commit_of(run)
-        values = _final_info_values(run / "final_info.json")
+        commit = recorded_commit(run)
+        values = _recorded_values(run)
         recorded[run.name] = values
         sources += [Source(v, run.name, what, commit) for what, v in values.items()]
         settings = run_settings(root, run)
@@ -132,11 +139,11 @@ def ledger_sources(root: Path) -> list[Source]:
 
     sources: list[Source] = []
     for folder in sorted((Path(root) / LEDGERS).glob("*/")):
-        for path in sorted(folder.rglob("final_info.json")):
+        for path in sorted(folder.rglob(FINAL_INFO)):
             where = path.parent.relative_to(folder).as_posix()
-            values = _final_info_values(path)
+            values = _recorded_values(path.parent)
             sources += [
-                Source(v, f"{folder.name}: {where}", what, _commit_of(path.parent))
+                Source(v, f"{folder.name}: {where}", what, recorded_commit(path.parent))
                 for what, v in values.items()
             ]
         strategy, _, idea = folder.name.partition("-")
@@ -151,20 +158,20 @@ def ledger_sources(root: Path) -> list[Source]:
     return sources
 
 
-def _final_info_values(path: Path) -> dict[str, float]:
+def _recorded_values(folder: Path) -> dict[str, float]:
+    """The means and standard errors of a folder's final_info.json, by "dataset metric" ({}
+    when it cannot be read)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+        info = read_final_info(folder)
+    except RunFolderError:
         return {}
-    values: dict[str, float] = {}
-    for dataset, entry in data.items() if isinstance(data, dict) else ():
-        if not isinstance(entry, dict):
-            continue
-        for group in ("means", "stderrs"):
-            for metric, value in (entry.get(group) or {}).items():
-                if _is_number(value):
-                    values[f"{dataset} {metric}"] = float(value)
-    return values
+    return {
+        f"{dataset} {metric}": float(value)
+        for dataset, entry in info.datasets.items()
+        for group in (entry.means, entry.stderrs)
+        for metric, value in group.items()
+        if _is_number(value)
+    }
 
 
 def _differences(run: str, what: str, value: float, base: float, baseline: str) -> list[Source]:
@@ -173,13 +180,6 @@ def _differences(run: str, what: str, value: float, base: float, baseline: str) 
         relative = (value - base) / abs(base) * 100
         found.append(Source(relative, run, f"{what} vs {baseline} (%)", kind="derived"))
     return found
-
-
-def _commit_of(run: Path) -> str:
-    try:
-        return str(json.loads((run / RUN_RECORD).read_text(encoding="utf-8")).get("commit", ""))
-    except (OSError, json.JSONDecodeError, AttributeError):
-        return ""
 
 
 def _is_number(value: Any) -> bool:

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..workspace.artifacts import result_folders
+from ..workspace.run_folder import result_folders
 from ..writeup.completeness import Gap, figure_names, markdown_parts, written_gaps
 from ..writeup.section_text import placeholders_left
 from .form import PaperReview

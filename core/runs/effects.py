@@ -25,7 +25,6 @@ provenance). Checking what a model writes about the runs against these effects i
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import statistics
@@ -36,7 +35,7 @@ from typing import Any
 
 from ..errors import LabtuiError, TemplateError
 from ..machine.metric_lines import is_time_like, lower_is_better
-from ..workspace.artifacts import RUN_DIR, run_number
+from ..workspace.run_folder import finished_runs, has_results, read_final_info
 
 IDENTICAL = "identical"
 WITHIN_NOISE = "within_noise"
@@ -48,7 +47,6 @@ HIGHER, LOWER, UNKNOWN = "higher", "lower", "unknown"
 SIGNIFICANT_DIGITS = 4  # of every value labtui prints: "identical" means these digits agree
 NOISE_DIGITS = 2  # of standard errors and noise thresholds
 NOISE_FACTOR = 2.0  # a difference within 2 combined standard errors is noise
-FINAL_INFO = "final_info.json"
 
 
 # -- directions ----------------------------------------------------------------------------------
@@ -259,51 +257,19 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-# -- a run's final_info.json ---------------------------------------------------------------------
-
-
-def read_results(run_dir: Path) -> dict[str, dict[str, dict[str, Any]]]:
-    """{"means", "stderrs", "per_seed"} of a run folder's final_info.json, each keyed by dataset
-    (The AI Scientist's shape: dataset -> {"means", "stderrs", "final_info_dict"})."""
-    path = Path(run_dir) / FINAL_INFO
-    where = f"{Path(run_dir).name}/{FINAL_INFO}"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise LabtuiError(f"{where}: missing", f"run {Path(run_dir).name} again") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise LabtuiError(f"{where}: unreadable ({exc})", "run it again") from None
-    if not isinstance(data, dict):
-        raise LabtuiError(
-            f'{where}: must be an object of dataset -> {{"means": {{...}}}}', "run it again"
-        )
-    results: dict[str, dict[str, dict[str, Any]]] = {"means": {}, "stderrs": {}, "per_seed": {}}
-    for dataset, entry in data.items():
-        if not isinstance(entry, dict):
-            continue
-        for group, key in (
-            ("means", "means"),
-            ("stderrs", "stderrs"),
-            ("per_seed", "final_info_dict"),
-        ):
-            if isinstance(entry.get(key), dict):
-                results[group][dataset] = entry[key]
-    return results
-
-
 def effects_of_runs(
     run_dir: Path, baseline_dir: Path, directions: Mapping[str, str] | None = None
 ) -> list[Effect]:
     """The effects of the run in ``run_dir`` against the one in ``baseline_dir``, from their
-    final_info.json files."""
-    run, base = read_results(run_dir), read_results(baseline_dir)
+    final_info.json files (a RunFolderError when either cannot be read)."""
+    run, base = read_final_info(run_dir), read_final_info(baseline_dir)
     return effects(
-        run["means"],
-        base["means"],
-        stderrs=run["stderrs"],
-        base_stderrs=base["stderrs"],
-        per_seed=run["per_seed"],
-        base_per_seed=base["per_seed"],
+        run.means(),
+        base.means(),
+        stderrs=run.stderrs(),
+        base_stderrs=base.stderrs(),
+        per_seed=run.per_seed(),
+        base_per_seed=base.per_seed(),
         directions=directions,
         run=Path(run_dir).name,
         baseline_run=Path(baseline_dir).name,
@@ -315,15 +281,11 @@ def project_effects(root: Path, baseline: str = "run_0") -> dict[str, list[Effec
     whose final_info.json cannot be read are left out, as provenance leaves them out)."""
     root = Path(root)
     base_dir = root / baseline
-    if not (base_dir / FINAL_INFO).is_file():
+    if not has_results(base_dir):
         return {}
     directions = metric_directions(root)
-    runs = sorted(
-        (p for p in root.iterdir() if RUN_DIR.match(p.name) and (p / FINAL_INFO).is_file()),
-        key=run_number,
-    )
     found: dict[str, list[Effect]] = {}
-    for run_dir in runs:
+    for run_dir in finished_runs(root):
         if run_dir.name == baseline:
             continue
         try:

@@ -7,13 +7,12 @@ settings), and the numbers its command line gave (``--lr 3e-4``, ``--epochs=20``
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 from pathlib import Path
-from typing import Any
 
-RUN_RECORD = "labtui_run.json"
+from ..workspace.run_folder import RunFolderError, RunRecord, read_run_record
+
 _CONSTANT = re.compile(r"^([A-Z][A-Z0-9_]*)\s*=\s*([-+]?[0-9][0-9_.eE+-]*)\s*(?:#.*)?$", re.M)
 _NUMERIC = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
 
@@ -22,11 +21,20 @@ def run_settings(root: Path, run: Path) -> dict[str, float]:
     """{setting: value} of the run in folder ``run``: its command line's numbers first (what
     the run was given: a number in the paper traces to them before a default in the code),
     then its script's constants."""
-    record = _record(run)
-    argv = [str(word) for word in record.get("argv") or []]
+    argv, commit = _command_and_commit(run)
     script = next((word for word in argv[1:] if word.endswith(".py")), "experiment.py")
-    code = _code(Path(root), script, str(record.get("commit") or ""))
+    code = _code(Path(root), script, commit)
     return {**arguments(argv), **constants(code)}
+
+
+def _command_and_commit(run: Path) -> tuple[list[str], str]:
+    """The command line and the commit the run's record names (an import has no command; a
+    run without a readable record has neither)."""
+    try:
+        record = read_run_record(run)
+    except RunFolderError:
+        return [], ""
+    return (record.argv if isinstance(record, RunRecord) else []), record.commit
 
 
 def constants(code: str) -> dict[str, float]:
@@ -47,14 +55,6 @@ def arguments(argv: list[str]) -> dict[str, float]:
         if name.lstrip("-") and _NUMERIC.match(literal):
             found[name] = float(literal)
     return found
-
-
-def _record(run: Path) -> dict[str, Any]:
-    try:
-        record = json.loads((run / RUN_RECORD).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return {}
-    return record if isinstance(record, dict) else {}
 
 
 def _code(root: Path, script: str, commit: str) -> str:

@@ -17,6 +17,7 @@ from ..events import SearchEnded, SearchStarted, SearchStep
 from ..stage_results import ExperimentsResult, SearchSummary
 from ..workspace.artifacts import NOTES
 from ..workspace.project import Project
+from ..workspace.run_folder import run_name
 from .ledger import Final, Noise, SearchLedger, Step
 from .shared import Target, note_step, search_markdown
 from .worktrees import bring_home, diff_between
@@ -187,7 +188,7 @@ class SearchOutcome:
     @property
     def runs(self) -> list[str]:
         """The project's run folders of the path (merged in with the best code)."""
-        return [f"run_{n}" for n in self.path]
+        return [run_name(n) for n in self.path]
 
     def counts(self) -> dict[str, int]:
         counted: dict[str, int] = {}
@@ -226,7 +227,7 @@ class SearchOutcome:
                 direction=self.target.direction,
                 best={
                     "step": final.best_step,
-                    "run": f"run_{final.best_step}" if final.best_step else "run_0",
+                    "run": run_name(final.best_step),
                     "value": final.best_value,
                     "commit": final.commit,
                     "seeds": final.seed_values(),

@@ -27,13 +27,14 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from ..workspace.run_folder import RECORD_FILES
+
 LEDGERS = "ledgers"  # the project folder of every search's ledger
 TSV = "results.tsv"
 STEPS = "steps"
 NOISE = "noise"
 FINAL = "final"
 PARTIAL = ".partial"
-RUN_COPIED = ("final_info.json", "labtui_run.json")  # what a step keeps of its run folder
 
 # Status words: a climb keeps, discards or gives up a crash; a tree's node is ok or buggy.
 KEEP, DISCARD, CRASH = "keep", "discard", "crash"
@@ -340,7 +341,7 @@ class SearchLedger:
 def copy_run_record(run_dir: Path, target: Path) -> None:
     """What a step keeps of its run folder: its numbers and its record (not its checkpoints)."""
     target.mkdir(parents=True, exist_ok=True)
-    for name in RUN_COPIED:
+    for name in RECORD_FILES:
         source = Path(run_dir) / name
         if source.is_file():
             shutil.copy2(source, target / name)

@@ -26,6 +26,7 @@ from ..settings.contract import code_text
 from ..stage_context import StageContext
 from ..workspace.notebook import start_notebook
 from ..workspace.project import Project
+from ..workspace.run_folder import run_name
 from .frame import SearchFrame, SearchOutcome
 from .ledger import BUGGY, OK, Final, Noise, SearchLedger, Step
 from .seeds import measure_noise, seed_values
@@ -194,7 +195,7 @@ class Tree:
         """The proposal made by aider and run once: an ok node with its results committed on
         its branch, or a buggy one; and its diff."""
         work, checkout, section, target = worker.work, worker.checkout, self.section, self.target
-        run_id = f"run_{choice.number}"
+        run_id = run_name(choice.number)
         if worker.coder is None:
             worker.coder = work.coder()
         attempted = make_change(

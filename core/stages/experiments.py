@@ -45,11 +45,11 @@ from ..steps.planning import chosen_idea, propose_plan
 from ..workspace.artifacts import NOTES, PlannedRun, load_plan, planned_idea
 from ..workspace.notebook import append_analysis, append_run, code_change, own_words, start_notebook
 from ..workspace.project import CommitInfo
+from ..workspace.run_folder import finished_runs, recorded_means, run_name, run_number
 
 
 def _next_run_number(root: Path) -> int:
-    numbers = [int(p.name[4:]) for p in root.glob("run_*") if p.name[4:].isdigit()]
-    done = [n for n in numbers if (root / f"run_{n}" / "final_info.json").exists()]
+    done = [number for path in finished_runs(root) if (number := run_number(path)) is not None]
     return max(done, default=0) + 1
 
 
@@ -105,7 +105,6 @@ def run(ctx: StageContext) -> StageOutput:
 def _search(ctx: StageContext, idea: Any, baseline: dict[str, Any]) -> StageOutput:
     """A hill-climb or a tree search instead of the plan's runs (core/search/climb.py,
     core/search/tree.py): it ends with its best code merged into the project."""
-    from ..runs.runner import read_final_info
     from ..search.climb import run_climb
     from ..search.tree import run_tree
 
@@ -117,7 +116,7 @@ def _search(ctx: StageContext, idea: Any, baseline: dict[str, Any]) -> StageOutp
             + (" with [tree] workers at once" if strategy == "tree" else "")
         )
     outcome = (run_climb if strategy == "climb" else run_tree)(ctx, idea, baseline)
-    means = {run: read_final_info(ctx.project.root / run)[1] for run in outcome.runs}
+    means = {run: recorded_means(ctx.project.root / run) for run in outcome.runs}
     final = outcome.final
     best = (
         f"best {outcome.target.key} {final.best_value:.6g} (step {final.best_step})"
@@ -157,7 +156,7 @@ def run_idea(
     abandoned: dict[str, str] = {}
     for index, step in enumerate(planned, 1):
         ctx.check_stop()
-        run_id = f"run_{first + index - 1}"
+        run_id = run_name(first + index - 1)
         prompt = ctx.prompt(
             "experiment",
             title=idea.title,

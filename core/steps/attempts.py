@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from ..events import Refused, RunAbandoned
 from ..runs.planned_settings import planned_change_problems
 from ..settings.contract import NO_TERMS, RunTerms, edit_files
 from ..workspace.notebook import append_failure
+from ..workspace.run_folder import finished_runs, recorded_commit
 
 if TYPE_CHECKING:
     from ..coding.coder import Coder, EditResult
@@ -112,24 +112,8 @@ def code_of_runs(project: Project) -> dict[str, str]:
 
 def _run_commits(root: Path) -> dict[str, str]:
     """{run id: the commit its code came from} for the finished runs, oldest first."""
-    from ..runs.runner import RUN_RECORD_NAME
-
-    commits: dict[str, str] = {}
-    for folder in sorted(root.glob("run_*"), key=_run_number):
-        if not (folder / "final_info.json").is_file():
-            continue
-        try:
-            record = json.loads((folder / RUN_RECORD_NAME).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            continue
-        if isinstance(record, dict) and record.get("commit"):
-            commits[folder.name] = str(record["commit"])
-    return commits
-
-
-def _run_number(folder: Path) -> int:
-    suffix = folder.name.removeprefix("run_")
-    return int(suffix) if suffix.isdigit() else -1
+    commits = {folder.name: recorded_commit(folder) for folder in finished_runs(root)}
+    return {run_id: commit for run_id, commit in commits.items() if commit}
 
 
 def attempt_run(

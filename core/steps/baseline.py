@@ -13,8 +13,9 @@ from ..errors import StageFailed
 from ..events import Event
 from ..stage_context import StageContext
 from ..workspace.project import Project
+from ..workspace.run_folder import RunFolderError, has_results, read_final_info, run_name
 
-BASELINE = "run_0"
+BASELINE = run_name(0)
 
 
 def run_baseline(project: Project, emit: Callable[[Event], None]) -> Any:
@@ -37,7 +38,7 @@ def run_baseline(project: Project, emit: Callable[[Event], None]) -> Any:
 def ensure_baseline(ctx: StageContext) -> dict[str, Any]:
     """The baseline's means, running it first when it has not run yet."""
     root = ctx.project.root
-    if not (root / BASELINE / "final_info.json").exists():
+    if not has_results(root / BASELINE):
         ctx.say(f"no baseline yet: running {BASELINE} with the project's code")
         result = run_baseline(ctx.project, ctx.emit)
         if not result.ok:
@@ -55,12 +56,19 @@ def fix_hint(ctx: StageContext) -> str:
 
 
 def baseline_means(project: Project) -> dict[str, Any]:
-    from ..runs.runner import read_final_info
+    """The baseline's means; StageFailed when its final_info.json is missing or breaks the
+    contract."""
+    try:
+        info = read_final_info(project.root / BASELINE)
+    except RunFolderError as error:
+        raise _unusable(error.message) from None
+    if info.problem:
+        raise _unusable(info.problem)
+    return info.means()
 
-    _, means, problem = read_final_info(project.root / BASELINE)
-    if problem:
-        raise StageFailed(
-            f"the baseline is unusable: {problem}",
-            f"delete {BASELINE}/ and run `labtui run` again to redo the baseline",
-        )
-    return means
+
+def _unusable(problem: str) -> StageFailed:
+    return StageFailed(
+        f"the baseline is unusable: {problem}",
+        f"delete {BASELINE}/ and run `labtui run` again to redo the baseline",
+    )

@@ -25,6 +25,7 @@ from ..coding.edit_guard import LATEX_MARKERS, Contract, EditPolicy
 from ..errors import StageFailed
 from ..settings.templates import default_paper
 from ..stage_context import StageContext
+from ..workspace.run_folder import FINAL_INFO, has_results, recorded_means
 from .baseline import BASELINE, run_baseline
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ PLACEHOLDERS = (
 )  # fmt: skip
 _CONTRACTS = {
     PREPARE: Contract(python=True),
-    EXPERIMENT: Contract(python=True, options=("--out_dir",), literals=("final_info.json",)),
+    EXPERIMENT: Contract(python=True, options=("--out_dir",), literals=(FINAL_INFO,)),
     PLOT: Contract(python=True),
 }
 _SKELETON = Contract(latex=tuple(LATEX_MARKERS))
@@ -78,7 +79,7 @@ def scaffold(ctx: StageContext, idea: Idea) -> list[Written]:
     if not _has_data(root):
         written.append(_write(ctx, PREPARE, ctx.prompt("scaffold_prepare", **facts), _prepared))
     prepare = (root / PREPARE).read_text(encoding="utf-8") if (root / PREPARE).is_file() else ""
-    if not (root / BASELINE / "final_info.json").is_file():
+    if not has_results(root / BASELINE):
         prompt = ctx.prompt("scaffold_experiment", prepare=prepare, **facts)
         written.append(_write(ctx, EXPERIMENT, prompt, _baseline_ran))
     if _bundled_skeleton(ctx):
@@ -194,7 +195,7 @@ def _baseline_ran(ctx: StageContext) -> tuple[str, str]:
     typed = _typed_numbers(ctx.project.root)
     if typed:
         return (
-            f"the numbers of {BASELINE}/final_info.json ({', '.join(typed)}) are written in "
+            f"the numbers of {BASELINE}/{FINAL_INFO} ({', '.join(typed)}) are written in "
             f"{EXPERIMENT} itself: they must be computed by the run",
             "",
         )
@@ -247,15 +248,10 @@ def _has_data(root: Path) -> bool:
 def _typed_numbers(root: Path) -> list[str]:
     """The baseline's means when every one of them is a literal in experiment.py: a model that
     wrote its 'results' into the code instead of computing them."""
-    try:
-        data = json.loads((root / BASELINE / "final_info.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
     values = [
         value
-        for entry in data.values()
-        if isinstance(entry, dict)
-        for value in (entry.get("means") or {}).values()
+        for entry in recorded_means(root / BASELINE).values()
+        for value in entry.values()
         if isinstance(value, int | float) and not isinstance(value, bool)
     ]
     code = (root / EXPERIMENT).read_text(encoding="utf-8")
@@ -304,9 +300,6 @@ def _shown(ctx: StageContext, name: str) -> str:
         sections = section_titles((root / name).read_text(encoding="utf-8"))
         return f"compiles; sections: {', '.join(sections)}"
     if name == EXPERIMENT:
-        from ..runs.runner import read_final_info
-
-        _, means, _ = read_final_info(root / BASELINE)
-        return f"the baseline {BASELINE} ran: " + json.dumps(means)
+        return f"the baseline {BASELINE} ran: " + json.dumps(recorded_means(root / BASELINE))
     figures = sorted(p.name for p in root.glob("*.png"))
     return f"ran; {len(figures)} figure(s): {', '.join(figures)}"

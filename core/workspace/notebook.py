@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .artifacts import NOTES
+from .run_folder import FINAL_INFO
 
 
 def _fmt(value: Any) -> str:
@@ -113,7 +114,7 @@ def append_run(
         f"Code: commit `{commit[:12]}` · wall time {wall_s:.1f} s\n\n"
         f"{COMPUTED_CHANGE}{computed}\n\n"
         f"The coder's explanation:\n\n{what_changed.strip() or '(none given)'}\n\n"
-        f"Results (computed from `{run_id}/final_info.json` and `run_0/final_info.json`):\n\n"
+        f"Results (computed from `{run_id}/{FINAL_INFO}` and `run_0/{FINAL_INFO}`):\n\n"
         f"{results}\n"
     )
     with path.open("a", encoding="utf-8") as handle:

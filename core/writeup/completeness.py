@@ -27,7 +27,8 @@ from ..latex.checks import referenced_figures
 from ..latex.source import balanced_group, blank_out, line_of, strip_comments
 from ..provenance.numbers import Source, numbers_to_check, trace_written
 from ..provenance.record import run_sources
-from ..workspace.artifacts import FIGURES, PROVENANCE, result_folders
+from ..workspace.artifacts import FIGURES, PROVENANCE
+from ..workspace.run_folder import FINAL_INFO, result_folders
 from .section_text import labelled_paragraph, placeholders_left, promises
 
 ABSTRACT = "Abstract"
@@ -315,7 +316,7 @@ def _runs_without_results(
                     results.title,
                     "no_results",
                     results.line,
-                    f"reports no number of {run} (its results are in {run}/final_info.json)",
+                    f"reports no number of {run} (its results are in {run}/{FINAL_INFO})",
                 )
             )
     return gaps
