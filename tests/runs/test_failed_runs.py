@@ -232,9 +232,10 @@ def test_copilot_skip_goes_on_with_the_next_planned_run(session, llm_server):
     assert output.result.runs == ["run_2"]
 
 
-# The analysis a real model gave of a run identical to run_0 (issue 13, failure 2), as quoted
-# there: it was kept in notes.md, and the write-up reads notes.md.
-FALSE_CLAIM = (
+# Written by hand, not recorded, after issue 13 (failure 2): the analysis a real model gave of a
+# run identical to run_0, as the issue describes it; it was kept in notes.md, and the write-up
+# reads notes.md.
+HAND_WRITTEN_FALSE_CLAIM = (
     "The change gave an improvement in accuracy compared to the baseline, a significant change."
 )
 
@@ -260,7 +261,9 @@ def test_an_analysis_the_effects_contradict_is_asked_again_then_kept_out_of_the_
     def reply(request):
         if "has finished. What it changed" in last_user_text(request) or analyses:
             analyses.append(last_user_text(request))
-            return fenced_json({"analysis": FALSE_CLAIM, "next": "finish", "why": "It is done."})
+            return fenced_json(
+                {"analysis": HAND_WRITTEN_FALSE_CLAIM, "next": "finish", "why": "It is done."}
+            )
         return comment_edit(root)
 
     llm_server.default("scripted-experiments", reply)
@@ -276,7 +279,9 @@ def test_an_analysis_the_effects_contradict_is_asked_again_then_kept_out_of_the_
     assert "improvement" not in notes and "significant change" not in notes
     assert "labtui withheld 1 sentence(s)" in notes
     assert "identical" in notes, "the effects table is in the notebook"
-    assert FALSE_CLAIM in output.checkpoint_body, "the checkpoint shows what was withheld"
+    assert HAND_WRITTEN_FALSE_CLAIM in output.checkpoint_body, (
+        "the checkpoint shows what was withheld"
+    )
 
 
 def test_a_real_small_models_replies_that_never_edit_end_in_an_abandoned_run_and_a_clear_failure(
