@@ -11,16 +11,21 @@ run produced, is undone: the paper stays as it was.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from ..checkpoints import IMPROVE
 from ..coding.edit_guard import PAPER_ONLY
-from ..errors import StageFailed
+from ..errors import LabtuiError, StageFailed
 from ..pdf.document import page_count
 from ..provenance.checks import text_contradiction
 from ..review.facts import FactSheet, Reviewed, capped_panel, project_facts
-from ..review.form import SCORE_RANGES, PaperReview
-from ..review.reviewer import panel_markdown, read_paper, review_panel, reviewer_facts
+from ..review.record import (
+    Improvement,
+    ReviewRecord,
+    UndoneRound,
+    read_review_record,
+    save_review_record,
+)
+from ..review.reviewer import read_paper, review_panel, reviewer_facts
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
 from ..stage_results import ExperimentsResult, ReviewResult
@@ -30,8 +35,6 @@ from ..workspace.artifacts import (
     PAPER_REVIEW,
     PDF,
     PROVENANCE,
-    earlier_improvements,
-    save_paper_review,
 )
 from ..workspace.ideas import load_archive, save_archive
 from ..writeup.compile_rounds import compile_paper
@@ -40,9 +43,10 @@ from ..writeup.number_trace import trace_numbers
 
 
 def run(ctx: StageContext) -> StageOutput:
-    earlier = earlier_improvements(ctx.project.root)
-    record = _record(ctx, _review(ctx), earlier["improvements"], earlier["undone"])
-    owed = ctx.config.review.improvements - len(record["improvements"]) - len(record["undone"])
+    earlier = _earlier_review(ctx)
+    done, undone = (list(earlier.improvements), list(earlier.undone)) if earlier else ([], [])
+    record = _record(ctx, _review(ctx), done, undone)
+    owed = ctx.config.review.improvements - record.rounds
     for _ in range(owed):
         record = _improvement_round(ctx, record, note="")
     return _output(record)
@@ -50,7 +54,18 @@ def run(ctx: StageContext) -> StageOutput:
 
 def improve(ctx: StageContext, output: StageOutput, note: str) -> StageOutput:
     """The checkpoint's `improve`: one more improvement round, then the checkpoint again."""
-    return _output(_improvement_round(ctx, output.details, note))
+    record = ReviewRecord.from_json(output.details, "the review checkpoint's details")
+    return _output(_improvement_round(ctx, record, note))
+
+
+def _earlier_review(ctx: StageContext) -> ReviewRecord | None:
+    """The review.json an earlier run left (its improvement rounds count); None when there is
+    none, or none that can be read (said: this review writes it anew)."""
+    try:
+        return read_review_record(ctx.project.root)
+    except LabtuiError as exc:
+        ctx.say(f"{exc.message}; its improvement rounds are not counted")
+        return None
 
 
 def _review(ctx: StageContext) -> Reviewed:
@@ -81,7 +96,7 @@ def _review(ctx: StageContext) -> Reviewed:
     )
     reviewed = capped_panel(panel, facts)
     for change in reviewed.capped:
-        ctx.say(f"{change['score']} {change['from']} capped at {change['to']}: {change['why']}")
+        ctx.say(change.said)
     return reviewed
 
 
@@ -108,21 +123,17 @@ def _compiled_before_the_last_edit(ctx: StageContext) -> bool:
 def _record(
     ctx: StageContext,
     reviewed: Reviewed,
-    improvements: list[dict[str, Any]],
-    undone: list[dict[str, Any]],
-) -> dict:
+    improvements: list[Improvement],
+    undone: list[UndoneRound],
+) -> ReviewRecord:
     """review.json written and committed with the idea's new Score: the panel's review with the
     facts it was given and the caps they set, the rounds that improved the paper (scores before
     and after) and the rounds undone (why)."""
     root = ctx.project.root
     panel = reviewed.panel
-    record = {
-        **reviewed.to_json(),
-        "reviewer": reviewer_facts(ctx.model("review").name, ctx.config.review),
-        "improvements": improvements,
-        "undone": undone,
-    }
-    save_paper_review(root, record)
+    reviewer = reviewer_facts(ctx.model("review").name, ctx.config.review)
+    record = ReviewRecord.of(reviewed, reviewer=reviewer, improvements=improvements, undone=undone)
+    save_review_record(root, record)
     idea_name = ctx.result(ExperimentsResult).idea
     archive = load_archive(root)
     for idea in archive:
@@ -134,11 +145,11 @@ def _record(
     return record
 
 
-def _improvement_round(ctx: StageContext, record: dict, note: str) -> dict:
-    number = len(record["improvements"]) + len(record["undone"]) + 1
+def _improvement_round(ctx: StageContext, record: ReviewRecord, note: str) -> ReviewRecord:
+    number = record.rounds + 1
     before = ctx.project.head()
     coder = ctx.coder(model_of="writeup")
-    meta = PaperReview(record["meta_review"]).markdown()
+    meta = record.meta().markdown()
     asks = f"\nThe researcher adds: {note}\n" if note.strip() else ""
     edit = coder.edit(
         [ctx.config.paper.tex],
@@ -161,33 +172,31 @@ def _improvement_round(ctx: StageContext, record: dict, note: str) -> dict:
     except StageFailed as exc:
         return _undo(ctx, record, before, number, exc.message)
     reviewed = _review(ctx)
-    scores = {
-        "round": number,
-        "before": _means(record),
-        "after": {name: mean for name, (mean, _) in reviewed.panel.scores().items()},
-        "commit": ctx.project.head()[:8],
-        "pages": compiled.pages,
-    }
+    scores = Improvement(
+        round=number,
+        before=record.means(),
+        after={name: mean for name, (mean, _) in reviewed.panel.scores().items()},
+        commit=ctx.project.head()[:8],
+        pages=compiled.pages,
+    )
     ctx.say(
-        f"improvement round {number}: overall {record['overall']:.2f} → "
+        f"improvement round {number}: overall {record.overall:.2f} → "
         f"{reviewed.panel.overall:.2f}/10"
     )
-    return _record(ctx, reviewed, [*record["improvements"], scores], record["undone"])
+    return _record(ctx, reviewed, [*record.improvements, scores], list(record.undone))
 
 
-def _means(record: dict) -> dict[str, float]:
-    return {name: record["scores"][name]["mean"] for name in SCORE_RANGES}
-
-
-def _undo(ctx: StageContext, record: dict, before: str, number: int, why: str) -> dict:
+def _undo(
+    ctx: StageContext, record: ReviewRecord, before: str, number: int, why: str
+) -> ReviewRecord:
     """The paper (and its provenance) as they were before the round; the PDF that compiled last
     is still the paper's. review.json says which round was undone and why."""
     git = ctx.project.repo.git
     for path in (ctx.config.paper.tex, PROVENANCE):
         if git.ls_tree("--name-only", before, path):  # (older projects lack provenance.json)
             git.checkout(before, "--", path)
-    record = {**record, "undone": [*record["undone"], {"round": number, "why": why}]}
-    save_paper_review(ctx.project.root, record)
+    record = record.with_undone(number, why)
+    save_review_record(ctx.project.root, record)
     ctx.commit(
         f"review: undo improvement round {number}: {why}"[:200],
         [ctx.config.paper.tex, PROVENANCE, PAPER_REVIEW],
@@ -196,24 +205,24 @@ def _undo(ctx: StageContext, record: dict, before: str, number: int, why: str) -
     return record
 
 
-def _output(record: dict) -> StageOutput:
-    rounds = record["improvements"]
-    summary = f"{record['decision']}, overall {record['overall']:.2f}/10"
+def _output(record: ReviewRecord) -> StageOutput:
+    rounds = record.improvements
+    summary = f"{record.decision}, overall {record.overall:.2f}/10"
     if rounds:
-        summary += f" (was {rounds[0]['before']['Overall']:.2f} before {len(rounds)} round(s))"
+        summary += f" (was {rounds[0].before['Overall']:.2f} before {len(rounds)} round(s))"
     return StageOutput(
         summary=summary,
         result=ReviewResult(
-            overall=record["overall"],
-            decision=record["decision"],
+            overall=record.overall,
+            decision=record.decision,
             review=PAPER_REVIEW,
             improvements=len(rounds),
         ),
-        checkpoint_body=panel_markdown(record)
+        checkpoint_body=record.markdown()
         + "\n*a accepts · i runs an improvement round (revise, recompile, review again) · "
         "q stops*",
         kind="review",
-        details=record,
+        details=record.to_json(),
         extra_actions=(IMPROVE,),
     )
 
