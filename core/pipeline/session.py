@@ -14,11 +14,8 @@ import threading
 from pathlib import Path
 
 from ..checkpoints import (
-    ACTIONS,
-    BLOCKED_ACTIONS,
     INTERRUPTED_ACTIONS,
     REWIND,
-    WAIVE,
     AnswerablePort,
     CheckpointPort,
     Checkpoints,
@@ -49,6 +46,8 @@ from ..stage_protocol import Stage, load_stage
 from ..workspace.project import Project
 from ..workspace.rewind import check_stage, rewind_to
 from .notify import notifier_for
+from .project_lock import hold_project_lock
+from .stage_checkpoint import ask_until_decided, interrupted_body
 
 
 class Session:
@@ -310,7 +309,14 @@ class Session:
         ctx = StageContext(self.services, stage, self.state.notes_for(stage), checkpoints)
         ctx.stop = self._interrupt.event  # a run polls it: an interrupt stops the run step
         try:
-            return self._checkpoint(ctx, declared, declared.run(ctx), checkpoints)
+            return ask_until_decided(
+                ctx,
+                declared,
+                declared.run(ctx),
+                checkpoints,
+                ledger=self.ledger,
+                rewind=self._rewind_option(stage),
+            )
         except Interrupted:
             return self._ask_after_interrupt(stage, "the LLM call", checkpoints), StageOutput("")
         except Aborted:
@@ -388,55 +394,6 @@ class Session:
         self.state.apply(rewound)
         self.emit(Notice(stage=stage, text=told))
 
-    def _checkpoint(
-        self, ctx: StageContext, stage: Stage, output: StageOutput, checkpoints: Checkpoints
-    ) -> tuple[Decision, StageOutput]:
-        """Ask until the researcher decides; an `edit` is committed and the question asked again
-        about the edited product, a `waive` is recorded and asked again. Returns the decision
-        and the output as last derived, which is what later stages use."""
-        while True:
-            self.ledger.check()  # the hard cap: stop here, with everything done so far committed
-            decision = checkpoints.ask(
-                ctx.stage,
-                f"{ctx.stage}: {output.summary}",
-                output.checkpoint_body or output.summary,
-                (BLOCKED_ACTIONS if output.blocked else ACTIONS)
-                + output.extra_actions
-                + self._rewind_option(ctx.stage),
-                kind=output.kind,
-                product=output.product,
-                subjects=tuple(output.subjects),
-                details=output.details,
-            )
-            if decision.action == "edit":
-                if decision.picks and not self._apply_picks(ctx, stage, decision):
-                    continue
-                output = self._keep_edit(ctx, stage, output)
-            elif decision.action in (WAIVE, *output.extra_actions):
-                # The stage answers these itself: e.g. the write-up's waiver, the review's round.
-                output = stage.act(decision.action, ctx, output, decision.note)
-            else:
-                return decision, output
-
-    def _apply_picks(self, ctx: StageContext, stage: Stage, decision: Decision) -> bool:
-        """The researcher's marks written by the stage; False (and said) when they do not fit
-        the product, and the question is asked again."""
-        try:
-            stage.apply_picks(ctx, decision.picks)
-        except ValueError as exc:  # a pick that names no idea, or a mark that is no status
-            ctx.say(f"could not apply your picks: {exc}")
-            return False
-        except LabtuiError as exc:  # ideas.json itself is broken: say how to fix it
-            ctx.say(f"could not apply your picks: {exc.message} ({exc.hint})")
-            return False
-        return True
-
-    def _keep_edit(self, ctx: StageContext, stage: Stage, output: StageOutput) -> StageOutput:
-        """Commit the researcher's edit of the product and re-derive the stage's output from it."""
-        if ctx.keep_edit(output.product) is None:
-            return output
-        return stage.after_edit(ctx, output)
-
     def _pass_over_new_stages(self) -> None:
         """A project begun before labtui had some stage goes on from where it stood: the new
         stage is journaled as skipped, once, and every front end shows it so."""
@@ -459,64 +416,3 @@ class Session:
         if commit:
             files = ", ".join(commit.files[:5]) + (" …" if len(commit.files) > 5 else "")
             self.emit(Notice(text=f"kept uncommitted changes ({files}) as commit {commit.sha[:8]}"))
-
-
-def interrupted_body(stage: str, what: str, head: str, can_rewind: bool) -> str:
-    """What the checkpoint an interrupt opens says."""
-    keys = (
-        "t retries the stage from its start · r revises it with your note · s skips it · "
-        "q stops here (resumable)"
-    )
-    if can_rewind:
-        keys += " · b rewinds to the stage before"
-    return (
-        f"You interrupted {what} of stage **{stage}**. Everything committed is kept (the "
-        f"project is at {head[:8] or 'its first commit'}).\n\n*{keys}.*"
-    )
-
-
-def rewind_project(directory: Path, stage: str) -> str:
-    """``labtui rewind STAGE``: the project back to before ``stage`` while no labtui runs on
-    it, journaled; says what was done (LabtuiError when refused)."""
-    project = Project.open(directory)
-    try:
-        lock = hold_project_lock(project.state_dir)
-    except LabtuiError as exc:
-        raise LabtuiError(
-            f"rewind: {exc.message}",
-            "stop it first (q in its window), or rewind inside it: the command palette's Rewind",
-        ) from None
-    try:
-        state = replay(read_events(project.state_dir / JOURNAL_NAME))
-        rewound, told = rewind_to(project, state, stage)
-        journal = Journal(project.state_dir)
-        try:
-            journal.append(rewound)
-        finally:
-            journal.close()
-        return told
-    finally:
-        lock.close()
-
-
-def hold_project_lock(state_dir: Path):
-    """One pipeline per project at a time. The OS drops the lock when the process dies, so a
-    killed run never leaves a stale lock behind."""
-    import fcntl
-    import os
-
-    handle = (state_dir / "lock").open("a+")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.seek(0)
-        holder = handle.read().strip() or "another process"
-        handle.close()
-        raise LabtuiError(
-            f"another labtui is running on this project ({holder})",
-            "wait for it to finish, or stop it; its work is kept and resumable",
-        ) from None
-    handle.truncate(0)
-    handle.write(f"pid {os.getpid()}")
-    handle.flush()
-    return handle

@@ -128,7 +128,7 @@ def test_a_real_small_models_copy_of_a_seed_idea_is_asked_again(project, llm_ser
 
 def test_a_second_run_on_the_same_project_is_refused_clearly(project):
     from labtui.core.errors import LabtuiError
-    from labtui.core.pipeline.session import hold_project_lock
+    from labtui.core.pipeline.project_lock import hold_project_lock
 
     lock = hold_project_lock(project.state_dir)
     try:

@@ -51,7 +51,7 @@ from labtui.core.events import (
     StageFinished,
     StageStarted,
 )
-from labtui.core.pipeline.session import interrupted_body
+from labtui.core.pipeline.stage_checkpoint import interrupted_body
 from labtui.core.review.form import SCORE_RANGES, parse_review
 from labtui.core.review.record import ReviewRecord
 from labtui.core.review.reviewer import ReviewPanel, reviewer_facts

@@ -15,7 +15,8 @@ from labtui.core.checkpoints import CheckpointRequest, Decision
 from labtui.core.errors import LabtuiError
 from labtui.core.events import CheckpointDecided, Rewound, StageFinished, StageStarted
 from labtui.core.journal import replay
-from labtui.core.pipeline.session import Session, hold_project_lock, rewind_project
+from labtui.core.pipeline.project_lock import hold_project_lock, rewind_project
+from labtui.core.pipeline.session import Session
 
 
 def git(root, *args: str) -> str:
