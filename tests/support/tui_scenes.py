@@ -59,7 +59,7 @@ from labtui.core.search.ledger import Step, ledger_folder
 from labtui.core.search.shared import Target, ledger_lines
 from labtui.core.settings.sections import ReviewSection
 from labtui.core.stage_list import STAGES
-from labtui.core.stages.experiments import _diff_block
+from labtui.core.stages.experiments.run_text import diff_block
 from labtui.core.stages.novelty import _evidence_markdown
 from labtui.core.steps.attempts import Attempted, failed_run_body
 from labtui.core.steps.planning import plan_markdown
@@ -761,7 +761,7 @@ ASKS: dict[str, Ask] = {
         "experiments: 1 run(s) for wider_hidden_layer; last run_1",
         "Results of run_1 against the baseline:\n\n"
         + metrics_table({"moons": RUN_1["moons"]["means"]}, {"moons": BASELINE["moons"]["means"]})
-        + _diff_block("The code of run_1", FakeCommit()),
+        + diff_block("The code of run_1", FakeCommit()),
         "experiment.py",
     ),
     "failed_run": Ask(
