@@ -17,10 +17,13 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .document import text_flags
 from .lines import LETTER, Fragment, FragmentBox, Line, family
+
+if TYPE_CHECKING:
+    import pymupdf
 
 # blocks this close (in ems) are lines of one paragraph that PyMuPDF split
 LINE_GAP_EMS = 0.6
@@ -53,7 +56,7 @@ class _Unit(FragmentBox):
     column: int = 0
 
 
-def page_lines(page: Any, page_number: int) -> list[Line]:
+def page_lines(page: pymupdf.Page, page_number: int) -> list[Line]:
     """The page's visual lines in reading order, without line numbers of review copies."""
     flags = text_flags("dict")
     blocks = [b for b in page.get_text("dict", flags=flags)["blocks"] if b.get("type") == 0]
