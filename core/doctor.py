@@ -56,7 +56,7 @@ def _interpreter(config: Config) -> Check:
 def _sandbox(config: Config) -> Check:
     """Whether experiments will really be isolated: bubblewrap must run, not just exist (many
     containers forbid the user namespaces it needs)."""
-    from .machine.sandbox import bwrap_problem
+    from .machine.bubblewrap import bwrap_problem
 
     mode = config.sandbox.mode
     if mode in ("limits", "off"):

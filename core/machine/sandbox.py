@@ -27,24 +27,30 @@ process group that labtui kills on timeout.
 
 Without a working bubblewrap, ``mode = "auto"`` runs with limits only and says so once per
 session, loudly, as a Notice event (``core/machine/sandbox_policy.py``).
+
+Whether bubblewrap works here, and what it is given beyond the policy (isolation flags, GPU
+devices, environments under /tmp), is ``core/machine/bubblewrap.py``; the few lines that set
+the limits inside the sandbox are ``core/machine/limits_wrapper.py``.
 """
 
 from __future__ import annotations
 
-import glob
-import json
 import os
 import shutil
-import subprocess
-import sys
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .host_limits import Containment, io_words, ioprio, run_probe
+from .bubblewrap import (
+    BWRAP,
+    bwrap_sizes_tmpfs,
+    environments_under_tmp,
+    gpu_devices,
+    isolation_flags,
+)
+from .host_limits import Containment, io_words, ioprio
+from .limits_wrapper import wrapper_command
 
-BWRAP = "bwrap"  # the program name or path; tests point it elsewhere to simulate its absence
 MODES = ("auto", "bwrap", "limits", "off")
 PROTECTED = ("labtui.toml", ".labtui", ".git")  # read-only inside the project, when present
 # Credentials a run has no business reading: it could print them into its log, and the log's
@@ -56,154 +62,11 @@ HOME_SECRETS = (
     ".cache/huggingface/token", ".huggingface/token",
 )  # fmt: skip
 PROJECT_SECRETS = (".env", ".envrc", ".aider.env", ".aider.conf.yml", ".netrc")
-GPU_DEVICE_GLOBS = ("/dev/nvidia*", "/dev/dri")
-PROBE_TIMEOUT_S = 10.0
 NPROC_MARGIN = 16  # RLIMIT_NPROC is a backstop above max_processes, which the runner watches
 
 # Caches that libraries write under $HOME, which the sandbox makes read-only: pointed into the
 # private /tmp so that matplotlib and Triton (torch.compile) work. Only set when not set already.
 _SANDBOX_ENV = {"MPLCONFIGDIR": "/tmp/matplotlib", "TRITON_CACHE_DIR": "/tmp/triton-cache"}
-
-# Runs in labtui's own interpreter *inside* the sandbox (so RLIMIT_NPROC is counted in the
-# sandbox's user namespace where the kernel does that), takes the steps it is given (argv[1], a
-# JSON object), then becomes the experiment. No preexec_fn: that is unsafe in a process with
-# threads (the TUI has several). Steps: "cgroup" (create the run's cgroup v2 and move in; run
-# outside bubblewrap, which sees /sys read-only), "rlimits", "oom_score_adj", "nice" and
-# "ioprio" ([ioprio_set's syscall number, value]: the os module has no ioprio, and a syscall
-# needs neither util-linux's ionice in the sandbox nor one more exec). A step that fails says so
-# on stderr and the run goes on under the others.
-_LIMITS_WRAPPER = r"""
-import json, os, resource, sys
-steps = json.loads(sys.argv[1])
-def failed(what, exc):
-    print(f"labtui sandbox: could not {what}: {exc}", file=sys.stderr)
-cgroup = steps.get("cgroup")
-if cgroup:
-    parent, prefix = cgroup["parent"], cgroup["prefix"]
-    here = os.path.join(parent, prefix + str(os.getpid()))
-    try:
-        for name in os.listdir(parent):
-            # Empty cgroups of finished runs; one whose process lives may be moving in now.
-            pid = name[len(prefix):]
-            if name.startswith(prefix) and pid.isdigit() and not os.path.exists("/proc/" + pid):
-                try:
-                    os.rmdir(os.path.join(parent, name))
-                except OSError:
-                    pass
-        os.mkdir(here)
-        for name, value in cgroup["files"].items():
-            if name == "memory.swap.max" and not os.path.exists(os.path.join(here, name)):
-                continue  # no swap accounting on this kernel
-            with open(os.path.join(here, name), "w") as f:
-                f.write(value)
-        with open(os.path.join(here, "cgroup.procs"), "w") as f:
-            f.write("0")
-    except OSError as exc:
-        failed(f"enter the cgroup {here} (rlimits and watchers still apply)", exc)
-for name, value in steps.get("rlimits", {}).items():
-    which = getattr(resource, name, None)
-    if which is None:
-        continue
-    soft, hard = value if isinstance(value, list) else (value, value)
-    _, old_hard = resource.getrlimit(which)
-    if old_hard != resource.RLIM_INFINITY:
-        soft, hard = min(soft, old_hard), min(hard, old_hard)
-    try:
-        resource.setrlimit(which, (soft, hard))
-    except (ValueError, OSError) as exc:
-        failed(f"set {name}", exc)
-if steps.get("oom_score_adj"):
-    try:
-        with open("/proc/self/oom_score_adj", "w") as f:
-            f.write(str(steps["oom_score_adj"]))
-    except OSError as exc:
-        failed("raise oom_score_adj", exc)
-if steps.get("nice"):
-    os.nice(steps["nice"])
-if steps.get("ioprio"):
-    import ctypes
-    number, value = steps["ioprio"]
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.syscall(number, 1, 0, value) != 0:
-        failed("lower the IO priority", os.strerror(ctypes.get_errno()))
-try:
-    os.execvp(sys.argv[2], sys.argv[2:])
-except OSError as exc:
-    print(f"labtui sandbox: cannot run {sys.argv[2]!r}: {exc}", file=sys.stderr)
-    sys.exit(127)
-"""
-
-
-def _wrapper(steps: dict[str, Any]) -> list[str]:
-    """The command prefix that takes ``steps`` and then execs the rest of the command line."""
-    return [sys.executable, "-I", "-S", "-c", _LIMITS_WRAPPER, json.dumps(steps)]
-
-
-def environments_under_tmp(programs: list[str]) -> list[str]:
-    """Python environments that live under /tmp (a CI checkout, a scratch venv): the sandbox's
-    private /tmp would hide them, and with them the interpreters, so they are bound back
-    read-only. labtui's own (it runs the limits wrapper) and each program's (<env>/bin/python)."""
-    candidates = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent.parent}
-    for program in programs:
-        path = Path(shutil.which(program) or program)
-        candidates |= {path.parent.parent, path.resolve().parent.parent}
-    tmp = Path("/tmp")
-    return sorted(str(p) for p in candidates if tmp in p.parents and p.is_dir())
-
-
-def _isolation_flags() -> list[str]:
-    flags = ["--unshare-pid", "--die-with-parent"]
-    if os.geteuid() == 0:
-        # Run as root, bwrap keeps every capability in the sandbox: one remount and the
-        # read-only binds are gone. A user namespace and no capabilities at all.
-        flags += ["--unshare-user", "--cap-drop", "ALL"]
-    return flags
-
-
-@lru_cache(maxsize=4)
-def _bwrap_problem(program: str) -> str:
-    path = shutil.which(program)
-    if path is None:
-        return f"{program!r} is not installed"
-    probe = [
-        path,
-        "--ro-bind", "/", "/",
-        "--dev", "/dev",
-        "--proc", "/proc",
-        "--tmpfs", "/tmp",
-        "--unshare-net",
-        *_isolation_flags(),
-        "true",
-    ]  # fmt: skip
-    done = run_probe(probe, PROBE_TIMEOUT_S)
-    if not done.started:
-        return f"{program} could not be started ({done.failure})"
-    if done.failure:
-        return f"{program} is installed but cannot create a sandbox here ({done.failure})"
-    return ""
-
-
-@lru_cache(maxsize=1)
-def _bwrap_sizes_tmpfs() -> bool:
-    """bubblewrap 0.8 and later can cap a tmpfs (``--size``); older ones would refuse to start."""
-    try:
-        done = subprocess.run(
-            [shutil.which(BWRAP) or BWRAP, "--help"],
-            capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=False,
-        )  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return "--size" in done.stdout + done.stderr
-
-
-def bwrap_problem() -> str:
-    """Why bubblewrap cannot be used on this machine; '' when it works (checked once, cached)."""
-    return _bwrap_problem(BWRAP)
-
-
-def available() -> bool:
-    """bubblewrap exists *and* works: containers often forbid unprivileged user namespaces."""
-    return not bwrap_problem()
 
 
 # -- the policy ----------------------------------------------------------------------------
@@ -306,12 +169,17 @@ class SandboxSpec:
         inside = {"rlimits": self.rlimits(), **self.priorities()}
         enter = self.containment.enter_step()
         if not self.isolated:
-            command = [*_wrapper({**enter, **inside}), *argv]
+            command = [*wrapper_command({**enter, **inside}), *argv]
         else:
             programs = [argv[0]] if argv else []
-            command = [*self.bwrap_args(cwd, programs=programs), "--", *_wrapper(inside), *argv]
+            command = [
+                *self.bwrap_args(cwd, programs=programs),
+                "--",
+                *wrapper_command(inside),
+                *argv,
+            ]
             if enter:
-                command = [*_wrapper(enter), *command]
+                command = [*wrapper_command(enter), *command]
         return [*self.containment.prefix(), *command]
 
     def bwrap_args(self, cwd: Path, programs: list[str] | None = None) -> list[str]:
@@ -320,7 +188,7 @@ class SandboxSpec:
         for device in gpu_devices():
             args += ["--dev-bind", device, device]
         args += ["--proc", "/proc"]
-        if self.tmp_mb and _bwrap_sizes_tmpfs():
+        if self.tmp_mb and bwrap_sizes_tmpfs():
             args += ["--size", str(self.tmp_mb * 1024 * 1024)]
         args += ["--tmpfs", "/tmp"]
         environments = environments_under_tmp(programs or [])
@@ -336,7 +204,7 @@ class SandboxSpec:
                 args += ["--ro-bind", "/dev/null", str(secret)]
         if not self.network:
             args.append("--unshare-net")
-        args += _isolation_flags()
+        args += isolation_flags()
         args += ["--chdir", str(cwd)]
         return args
 
@@ -438,14 +306,6 @@ _NETWORK_ERRORS = (
     "Errno 101",
     "Errno 111",
 )
-
-
-def gpu_devices() -> list[str]:
-    """The GPU device nodes of this machine, passed through to the sandbox as they are."""
-    found: list[str] = []
-    for pattern in GPU_DEVICE_GLOBS:
-        found += sorted(glob.glob(pattern))
-    return found
 
 
 def _user_tasks() -> int:

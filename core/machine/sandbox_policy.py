@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
 from ..events import Event, Notice
+from .bubblewrap import bwrap_problem
 from .host_limits import Containment, containment, task_cap
-from .sandbox import MODES, SandboxSpec, bwrap_problem
+from .sandbox import MODES, SandboxSpec
 
 if TYPE_CHECKING:
     from ..settings.sections import SandboxSection

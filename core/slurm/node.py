@@ -150,8 +150,8 @@ class _JobOutput:
 def node_facts() -> dict[str, Any]:
     """What a compute node offers a run, for ``labtui doctor``'s test job: its name, its
     Python, whether bubblewrap works there and which GPUs the job was given."""
+    from ..machine.bubblewrap import bwrap_problem
     from ..machine.gpu import describe
-    from ..machine.sandbox import bwrap_problem
 
     return {
         "host": socket.gethostname(),

@@ -289,10 +289,10 @@ def test_without_a_user_manager_a_delegated_cgroup_is_used(
 def test_the_run_creates_its_cgroup_writes_its_limits_and_moves_in(
     tmp_path: Path, mode: str
 ) -> None:
-    from labtui.core.machine import sandbox
+    from labtui.core.machine import bubblewrap
 
-    if mode == "bwrap" and not sandbox.available():
-        pytest.skip(f"bubblewrap does not work here: {sandbox.bwrap_problem()}")
+    if mode == "bwrap" and not bubblewrap.available():
+        pytest.skip(f"bubblewrap does not work here: {bubblewrap.bwrap_problem()}")
     parent = tmp_path / "delegated"
     parent.mkdir()
     (parent / "labtui-run-2147483646").mkdir()  # a finished run's empty cgroup

@@ -23,7 +23,7 @@ from conftest import processes_in
 from support.experiment_scripts import bare_project, write_experiment
 
 from labtui.core.events import Event, LogLine, Notice
-from labtui.core.machine import sandbox
+from labtui.core.machine import bubblewrap
 from labtui.core.machine import watch as run_watch
 from labtui.core.machine.sandbox import SandboxSpec
 from labtui.core.machine.watch import RunWatcher
@@ -36,7 +36,7 @@ MODES = [
     pytest.param(
         "bwrap",
         marks=pytest.mark.skipif(
-            not sandbox.available(), reason=f"no bubblewrap here: {sandbox.bwrap_problem()}"
+            not bubblewrap.available(), reason=f"no bubblewrap here: {bubblewrap.bwrap_problem()}"
         ),
     ),
 ]

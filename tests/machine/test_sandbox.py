@@ -20,7 +20,7 @@ from conftest import processes_in
 
 from labtui.core.errors import ConfigError
 from labtui.core.events import Event, Notice
-from labtui.core.machine import host_limits, sandbox, sandbox_policy
+from labtui.core.machine import bubblewrap, host_limits, sandbox_policy
 from labtui.core.machine import watch as run_watch
 from labtui.core.machine.sandbox import SandboxSpec
 from labtui.core.runs.plot_run import run_plot
@@ -31,7 +31,8 @@ from labtui.core.settings.sections import SandboxSection
 PYTHON = sys.executable
 
 needs_bwrap = pytest.mark.skipif(
-    not sandbox.available(), reason=f"bubblewrap does not work here: {sandbox.bwrap_problem()}"
+    not bubblewrap.available(),
+    reason=f"bubblewrap does not work here: {bubblewrap.bwrap_problem()}",
 )
 
 # Writes its results like a template's experiment.py does; the body runs before that.
@@ -67,7 +68,7 @@ def _fresh_sandbox_state(monkeypatch: pytest.MonkeyPatch):
     sandbox_policy.forget_warning()
     yield
     sandbox_policy.forget_warning()
-    sandbox._bwrap_problem.cache_clear()
+    bubblewrap._bwrap_problem.cache_clear()
 
 
 @pytest.fixture
@@ -444,14 +445,14 @@ def test_plots_run_in_the_sandbox_too(project: Path) -> None:
 
 @pytest.fixture
 def no_bwrap(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sandbox, "BWRAP", "/nonexistent/bwrap")
-    sandbox._bwrap_problem.cache_clear()
+    monkeypatch.setattr(bubblewrap, "BWRAP", "/nonexistent/bwrap")
+    bubblewrap._bwrap_problem.cache_clear()
 
 
 def test_without_bwrap_limits_still_apply_and_the_warning_is_said_once(
     project: Path, no_bwrap: None
 ) -> None:
-    assert not sandbox.available()
+    assert not bubblewrap.available()
     emit = Recorder()
     experiment(project, "print('hello', flush=True)")
     first = run(project, sandbox_spec=SandboxSection(), emit=emit)
@@ -568,7 +569,7 @@ def test_an_interpreter_that_lives_under_tmp_still_runs(project: Path) -> None:
     import shutil
     import venv
 
-    from labtui.core.machine.sandbox import environments_under_tmp
+    from labtui.core.machine.bubblewrap import environments_under_tmp
 
     env_dir = Path(tempfile.mkdtemp(dir="/tmp")) / "venv"
     venv.create(env_dir, with_pip=False, symlinks=True)

@@ -122,7 +122,7 @@ def test_a_run_that_changes_a_protected_file_is_undone_and_fails(tmp_path):
 
 
 @pytest.mark.skipif(
-    not __import__("labtui.core.machine.sandbox", fromlist=["available"]).available(),
+    not __import__("labtui.core.machine.bubblewrap", fromlist=["available"]).available(),
     reason="bubblewrap does not work here",
 )
 def test_under_bubblewrap_a_protected_file_is_read_only(tmp_path):

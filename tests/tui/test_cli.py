@@ -104,10 +104,10 @@ def test_doctor_reports_tools_and_never_prints_keys(tmp_path, monkeypatch, netwo
 
 def test_doctor_says_when_experiments_will_not_be_isolated(monkeypatch):
     from labtui.core.doctor import _sandbox
-    from labtui.core.machine import sandbox
+    from labtui.core.machine import bubblewrap
     from labtui.core.settings.config import Config
 
-    monkeypatch.setattr(sandbox, "bwrap_problem", lambda: "bwrap cannot create a namespace")
+    monkeypatch.setattr(bubblewrap, "bwrap_problem", lambda: "bwrap cannot create a namespace")
     check = _sandbox(Config())
     assert not check.ok and not check.required and "NOT isolated" in check.detail
     strict = Config()
