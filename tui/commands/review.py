@@ -209,8 +209,9 @@ def cmd_review(
     import json
 
     from labtui.core.pdf.document import page_count
-    from labtui.core.review.calibration_store import find_calibration, trust_line
+    from labtui.core.review.calibration_store import find_calibration, trust_in
     from labtui.core.review.facts import capped_panel, text_facts
+    from labtui.core.review.record import ReviewRecord
     from labtui.core.review.reviewer import read_paper, review_panel, reviewer_facts
     from labtui.core.settings.prompts import load_prompt
 
@@ -231,14 +232,14 @@ def cmd_review(
     facts = reviewer_facts(llm.spec.name, settings)
     calibration = find_calibration(facts)
     if as_json:
-        record = {**reviewed.to_json(), "reviewer": facts, "calibration": calibration}
-        print(json.dumps(record, indent=2))
+        record = ReviewRecord.of(reviewed, reviewer=facts).to_json()
+        print(json.dumps({**record, "calibration": calibration}, indent=2))
         return EXIT_OK
     from ..review_view import print_review
 
-    print_review(reviewed.panel, title=pdf.name, trust=trust_line(calibration))
+    print_review(reviewed.panel, title=pdf.name, trust=trust_in(calibration))
     for change in reviewed.capped:
-        print(f"{change['score']} {change['from']} capped at {change['to']}: {change['why']}")
+        print(change.said)
     return EXIT_OK
 
 
