@@ -12,23 +12,27 @@ researcher's, recorded as they were.
 from __future__ import annotations
 
 import hashlib
-import json
 import shutil
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
 from ..errors import LabtuiError
 from ..settings.sections import ResultsSection
-from ..workspace.artifacts import IMPORTED_DIR
 from ..workspace.project import Project
-
-RECORD = "labtui_run.json"
+from ..workspace.run_folder import (
+    FINAL_INFO,
+    FinalInfo,
+    ImportRecord,
+    imported_name,
+    imported_number,
+    write_final_info,
+    write_run_record,
+)
 
 
 @dataclass(frozen=True)
@@ -85,7 +89,7 @@ def import_table(
     dataset = project.config.results.dataset
     imported = []
     for name, values in rows.items():
-        final_info = {dataset: {"means": values}}
+        final_info = FinalInfo.of_means({dataset: values})
         folder = _next_folder(project.root)
         imported.append(_record(project, folder, path, "csv", final_info, commit, row=name))
     return imported
@@ -122,7 +126,7 @@ def _settings(
 def _guess_source(path: Path) -> str:
     """The kind of an old result file, by its name (what runs write now may differ)."""
     name = path.name
-    if name == "final_info.json":
+    if name == FINAL_INFO:
         return "final_info"
     if name == "wandb-summary.json":
         return "wandb"
@@ -132,8 +136,8 @@ def _guess_source(path: Path) -> str:
 
 
 def _next_folder(root: Path) -> str:
-    taken = [int(m.group(1)) for p in root.iterdir() if (m := IMPORTED_DIR.match(p.name))]
-    return f"imported_{max(taken, default=0) + 1}"
+    taken = [n for path in root.iterdir() if (n := imported_number(path)) is not None]
+    return imported_name(max(taken, default=0) + 1)
 
 
 def _record(
@@ -141,7 +145,7 @@ def _record(
     folder: str,
     path: Path,
     source: str,
-    final_info: dict[str, Any],
+    final_info: FinalInfo,
     commit: str,
     *,
     row: str,
@@ -149,26 +153,25 @@ def _record(
     """Write the folder (numbers, a copy of the file, the record) and commit it."""
     target = project.root / folder
     target.mkdir()
-    (target / "final_info.json").write_text(json.dumps(final_info, indent=2) + "\n")
+    write_final_info(target, final_info)
     if path.is_file():
         shutil.copy2(path, target / path.name)
     known, commit_from = _commit_of(project, path, commit)
     shown = _shown(project.root, path)
-    record = {
-        "run_id": folder,
-        "imported_from": shown,
-        "row": row,
-        "source": source,
-        "sha256": _digest(path),
-        "commit": known,
-        "commit_from": commit_from,
-        "imported_at": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
-    (target / RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    record = ImportRecord(
+        run_id=folder,
+        imported_from=shown,
+        row=row,
+        source=source,
+        sha256=_digest(path),
+        commit=known,
+        commit_from=commit_from,
+        imported_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+    write_run_record(target, record)
     what = f"{shown} (row {row})" if row else shown
     project.commit(f"evidence: {folder} imported from {what} ({known[:8]})", [folder])
-    means = {k: v["means"] for k, v in final_info.items() if isinstance(v, dict)}
-    return Imported(folder, shown, row, known, commit_from, means)
+    return Imported(folder, shown, row, known, commit_from, final_info.means())
 
 
 def _commit_of(project: Project, path: Path, given: str) -> tuple[str, str]:

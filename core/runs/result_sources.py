@@ -27,6 +27,7 @@ from ..errors import LabtuiError
 from ..events import MetricPointData
 from ..settings.sections import ResultsSection
 from ..settings.templates import check_final_info
+from ..workspace.run_folder import FINAL_INFO, FinalInfo, RunFolderError
 from .result_formats import (
     FIX_METRICS,
     FIX_PATH,
@@ -45,7 +46,7 @@ from .result_formats import (
 )
 
 _USUAL_PATHS = {
-    "final_info": "{out_dir}/final_info.json",
+    "final_info": "{out_dir}/" + FINAL_INFO,
     "tensorboard": "{out_dir}/**/events.out.tfevents.*",
     "wandb": "wandb/latest-run/files/wandb-summary.json",
 }
@@ -62,7 +63,7 @@ class ResultsRead:
     used), the files they came from, and '' or one sentence saying what is missing and the fix.
     Some metrics found and some not gives both the found numbers and a problem."""
 
-    final_info: dict[str, Any] | None
+    final_info: FinalInfo | None
     files: list[Path]
     problem: str = ""
 
@@ -118,7 +119,7 @@ def _collect(settings: ResultsSection, numbers: _Numbers) -> ResultsRead:
             means[name] = value
         else:
             issues.append((_not_finite(name, value, numbers.where), _FIX_RUN))
-    final_info = {settings.dataset: {"means": means}} if means else None
+    final_info = FinalInfo.of_means({settings.dataset: means}) if means else None
     return ResultsRead(final_info, numbers.files if means else [], _sentence(issues))
 
 
@@ -265,7 +266,8 @@ def _from_final_info(settings: ResultsSection, path: Path, root: Path) -> Result
                 entry.pop(name, None)
         else:
             usable += 1
-    return ResultsRead(data if usable else None, [path] if usable else [], _sentence(issues))
+    final_info = FinalInfo.from_json(data, where) if usable else None
+    return ResultsRead(final_info, [path] if usable else [], _sentence(issues))
 
 
 # -- sentences ----------------------------------------------------------------------------------
@@ -312,9 +314,11 @@ def available_metrics(source: str, path: Path) -> dict[str, float]:
 
 def _final_info_numbers(data: Any) -> dict[str, float]:
     """final_info.json's numeric means by name, of any well-formed dataset (the last one wins)."""
-    entries = data.values() if isinstance(data, dict) else []
-    means = [entry.get("means") for entry in entries if isinstance(entry, dict)]
-    pairs = [pair for entry in means if isinstance(entry, dict) for pair in entry.items()]
+    try:
+        means = FinalInfo.from_json(data).means().values()
+    except RunFolderError:
+        return {}
+    pairs = [pair for entry in means for pair in entry.items()]
     return {name: float(value) for name, value in pairs if is_number(value)}
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..errors import StageFailed
 from ..settings.contract import RunTerms
 from ..workspace.project import Project
+from ..workspace.run_folder import RunFolderError, has_results, read_final_info
 from .ledger import Noise, SearchLedger, copy_run_record
 from .shared import Target
 from .worktrees import drop_run_folder
@@ -48,15 +49,10 @@ def seeded_run(
     ``seed`` under the budget, a task of ``array`` when given; its record kept in ``keep_in``
     (which is reused when a resumed search already has it). The metric's value and its
     reported standard error (None when the run gave none)."""
-    from ..runs.runner import configured, read_final_info, run_experiment
+    from ..runs.runner import configured, run_experiment
 
-    if (keep_in / "final_info.json").is_file():
-        final_info, means, problem = read_final_info(keep_in)
-        return (
-            Seeded(None, None)
-            if problem
-            else Seeded(target.value(means), target.stderr(final_info))
-        )
+    if has_results(keep_in):
+        return _kept(keep_in, target)
     result = run_experiment(
         checkout.root,
         run_id,
@@ -78,6 +74,19 @@ def seeded_run(
     return Seeded(target.value(result.means), target.stderr(result.final_info))
 
 
+def _kept(keep_in: Path, target: Target) -> Seeded:
+    """What a seeded run a resumed search already has recorded (nothing when it is unusable)."""
+    try:
+        info = read_final_info(keep_in)
+    except RunFolderError:
+        return Seeded(None, None)
+    return (
+        Seeded(None, None)
+        if info.problem
+        else Seeded(target.value(info.means()), target.stderr(info))
+    )
+
+
 class SeedRun(NamedTuple):
     run_id: str
     seed: int
@@ -94,7 +103,7 @@ def seeded_runs(
     """``runs`` of the same code, in order. Here they run one after another, each when the
     one before is judged (they would share the GPUs); as Slurm jobs they go together, as one
     job array, and run at once."""
-    to_make = [run for run in runs if not (run.keep_in / "final_info.json").is_file()]
+    to_make = [run for run in runs if not has_results(run.keep_in)]
     if ctx.config.cluster.backend != "slurm" or len(to_make) < 2:
         for r in runs:
             yield seeded_run(

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError, UnusableAnswer
 from ..steps.attempts import Attempted, code_digest, code_files, code_now
 from ..workspace.project import Project
+from ..workspace.run_folder import FinalInfo, run_name
 from .ledger import Final, Noise, SearchLedger, Step, finite
 
 if TYPE_CHECKING:
@@ -59,14 +60,13 @@ class Target:
         entry = means.get(self.dataset)
         return finite(entry.get(self.name)) if isinstance(entry, dict) else None
 
-    def stderr(self, final_info: dict[str, Any] | None) -> float | None:
+    def stderr(self, final_info: FinalInfo | None) -> float | None:
         """The standard error the run reported of the metric's mean over its seeds (The AI
         Scientist's "stderrs": "<metric>_stderr" beside "<metric>_mean"); None without one."""
-        entry = (final_info or {}).get(self.dataset)
-        errors = entry.get("stderrs") if isinstance(entry, dict) else None
-        if not isinstance(errors, dict):
+        entry = final_info.datasets.get(self.dataset) if final_info is not None else None
+        if entry is None:
             return None
-        return finite(errors.get(f"{self.name.removesuffix('_mean')}_stderr"))
+        return finite(entry.stderrs.get(f"{self.name.removesuffix('_mean')}_stderr"))
 
     def gain(self, value: float, over: float) -> float:
         """How much better ``value`` is than ``over`` (negative: worse)."""
@@ -186,7 +186,7 @@ def unproposed(number: int, base: str, error: UnusableAnswer, status: str) -> St
         status=status,
         description=NO_PROPOSAL,
         base_commit=base,
-        run_id=f"run_{number}",
+        run_id=run_name(number),
         problem=error.message,
         verdict=f"no usable proposal: {error.problem}",
     )
@@ -235,7 +235,7 @@ def make_change(
     from ..settings.contract import RunTerms
     from ..steps.attempts import attempt_run
 
-    run_id = f"run_{number}"
+    run_id = run_name(number)
 
     def reports_the_metric(result: RunResult) -> str:
         if target.value(result.means) is not None:
@@ -323,7 +323,7 @@ def result_step(
         computed=computed,
         base_commit=base,
         commit=commit,
-        run_id=f"run_{number}",
+        run_id=run_name(number),
         problem=attempted.problem,
         stderr_tail="" if attempted.ok else attempted.stderr_tail,
         tried=list(attempted.tried),

@@ -10,7 +10,6 @@ hand-edited file that no longer parses is a ``StageFailed`` that names the file 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict, cast
@@ -29,33 +28,8 @@ PROVENANCE = (
 )
 PDF = "paper.pdf"  # the paper as it last compiled
 PAPER_REVIEW = "review.json"  # the reviewers' verdict and the improvement rounds
-
-
-RUN_DIR = re.compile(r"^run_(\d+)$")  # a run's folder: run_0 is the baseline
-# Results the researcher had before labtui, imported as evidence (`labtui import`): each folder
-# holds a final_info.json like a run's and a labtui_run.json naming the file and its commit.
-IMPORTED_DIR = re.compile(r"^imported_(\d+)$")
-
-
-def run_number(folder: Path) -> int:
-    """The n of a run folder run_n (-1 for a folder that is no run)."""
-    found = RUN_DIR.match(folder.name)
-    return int(found.group(1)) if found else -1
-
-
-def result_folders(root: Path) -> list[Path]:
-    """Every folder that holds recorded numbers (a final_info.json): the runs in order, then
-    the imported results in order."""
-
-    def numbered(pattern: re.Pattern[str]) -> list[Path]:
-        found = [
-            (int(match.group(1)), path)
-            for path in Path(root).iterdir()
-            if (match := pattern.match(path.name)) and (path / "final_info.json").is_file()
-        ]
-        return [path for _, path in sorted(found)]
-
-    return [*numbered(RUN_DIR), *numbered(IMPORTED_DIR)]
+# A run's folder and its numbers and record (run_i/final_info.json, run_i/labtui_run.json) are
+# core/workspace/run_folder.py's.
 
 
 def _write_json(

@@ -25,7 +25,8 @@ from labtui.core.machine.process_tree import RunTree, TreeSample
 from labtui.core.machine.processes import run_process
 from labtui.core.machine.sandbox import SandboxSpec
 from labtui.core.machine.watch import RunWatcher, Watch
-from labtui.core.runs.runner import configured, ignore_large_project_files, run_experiment
+from labtui.core.runs.project_guard import ignore_large_project_files
+from labtui.core.runs.runner import configured, run_experiment
 from labtui.core.settings.config import Config
 
 PYTHON = sys.executable

@@ -249,7 +249,7 @@ def test_run_experiment_on_the_moons_template(moons: Path) -> None:
     assert result.returncode == 0 and result.problem == ""
     assert set(result.means) == {"moons"}
     assert 0.5 < result.means["moons"]["test_accuracy_mean"] <= 1.0
-    assert result.final_info is not None and "stderrs" in result.final_info["moons"]
+    assert result.final_info is not None and result.final_info.stderrs()["moons"]
     assert (moons / "run_0" / "final_info.json").is_file()
     assert any("epoch" in line for line in emit.lines("stdout"))
 

@@ -31,6 +31,7 @@ from labtui.core.search.ledger import SearchLedger
 from labtui.core.search.shared import find_target
 from labtui.core.settings.sections import ClimbSection
 from labtui.core.stages import experiments as experiments_stage
+from labtui.core.workspace.run_folder import FinalInfo
 from labtui.core.writeup.ledger_appendix import appendix_latex, with_appendix
 
 
@@ -281,8 +282,8 @@ def test_tied_repeats_of_a_coarse_metric_take_the_noise_from_the_runs_own_standa
 
     target = Target("moons", "test_accuracy_mean", "higher")
     final_info = {"moons": {"means": {}, "stderrs": {"test_accuracy_stderr": 0.0021}}}
-    assert target.stderr(final_info) == 0.0021
-    assert target.stderr({"moons": {"means": {}}}) is None
+    assert target.stderr(FinalInfo.from_json(final_info)) == 0.0021
+    assert target.stderr(FinalInfo.of_means({"moons": {}})) is None
     tied = Noise([0.936667, 0.936667], 2.0, stderrs=[0.0021, 0.0025])
     assert tied.spread == 0 and tied.std == pytest.approx(0.0023)
     assert tied.threshold == pytest.approx(0.0046)

@@ -1,0 +1,141 @@
+"""A run made ready to start: its command line, environment and timeout (from ``[experiment]``
+and a search's terms), the files it may not change, its watchdog, and where it executes (under
+the sandbox here, or as a Slurm job), with the interpreter's packages read for its record.
+Everything core/runs/runner.py decides before the run starts.
+
+The interpreter is always passed in (``[experiment] python`` in labtui.toml): the researcher's
+environment is theirs, and labtui's own pins must not decide which numpy an experiment sees.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import LabtuiError
+from ..events import Event
+from ..machine import sandbox_policy
+from ..machine.gpu import GpuPool
+from ..machine.interpreter import probe_interpreter
+from ..machine.sandbox import SandboxSpec
+from ..machine.watch import Watch
+from ..settings.contract import NO_TERMS, RunTerms, protected_files, run_argv, run_env
+from ..settings.sections import ClusterSection, ExperimentSection, SandboxSection
+from .placement import Command, Executed, OnCluster, run_here
+
+if TYPE_CHECKING:
+    from ..slurm.jobs import JobArray
+
+Emit = Callable[[Event], None]
+
+
+@dataclass(frozen=True)
+class ReadyRun:
+    """A run about to start. ``job`` is its Slurm job when ``[cluster]`` sends it there (its
+    node's sandbox is the node's to decide), else ``spec`` is the sandbox it runs under here."""
+
+    root: Path
+    run_id: str
+    python: str
+    commit: str  # of the code it runs
+    smoke: bool
+    terms: RunTerms
+    argv: list[str]
+    env: dict[str, str]
+    timeout_s: float  # a search's budget and overrun, when it has one
+    protected: list[str]
+    watch: Watch
+    environment: dict[str, Any]  # the interpreter and its packages, as probed
+    job: OnCluster | None = None
+    spec: SandboxSpec | None = None
+
+    @property
+    def run_dir(self) -> Path:
+        return self.root / self.run_id
+
+    def execute(
+        self, emit: Emit, stop: threading.Event | None, gpus: GpuPool | None, stage: str
+    ) -> Executed:
+        """The run, as its Slurm job, or here under its sandbox on leased GPUs (``gpus``; None:
+        the machine's)."""
+        if self.job is not None:
+            return self.job.run(emit, stop)
+        assert self.spec is not None
+        command = Command(self.argv, self.root, self.run_id, self.timeout_s, stage, self.env)
+        return run_here(command, emit, self.spec, stop, self.watch, gpus)
+
+
+def prepare_run(
+    root: Path,
+    run_id: str,
+    *,
+    python: str,
+    timeout_s: float,
+    emit: Emit,
+    stage: str,
+    commit: str,
+    sandbox: SandboxSection | SandboxSpec | None,
+    experiment: ExperimentSection,
+    smoke: bool = False,
+    stall_s: float = 0.0,
+    stall_stop_s: float = 0.0,
+    project_cap_mb: int | None = None,
+    terms: RunTerms = NO_TERMS,
+    overrun_s: float = 0.0,
+    cluster: ClusterSection | None = None,
+    array: JobArray | None = None,
+) -> ReadyRun:
+    """``run_id`` in the project at ``root`` made ready (see ``run_experiment`` for the
+    arguments); its folder, left by a failed attempt, is emptied first unless a Slurm job a
+    killed session submitted is found again for it."""
+    _check_run_id(run_id)
+    root = Path(root).resolve()
+    if not root.is_dir():
+        raise LabtuiError(f"cannot run {run_id}: project folder {root} does not exist")
+    argv = run_argv(experiment, python, run_id, smoke=smoke, terms=terms, timeout_s=timeout_s)
+    if terms.budget_s:
+        timeout_s = terms.budget_s + overrun_s
+    protected = protected_files(root, experiment)
+    env = {**run_env(root, run_id), **terms.env()}
+    cap_mb = _project_cap(sandbox, project_cap_mb)
+    watch = Watch(stall_s=stall_s, stall_stop_s=stall_stop_s, project_cap_mb=cap_mb)
+    job: OnCluster | None = None
+    if cluster is not None and cluster.backend == "slurm":
+        job = OnCluster.prepare(
+            root, run_id, argv, env, timeout_s, stage, sandbox, protected, watch, cluster, commit,
+            emit, array=array,
+        )  # fmt: skip
+    run_dir = root / run_id
+    if run_dir.exists() and not (job and job.earlier):
+        # Left by a failed attempt: its partial files must not pass for this run's results.
+        shutil.rmtree(run_dir)
+    spec = None
+    if job is None:
+        spec = sandbox_policy.resolve(sandbox, root, emit, stage)
+        spec = spec.for_run_dir(run_dir).protecting(protected)
+    # On a cluster the node's sandbox is the node's to decide: here the interpreter is only read.
+    environment = probe_interpreter(python, root, sandbox=spec)
+    return ReadyRun(
+        root, run_id, python, commit, smoke, terms, argv, env, timeout_s, protected, watch,
+        environment, job, spec,
+    )  # fmt: skip
+
+
+def _check_run_id(run_id: str) -> None:
+    # The run folder is deleted before a rerun: a run id must never reach outside the project.
+    if not run_id or run_id in (".", "..") or "/" in run_id or "\\" in run_id:
+        raise ValueError(f"run_id must be a plain folder name like 'run_1', not {run_id!r}")
+
+
+def _project_cap(sandbox: SandboxSection | SandboxSpec | None, cap_mb: int | None) -> int:
+    """The project's disk cap for a run: as given, else as ``[sandbox]`` (or its default) says;
+    a ready SandboxSpec carries none."""
+    if cap_mb is not None:
+        return cap_mb
+    if isinstance(sandbox, SandboxSpec):
+        return 0
+    return (sandbox or SandboxSection()).project_cap_mb
