@@ -31,13 +31,16 @@ OUT_DIR_ENV = "LABTUI_OUT_DIR"  # the run's folder (absolute), for scripts that 
 RUN_ID_ENV = "LABTUI_RUN_ID"
 BUDGET_ENV = "LABTUI_RUN_BUDGET_S"  # a search's wall-clock budget of the run, in seconds
 SEED_ENV = "LABTUI_SEED"  # an offset of the run's seeds: 0, or 1, 2, … for repeats
-# What a run writes its numbers into, in its run folder (core/workspace/run_folder.py reads it)
+# A run's folder (run_<n>, run_0 the baseline), results imported beside the runs (imported_<n>),
+# and the file a run writes its numbers into there: core/workspace/run_folder.py reads them.
+RUN_PREFIX = "run_"
+IMPORTED_PREFIX = "imported_"
 FINAL_INFO = "final_info.json"
 
 # Folders no glob ever reaches into: labtui's and git's state, caches, environments, and the
 # runs themselves (their outputs are results, not code).
 _NEVER = frozenset({".git", ".labtui", "__pycache__", "node_modules"})
-_RUN_FOLDER_PREFIXES = ("run_", "imported_")
+_RUN_FOLDER_PREFIXES = (RUN_PREFIX, IMPORTED_PREFIX)
 
 
 # -- the command ---------------------------------------------------------------------------

@@ -14,8 +14,9 @@ labtui (``labtui import``) get ``imported_<n>/`` beside them. Each holds:
 A file that cannot be read is a :class:`RunFolderError` naming the file and the field at fault.
 Both files are written as labtui always wrote them, so every existing project still loads.
 
-``final_info.json``'s name is the template contract's (core/settings/contract.py), which the
-template check in core/settings needs below this layer; everything above imports it from here.
+The folder and file names are the template contract's (core/settings/contract.py): the template
+check and the project's globs in core/settings need them below this layer. Everything above
+imports them from here.
 """
 
 from __future__ import annotations
@@ -30,13 +31,13 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from ..errors import LabtuiError
-from ..settings.contract import FINAL_INFO as FINAL_INFO  # the name is the contract's
+from ..settings.contract import FINAL_INFO as FINAL_INFO
+from ..settings.contract import IMPORTED_PREFIX as IMPORTED_PREFIX
+from ..settings.contract import RUN_PREFIX as RUN_PREFIX
 from ..settings.templates import check_final_info
 
 RUN_RECORD = "labtui_run.json"
 RECORD_FILES = (FINAL_INFO, RUN_RECORD)  # what keeps a run's numbers and how they were made
-RUN_PREFIX = "run_"
-IMPORTED_PREFIX = "imported_"
 _CUDA_KEY = "CUDA_VISIBLE_DEVICES"  # the record's one key that is no field name
 
 
