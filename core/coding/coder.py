@@ -11,11 +11,11 @@ the files before and after, asks again once with aider's complaint quoted when n
 and says plainly when the edit still did not land.
 
 This room holds the edit flow: :class:`Coder` (a chat per edit, the reply checked, written whole
-or refused whole, asked again, committed), :class:`EditResult` and :func:`explanation_of`. Its
-neighbours hold the rest: core/coding/aider_io.py aider's IO (:class:`EventIO`, the answers to its
-questions, where it may write), core/coding/aider_model.py the model aider calls (offline setup,
-streaming, failures, prices), core/coding/edit_feedback.py why an attempt failed and what the next one is told. Their public
-names stay importable from here.
+or refused whole, asked again, committed) and :class:`EditResult`. Its neighbours hold the
+rest: core/coding/aider_chat.py a fresh aider chat set up for labtui,
+core/coding/aider_io.py aider's IO (:class:`EventIO`, the answers to its questions, where it may
+write), core/coding/aider_model.py the model aider calls (offline setup, streaming, failures,
+prices), core/coding/edit_feedback.py why an attempt failed and what the next one is told.
 
 Importing aider takes seconds and litellm more, so both are imported inside functions only; this
 module itself is cheap to import (``labtui --help`` must stay fast).
@@ -33,54 +33,17 @@ from ..errors import LabtuiError
 from ..events import CodeDiff, Event, Notice, Refused
 from ..llm.failures import final_error
 from ..llm.litellm_setup import token_price
-from ..llm.streaming import Limits
 from ..settings.config import ModelSpec
 from ..settings.contract import matches
 from ..workspace.project import CommitInfo, Project
-from .aider_io import (
-    NoAnalytics,
-    event_io_class,
-    file_question_verdict,
-    file_sha,
-    inside,
-    may_write,
-    plausible_new_file,
-    text_streams,
-)
-from .aider_model import (
-    aider_prompt_texts,
-    choose_edit_format,
-    fence_from_editable_files,
-    make_model,
-    prepare_offline_litellm,
-    register_with_aider,
-    retry_model_calls,
-    size_whole_file_replies,
-    stream_completions,
-    tidy_whole_file_edits,
-    valid_edit_formats,
-)
+from .aider_chat import open_chat
+from .aider_io import file_sha, inside, may_write, text_streams
 from .edit_feedback import attempt_problem, explanation_of, retry_prompt
 from .edit_guard import EditPolicy, Problem, check_edit
 from .edit_repair import restored_parts
 
 if TYPE_CHECKING:
     from ..llm.budget import Ledger
-
-__all__ = [
-    "Coder",
-    "EditResult",
-    "aider_prompt_texts",
-    "choose_edit_format",
-    "explanation_of",
-    "file_question_verdict",
-    "inside",
-    "may_write",
-    "plausible_new_file",
-    "valid_edit_formats",
-]
-
-AIDER_STATE = "aider"  # under <project>/.labtui/: aider's chat log and input history
 
 
 @dataclass(frozen=True)
@@ -98,13 +61,6 @@ class EditResult:
     def explanation(self) -> str:
         """The reply without its edit blocks: what the coder said it changed and why."""
         return explanation_of(self.reply)
-
-
-def __getattr__(name: str) -> Any:
-    # ``from labtui.core.coding.coder import EventIO`` works, yet importing this module stays cheap.
-    if name == "EventIO":
-        return event_io_class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # -- the bridge --------------------------------------------------------------------------------
@@ -250,63 +206,22 @@ class Coder:
         return writable
 
     def _start(self, targets: list[Path], readonly: list[Path]) -> tuple[Any, Any, list]:
-        """A fresh aider chat on the targets, with labtui's IO and no git, shell or web."""
-        state_dir = self.project.state_dir / AIDER_STATE
-        state_dir.mkdir(parents=True, exist_ok=True)
-        prepare_offline_litellm(self.spec)
-        register_with_aider(self.spec, state_dir)
-        limits = Limits.of(self.project.config.llm)
-        model = make_model(self.spec, self.max_tokens, limits)
-        self._timings = stream_completions(model, self.spec, limits, self.emit, self.stage)
-        edit_format = choose_edit_format(self.edit_format, model.edit_format)
-        if edit_format == "whole":
-            size_whole_file_replies(model, targets, self.max_tokens, self._notice)
-        event_io = event_io_class()(
+        """A fresh aider chat on the targets (core/coding/aider_chat.py); its calls' timings are
+        the ones ``_run`` bills."""
+        chat = open_chat(
+            self.project,
+            self.spec,
+            targets,
+            readonly,
+            allowed=self._writable_predicate(readonly),
             emit=self.emit,
             stage=self.stage,
-            root=self.project.root,
-            state_dir=state_dir,
-            allowed=self._writable_predicate(readonly),
+            edit_format=self.edit_format,
+            max_tokens=self.max_tokens,
+            notice=self._notice,
         )
-        from aider.coders import Coder as AiderCoder
-
-        aider_coder = AiderCoder.create(
-            main_model=model,
-            edit_format=edit_format,
-            io=event_io,
-            fnames=[str(p) for p in targets],
-            read_only_fnames=[str(p) for p in readonly],
-            use_git=False,  # labtui commits; aider must never touch the repository
-            auto_commits=False,
-            dirty_commits=False,
-            # Streaming without aider's "pretty" console writes raw chunks to sys.stdout, which
-            # would tear the TUI: aider runs unstreamed, and stream_completions streams below
-            # it (AgentChunk events as the reply comes, then the whole AgentMessage).
-            stream=False,
-            map_tokens=0,  # no repo map: the caller chooses exactly which files aider sees
-            auto_lint=False,
-            auto_test=False,
-            suggest_shell_commands=False,
-            detect_urls=False,
-            analytics=NoAnalytics(),
-        )
-        # Without git aider roots the chat at the files' common folder; the model must name
-        # files relative to the project (experiment.py, latex/template.tex) instead.
-        aider_coder.root = str(self.project.root)
-        aider_coder.abs_root_path_cache = {}
-        # labtui's own retry (with aider's complaint quoted) replaces aider's reflections, so
-        # every model call is one that edit() counts and bills.
-        aider_coder.max_reflections = 0
-        # Nor may aider summarise the chat in a thread of its own: an unbilled, uncounted call
-        # that costs minutes on a slow local model, for a chat that lives one edit.
-        aider_coder.summarize_start = lambda: None
-        fence_from_editable_files(aider_coder)
-        tidy_whole_file_edits(aider_coder)
-        return (
-            event_io,
-            aider_coder,
-            retry_model_calls(model, self.spec, self.project.config.llm.retries, self._notice),
-        )
+        self._timings = chat.timings
+        return chat.io, chat.coder, chat.failures
 
     def _notice(self, text: str) -> None:
         self.emit(Notice(stage=self.stage, text=text))

@@ -15,13 +15,14 @@ import pytest
 from support.recorded_replies import replies
 from support.scripted_llm import Fault, ScriptedLLMServer
 
-from labtui.core.coding.aider_io import file_question_verdict
+from labtui.core.coding.aider_io import EventIO, file_question_verdict, may_write
 from labtui.core.coding.aider_model import (
     chat_file_named,
+    choose_edit_format,
     copies_the_example,
     whole_file_reply_tokens,
 )
-from labtui.core.coding.coder import Coder, EditResult, EventIO, choose_edit_format, may_write
+from labtui.core.coding.coder import Coder, EditResult
 from labtui.core.coding.edit_guard import EditPolicy
 from labtui.core.errors import ConfigError, LabtuiError, LLMError
 from labtui.core.events import AgentMessage, CodeDiff, CostUpdate, Event, Notice, Refused
@@ -883,7 +884,7 @@ def test_aider_works_when_a_front_end_captures_stdout(tmp_path: Path) -> None:
 
 
 def test_the_explanation_leaves_out_edit_blocks() -> None:
-    from labtui.core.coding.coder import explanation_of
+    from labtui.core.coding.edit_feedback import explanation_of
 
     whole_reply = "Double the width.\n\nexperiment.py\n```python\nHIDDEN_UNITS = 64\n```\n"
     diff_reply = (

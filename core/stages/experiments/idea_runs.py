@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...coding.coder import aider_prompt_texts
+from ...coding.aider_model import aider_prompt_texts
 from ...errors import Aborted, StageFailed
 from ...provenance.run_analysis import RunReview, review_run
 from ...runs.effect_text import effects_markdown
