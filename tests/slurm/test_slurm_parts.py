@@ -155,7 +155,7 @@ def test_a_jobs_files_are_followed_as_they_grow(tmp_path):
 def test_the_cli_flag_sets_the_backend_for_the_session(monkeypatch, tmp_path):
     from labtui.tui import cli
 
-    monkeypatch.setattr(cli, "_dispatch", lambda args: 0)
+    monkeypatch.setattr(cli, "dispatch", lambda args: 0)
     monkeypatch.delenv("LABTUI_CLUSTER__BACKEND", raising=False)
     assert cli.main(["--cluster", "slurm", "run", str(tmp_path)]) == 0
     import os
