@@ -111,6 +111,9 @@ def wire_project(root: Path, llm_url: str, arxiv_url: str, *, auto: bool = True)
         setattr(config.models, stage, model_name(stage))
     config.literature.arxiv_url = arxiv_url
     config.literature.delay_s = 0.0
+    # the loopback arXiv answers at once: a retry after its error need not wait (the waits
+    # themselves are tested in tests/literature/test_literature.py)
+    config.literature.backoff_s = 0.0
     config.literature.rounds = 2
     config.literature.papers = 2
     config.ideas.count = 1

@@ -532,8 +532,8 @@ def test_a_climb_on_slurm_sends_its_seeds_as_job_arrays(
 
     monkeypatch.setenv("LABTUI_API_KEY", TEST_API_KEY)
     monkeypatch.setenv("LABTUI_CLUSTER__BACKEND", "slurm")
-    # The baseline is submitted before the session's [cluster] is set: with the default 16 GB
-    # it is refused on a test node that has less free memory (a busy machine).
+    # The baseline is submitted before the session's [cluster] is set: it asks what the test
+    # node surely has, not the default 16 GB (more than a small machine's node holds).
     monkeypatch.setenv("LABTUI_CLUSTER__MEM_GB", "0.5")
     climb = ClimbSection(
         metric="score", direction="higher", run_budget_s=60, max_runs=1, baseline_repeats=2,

@@ -179,11 +179,12 @@ def _listening(port: int) -> bool:
 
 
 def _memory_mb() -> int:
-    """MemAvailable of /proc/meminfo in MiB (never more than what slurmd detects)."""
+    """MemTotal of /proc/meminfo in MiB: what slurmd detects, the same however busy the machine
+    is (sized from what is free, a node started on a busy machine refused the tests' jobs)."""
     for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("MemAvailable:"):
+        if line.startswith("MemTotal:"):
             return int(line.split()[1]) // 1024
-    raise SlurmClusterError("no MemAvailable in /proc/meminfo")
+    raise SlurmClusterError("no MemTotal in /proc/meminfo")
 
 
 # --- the cluster ----------------------------------------------------------------------------
