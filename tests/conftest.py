@@ -53,6 +53,24 @@ def _fresh_structured_modes():
 
 
 @pytest.fixture(scope="session")
+def session_folder(tmp_path_factory) -> Path:
+    """A folder every pytest-xdist worker of this session sees, for what is made once per
+    session and reused (tests/support/session_files.py)."""
+    from support.session_files import shared_folder
+
+    return shared_folder(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def latex_pdfs(session_folder):
+    """LaTeX fixtures compiled once per content for the session
+    (tests/support/compiled_latex.py)."""
+    from support.compiled_latex import CompiledPdfs
+
+    return CompiledPdfs(session_folder / "compiled-latex")
+
+
+@pytest.fixture(scope="session")
 def slurm_cluster():
     """A real single-node Slurm with accounting, started on first use and shared by the session
     (its xdist workers included), SLURM_CONF set meanwhile; skips where it cannot run

@@ -112,8 +112,8 @@ def test_a_corpus_papers_watermark_is_not_read(name: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return ai_scientist().compile(tmp_path_factory.mktemp("iclr2024"))
+def compiled(tmp_path_factory: pytest.TempPathFactory, latex_pdfs) -> Path:
+    return ai_scientist().compile(tmp_path_factory.mktemp("iclr2024"), latex_pdfs)
 
 
 @requires_tex

@@ -122,10 +122,10 @@ EXPECTED: dict[str, Outline] = {
 
 
 @pytest.fixture(scope="module")
-def pdfs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Each style fixture compiled once for the module."""
+def pdfs(tmp_path_factory: pytest.TempPathFactory, latex_pdfs) -> dict[str, Path]:
+    """Each style fixture compiled once for the session."""
     folder = tmp_path_factory.mktemp("styles")
-    return {name: paper.compile(folder) for name, paper in STYLES.items()}
+    return {name: paper.compile(folder, latex_pdfs) for name, paper in STYLES.items()}
 
 
 @pytest.fixture(scope="module")

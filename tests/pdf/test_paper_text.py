@@ -9,7 +9,6 @@ import pytest
 from support.latex_documents import document, requires_tex
 
 from labtui.core.errors import LabtuiError
-from labtui.core.latex.compile import compile_latex
 from labtui.core.pdf import outline as paper_outline
 from labtui.core.pdf.document import pdf_text
 from labtui.core.pdf.markdown import paper_markdown
@@ -51,13 +50,13 @@ Every run uses five seeds.
 
 
 @pytest.fixture(scope="module")
-def tex_paper(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A two-page article made with real TeX, compiled once for the module."""
+def tex_paper(tmp_path_factory: pytest.TempPathFactory, latex_pdfs) -> Path:
+    """A two-page article made with real TeX, compiled once for the session."""
     root = tmp_path_factory.mktemp("paper")
     latex = root / "latex"
     latex.mkdir()
     (latex / "paper.tex").write_text(document(PAPER_BODY))
-    outcome = compile_latex(latex / "paper.tex", root / "paper.pdf", timeout_s=120)
+    outcome = latex_pdfs.compile(latex / "paper.tex", root / "paper.pdf", timeout_s=120)
     assert outcome.ok, outcome.log_tail
     assert outcome.pages >= 2
     return root / "paper.pdf"

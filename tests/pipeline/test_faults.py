@@ -40,18 +40,12 @@ class Reference:
     state: fault_run.EndState
 
 
-def _shared_folder(factory: pytest.TempPathFactory) -> Path:
-    """A folder all pytest-xdist workers of this session see (the fresh project and the
-    reference run are made once, by whichever worker comes first)."""
-    base = factory.getbasetemp()
-    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "faults"
-    shared.mkdir(parents=True, exist_ok=True)
-    return shared
-
-
 @pytest.fixture(scope="session")
-def reference(tmp_path_factory) -> Reference:
-    shared = _shared_folder(tmp_path_factory)
+def reference(session_folder) -> Reference:
+    """The fresh project and the uninterrupted run, made once for the session by whichever
+    worker comes first."""
+    shared = session_folder / "faults"
+    shared.mkdir(parents=True, exist_ok=True)
     with pytest.MonkeyPatch.context() as env:
         isolate(env, shared / "home")
         return _reference(shared)

@@ -15,7 +15,6 @@ from support.latex_documents import document, requires_tex
 from support.research_script import REVIEW, fenced_json, last_user_text
 
 from labtui.core.errors import LabtuiError
-from labtui.core.latex.compile import compile_latex
 from labtui.core.review.calibration_store import find_calibration, trust_line
 from labtui.core.review.fabricate import Fabrication, fabricate
 from labtui.core.review.form import parse_review
@@ -272,12 +271,13 @@ The wide MLP reaches 93.1\% accuracy and a loss of 0.21.
 
 
 @pytest.fixture(scope="module")
-def tex_paper(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A paper with a results table, made with real TeX once for the module."""
+def tex_paper(tmp_path_factory: pytest.TempPathFactory, latex_pdfs) -> Path:
+    """A paper with a results table, made with real TeX once for the session."""
     root = tmp_path_factory.mktemp("probe")
     (root / "latex").mkdir()
     (root / "latex" / "paper.tex").write_text(document(PDF_BODY))
-    outcome = compile_latex(root / "latex" / "paper.tex", root / "paper.pdf", timeout_s=120)
+    paper = root / "latex" / "paper.tex"
+    outcome = latex_pdfs.compile(paper, root / "paper.pdf", timeout_s=120)
     assert outcome.ok, outcome.log_tail
     return root / "paper.pdf"
 

@@ -12,7 +12,6 @@ from conftest import TEST_API_KEY, run_labtui
 from support.latex_documents import GOOD_BODY, document, requires_tex
 from support.research_script import REVIEW, fenced_json, scripted_reviewer
 
-from labtui.core.latex.compile import compile_latex
 from labtui.core.review.calibration_store import Trust
 
 pytestmark = pytest.mark.usefixtures("hosted_profile")  # review on the scripted server: as hosted
@@ -28,12 +27,12 @@ def _env(llm_server) -> dict[str, str]:
 
 
 @pytest.fixture
-def tex_pdf(tmp_path: Path) -> Path:
-    """A paper made here with real TeX."""
+def tex_pdf(tmp_path: Path, latex_pdfs) -> Path:
+    """A paper made with real TeX (once for the session, copied here)."""
     latex = tmp_path / "latex"
     latex.mkdir()
     (latex / "paper.tex").write_text(document("\\section{Introduction}\n" + GOOD_BODY))
-    outcome = compile_latex(latex / "paper.tex", tmp_path / "paper.pdf", timeout_s=120)
+    outcome = latex_pdfs.compile(latex / "paper.tex", tmp_path / "paper.pdf", timeout_s=120)
     assert outcome.ok, outcome.log_tail
     return tmp_path / "paper.pdf"
 

@@ -14,9 +14,7 @@ request and the files, not from the order of calls.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
-import fcntl
 import json
 import os
 import random
@@ -26,7 +24,7 @@ import signal
 import socket
 import subprocess
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +35,7 @@ from labtui.core.pdf.document import pdf_text
 from labtui.core.settings.config import load_config, save_config
 from support import scripted_llm
 from support.research_script import MoonsResearch, last_user_text, whole_file_edit
+from support.session_files import locked
 from support.waiting import wait_until
 
 JOURNAL = Path(".labtui") / "journal.jsonl"
@@ -454,17 +453,6 @@ def prepare(fresh: Path, target: Path, llm_server, arxiv_server) -> Path:
     shutil.copytree(fresh, target, symlinks=True)
     wire(target, llm_server, arxiv_server)
     return target
-
-
-@contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 # -- an LLM server that dies mid-stream ---------------------------------------------------------

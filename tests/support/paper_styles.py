@@ -39,6 +39,7 @@ from labtui.core.latex.compile import compile_latex
 from support.ai_scientist_paper import BODY as AI_SCIENTIST_BODY
 from support.ai_scientist_paper import PREAMBLE as AI_SCIENTIST_PREAMBLE
 from support.ai_scientist_paper import STYLE_FILES as ICLR2024_FILES
+from support.compiled_latex import CompiledPdfs
 
 SUBJECTS = (
     "the network",
@@ -113,15 +114,17 @@ class StyledPaper:
     paragraphs: tuple[str, ...]
     style_files: tuple[Path, ...] = ()
 
-    def compile(self, folder: Path) -> Path:
-        """The PDF, compiled with labtui's own LaTeX compile (latexmk and BibTeX)."""
+    def compile(self, folder: Path, pdfs: CompiledPdfs | None = None) -> Path:
+        """The PDF, compiled with labtui's own LaTeX compile (latexmk and BibTeX); from
+        ``pdfs``, the session's compiled fixtures, when given."""
         latex = folder / self.name
         latex.mkdir(parents=True, exist_ok=True)
         (latex / "paper.tex").write_text(self.tex)
         for style_file in self.style_files:
             shutil.copyfile(style_file, latex / style_file.name)
         pdf = folder / f"{self.name}.pdf"
-        outcome = compile_latex(latex / "paper.tex", pdf, timeout_s=300)
+        compile_pdf = compile_latex if pdfs is None else pdfs.compile
+        outcome = compile_pdf(latex / "paper.tex", pdf, timeout_s=300)
         if not outcome.ok:
             raise RuntimeError(f"{self.name} did not compile:\n{outcome.log_tail}")
         return pdf
