@@ -74,7 +74,7 @@ def open_chat(
         state_dir=state_dir,
         allowed=allowed,
     )
-    from aider.coders import Coder as AiderCoder
+    from aider.coders import Coder as AiderCoder  # noqa: PLC0415 -- aider takes ~1.5 s to import; only an edit needs it
 
     aider_coder = AiderCoder.create(
         main_model=model,

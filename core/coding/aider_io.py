@@ -171,8 +171,9 @@ def event_io_class() -> type:
     if _EVENT_IO is not None:
         return _EVENT_IO
 
-    from aider.io import InputOutput
-    from rich.console import Console
+    # aider (~1.5 s to import) and the rich it prints with: only an edit needs them
+    from aider.io import InputOutput  # noqa: PLC0415
+    from rich.console import Console  # noqa: PLC0415
 
     class EventIO(InputOutput):
         """aider's InputOutput that emits events and answers every question itself.

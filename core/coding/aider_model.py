@@ -12,13 +12,16 @@ This room holds everything about the model aider calls:
 - aider's code fence chosen from the edited files only (:func:`fence_from_editable_files`) and
   the texts aider itself sends (:func:`aider_prompt_texts`).
 
-aider and litellm are imported inside the functions: importing this module stays cheap.
+aider is imported inside the functions, and litellm reached through ``load_litellm``: importing
+this module stays cheap.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import pkgutil
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -27,7 +30,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..events import AgentChunk, Event, Notice
 from ..llm.failures import model_retry_policy
-from ..llm.litellm_setup import api_key_for, prepare_litellm, register_model
+from ..llm.litellm_setup import api_key_for, load_litellm, prepare_litellm, register_model
 from ..llm.server_idle import abandons_request, note_abandoned, wait_for_abandoned
 from ..llm.streaming import InactivityTimeout, Limits, consume_stream
 from ..settings.config import ModelSpec
@@ -49,8 +52,7 @@ def _model_metadata(spec: ModelSpec) -> dict[str, Any]:
     aider looks every model up in its own metadata first and otherwise downloads litellm's price
     list (5 s timeout) on each Model(...); registering the entry keeps it offline and quiet.
     """
-    import litellm
-
+    litellm = load_litellm()
     try:
         info = {k: v for k, v in dict(litellm.get_model_info(spec.name)).items() if v is not None}
     except Exception:
@@ -62,7 +64,7 @@ def _model_metadata(spec: ModelSpec) -> dict[str, Any]:
 
 
 def register_with_aider(spec: ModelSpec, state_dir: Path) -> None:
-    from aider.models import register_litellm_models
+    from aider.models import register_litellm_models  # noqa: PLC0415 -- aider takes ~1.5 s to import; only an edit needs it
 
     path = state_dir / "model-metadata.json"
     path.write_text(json.dumps({spec.name: _model_metadata(spec)}, default=str), encoding="utf-8")
@@ -70,7 +72,7 @@ def register_with_aider(spec: ModelSpec, state_dir: Path) -> None:
 
 
 def valid_edit_formats() -> list[str]:
-    from aider import coders
+    from aider import coders  # noqa: PLC0415 -- aider takes ~1.5 s to import; only an edit needs it
 
     return sorted({str(c.edit_format) for c in coders.__all__ if getattr(c, "edit_format", None)})
 
@@ -90,7 +92,7 @@ def choose_edit_format(explicit: str, aider_choice: str | None) -> str:
 
 
 def make_model(spec: ModelSpec, max_tokens: int, limits: Limits) -> AiderModel:
-    from aider.models import Model
+    from aider.models import Model  # noqa: PLC0415 -- aider takes ~1.5 s to import; only an edit needs it
 
     # The same name for weak and editor models: aider would otherwise build (and look up over
     # the network) a second model for commit messages we never let it write.
@@ -245,8 +247,7 @@ def stream_completions(
     Returns the list that the timing ``(first_token_s, seconds)`` of each completed call is
     appended to.
     """
-    import litellm
-
+    litellm = load_litellm()
     timings: list[tuple[float, float]] = []
     send_completion = model.send_completion
 
@@ -293,8 +294,7 @@ def _provider_name(spec: ModelSpec) -> str:
 
 def _empty_response(spec: ModelSpec) -> Any:
     """What a stream without a single chunk amounts to: an empty reply, which aider reports."""
-    import litellm
-
+    litellm = load_litellm()
     return litellm.ModelResponse(
         model=spec.name,
         choices=[
@@ -333,10 +333,7 @@ def retry_model_calls(
 def aider_prompt_texts() -> list[str]:
     """Every instruction and example aider itself sends (all edit formats): a small model copies
     them back as its explanation, and the notebook must keep only the model's own words."""
-    import importlib
-    import pkgutil
-
-    import aider.coders
+    import aider.coders  # noqa: PLC0415 -- aider takes ~1.5 s to import; only an edit needs it
 
     texts: list[str] = []
     for module_info in pkgutil.iter_modules(aider.coders.__path__):

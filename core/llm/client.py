@@ -35,7 +35,9 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..answers.examples import answer_examples, example_strings
 from ..answers.json_reply import extract_json, reask_prompt, reask_temperature, same_answer
+from ..answers.record import record_name
 from ..checkpoints import ResearcherNotes
 from ..errors import UnusableAnswer
 from ..events import AgentChunk, AgentMessage, Notice, Refused
@@ -182,9 +184,6 @@ class LLM:
         re-asks, what the refused answers (the last first) may still give, with what failed left
         out (a review without its one point about nothing in the paper); ValueError where not.
         """
-        from ..answers.examples import answer_examples, example_strings
-        from ..answers.record import record_name
-
         chat_kwargs.setdefault("json_mode", True)
         # A record is a few hundred tokens; a small model that loops would otherwise write to
         # [llm] max_tokens, which is sized for whole files (minutes at 10 tokens/s).

@@ -7,12 +7,14 @@ fix, and the last failure of a spent retry budget into one from :func:`exhausted
 server that refuses ``response_format`` (:func:`rejects_response_format`) is asked again without
 it. No message ever contains the API key's value.
 
-litellm, openai and httpx are imported inside the functions: importing this module stays cheap.
+litellm is reached through ``litellm_setup`` when a failure is classified, and openai's and httpx's
+errors are looked up only among the modules already loaded: importing this module stays cheap.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
 
 from ..errors import LLMError
@@ -52,27 +54,23 @@ def is_retryable(exc: BaseException) -> bool:
     )
     if isinstance(exc, transient):
         return True
-    try:
-        import httpx
-
-        if isinstance(exc, httpx.TransportError):  # a stream cut off mid-way, unwrapped
-            return True
-    except ImportError:  # pragma: no cover - httpx ships with litellm
-        pass
+    if _raised_by(exc, "httpx", "TransportError"):  # a stream cut off mid-way, unwrapped
+        return True
     status = status_of(exc)
     return status is not None and (status in (408, 409, 429) or status >= 500)
 
 
 def is_api_error(exc: BaseException) -> bool:
     """Errors that come from the provider or the transport (not bugs in labtui)."""
-    try:
-        import openai
+    return _raised_by(exc, "openai", "OpenAIError") or is_retryable(exc)
 
-        if isinstance(exc, openai.OpenAIError):
-            return True
-    except ImportError:  # pragma: no cover - openai ships with litellm
-        pass
-    return is_retryable(exc)
+
+def _raised_by(exc: BaseException, library: str, error: str) -> bool:
+    """Whether ``exc`` is ``library``'s ``error``. A library never imported raised nothing, so
+    it is looked up only if already loaded (openai takes more than a second to import)."""
+    module = sys.modules.get(library)
+    error_class = getattr(module, error, None) if module is not None else None
+    return isinstance(error_class, type) and isinstance(exc, error_class)
 
 
 # "litellm.RateLimitError: RateLimitError: OpenAIException - Rate limit reached" -> the reason

@@ -57,7 +57,8 @@ def prepare_litellm() -> None:
         if _prepared:
             return
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        import litellm
+        # litellm takes seconds to import: core/ imports it here, on the first model call
+        import litellm  # noqa: PLC0415
 
         litellm.suppress_debug_info = True
         if hasattr(litellm, "telemetry"):
@@ -75,19 +76,15 @@ def prepare_litellm() -> None:
 
 
 def load_litellm() -> types.ModuleType:
-    """litellm itself, prepared on first use."""
+    """litellm itself, prepared (and so imported) on first use."""
     prepare_litellm()
-    import litellm
-
-    return litellm
+    return importlib.import_module("litellm")
 
 
 def litellm_exceptions() -> types.ModuleType:
     """litellm's exception classes (not all are re-exported at the top level of litellm)."""
     prepare_litellm()
-    import litellm.exceptions
-
-    return litellm.exceptions
+    return importlib.import_module("litellm.exceptions")
 
 
 def provider_of(spec: ModelSpec) -> str | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
+from ..answers.record import response_format
 from ..settings.config import ModelSpec
 
 if TYPE_CHECKING:
@@ -50,8 +51,6 @@ def response_format_for(mode: str, schema: type[BaseModel] | None) -> dict[str, 
     """The ``response_format`` of a request in ``mode`` for the record ``schema`` (the modes
     with a schema are tried only for a call that has one)."""
     if mode == "json_schema" and schema is not None:
-        from ..answers.record import response_format
-
         return response_format(schema)
     if mode == "json_object_schema" and schema is not None:
         return {"type": "json_object", "schema": schema.model_json_schema(by_alias=True)}

@@ -347,7 +347,8 @@ def _track_connections() -> None:
             return
         _tracking_installed = True
         try:
-            from httpcore._sync.http11 import HTTP11Connection
+            # httpcore comes with litellm, which is imported when a model is first called
+            from httpcore._sync.http11 import HTTP11Connection  # noqa: PLC0415
         except ImportError:  # pragma: no cover - httpcore ships with httpx
             return
         original = HTTP11Connection.handle_request
