@@ -5,6 +5,8 @@ report says whether it answers and how fast (a local CPU server is minutes per l
 
 from __future__ import annotations
 
+import copy
+import os
 import shutil
 import sys
 from dataclasses import dataclass
@@ -12,9 +14,20 @@ from pathlib import Path
 
 from .errors import ConfigError, LabtuiError
 from .events import CostUpdate, Event
+from .literature.semantic_scholar import API_KEY_ENV
+from .llm.budget import Ledger
+from .llm.client import LLM
+from .llm.litellm_setup import check_model
 from .llm.streaming import speed_words
+from .machine import bubblewrap
+from .machine.gpu import describe
+from .machine.host_limits import TASKS_FLOOR, TASKS_PER_CPU, containment, io_words, task_cap
+from .machine.interpreter import probe_interpreter
 from .settings.config import Config, ModelSpec, load_config
+from .settings.profiles import apply_profile
 from .settings.sections import LLMSection, SandboxSection
+from .slurm.doctor_check import cluster_findings
+from .stage_list import STAGE_MODEL_NEEDS
 
 PING_PROMPT = "Reply with the word ok."
 PING_MAX_TOKENS = 16  # enough for "ok" and a little politeness, not for a looping model
@@ -36,8 +49,6 @@ def _tool(name: str, purpose: str, required: bool = True, install: str = "") -> 
 
 
 def _interpreter(config: Config) -> Check:
-    from .machine.interpreter import probe_interpreter
-
     python = config.python
     try:
         info = probe_interpreter(python, Path.cwd(), timeout_s=30)
@@ -56,12 +67,10 @@ def _interpreter(config: Config) -> Check:
 def _sandbox(config: Config) -> Check:
     """Whether experiments will really be isolated: bubblewrap must run, not just exist (many
     containers forbid the user namespaces it needs)."""
-    from .machine.bubblewrap import bwrap_problem
-
     mode = config.sandbox.mode
     if mode in ("limits", "off"):
         return Check("sandbox", True, f'mode = "{mode}": experiments are not isolated', False)
-    problem = bwrap_problem()
+    problem = bubblewrap.bwrap_problem()
     if not problem:
         return Check("sandbox", True, f'bubblewrap works (mode = "{mode}")', False)
     fix = "install bubblewrap (sudo apt-get install bubblewrap) or allow user namespaces"
@@ -74,8 +83,6 @@ def _containment(config: Config) -> Check:
     """What keeps the host alive beside a run: the cgroup (or why there is none), priorities,
     and the caps. Detection is cached and quick (a missing session bus answers at once; the
     probe's timeout is 5 s)."""
-    from .machine.host_limits import containment, io_words, task_cap
-
     settings = config.sandbox
     if settings.mode == "off":
         return Check("containment", True, 'none ([sandbox] mode = "off")', False)
@@ -99,10 +106,6 @@ def _containment(config: Config) -> Check:
 
 def _task_cap(settings: SandboxSection, in_cgroup: bool) -> str:
     """'task cap 512 ("auto": 24 per CPU, at least 512; watcher, RLIMIT_NPROC)'."""
-    import os
-
-    from .machine.host_limits import TASKS_FLOOR, TASKS_PER_CPU, task_cap
-
     enforcers = ["TasksMax"] if in_cgroup else []
     enforcers += ["watcher", "RLIMIT_NPROC" if os.geteuid() else "no RLIMIT_NPROC as root"]
     auto = f'"auto": {TASKS_PER_CPU} per CPU, at least {TASKS_FLOOR}; '
@@ -111,9 +114,6 @@ def _task_cap(settings: SandboxSection, in_cgroup: bool) -> str:
 
 
 def _models(config: Config) -> list[Check]:
-    from .llm.litellm_setup import check_model
-    from .stage_list import STAGE_MODEL_NEEDS
-
     checks = []
     for stage in STAGE_MODEL_NEEDS:
         spec = config.model_for(stage)
@@ -132,9 +132,6 @@ def _models(config: Config) -> list[Check]:
 def _model_answers(config: Config) -> list[Check]:
     """One tiny request to each distinct model the stages use (none when none is configured;
     a model whose setup check failed is not called: that check already says why)."""
-    from .llm.litellm_setup import check_model
-    from .stage_list import STAGE_MODEL_NEEDS
-
     specs: list[ModelSpec] = []
     for stage in STAGE_MODEL_NEEDS:
         spec = config.model_for(stage)
@@ -147,9 +144,6 @@ def ping_model(spec: ModelSpec, settings: LLMSection) -> Check:
     """Ask ``spec`` for one word, streamed under the configured inactivity limits (so a server
     that hangs is given up like in a run, never waited on forever), without retries; report the
     answer time, the time to the first token and the speed, or the error and its fix."""
-    from .llm.budget import Ledger
-    from .llm.client import LLM
-
     timings: list[CostUpdate] = []
 
     def keep(event: Event) -> None:
@@ -181,8 +175,6 @@ def _timing(cost: CostUpdate) -> str:
 
 
 def run_checks(project_dir: Path | None) -> list[Check]:
-    from .machine.gpu import describe
-
     apt = "sudo apt-get install"
     checks = [
         Check("python", sys.version_info >= (3, 11), sys.version.split()[0]),
@@ -213,9 +205,6 @@ def run_checks(project_dir: Path | None) -> list[Check]:
 def _cluster(config: Config) -> list[Check]:
     """``[cluster]``: on Slurm, the login node's GPUs are not the runs' (said so), and the
     cluster is checked with a test job."""
-    from .machine.gpu import describe
-    from .slurm.doctor_check import cluster_findings
-
     checks = [Check(name, ok, detail) for name, ok, detail in cluster_findings(config.cluster)]
     if config.cluster.backend == "slurm":
         gres = config.cluster.gres or "none"
@@ -234,10 +223,6 @@ def _cluster(config: Config) -> list[Check]:
 
 def _profile(config: Config) -> Check:
     """Which settings the small-model profile changes for this model (core/settings/profiles.py)."""
-    import copy
-
-    from .settings.profiles import apply_profile
-
     changed = apply_profile(copy.deepcopy(config))
     if not changed:
         return Check(
@@ -252,10 +237,6 @@ def _profile(config: Config) -> Check:
 
 
 def _semantic_scholar() -> Check:
-    import os
-
-    from .literature.semantic_scholar import API_KEY_ENV
-
     if os.environ.get(API_KEY_ENV, "").strip():
         return Check("semantic scholar", True, f"{API_KEY_ENV} present: used with arXiv", False)
     return Check(

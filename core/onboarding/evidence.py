@@ -22,6 +22,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..errors import LabtuiError
+from ..runs.result_sources import read_results, read_table
 from ..settings.sections import ResultsSection
 from ..workspace.project import Project
 from ..workspace.run_folder import (
@@ -55,8 +56,6 @@ def import_file(
 ) -> Imported:
     """One result file as one imported folder, read as ``[results]`` says (``source`` and
     ``metrics`` override it: an old file may be of another kind than what runs write now)."""
-    from ..runs.result_sources import read_results
-
     path = _existing(path)
     settings = _settings(project, path, source, metrics)
     folder = _next_folder(project.root)
@@ -79,8 +78,6 @@ def import_table(
 ) -> list[Imported]:
     """Each row of a CSV results table (one earlier run per row, named by ``name_column``) as
     one imported folder."""
-    from ..runs.result_sources import read_table
-
     path = _existing(path)
     wanted = dict(metrics if metrics is not None else project.config.results.metrics)
     rows = read_table(path, name_column, wanted)

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from pathlib import Path, PurePosixPath
 
 from ..source.files import normal_path
-from ..source.python import PythonModule, decorators_of, is_main_guard, name_of
+from ..source.python import PythonModule, decorators_of, is_main_guard, name_of, parse_module
 from .repo_facts import EntryPoint, NamedOption, Option, Tracker
 from .result_files import RESULT_WORDS
 from .script_options import OPTION_READERS, hydra_config, hydra_options
@@ -198,10 +199,6 @@ def packages_of(root: Path, paths: list[str], repository: set[str]) -> list[str]
     """The top-level packages ``paths`` import that are neither the standard library nor the
     repository's own (``repository``: its Python files): what the experiment's interpreter
     must have installed (as import names: sklearn, not scikit-learn)."""
-    import sys
-
-    from ..source.python import parse_module
-
     own = {PurePosixPath(p).parts[0].removesuffix(".py") for p in repository}
     found: list[str] = []
     for path in paths:

@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,10 +30,12 @@ from typing import Any
 from ..errors import ConfigError, LabtuiError, StageFailed
 from ..events import Event
 from ..machine.interpreter import interpreter_with
+from ..runs.runner import configured, run_experiment
 from ..settings.config import CONFIG_NAME, Config, config_from_dict, save_config, toml_value
 from ..settings.contract import edit_files, run_argv
 from ..settings.templates import default_paper
 from ..workspace.project import LABTUI_BRANCHES, LOCAL_EXCLUDES, Project, exclude_locally
+from ..writeup.draft_parts import draft_parts
 from .python_survey import packages_of
 from .repo_facts import RepoSurvey
 
@@ -151,8 +154,6 @@ def write_proposal(root: Path, text: str) -> Path:
 
 
 def _wrapped(text: str, width: int = 96) -> list[str]:
-    import textwrap
-
     return textwrap.wrap(" ".join(text.split()), width) or [""]
 
 
@@ -185,8 +186,6 @@ def check_setup(root: Path, config: Config, where: Path, python: str) -> None:
             "bundled paper",
         )
     if config.paper.sections:
-        from ..writeup.draft_parts import draft_parts
-
         try:
             draft_parts(root, tex, config.paper.sections)
         except StageFailed as exc:
@@ -260,8 +259,6 @@ def smoke_check(
 ) -> tuple[bool, str]:
     """The smoke setting run through the same runner and sandbox as every run, its numbers read
     as ``[results]`` says: (worked, what it showed). Its folder goes under .labtui/init after."""
-    from ..runs.runner import configured, run_experiment
-
     settings = {**configured(config), "python": python}
     result = run_experiment(root, SMOKE_RUN, emit=emit, stage="init", smoke=True, **settings)
     kept = root / INIT_DIR / "smoke"

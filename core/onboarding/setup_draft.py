@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..machine.metric_lines import lower_is_better
+from ..runs import result_sources
 from ..source.files import is_data, is_evaluation, is_test, normal_path
 from ..workspace.run_folder import FINAL_INFO
 from .python_survey import HYDRA_DIR, SMOKE_FLAG, option_flag
@@ -360,11 +361,7 @@ def _propose_result_file(
 
 def _available(source: str, path: Path) -> dict[str, float]:
     try:
-        from ..runs.result_sources import available_metrics
-    except ImportError:
-        return {}
-    try:
-        found = available_metrics(source, path)
+        found = result_sources.available_metrics(source, path)
     except Exception:  # a reader's failure must not stop `labtui init`: the question is asked
         return {}
     return dict(found) if isinstance(found, dict) else {}

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..answers.setup_answer import RESULT_SOURCES, SetupAnswer
+from ..runs import result_sources
 from ..settings.contract import matches
 from ..settings.prompts import load_prompt
 from ..workspace.run_folder import FINAL_INFO
@@ -199,14 +200,14 @@ def _what(source: str, path: str) -> str:
 
 def _unknown_metrics(answer: SetupAnswer, survey: RepoSurvey) -> str:
     """Metric names a result file of the source's kind lacks (none to check against: '')."""
-    from ..runs.result_sources import available_metrics
-
     files = [r for r in survey.result_files if r.source == answer.results_source]
     if not files or answer.results_source == "stdout":
         return ""
     offered: set[str] = set()
     for result in files[:5]:
-        offered |= set(available_metrics(result.source, Path(survey.root) / result.path))
+        offered |= set(
+            result_sources.available_metrics(result.source, Path(survey.root) / result.path)
+        )
     unknown = [name for name in answer.metrics if name not in offered]
     if unknown:
         return (
