@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import pwd
 import shutil
 import subprocess
 import sys
@@ -260,8 +261,6 @@ def systemd_scope_problem() -> str:
 
 
 def _user_name() -> str:
-    import pwd
-
     try:
         return pwd.getpwuid(os.getuid()).pw_name
     except KeyError:

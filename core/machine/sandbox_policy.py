@@ -8,16 +8,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
 from ..events import Event, Notice
+from ..settings.sections import SandboxSection
 from .bubblewrap import bwrap_problem
 from .host_limits import Containment, containment, task_cap
 from .sandbox import MODES, SandboxSpec
-
-if TYPE_CHECKING:
-    from ..settings.sections import SandboxSection
 
 Emit = Callable[[Event], None]
 
@@ -59,8 +56,6 @@ def policy(
     and falls back to limits; ``mode = "bwrap"`` then raises ConfigError instead.
     """
     if settings is None:
-        from ..settings.sections import SandboxSection
-
         settings = SandboxSection()
     mode = settings.mode
     where = Path(root) / "labtui.toml"

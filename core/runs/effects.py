@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import re
 import statistics
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ from typing import Any
 
 from ..errors import LabtuiError, TemplateError
 from ..machine.metric_lines import is_time_like, lower_is_better
+from ..settings.contract import prompt_json
 from ..workspace.run_folder import finished_runs, has_results, read_final_info
 
 IDENTICAL = "identical"
@@ -84,8 +86,6 @@ def metric_directions(root: Path) -> dict[str, str]:
 
 
 def _configured_directions(root: Path) -> dict[str, str]:
-    import tomllib
-
     try:
         data = tomllib.loads((root / "labtui.toml").read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError):
@@ -97,8 +97,6 @@ def _configured_directions(root: Path) -> dict[str, str]:
 
 
 def _prompt_json_directions(root: Path) -> dict[str, str]:
-    from ..settings.contract import prompt_json
-
     path = root / "prompt.json"
     declared = prompt_json(root).get("metrics")
     if declared is None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..events import Event
+from ..machine import sandbox_policy
 from ..machine.gpu import (
     GpuPool,
     gpu_activity,
@@ -27,11 +28,11 @@ from ..machine.gpu import (
 from ..machine.processes import ProcessResult, run_process
 from ..machine.sandbox import SandboxSpec
 from ..machine.watch import Watch
+from ..slurm.jobs import JobArray, earlier_job, gpu_log_pattern, run_as_job
+from ..slurm.node import NodeRun
 
 if TYPE_CHECKING:
     from ..settings.sections import ClusterSection, SandboxSection
-    from ..slurm.jobs import JobArray
-    from ..slurm.node import NodeRun
 
 Emit = Callable[[Event], None]
 
@@ -77,9 +78,6 @@ class OnCluster:
         run_dir: bool = True,
         array: JobArray | None = None,
     ) -> OnCluster:
-        from ..slurm.jobs import earlier_job, gpu_log_pattern
-        from ..slurm.node import NodeRun
-
         node_run = NodeRun(
             argv=argv,
             cwd=str(root),
@@ -99,9 +97,6 @@ class OnCluster:
         return cls(root, node_run, settings, commit, earlier, array)
 
     def run(self, emit: Emit, stop: threading.Event | None) -> Executed:
-        from ..machine import sandbox_policy
-        from ..slurm.jobs import run_as_job
-
         job = run_as_job(
             self.root,
             self.node_run,

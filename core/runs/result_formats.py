@@ -207,8 +207,11 @@ def event_scalars(files: Sequence[Path]) -> dict[str, list[tuple[int, float, flo
     ordered by (step, wall_time) across the files."""
     # The Legacy loader is EventFileLoader without its compat layer, which rewrites every
     # simple_value as a tensor proto: that tripled the time to read PyTorch's event files.
-    from tensorboard.backend.event_processing.event_file_loader import LegacyEventFileLoader
-    from tensorboard.util import tensor_util
+    # tensorboard (with numpy and protobuf) is imported only when event files are read.
+    from tensorboard.backend.event_processing.event_file_loader import (  # noqa: PLC0415
+        LegacyEventFileLoader,
+    )
+    from tensorboard.util import tensor_util  # noqa: PLC0415
 
     points: dict[str, list[tuple[int, float, float, int]]] = defaultdict(list)
     is_scalar: dict[str, bool] = {}
@@ -229,7 +232,7 @@ def _scalar_value(value: Any, is_scalar: dict[str, bool], make_ndarray: Any) -> 
     """The number of a summary value when its tag is a scalar: PyTorch and tensorboardX write a
     simple_value, TF2 a tensor that it describes (plugin "scalars") only at the tag's first
     value, so a tag's first plugin name decides for its later ones."""
-    import numpy
+    import numpy  # noqa: PLC0415 -- ~250 ms to import: only event files need it
 
     if value.WhichOneof("value") == "simple_value":
         return _shortest(numpy.float32(value.simple_value))

@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .job_request import sbatch_parameters
+from .node import node_facts
 from .queue import SlurmUnavailable, accounting_problem, job_state, partitions, version
 
 if TYPE_CHECKING:
@@ -69,10 +71,7 @@ def _partitions(settings: ClusterSection) -> Finding:
 def test_job(settings: ClusterSection, wait_s: float = TEST_JOB_WAIT_S) -> Finding:
     """Submit a tiny job with the project's settings and time it: submitted → running →
     result. Its result says what the node offers a run."""
-    import submitit
-
-    from .job_request import sbatch_parameters
-    from .node import node_facts
+    import submitit  # noqa: PLC0415 -- ~150 ms to import: only a Slurm cluster needs it
 
     with tempfile.TemporaryDirectory(prefix="labtui-doctor-") as folder:
         executor = submitit.SlurmExecutor(folder=str(Path(folder) / "%j"), max_num_timeout=0)

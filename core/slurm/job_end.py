@@ -27,7 +27,7 @@ ENDED_BY_SLURM = ("TIMEOUT", "OUT_OF_MEMORY", "CANCELLED", "NODE_FAIL", "BOOT_FA
 
 def collected_outcome(root: Path, job_id: str, state: QueueState) -> NodeOutcome | None:
     """What ``run_on_node`` returned, once its result file shows (None: it never returned)."""
-    import submitit
+    import submitit  # noqa: PLC0415 -- ~150 ms to import: only a Slurm cluster needs it
 
     job: Any = submitit.SlurmJob(folder=root / JOBS_DIR / job_id, job_id=job_id)
     deadline = time.monotonic() + (RESULT_WAIT_S if state.state == "COMPLETED" else 1.0)

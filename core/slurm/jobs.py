@@ -142,7 +142,7 @@ def _submit(
     root: Path, runs: list[NodeRun], settings: ClusterSection, commits: list[str]
 ) -> list[str]:
     """Submit ``runs`` (one job, or a job array of several) and record each; their job ids."""
-    import submitit
+    import submitit  # noqa: PLC0415 -- ~150 ms to import: only a Slurm cluster needs it
 
     executor = submitit.SlurmExecutor(folder=str(root / JOBS_DIR / "%j"), max_num_timeout=0)
     minutes = job_minutes(settings, max(run.timeout_s for run in runs))

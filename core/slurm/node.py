@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..events import Event, GpuSample, LogLine, Notice
-from ..machine.gpu import gpu_sampling, memory_peaks
+from ..machine import sandbox_policy
+from ..machine.bubblewrap import bwrap_problem
+from ..machine.gpu import describe, gpu_sampling, memory_peaks
 from ..machine.processes import ProcessResult, run_process
 from ..machine.watch import Watch
 
@@ -67,8 +69,6 @@ class NodeOutcome:
 
 def run_on_node(run: NodeRun) -> NodeOutcome:
     """Do ``run`` here, on the compute node: its lines to this job's stdout/stderr."""
-    from ..machine import sandbox_policy
-
     if not any(os.environ.get(name) for name in SLURM_GPU_VARIABLES):
         os.environ.pop("CUDA_VISIBLE_DEVICES", None)
     cwd = Path(run.cwd)
@@ -150,9 +150,6 @@ class _JobOutput:
 def node_facts() -> dict[str, Any]:
     """What a compute node offers a run, for ``labtui doctor``'s test job: its name, its
     Python, whether bubblewrap works there and which GPUs the job was given."""
-    from ..machine.bubblewrap import bwrap_problem
-    from ..machine.gpu import describe
-
     return {
         "host": socket.gethostname(),
         "python": sys.version.split()[0],
