@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..runs.script_constants import run_settings
+from ..search.ledger import LEDGERS, SearchLedger
 from ..workspace.artifacts import PROVENANCE
 from ..workspace.ideas import NoveltyStatus, novelty_status
 from ..workspace.run_folder import (
@@ -135,8 +136,6 @@ def ledger_sources(root: Path) -> list[Source]:
     """What the searches' ledgers recorded (core/search/ledger.py): every step's run (kept in
     the project or not), the baseline's repeats and the best code's seed runs, each under the
     name its table gives it, and the mean and spread of those seed runs."""
-    from ..search.ledger import LEDGERS, SearchLedger
-
     sources: list[Source] = []
     for folder in sorted((Path(root) / LEDGERS).glob("*/")):
         for path in sorted(folder.rglob(FINAL_INFO)):

@@ -15,12 +15,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..answers.experiment_answers import RunAnalysis
+from ..answers.validation import validate
 from ..events import Refused
+from ..runs.effect_text import effects_markdown
+from .checks import AnalysisCheck, check_analysis
+from .claims import sentences
+from .record import run_sources
 
 if TYPE_CHECKING:
     from ..runs.effects import Effect
     from ..stage_context import StageContext
-    from .checks import AnalysisCheck
 
 
 @dataclass(frozen=True)
@@ -46,9 +51,6 @@ class RunReview:
 def parse_run_review(data: Any) -> RunReview:
     """The analysis's shape and content (``core.answers.experiment_answers.RunAnalysis``): real sentences, not a
     placeholder or the prompt's example; ValueError names the field."""
-    from ..answers.experiment_answers import RunAnalysis
-    from ..answers.validation import validate
-
     answer = validate(RunAnalysis, data)
     return RunReview(answer.analysis, answer.next, answer.why)
 
@@ -65,11 +67,6 @@ def review_run(
 ) -> RunReview:
     """The computed effects go to the model: an analysis for the notebook (checked against the
     effects and the runs), and go on or finish."""
-    from ..answers.experiment_answers import RunAnalysis
-    from ..runs.effect_text import effects_markdown
-    from .checks import check_analysis
-    from .record import run_sources
-
     prompt = ctx.prompt(
         "experiment_review",
         run_id=run_id,
@@ -114,8 +111,6 @@ def _recheck_prompt(problems: list[str]) -> str:
 
 def _withhold(review: RunReview, check: AnalysisCheck) -> RunReview:
     """The analysis without the sentences that failed the checks; they are listed instead."""
-    from .claims import sentences
-
     untraced = {w.text for w in check.untraced}
     contradicted = {c.sentence.strip(): c.problem for c in check.contradicted}
     kept, withheld = [], []

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import LabtuiError
+from .reviewer import read_paper
 
 CSV_NAME = "benchmark.csv"
 TSV_FORMAT = "ai-scientist-tsv"
@@ -94,8 +95,6 @@ class BenchmarkPaper:
     def text(self) -> str:
         """The paper's text: a text file as it is, a PDF as the reviewer reads one."""
         if self.source.suffix.lower() == ".pdf":
-            from .reviewer import read_paper
-
             return read_paper(self.source)
         try:
             return self.source.read_text(encoding="utf-8", errors="replace")

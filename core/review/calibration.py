@@ -24,19 +24,21 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import BudgetExceeded, ConfigError, LabtuiError, LLMError
 from ..events import Event
+from ..llm.budget import Ledger
+from ..llm.client import LLM
+from ..llm.litellm_setup import check_model
+from ..settings.config import load_config
+from ..settings.profiles import apply_profile
 from ..settings.prompts import load_prompt, prompt_path
 from ..settings.sections import ReviewSection
 from . import measures as measure
 from .benchmark import Benchmark, BenchmarkPaper
 from .calibration_store import fingerprint, read_json, write_json
 from .reviewer import Prompt, review_panel, reviewer_facts, standalone_llm
-
-if TYPE_CHECKING:
-    from ..llm.client import LLM
 
 REVIEW_PROMPTS = ("review_system", "review", "review_reflect", "review_meta")
 FAILURES_IN_A_ROW = 3
@@ -81,12 +83,6 @@ def project_reviewer(
     """The project's reviewer, as its review stage has it: its ``[review]`` settings (with the
     small-model profile where the pipeline applies it) and review-stage model (``model``, when
     given, in its place), ``overrides`` on top, its prompts and examples."""
-    from ..llm.budget import Ledger
-    from ..llm.client import LLM
-    from ..llm.litellm_setup import check_model
-    from ..settings.config import load_config
-    from ..settings.profiles import apply_profile
-
     config = load_config(project)
     apply_profile(config)
     settings = ReviewSection(**{**config.review.model_dump(), **_given(overrides)})

@@ -24,14 +24,19 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..answers.examples import example_strings
 from ..answers.review_answers import ReviewForm, ReviewReflection
 from ..answers.validation import validate
 from ..errors import ConfigError, LabtuiError, LLMError, UnusableAnswer
 from ..events import Event, Notice
-from ..settings.sections import ReviewSection
+from ..llm.budget import Ledger
+from ..llm.client import LLM
+from ..llm.litellm_setup import check_model
+from ..pdf.markdown import paper_markdown
+from ..settings.config import ModelSpec
+from ..settings.sections import LLMSection, ReviewSection
 from .form import (
     SCORE_RANGES,
     PaperReview,
@@ -42,9 +47,6 @@ from .form import (
 )
 from .grounding import PaperIndex, grounding_json
 
-if TYPE_CHECKING:
-    from ..llm.client import LLM
-
 MAX_PAPER_CHARS = 40_000  # ~10k tokens: a conference paper without its appendix
 MAX_EXAMPLE_CHARS = 12_000  # an example paper in the prompt: enough to show what was judged
 
@@ -53,8 +55,6 @@ Prompt = Callable[..., str]
 
 def read_paper(pdf: Path) -> str:
     """The paper as Markdown-ish text; LabtuiError saying why when there is none to review."""
-    from ..pdf.markdown import paper_markdown
-
     if not Path(pdf).is_file():
         raise LabtuiError(f"PDF not found: {pdf}", "check the path to the paper")
     return paper_markdown(Path(pdf))
@@ -248,12 +248,6 @@ def review_text(
 def standalone_llm(model: str, budget_usd: float, emit: Callable[[Event], None]) -> LLM:
     """A reviewer model outside any project: ``model`` (or $LABTUI_MODEL), $LABTUI_API_BASE
     for a local server, its key in $LABTUI_API_KEY or the provider's usual variable."""
-    from ..llm.budget import Ledger
-    from ..llm.client import LLM
-    from ..llm.litellm_setup import check_model
-    from ..settings.config import ModelSpec
-    from ..settings.sections import LLMSection
-
     name = model or os.environ.get("LABTUI_MODEL", "")
     if not name:
         raise ConfigError(

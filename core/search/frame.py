@@ -245,8 +245,6 @@ class SearchOutcome:
 
 def put_summary(root: Path, heading: str, text: str) -> None:
     """The notebook's section ``heading``, written anew (a resumed search writes it again)."""
-    from ..workspace.artifacts import NOTES
-
     path = Path(root) / NOTES
     notes = path.read_text(encoding="utf-8") if path.is_file() else ""
     marker = f"\n## {heading}\n"

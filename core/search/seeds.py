@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..errors import StageFailed
+from ..runs.runner import configured, run_experiment
 from ..settings.contract import RunTerms
+from ..slurm.jobs import JobArray
 from ..workspace.project import Project
 from ..workspace.run_folder import RunFolderError, has_results, read_final_info
 from .ledger import Noise, SearchLedger, copy_run_record
@@ -22,7 +24,6 @@ from .worktrees import drop_run_folder
 
 if TYPE_CHECKING:
     from ..settings.sections import SearchSection
-    from ..slurm.jobs import JobArray
     from ..stage_context import StageContext
 
 
@@ -49,8 +50,6 @@ def seeded_run(
     ``seed`` under the budget, a task of ``array`` when given; its record kept in ``keep_in``
     (which is reused when a resumed search already has it). The metric's value and its
     reported standard error (None when the run gave none)."""
-    from ..runs.runner import configured, run_experiment
-
     if has_results(keep_in):
         return _kept(keep_in, target)
     result = run_experiment(
@@ -111,8 +110,6 @@ def seeded_runs(
                 section=section,
             )  # fmt: skip
         return
-    from ..slurm.jobs import JobArray
-
     array = JobArray(len(to_make))
     head = checkout.head()  # read here: one GitPython repository is no thread's to share
     with ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="labtui-seed") as pool:

@@ -23,14 +23,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..answers.examples import example_strings
+from ..answers.experiment_answers import Proposal
+from ..answers.validation import validate
 from ..errors import ConfigError, UnusableAnswer
-from ..steps.attempts import Attempted, code_digest, code_files, code_now
+from ..runs.effect_text import effects_markdown
+from ..runs.effects import UNKNOWN, direction_of, effects_of_runs, metric_directions
+from ..settings.contract import RunTerms
+from ..steps.attempts import Attempted, attempt_run, code_digest, code_files, code_now
+from ..workspace.artifacts import NOTES, load_plan
+from ..workspace.notebook import append_run, code_change, own_words
 from ..workspace.project import Project
 from ..workspace.run_folder import FinalInfo, run_name
 from .ledger import Final, Noise, SearchLedger, Step, finite
 
 if TYPE_CHECKING:
-    from ..answers.experiment_answers import Proposal
     from ..coding.coder import Coder
     from ..llm.budget import Meter
     from ..runs.runner import RunResult
@@ -82,8 +89,6 @@ def find_target(
     """The metric ``[<strategy>] metric`` names among the baseline's means (or, when it names
     none, the first the project declares), with its direction; a ConfigError names the field
     and lists what the baseline reports."""
-    from ..runs.effects import UNKNOWN, direction_of, metric_directions
-
     reported = [
         (d, m) for d, values in baseline.items() for m in values if finite(values[m]) is not None
     ]
@@ -150,10 +155,6 @@ def step_clock(ctx: StageContext) -> Iterator[StepClock]:
 def propose(ctx: StageContext, prompt: str, earlier: list[Step]) -> Proposal:
     """The model's next change: one line for the ledger and what to do;
     a description the ledger already has is refused and asked again."""
-    from ..answers.examples import example_strings
-    from ..answers.experiment_answers import Proposal
-    from ..answers.validation import validate
-
     tried = {" ".join(step.description.lower().split()): step for step in earlier}
 
     def parse(data: Any) -> Proposal:
@@ -232,9 +233,6 @@ def make_change(
     """aider's edit of ``change`` in ``work``'s checkout and its run ``run_<number>`` under the
     budget, with up to ``attempts`` tries (fixes of a crash, or of a run that reports no
     metric); code that an ``earlier`` step already ran is not run again."""
-    from ..settings.contract import RunTerms
-    from ..steps.attempts import attempt_run
-
     run_id = run_name(number)
 
     def reports_the_metric(result: RunResult) -> str:
@@ -265,8 +263,6 @@ def make_change(
 
 def plan_directions(ctx: StageContext, how: str) -> str:
     """The approved plan's runs, as directions for a search's proposals ('' without a plan)."""
-    from ..workspace.artifacts import load_plan
-
     planned = load_plan(ctx.project.root, max(1, ctx.config.limits.max_runs))
     if not planned:
         return ""
@@ -305,8 +301,6 @@ def result_step(
     change: str,
 ) -> Step:
     """A step's record from its attempts (status and value are the caller's to judge)."""
-    from ..workspace.notebook import code_change, own_words
-
     result, edit = attempted.result, attempted.edit
     commit = edit.commit.sha if edit is not None and edit.commit is not None else ""
     files = code_files(checkout)
@@ -344,11 +338,6 @@ def _memory_mb(result: RunResult | None) -> float:
 def note_step(root: Path, step: Step, run_dir: Path, made_from: str) -> None:
     """The step's run as an entry of the notebook, once: what changed (computed, and in the
     coder's words) and its effects against the baseline (computed from the run's numbers)."""
-    from ..runs.effect_text import effects_markdown
-    from ..runs.effects import effects_of_runs, metric_directions
-    from ..workspace.artifacts import NOTES
-    from ..workspace.notebook import append_run
-
     notes = Path(root) / NOTES
     if f"\n## {step.run_id}\n" in (notes.read_text(encoding="utf-8") if notes.is_file() else ""):
         return

@@ -18,15 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from ..coding.edit_guard import EditPolicy
 from ..events import Refused, RunAbandoned
 from ..runs.planned_settings import planned_change_problems
+from ..runs.runner import RunResult, configured, run_experiment
 from ..settings.contract import NO_TERMS, RunTerms, edit_files
 from ..workspace.notebook import append_failure
 from ..workspace.run_folder import finished_runs, recorded_commit
 
 if TYPE_CHECKING:
     from ..coding.coder import Coder, EditResult
-    from ..runs.runner import RunResult
     from ..stage_context import StageContext
     from ..workspace.project import CommitInfo, Project
 
@@ -137,8 +138,6 @@ def attempt_run(
     what is wrong with a run that ended well ('' when nothing), which is then fixed like a
     failure (a search's run that does not report its metric). ``change``: the plan's words for
     the run; an edit that leaves a setting they name at another value is sent back unrun."""
-    from ..coding.edit_guard import EditPolicy
-
     attempts = max(1, ctx.config.limits.fix_attempts if attempts is None else attempts)
     known = {**(known or {}), **code_of_runs(ctx.project)}
     files = code_files(ctx.project)
@@ -223,8 +222,6 @@ def run_in_project(
 ) -> RunResult:
     """The run ``run_id`` as the project's settings say (``[experiment] command``), with a
     search's budget and seed when ``terms`` has them: a RunResult."""
-    from ..runs.runner import configured, run_experiment
-
     search = ctx.config.search
     return run_experiment(
         ctx.project.root,

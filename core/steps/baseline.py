@@ -11,6 +11,8 @@ from typing import Any
 
 from ..errors import StageFailed
 from ..events import Event
+from ..runs.runner import configured, run_experiment
+from ..settings.contract import prompt_facts
 from ..stage_context import StageContext
 from ..workspace.project import Project
 from ..workspace.run_folder import RunFolderError, has_results, read_final_info, run_name
@@ -20,8 +22,6 @@ BASELINE = run_name(0)
 
 def run_baseline(project: Project, emit: Callable[[Event], None]) -> Any:
     """run_0 with the project's code as it is; committed when it succeeds."""
-    from ..runs.runner import configured, run_experiment
-
     result = run_experiment(
         project.root,
         BASELINE,
@@ -48,8 +48,6 @@ def ensure_baseline(ctx: StageContext) -> dict[str, Any]:
 
 def fix_hint(ctx: StageContext) -> str:
     """How to make the baseline work, in the project's own terms."""
-    from ..settings.contract import prompt_facts
-
     facts = prompt_facts(ctx.project.root, ctx.config)
     command = facts["run_command"].replace("run_i", BASELINE)
     return f"fix {facts['code_files']} (or [experiment] command in labtui.toml) so that `{command}` works"

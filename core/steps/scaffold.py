@@ -23,7 +23,14 @@ from typing import TYPE_CHECKING
 
 from ..coding.edit_guard import LATEX_MARKERS, Contract, EditPolicy
 from ..errors import StageFailed
-from ..settings.templates import default_paper
+from ..latex.compile import compile_latex
+from ..latex.source import section_titles
+from ..machine import sandbox_policy
+from ..machine.gpu import describe
+from ..machine.interpreter import probe_interpreter
+from ..machine.processes import run_process
+from ..runs.plot_run import plot_settings, run_plot
+from ..settings.templates import default_paper, latex_problems
 from ..stage_context import StageContext
 from ..workspace.run_folder import FINAL_INFO, has_results, recorded_means
 from .baseline import BASELINE, run_baseline
@@ -163,9 +170,6 @@ def _write(
 
 
 def _prepared(ctx: StageContext) -> tuple[str, str]:
-    from ..machine import sandbox_policy
-    from ..machine.processes import run_process
-
     root = ctx.project.root
     spec = sandbox_policy.resolve(ctx.config.sandbox, root, ctx.emit, ctx.stage)
     proc = run_process(
@@ -203,9 +207,6 @@ def _baseline_ran(ctx: StageContext) -> tuple[str, str]:
 
 
 def _skeleton_compiles(ctx: StageContext) -> tuple[str, str]:
-    from ..latex.compile import compile_latex
-    from ..settings.templates import latex_problems
-
     path = ctx.project.root / ctx.config.paper.tex
     text = path.read_text(encoding="utf-8")
     lost = [p for p in PLACEHOLDERS if p not in text]
@@ -223,8 +224,6 @@ def _skeleton_compiles(ctx: StageContext) -> tuple[str, str]:
 
 
 def _plotted(ctx: StageContext) -> tuple[str, str]:
-    from ..runs.plot_run import plot_settings, run_plot
-
     proc, figures = run_plot(
         ctx.project.root, emit=ctx.emit, stage=ctx.stage, **plot_settings(ctx.config)
     )
@@ -261,9 +260,6 @@ def _typed_numbers(root: Path) -> list[str]:
 
 def _facts(ctx: StageContext, idea: Idea) -> dict[str, str]:
     """What every scaffold prompt is told: the task, the idea, the data and the machine."""
-    from ..machine.gpu import describe
-    from ..machine.interpreter import probe_interpreter
-
     info = probe_interpreter(ctx.config.python, ctx.project.root)
     packages = ", ".join(info.get("packages", {})) or "(unknown: " + info.get("error", "") + ")"
     network = (
@@ -295,8 +291,6 @@ def _shown(ctx: StageContext, name: str) -> str:
         files = [p for p in (root / DATA).rglob("*") if p.is_file()]
         return f"ran; {DATA}/ holds {len(files)} file(s)"
     if name.endswith(".tex"):
-        from ..latex.source import section_titles
-
         sections = section_titles((root / name).read_text(encoding="utf-8"))
         return f"compiles; sections: {', '.join(sections)}"
     if name == EXPERIMENT:
