@@ -8,6 +8,7 @@ and drained by its own thread; one that falls too far behind is dropped and may 
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 from collections import deque
@@ -15,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .wire import BATCH_EVENTS, CLIENT_KINDS, PROTOCOL, WireError, encode, events_message
+from .wire import BATCH_EVENTS, CLIENT_KINDS, PROTOCOL, WireError, decode, encode, events_message
 
 if TYPE_CHECKING:
     from .host import EngineHost
@@ -153,8 +154,6 @@ def replay_lines(journal: Path, upto: int) -> list[bytes]:
     """The journal's first ``upto`` bytes as replay messages. Those bytes are whole lines (the
     host records the size after each appended event); one unreadable line is left out, not the
     whole replay."""
-    import json
-
     with journal.open("rb") as handle:
         data = handle.read(upto)
     events: list[dict[str, Any]] = []
@@ -172,8 +171,6 @@ def replay_lines(journal: Path, upto: int) -> list[bytes]:
 
 
 def decode_attach(line: bytes) -> dict[str, Any]:
-    from .wire import decode
-
     message = decode(line, CLIENT_KINDS)
     if message["kind"] != "attach":
         raise WireError(f"the first message must be attach, not {message['kind']}")

@@ -15,6 +15,7 @@ from pathlib import Path
 from ..errors import LabtuiError
 from ..events import CheckpointRequested, CostUpdate, Event, StageStarted, event_from_dict
 from ..journal import JOURNAL_NAME, PipelineState, replay
+from ..settings.config import load_config
 from ..stage_results import WriteupResult
 from . import files as files
 
@@ -124,8 +125,6 @@ def _in_progress(events: list[Event]) -> tuple[str, str]:
 
 
 def _budget(root: Path, events: list[Event]) -> float:
-    from ..settings.config import load_config
-
     try:
         return load_config(root).budget.usd
     except (LabtuiError, OSError, ValueError):

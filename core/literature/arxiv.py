@@ -179,7 +179,7 @@ class Literature:
 def _parse_feed(content: bytes) -> list[arxiv.Result]:
     """The entries of an arXiv Atom feed, by the arxiv package's own parser (it turns what it
     cannot parse into no entries: ``_feed_problem`` tells the two apart)."""
-    from arxiv import _feed
+    from arxiv import _feed  # noqa: PLC0415 -- arxiv and feedparser: only a search needs them
 
     _quiet_library_logger("arxiv")
     return list(_feed.parse(content).results)

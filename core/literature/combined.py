@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..latex.bibliography import entry_key
 from .http_service import LiteratureUnavailable
+from .record import Paper
 
 if TYPE_CHECKING:
     from ..stage_context import StageContext
-    from .record import Paper
     from .semantic_scholar import S2Paper
 
 
@@ -42,8 +42,6 @@ class Found:
 
     @classmethod
     def from_s2(cls, paper: S2Paper) -> Found:
-        from .record import Paper
-
         arxiv = None
         if paper.arxiv_id:
             arxiv = Paper(

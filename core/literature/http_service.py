@@ -101,7 +101,7 @@ class ServicePolicy:
 
         Raises LiteratureUnavailable when the service stays down, is unreachable or refuses.
         """
-        import requests
+        import requests  # noqa: PLC0415 -- ~200 ms to import: only a search needs it
 
         connection_errors = (
             requests.ConnectionError,
@@ -189,7 +189,7 @@ def _retry_after_of(err: BaseException) -> float | None:
 
 def http_session(timeout_s: float) -> requests.Session:
     """A requests session that applies a timeout and keeps the last response for diagnosis."""
-    import requests
+    import requests  # noqa: PLC0415 -- ~200 ms to import: only a search needs it
 
     class _Session(requests.Session):
         last_response: requests.Response | None = None

@@ -24,7 +24,9 @@ class UnreadablePdf(Exception):
 @contextmanager
 def open_pdf(source: Path | bytes) -> Iterator[Any]:
     """The document in a file or in memory, closed after; UnreadablePdf says why it cannot be."""
-    import pymupdf  # the `fitz` alias is deprecated in PyMuPDF 1.24+ and warns on import
+    # PyMuPDF takes ~2 s to import: only reading a PDF needs it (the `fitz` alias is deprecated in
+    # PyMuPDF 1.24+ and warns on import)
+    import pymupdf  # noqa: PLC0415
 
     if not isinstance(source, bytes) and not Path(source).is_file():
         raise UnreadablePdf("missing", str(source))
@@ -46,7 +48,7 @@ def open_pdf(source: Path | bytes) -> Iterator[Any]:
 def text_flags(kind: str) -> int:
     """PyMuPDF's flags for ``page.get_text(kind)`` ("blocks" or "dict"): ligatures spelled out
     ("ﬁ" → "fi") so that words read and match, and no images."""
-    import pymupdf
+    import pymupdf  # noqa: PLC0415 -- ~2 s to import: only reading a PDF needs it
 
     base = pymupdf.TEXTFLAGS_DICT if kind == "dict" else pymupdf.TEXTFLAGS_BLOCKS
     return int(base & ~pymupdf.TEXT_PRESERVE_LIGATURES & ~pymupdf.TEXT_PRESERVE_IMAGES)

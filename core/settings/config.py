@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import sys
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -99,8 +100,6 @@ class Config(BaseModel):
 
     @property
     def python(self) -> str:
-        import sys
-
         return self.experiment.python or sys.executable
 
 

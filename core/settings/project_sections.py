@@ -5,6 +5,7 @@ command of yours run when something needs you).
 
 from __future__ import annotations
 
+import shlex
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator
@@ -132,8 +133,6 @@ NOTIFY_EVENTS: tuple[NotifyEvent, ...] = (
 
 def _command_line(value: str) -> str:
     """A notify command must split into words as a shell would (core/pipeline/notify.py runs it so)."""
-    import shlex
-
     try:
         shlex.split(value)
     except ValueError as exc:

@@ -16,6 +16,7 @@ from typing import Any
 from ..answers.idea_answers import STATUSES as STATUSES
 from ..answers.idea_answers import IdeaProposal, IdeaProposals, IdeaRecord
 from ..answers.validation import validate
+from ..errors import StageFailed
 from .artifacts import IDEAS
 
 SCORES = ("Interestingness", "Feasibility", "Novelty")
@@ -114,8 +115,6 @@ def parse_idea_list(
 
 def load_archive(root: Path) -> list[Idea]:
     """The archive on disk, validated; a broken file (often a hand edit) is a clear error."""
-    from ..errors import StageFailed
-
     path = Path(root) / IDEAS
     if not path.exists():
         return []
@@ -158,8 +157,6 @@ def novelty_status(root: Path) -> NoveltyStatus | None:
     """The novelty check of the idea the paper is about: the chosen one, or once reviewed (its
     status "done") the last one done. None when there is none or the archive is unreadable:
     provenance then says nothing about novelty rather than failing."""
-    from ..errors import StageFailed
-
     try:
         archive = load_archive(root)
     except StageFailed:

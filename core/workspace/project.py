@@ -9,13 +9,16 @@ researcher's repository labtui commits only on its own branch (``[project] branc
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import LabtuiError
 from ..settings.config import CONFIG_NAME, Config, load_config, save_config
+from ..settings.contract import matches
 from ..settings.templates import copy_template, default_paper, find_template, validate_template
 
 if TYPE_CHECKING:
@@ -123,7 +126,7 @@ class Project:
         return cls(root, load_config(root))
 
     def _init_repo(self) -> None:
-        import git
+        import git  # noqa: PLC0415 -- GitPython: ~170 ms the app need not pay to paint
 
         repo = git.Repo.init(self.root, initial_branch="main")
         with repo.config_writer() as writer:
@@ -152,9 +155,9 @@ class Project:
     # -- git --------------------------------------------------------------------------------
 
     @property
-    def repo(self):  # -> git.Repo, imported lazily to keep `labtui --help` fast
+    def repo(self):  # -> git.Repo, imported lazily (below)
         if self._repo is None:
-            import git
+            import git  # noqa: PLC0415 -- GitPython: ~170 ms the app need not pay to paint
 
             try:
                 self._repo = git.Repo(self.root)
@@ -280,7 +283,7 @@ class Project:
         container). Without it every commit fails and the run stops; with it the researcher's
         own identity is still used wherever git has one."""
         if self._has_identity is None:
-            import git
+            import git  # noqa: PLC0415 -- GitPython: ~170 ms the app need not pay to paint
 
             try:
                 self.repo.git.var("GIT_AUTHOR_IDENT")
@@ -297,8 +300,6 @@ class Project:
         }
 
     def _add_new_code(self, repo: git.Repo) -> None:
-        from ..settings.contract import matches
-
         untracked = repo.git.ls_files("--others", "--exclude-standard").splitlines()
         new = [name for name in untracked if matches(name, self.config.experiment.edit)]
         if new:
@@ -365,8 +366,6 @@ class Project:
 def git_processes_in(root: Path) -> list[int]:
     """Running git processes whose working folder is ``root`` or inside it, not counting this
     process's own (GitPython keeps a ``git cat-file`` running); [] where /proc cannot tell."""
-    import os
-
     inside, found = str(root), []
     for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
         if not entry.name.isdigit():
@@ -388,8 +387,6 @@ def git_processes_in(root: Path) -> list[int]:
 def exclude_locally(root: Path, patterns: list[str]) -> None:
     """Keep ``patterns`` out of git in this clone only (.git/info/exclude): labtui's state in a
     repository whose .gitignore is the researcher's."""
-    import subprocess
-
     git_dir = subprocess.run(
         ["git", "rev-parse", "--absolute-git-dir"], cwd=root, capture_output=True, text=True
     ).stdout.strip()
@@ -417,7 +414,6 @@ def _empty_folder(directory: Path) -> Path:
 def _labtui_branch_of(root: Path) -> str:
     """The labtui/ branch of a repository that holds labtui.toml ('' when there is none): where
     `labtui init` put its work, for a researcher who checked out their own branch since."""
-    import subprocess
 
     def git(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)

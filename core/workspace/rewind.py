@@ -18,6 +18,7 @@ a lock left by another git process. The caller holds the project lock (no engine
 
 from __future__ import annotations
 
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -173,8 +174,6 @@ def _check_on_branch(project: Project, commit: str, stage: str) -> None:
 
 
 def _is_ancestor(project: Project, commit: str) -> bool:
-    import subprocess
-
     done = subprocess.run(
         ["git", "merge-base", "--is-ancestor", commit, "HEAD"],
         cwd=project.root,

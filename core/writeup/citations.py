@@ -16,6 +16,9 @@ from typing import TYPE_CHECKING, Any
 from ..answers.validation import validate
 from ..answers.writeup_answers import CitationProposal, CitationSelection
 from ..coding.edit_guard import EditPolicy
+from ..latex.bibliography import add_bib_entries, bib_keys, bib_text_of, paper_and_bibliography
+from ..latex.source import strip_comments
+from ..literature.combined import search_all
 from ..stage_context import StageContext
 
 if TYPE_CHECKING:
@@ -55,8 +58,6 @@ def parse_selection(data: Any, shown: int) -> Selection:
 
 
 def cited_keys(tex_text: str) -> set[str]:
-    from ..latex.source import strip_comments
-
     uncommented = strip_comments(tex_text)
     return {
         key.strip()
@@ -68,17 +69,12 @@ def cited_keys(tex_text: str) -> set[str]:
 
 def unknown_citations(tex: Path) -> list[str]:
     """Keys the document cites that its bibliography lacks."""
-    from ..latex.bibliography import bib_keys, bib_text_of
-
     text = Path(tex).read_text(encoding="utf-8")
     return sorted(cited_keys(text) - bib_keys(bib_text_of(text, Path(tex).parent)))
 
 
 def run_rounds(ctx: StageContext, coder: Coder, tex_name: str, rounds: int) -> list[str]:
     """Up to ``rounds`` citation rounds on ``tex_name`` (project-relative); the keys cited."""
-    from ..latex.bibliography import add_bib_entries, bib_keys, bib_text_of, paper_and_bibliography
-    from ..literature.combined import search_all
-
     tex = ctx.project.root / tex_name
     llm = ctx.llm(role="citer")
     cited: list[str] = []

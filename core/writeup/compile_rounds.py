@@ -11,15 +11,16 @@ from dataclasses import dataclass
 from ..coding.edit_guard import PAPER_ONLY
 from ..errors import StageFailed
 from ..events import CompileResult, LatexUpdated
+from ..latex.bibliography import bib_text_of
+from ..latex.checks import check_references, referenced_figures
+from ..latex.chktex import chktex
+from ..latex.compile import compile_latex
 from ..latex.log import LatexMessage
 from ..stage_context import StageContext
 from ..workspace.artifacts import PDF
 
 
 def _problems(ctx: StageContext, text: str) -> list[str]:
-    from ..latex.bibliography import bib_text_of
-    from ..latex.checks import check_references
-
     root = ctx.project.root
     folder = (root / ctx.config.paper.tex).parent
     bib = bib_text_of(text, folder)
@@ -61,8 +62,6 @@ def _over_the_page_limit(ctx: StageContext, outcome) -> list[str]:
 
 
 def _show_the_paper(ctx: StageContext) -> None:
-    from ..latex.checks import referenced_figures
-
     tex_path = ctx.project.root / ctx.config.paper.tex
     text = tex_path.read_text(encoding="utf-8")
     figures = referenced_figures(text, tex_path.parent)
@@ -86,9 +85,6 @@ def compile_paper(
     ``rewrite`` (the sections they lie in, asked for again); aider fixes the round when it
     rewrote nothing. StageFailed when it never compiles (the last PDF that did is kept). The
     review's improvement rounds use it too."""
-    from ..latex.chktex import chktex
-    from ..latex.compile import compile_latex
-
     root = ctx.project.root
     tex_path = root / ctx.config.paper.tex
     coder = None

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..coding.edit_guard import PAPER_ONLY
+from ..provenance.record import check_paper, load_waivers
 from ..stage_context import StageContext
 from ..workspace.artifacts import NOTES, PROVENANCE
 
@@ -22,8 +23,6 @@ def trace_numbers(ctx: StageContext, coder: Coder) -> list[Written | Contradicti
     provenance.json is committed. Returns what is still open and not waived: untraced numbers,
     then contradicted sentences (each has a ``text`` to list). The review's improvement rounds
     use it too."""
-    from ..provenance.record import check_paper, load_waivers
-
     root = ctx.project.root
     waivers = load_waivers(root)
     report = check_paper(root, root / ctx.config.paper.tex, waivers, ctx.config.paper.sections)
