@@ -7,12 +7,12 @@ browsing: new commits then only raise a count in the header until `f` follows ag
 The pane keeps one *wanted* state (following, or the commit or working tree asked for) and asks a
 single exclusive thread worker for whatever of it is not on screen yet. A newer request always
 carries everything still missing, so cancelling the older one loses nothing; results are applied
-on the UI thread only if they are still wanted.
+on the UI thread only if they are still wanted. That state, and the header lines that say where
+the pane is, are diff_browsing.py's; what git is asked and how a key moves, diff_history.py's.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from textual import work
@@ -25,9 +25,10 @@ from textual.worker import Worker, WorkerState
 
 from labtui.core.errors import LabtuiError
 from labtui.core.events import CodeDiff
-from labtui.core.workspace.history import CommitEntry, CommitLog, entry_of
+from labtui.core.workspace.history import CommitLog
 
 from .base import Pane
+from .diff_browsing import NO_CHANGES, DiffBrowsing, Shown
 from .diff_history import (
     MOVES,
     WORKING_TREE,
@@ -41,17 +42,6 @@ HISTORY_GROUP = "diff-history"
 HISTORY_ACTIONS = frozenset(
     {"older", "newer", "previous_group", "next_group", "working_tree", "follow"}
 )
-NO_CHANGES = "No code changes yet."
-
-
-@dataclass(frozen=True)
-class Shown:
-    """What the body holds now: a commit (by sha), the working tree, or nothing."""
-
-    key: str = ""
-    message: str = ""
-    files: tuple[str, ...] = ()
-    error: LabtuiError | None = field(default=None, compare=False)
 
 
 class DiffPane(Pane):
@@ -116,18 +106,7 @@ class DiffPane(Pane):
     def __init__(self, commit_log: CommitLog | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._log = commit_log
-        self._entries: list[CommitEntry] | None = None  # None until git has been read
-        self._index_of: dict[str, int] = {}
-        self._history_error: LabtuiError | None = None
-        # Every CodeDiff means a new commit: entries listed before it are stale.
-        self._generation = 0
-        self._entries_generation = -1
-        self._following = True
-        self._browse_sha = ""
-        self._working_tree = False
-        self._arrived_while_browsing = 0
-        self._latest: CodeDiff | None = None
-        self._shown = Shown()
+        self._browsing = DiffBrowsing()
         self._pending_moves: list[str] = []  # keys pressed before the history was listed
         self._worker: Worker[HistoryResult] | None = None
         self._in_flight: HistoryRequest | None = None
@@ -147,16 +126,16 @@ class DiffPane(Pane):
 
     @property
     def following(self) -> bool:
-        return self._following and not self._working_tree
+        return self._browsing.following
 
     @property
     def showing_working_tree(self) -> bool:
-        return self._working_tree
+        return self._browsing.working_tree
 
     @property
     def shown_sha(self) -> str:
         """The sha whose diff the body holds ("" for nothing, WORKING_TREE for the tree)."""
-        return self._shown.key
+        return self._browsing.shown.key
 
     @property
     def busy(self) -> bool:
@@ -174,12 +153,12 @@ class DiffPane(Pane):
     # -- events ------------------------------------------------------------------------------
 
     def _on_CodeDiff(self, event: CodeDiff) -> None:
-        self._latest = event
-        self._generation += 1
+        self._browsing.latest = event
+        self._browsing.generation += 1
         if self.following:
             self._show_event(event)
         else:
-            self._arrived_while_browsing += 1
+            self._browsing.arrived_while_browsing += 1
         self._render_header()
         if self._log is not None:
             self._sync_soon()
@@ -201,31 +180,34 @@ class DiffPane(Pane):
     def action_working_tree(self) -> None:
         if self._log is None:
             return
-        self._working_tree = not self._working_tree
-        if self._working_tree and self._shown.key == WORKING_TREE:
-            self._shown = Shown()  # the tree changes all the time: read it again
-        if not self._working_tree and self._following:
-            self._arrived_while_browsing = 0  # back to following: the newest is on screen
-            if self._latest is not None:
-                self._show_event(self._latest)
+        browsing = self._browsing
+        browsing.working_tree = not browsing.working_tree
+        if browsing.working_tree and browsing.shown.key == WORKING_TREE:
+            browsing.shown = Shown()  # the tree changes all the time: read it again
+        if not browsing.working_tree and browsing.follow_latest:
+            browsing.arrived_while_browsing = 0  # back to following: the newest is on screen
+            if browsing.latest is not None:
+                self._show_event(browsing.latest)
         self._state_changed()
 
     def action_follow(self) -> None:
         if self._log is None:
             return
-        self._following = True
-        self._working_tree = False
-        self._arrived_while_browsing = 0
+        browsing = self._browsing
+        browsing.follow_latest = True
+        browsing.working_tree = False
+        browsing.arrived_while_browsing = 0
         self._pending_moves.clear()
-        if self._latest is not None:
-            self._show_event(self._latest)
+        if browsing.latest is not None:
+            self._show_event(browsing.latest)
         self._state_changed()
 
     def _move(self, move: str) -> None:
         if self._log is None:
             return
-        anchor_unlisted = self._anchor() and self._anchor() not in self._index_of
-        if self._entries is None or (anchor_unlisted and self._entries_are_stale()):
+        browsing = self._browsing
+        anchor_unlisted = browsing.anchor() and browsing.anchor() not in browsing.index_of
+        if browsing.entries is None or (anchor_unlisted and browsing.entries_are_stale()):
             # The list is still coming (or lacks the commit just shown): move once it is here.
             self._pending_moves.append(move)
             self._sync()
@@ -234,14 +216,15 @@ class DiffPane(Pane):
         self._state_changed()
 
     def _apply_move(self, move: str) -> None:
-        entries = self._entries or []
-        target = MOVES[move](entries, self._index_of.get(self._anchor()))
+        browsing = self._browsing
+        entries = browsing.entries or []
+        target = MOVES[move](entries, browsing.index_of.get(browsing.anchor()))
         if target is None:
             self.app.bell()
             return
-        self._following = False
-        self._working_tree = False
-        self._browse_sha = entries[target].sha
+        browsing.follow_latest = False
+        browsing.working_tree = False
+        browsing.browse_sha = entries[target].sha
 
     def _state_changed(self) -> None:
         self.set_class(not self.following, "-browsing")
@@ -249,25 +232,7 @@ class DiffPane(Pane):
         self.refresh_bindings()
         self._sync()
 
-    # -- what is wanted, and asking git for it -----------------------------------------------
-
-    def _anchor(self) -> str:
-        """The commit the header talks about and moves start from (under the working tree)."""
-        if not self._following:
-            return self._browse_sha
-        if self._latest is not None:
-            return self._latest.commit
-        return self._entries[-1].sha if self._entries else ""
-
-    def _wanted(self) -> str:
-        if self._working_tree:
-            return WORKING_TREE
-        if self._following and self._latest is not None:
-            return self._latest.commit  # shown straight from the event, never fetched
-        return self._anchor()
-
-    def _entries_are_stale(self) -> bool:
-        return self._entries is None or self._entries_generation < self._generation
+    # -- asking git for what is wanted ------------------------------------------------------
 
     def _sync_soon(self) -> None:
         # A burst of CodeDiff events (a replayed journal) asks git once, not once per event.
@@ -283,11 +248,12 @@ class DiffPane(Pane):
         """Ask the worker for what the wanted state lacks, unless it is being fetched already."""
         if self._log is None:
             return
-        wanted = self._wanted()
+        browsing = self._browsing
+        wanted = browsing.wanted()
         request = HistoryRequest(
-            generation=self._generation,
-            list_entries=self._entries_are_stale(),
-            target=wanted if wanted != self._shown.key else "",
+            generation=browsing.generation,
+            list_entries=browsing.entries_are_stale(),
+            target=wanted if wanted != browsing.shown.key else "",
         )
         if not request.list_entries and not request.target:
             return
@@ -324,35 +290,29 @@ class DiffPane(Pane):
             return
         request = result.request
         if request.list_entries:
-            self._set_entries(result.entries or [], request.generation, result.entries_error)
+            self._browsing.set_entries(
+                result.entries or [], request.generation, result.entries_error
+            )
             moves, self._pending_moves = self._pending_moves, []
             for move in moves:
                 self._apply_move(move)
-        if request.target and request.target == self._wanted():
+        if request.target and request.target == self._browsing.wanted():
             self._show_fetched(request.target, result)
         self._state_changed()
-
-    def _set_entries(
-        self, entries: list[CommitEntry], generation: int, error: LabtuiError | None
-    ) -> None:
-        self._entries = entries
-        self._index_of = {entry.sha: index for index, entry in enumerate(entries)}
-        self._entries_generation = generation
-        self._history_error = error
 
     # -- showing -----------------------------------------------------------------------------
 
     def _show_event(self, event: CodeDiff) -> None:
-        self._shown = Shown(event.commit, event.message, tuple(event.files))
+        self._browsing.shown = Shown(event.commit, event.message, tuple(event.files))
         self._show_body(highlight_diff(event.diff))
 
     def _show_fetched(self, target: str, result: HistoryResult) -> None:
         info = result.info
         if info is None:
-            self._shown = Shown(target, error=result.show_error)
+            self._browsing.shown = Shown(target, error=result.show_error)
             self._show_body(Content(""))
             return
-        self._shown = Shown(target, info.message, tuple(info.files))
+        self._browsing.shown = Shown(target, info.message, tuple(info.files))
         if target == WORKING_TREE and not info.diff:
             self._show_body(Content.styled("Nothing uncommitted.", "$text-muted"))
         else:
@@ -363,96 +323,9 @@ class DiffPane(Pane):
         self.query_one("#diff-scroll", ScrollableContainer).scroll_home(animate=False)
 
     def _render_header(self) -> None:
-        what = self._what_line()
-        header = what if self._log is None else Content("\n").join([self._where_line(), what])
+        what = self._browsing.what_line()
+        if self._log is None:
+            header = what
+        else:
+            header = Content("\n").join([self._browsing.where_line(), what])
         self.query_one("#diff-header", Static).update(header)
-
-    def _where_line(self) -> Content:
-        """Where in the history the pane is, and whether it follows. The mode comes before the
-        labels: in a half-width pane the end of the line is cut off."""
-        if self._working_tree:
-            parts = [Content.styled("working tree (uncommitted)", "bold $text-warning")]
-            labels: list[Content] = []
-        else:
-            position, labels = self._position()
-            parts = [position] if position is not None else []
-        if self.following:
-            parts.append(Content.styled("following", "$text-muted"))
-        else:
-            if self._arrived_while_browsing:
-                newer = f"{self._arrived_while_browsing} newer"
-                parts.append(Content.styled(newer, "bold $text-warning"))
-            if self._working_tree:
-                parts.append(Content.styled("w back", "$text-muted"))
-            parts.append(Content.styled("f follows", "$text-warning"))
-        parts += labels
-        if self._history_error is not None:
-            parts.append(Content.styled(f"history: {self._history_error.message}", "$text-error"))
-        return Content.styled(" · ", "$text-muted").join(parts)
-
-    def _position(self) -> tuple[Content | None, list[Content]]:
-        """The position ("commit 5/17", or why there is none) and the stage and run labels."""
-        if self._entries is None:
-            return Content.styled("reading history…", "$text-muted"), []
-        if not self._entries:
-            if self._history_error is not None:
-                return None, []  # the error says why; "no commits" would be a guess
-            return Content.styled("no commits yet", "$text-muted"), []
-        sha = self._anchor()
-        index = self._index_of.get(sha)
-        if index is not None:
-            position = Content.styled(f"commit {index + 1}/{len(self._entries)}", "bold")
-            entry = self._entries[index]
-        elif self._latest is not None and sha == self._latest.commit:
-            position = None  # newer than the list: the position comes with the next listing
-            entry = entry_of(sha, self._latest.message)
-        else:
-            return Content.styled(f"commit ?/{len(self._entries)}", "bold"), []
-        labels = []
-        if entry.stage:
-            labels.append(Content.styled(entry.stage, "$text-accent"))
-        if entry.run:
-            labels.append(Content.styled(entry.run, "$text-success"))
-        return position, labels
-
-    def _what_line(self) -> Content:
-        """Which change the body shows: sha, message, files (or why there is none)."""
-        wanted = self._wanted()
-        shown = self._shown
-        if shown.key == wanted and shown.error is not None:
-            hint = f" — fix: {shown.error.hint}" if shown.error.hint else ""
-            return Content.styled(f"{shown.error.message}{hint}", "$text-error")
-        if self._working_tree:
-            return self._working_tree_line()
-        if self.following and self._latest is not None:
-            return commit_line(shown.key, shown.message, shown.files)
-        if not wanted:
-            return Content(NO_CHANGES)
-        if shown.key == wanted:
-            message, files = shown.message, shown.files
-        else:  # still being read: say which commit is coming, files once it is here
-            index = self._index_of.get(wanted)
-            message = self._entries[index].message if self._entries and index is not None else ""
-            files = ()
-        return commit_line(wanted, message, files)
-
-    def _working_tree_line(self) -> Content:
-        if self._shown.key != WORKING_TREE:
-            return Content.styled("reading the working tree…", "$text-muted")
-        if not self._shown.files:
-            return Content.styled("clean", "$text-success")
-        count = len(self._shown.files)
-        noun = "file" if count == 1 else "files"
-        return Content.assemble(
-            (f"{count} {noun} changed", "bold $text-warning"),
-            (f"  ({', '.join(self._shown.files)})", "$text-muted"),
-        )
-
-
-def commit_line(sha: str, message: str, files: tuple[str, ...]) -> Content:
-    """The short sha, the message's first line, and the files it touched."""
-    subject = message.strip().split("\n", 1)[0]
-    line = Content.assemble((sha[:7] or "uncommitted", "bold $text-warning"), " ", subject)
-    if files:
-        line += Content.styled(f"  ({', '.join(files)})", "$text-muted")
-    return line
