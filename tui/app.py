@@ -57,6 +57,7 @@ from .screens import (
     ConfirmQuitScreen,
     ErrorScreen,
     HelpScreen,
+    IdeaPickerScreen,
     KeyGroups,
     MainScreen,
     NoModelScreen,
@@ -538,7 +539,6 @@ def last_of_type(events: list[Event], kind: type[Event]) -> Event | None:
 
 def key_groups() -> KeyGroups:
     """What the help screen lists: every binding, grouped by where it works."""
-    from .screens import IdeaPickerScreen
 
     def bindings(*owners: type[Any]) -> list[Binding]:
         return [b for owner in owners for b in owner.BINDINGS if isinstance(b, Binding)]

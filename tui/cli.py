@@ -64,12 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # labtui.core is imported once a command is known: `labtui --help` answers without it
     if args.version:
-        from labtui.core import __version__
+        from labtui.core import __version__  # noqa: PLC0415
 
         print(f"labtui {__version__}")
         return EXIT_OK
-    from labtui.core.errors import LabtuiError
+    from labtui.core.errors import LabtuiError  # noqa: PLC0415
 
     if args.cluster:
         # Read as [cluster] backend by this process and by an engine it starts (labtui.toml
@@ -112,7 +113,7 @@ def dispatch(args: argparse.Namespace) -> int:
 
 def _internal_error() -> int:
     """A bug in labtui: the traceback goes to a file, not on the screen."""
-    import traceback
+    import traceback  # noqa: PLC0415 -- ~3 ms with linecache and tokenize (module docstring)
 
     crash = Path.home() / ".cache" / "labtui" / "crash.log"
     crash.parent.mkdir(parents=True, exist_ok=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import socket
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from labtui.core.checkpoints import CheckpointPort, CheckpointRequest
 from labtui.core.engine import files as engine_files
@@ -22,15 +22,14 @@ from labtui.core.engine.wire import (
     LineReader,
     WireError,
     answer_message,
+    decode,
     encode,
     events_of,
     request_of,
 )
 from labtui.core.errors import LabtuiError
 from labtui.core.events import Bus, ErrorEvent, Event, Notice
-
-if TYPE_CHECKING:
-    from labtui.core.workspace.history import CommitLog
+from labtui.core.workspace.history import CommitLog
 
 DETACHED = "detached"
 LOST_HINT = "labtui attach follows it again; labtui status says whether it still runs"
@@ -84,8 +83,6 @@ class EngineConnection:
         line = self._reader.read_line()
         if line is None:
             return None
-        from labtui.core.engine.wire import decode
-
         return decode(line, ENGINE_KINDS)
 
     def close(self) -> None:
@@ -134,8 +131,6 @@ class RemoteSession:
 
     @property
     def commit_log(self) -> CommitLog:  # the project's git history, read here: same machine
-        from labtui.core.workspace.history import CommitLog
-
         return CommitLog(self.project_root)
 
     def history(self) -> list[Event]:

@@ -13,6 +13,16 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from labtui.core.review.benchmark import load_benchmark
+from labtui.core.review.calibration import (
+    FAILURES_IN_A_ROW,
+    calibrate,
+    project_reviewer,
+    standalone_reviewer,
+)
+from labtui.core.review.calibration_store import save_calibration, trust_line
+from labtui.core.settings.config import CONFIG_NAME
+
 from ..review_session import say_refusals_and_notices
 from .common import EXIT_FAILED, EXIT_OK
 
@@ -38,11 +48,6 @@ def cmd_calibrate(
     ``model`` and ``overrides`` (None: not given) in their place. Progress on stderr; EXIT_FAILED
     when not every sampled paper was measured: the budget or the model stopped it, or papers got
     no usable review."""
-    from labtui.core.review.benchmark import load_benchmark
-    from labtui.core.review.calibration import calibrate, project_reviewer, standalone_reviewer
-    from labtui.core.review.calibration_store import save_calibration
-    from labtui.core.settings.config import CONFIG_NAME
-
     benchmark = load_benchmark(directory, skip_missing=skip_missing)  # errors before any cost
     if project is not None and (project / CONFIG_NAME).is_file():
         reviewer = project_reviewer(project, model, budget, say_refusals_and_notices, overrides)
@@ -93,8 +98,6 @@ def _settings(facts: dict[str, Any]) -> str:
 def print_calibration(record: dict[str, Any], path: Path, console: Console | None = None) -> None:
     """The calibration as a table of measures (the humans' beside the reviewer's where both
     have one), its cost, and the line every review by this reviewer will show."""
-    from labtui.core.review.calibration_store import trust_line
-
     console = console or Console(highlight=False)
     facts, bench, metrics = record["reviewer"], record["benchmark"], record["metrics"]
     console.print(
@@ -118,8 +121,6 @@ def print_calibration(record: dict[str, Any], path: Path, console: Console | Non
 def why_incomplete(record: dict[str, Any]) -> str:
     """Why a calibration measured fewer papers than it sampled: the budget, a model that failed
     papers in a row, or papers without a usable review in a run that went to the end."""
-    from labtui.core.review.calibration import FAILURES_IN_A_ROW
-
     measured = f"{record['metrics']['papers']} of {record['benchmark']['sampled']} sampled papers"
     if record.get("stopped") == "budget":
         return f"the budget was spent after {measured} (see above)"

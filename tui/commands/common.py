@@ -2,15 +2,19 @@
 command, the baseline run of ``new`` and ``init``, and starting the app or a background engine
 (``run`` and ``attach``).
 
-Imported for ``labtui --help``: only the standard library at module top (not even ``typing``); the engine, rich and
-Textual are imported by the function that needs them.
+Imported for ``labtui --help``: only the standard library (not even ``typing``) and the text of
+``model_help`` at module top; the engine, rich and Textual are imported by the function that needs
+them.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from pathlib import Path
+
+from ..model_help import MODEL_HELP
 
 # typing.TYPE_CHECKING without importing typing, which would cost `labtui --help` ~3 ms; the
 # command modules read it from here
@@ -89,8 +93,6 @@ def say(text: str) -> None:
 
 def say_model_problems(problems: list[str]) -> int:
     """Each problem with the model settings, then how to set a model: EXIT_USAGE."""
-    from ..model_help import MODEL_HELP
-
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)
     print("\n" + MODEL_HELP, file=sys.stderr)
@@ -130,8 +132,6 @@ def run_baseline_and_say(project: Project) -> int:
 
 def run_app(session: Session, auto: bool) -> int:
     """The app on ``session`` (in this process, or following an engine) until it is left."""
-    import gc
-
     # Importing Textual makes hundreds of thousands of objects that live as long as the app;
     # without this, full garbage collections walk them all during the first paint (~50 ms here).
     gc.disable()

@@ -7,6 +7,7 @@ module only talks to the researcher.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -171,8 +172,6 @@ def _say_done(done: Any, root: Path, console: Console) -> None:
 
 def _model(args: argparse.Namespace, console: Console) -> Any:
     """The model that reads the repository, or None (no model: the draft from facts alone)."""
-    import os
-
     if args.no_model or not (args.model or os.environ.get("LABTUI_MODEL")):
         console.print("  no model: the proposal is labtui's reading of the facts alone")
         return None

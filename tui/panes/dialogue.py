@@ -114,7 +114,8 @@ class DialoguePane(Pane):
     def _on_AgentMessage(self, event: AgentMessage) -> None:
         colour = self.role_colour(event.role)
         self.write(Text.assemble(("● ", colour), (event.role, f"bold {colour}")))
-        from rich.markdown import Markdown  # markdown-it and pygments: not needed to paint
+        # markdown-it and pygments (~0.2 s): imported for the first agent message, not to paint
+        from rich.markdown import Markdown  # noqa: PLC0415
 
         self.write(Markdown(event.text))
         self._streaming.pop(event.role, None)

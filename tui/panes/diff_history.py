@@ -29,8 +29,8 @@ def diff_highlight_theme() -> type:
 
     Built on first use: pygments and textual.highlight cost tens of ms to import, which the
     first paint does not need."""
-    from pygments.token import Token
-    from textual.highlight import HighlightTheme
+    from pygments.token import Token  # noqa: PLC0415 -- see the docstring
+    from textual.highlight import HighlightTheme  # noqa: PLC0415
 
     class DiffHighlightTheme(HighlightTheme):
         STYLES = {  # noqa: RUF012 (textual declares it an instance attribute)
@@ -46,7 +46,8 @@ def diff_highlight_theme() -> type:
 
 def highlight_diff(diff: str) -> Content:
     """The diff, clipped and highlighted."""
-    from textual.highlight import highlight
+    # pygments: imported when a diff first shows (diff_highlight_theme)
+    from textual.highlight import highlight  # noqa: PLC0415
 
     return highlight(clip_lines(diff), language="diff", theme=diff_highlight_theme())
 

@@ -32,7 +32,7 @@ def load_plotext() -> ModuleType:
     global _plotext
     with _plotext_lock:
         if _plotext is None:
-            import plotext
+            import plotext  # noqa: PLC0415 -- a third of a second: see the docstring
 
             if hasattr(plotext, "terminal") and hasattr(plotext.terminal, "limit"):
                 plotext.terminal.limit(False, False)  # plotext 6: size by the widget, not the tty
