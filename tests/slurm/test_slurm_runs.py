@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import TEST_API_KEY, wire_project
+from support.parallel_ideas import SECOND, StopAfterExperiments, TwoIdeas
 from support.research_script import IDEA, MoonsResearch, last_user_text, whole_file_edit
 from support.waiting import wait_until
 
@@ -410,8 +411,6 @@ if os.environ.get("LABTUI_RUN_ID", "run_0") != "run_0":
 
 
 def test_parallel_ideas_are_concurrent_jobs(project, llm_server, tmp_path, monkeypatch):
-    from test_parallel import SECOND, StopAfterExperiments, TwoIdeas
-
     meet = tmp_path / "meet"
     meet.mkdir()
     monkeypatch.setenv("LABTUI_TEST_MEET", str(meet))

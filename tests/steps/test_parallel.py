@@ -4,7 +4,6 @@ reported per idea; runs stoppable mid-way; runs that queue for a GPU say so."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 import threading
@@ -12,16 +11,9 @@ import time
 
 import pytest
 from conftest import processes_in
-from support.research_script import (
-    IDEA,
-    MoonsResearch,
-    last_user_text,
-    scripted_plan,
-    whole_file_edit,
-)
+from support.parallel_ideas import SECOND, StopAfterExperiments, TwoIdeas
 from support.waiting import wait_until
 
-from labtui.core.checkpoints import CheckpointRequest, Decision
 from labtui.core.errors import Aborted, StageFailed
 from labtui.core.events import AgentMessage, CodeDiff, LogLine, Notice, RunStarted
 from labtui.core.journal import read_events
@@ -33,16 +25,6 @@ from labtui.core.settings.config import load_config, save_config
 from labtui.core.stage_context import labelled
 from labtui.core.steps.lanes import FORK_TAG, comparison_markdown, lane_ideas, run_alongside
 from labtui.core.workspace.ideas import Idea
-
-SECOND = {
-    "Name": "longer_training",
-    "Title": "Does Training Twice as Long Help on Noisy Two Moons?",
-    "Hypothesis": "The baseline stops before the test accuracy has converged.",
-    "Experiment": "Double EPOCHS in experiment.py and compare test accuracy with the baseline.",
-    "Interestingness": 3,
-    "Feasibility": 8,
-    "Novelty": 2,
-}
 
 
 def _idea(name: str, status: str = "proposed") -> Idea:
@@ -210,42 +192,6 @@ def test_parallel_must_be_a_whole_number_of_ideas():
 
 
 # -- the real experiments stage with two ideas --------------------------------------------------
-
-
-class TwoIdeas(MoonsResearch):
-    """TEST-ONLY: two ideas; the second (longer training) is edited in its own worktree."""
-
-    def ideas(self, request):
-        return self.answer_ideas(request, [IDEA, SECOND])
-
-    def experiments(self, request):
-        text = json.dumps(request["messages"])
-        is_edit = not any(
-            marker in text for marker in ("has finished. What it changed", "Plan the experiment")
-        )
-        if "Plan the experiment" in text and SECOND["Title"] in text:  # its own plan
-            return scripted_plan(last_user_text(request), "Double EPOCHS")
-        if is_edit and SECOND["Title"] in text:
-            lane = self.root / ".labtui" / "worktrees" / SECOND["Name"]
-            code = (lane / "experiment.py").read_text(encoding="utf-8")
-            code = re.sub(r"^EPOCHS = \d+", "EPOCHS = 300", code, count=1, flags=re.MULTILINE)
-            return whole_file_edit("experiment.py", code, "Train twice as long.")
-        return super().experiments(request)
-
-
-class StopAfterExperiments:
-    """TEST-ONLY port: approves every checkpoint, keeps the experiments stage's question and
-    asks the session to stop after that stage."""
-
-    def __init__(self) -> None:
-        self.session = None
-        self.experiments: CheckpointRequest | None = None
-
-    def ask(self, request: CheckpointRequest) -> Decision:
-        if request.stage == "experiments":
-            self.experiments = request
-            self.session.request_stop()
-        return Decision("approve")
 
 
 def _parallel_project(project, llm_server, **limits) -> StopAfterExperiments:
