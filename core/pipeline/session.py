@@ -38,11 +38,13 @@ from ..events import (
 )
 from ..journal import JOURNAL_NAME, Journal, PipelineState, read_events, replay
 from ..llm.budget import Ledger
+from ..llm.litellm_setup import check_model
 from ..llm.streaming import Interrupt, Interrupted, interruptible
 from ..settings.profiles import apply_profile, profile_notice
 from ..stage_context import StageContext, StageOutput, StageServices
 from ..stage_list import STAGE_MODEL_NEEDS, STAGES
 from ..stage_protocol import Stage, load_stage
+from ..workspace.history import CommitLog
 from ..workspace.project import Project
 from ..workspace.rewind import check_stage, rewind_to
 from .notify import notifier_for
@@ -108,9 +110,7 @@ class Session:
         return self.config.budget.usd
 
     @property
-    def commit_log(self):  # -> core.workspace.history.CommitLog (git is imported lazily)
-        from ..workspace.history import CommitLog
-
+    def commit_log(self) -> CommitLog:
         return CommitLog(self.project.root)
 
     def history(self) -> list[Event]:
@@ -155,8 +155,6 @@ class Session:
                 + ": set LABTUI_MODEL (and its provider key), or [models] default in "
                 + str(self.project.root / "labtui.toml")
             ]
-        from ..llm.litellm_setup import check_model
-
         problems: list[str] = []
         for spec in {self.config.model_for(s) for s in STAGE_MODEL_NEEDS}:
             problems += check_model(spec) if spec is not None else []
@@ -172,7 +170,8 @@ class Session:
         """A cluster job would run on, spending the allocation, after labtui stopped: stopping
         (quit, abort, a failure) cancels them, and a resume submits their runs again."""
         if self.config.cluster.backend == "slurm":
-            from ..slurm.jobs import cancel_live_jobs
+            # ~30 modules (~25 ms) that opening a session without a cluster need not import
+            from ..slurm.jobs import cancel_live_jobs  # noqa: PLC0415
 
             cancel_live_jobs(self.emit, why)
 

@@ -24,6 +24,7 @@ from ..settings.contract import code_text, research_brief, seed_ideas
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
 from ..stage_results import IdeasResult, LiteratureResult
+from ..steps.persona_panel import run_panel
 from ..workspace.artifacts import IDEAS
 from ..workspace.ideas import (
     Idea,
@@ -148,8 +149,6 @@ def _propose(
     count = ctx.config.ideas.count
     panel = ctx.config.ideas.panel
     if panel:
-        from ..steps.persona_panel import run_panel
-
         result = run_panel(
             ctx,
             topic=template["task_description"],

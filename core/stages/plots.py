@@ -11,6 +11,7 @@ from typing import Any
 from ..answers.experiment_answers import FigureDescriptions
 from ..answers.validation import validate
 from ..coding.edit_guard import EditPolicy
+from ..runs.plot_run import plot_settings, run_plot
 from ..settings.contract import code_text
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
@@ -23,8 +24,6 @@ def _existing_figures(root: Path) -> list[str]:
 
 
 def run(ctx: StageContext) -> StageOutput:
-    from ..runs.plot_run import plot_settings, run_plot
-
     runs = ctx.result(ExperimentsResult).runs
     start = ctx.project.head()  # the last plot.py and figures that worked (or the template's)
     coder = ctx.coder()

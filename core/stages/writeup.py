@@ -10,29 +10,41 @@ from ..checkpoints import WAIVE
 from ..coding.edit_guard import PAPER_ONLY
 from ..errors import StageFailed
 from ..events import LatexUpdated
+from ..latex.bibliography import add_bib_entries, bib_keys, bib_text_of, paper_and_bibliography
+from ..latex.checks import referenced_figures
+from ..provenance.record import check_paper, claim_key, key, load_waivers, report_markdown
+from ..search.ledger import SearchLedger
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
 from ..stage_results import ExperimentsResult, PlotsResult, WriteupResult
 from ..workspace.artifacts import NOTES, PROVENANCE, has_literature, load_literature
+from ..writeup.citations import run_rounds
+from ..writeup.completeness import gap_key, project_gaps, record_gaps
+from ..writeup.draft_parts import write_parts
+from ..writeup.ledger_appendix import appendix_latex, with_appendix
 from ..writeup.number_trace import trace_numbers
 from ..writeup.section_repair import gathered_facts, literature_block
 from ..writeup.section_text import placeholders_left
-from ..writeup.sections import SECTIONS, Flagged, Section, judge_section
+from ..writeup.sections import (
+    SECTIONS,
+    Flagged,
+    Revision,
+    Section,
+    judge_section,
+    rewrite_section,
+    write_sections,
+)
 
 __all__ = ["SECTIONS", "STAGE", "placeholders_left"]
 
 
 def _bib_keys(ctx: StageContext, text: str) -> list[str]:
-    from ..latex.bibliography import bib_keys, bib_text_of
-
     return sorted(bib_keys(bib_text_of(text, (ctx.project.root / ctx.config.paper.tex).parent)))
 
 
 def _cite_the_literature(ctx: StageContext, tex_path) -> str:
     """The literature review's papers join the bibliography (labtui writes their BibTeX, the
     model never does) and the prompt, for the related work; '' without a review."""
-    from ..latex.bibliography import add_bib_entries, paper_and_bibliography
-
     if not has_literature(ctx.project.root):
         return ""
     review = load_literature(ctx.project.root)
@@ -53,9 +65,6 @@ def _cite_the_literature(ctx: StageContext, tex_path) -> str:
 def _search_ledger_appendix(ctx: StageContext, tex_path) -> None:
     """After a hill-climb or a tree search, its ledger as the paper's last appendix: a table
     labtui writes from the ledger (every number a run's), replaced when written again."""
-    from ..search.ledger import SearchLedger
-    from ..writeup.ledger_appendix import appendix_latex, with_appendix
-
     experiments = ctx.result(ExperimentsResult)
     search = experiments.search
     if search is None or search.strategy not in ("climb", "tree"):
@@ -96,8 +105,6 @@ def run(ctx: StageContext) -> StageOutput:
         left = placeholders_left(tex_path.read_text(encoding="utf-8"))
         if left:
             ctx.say(f"placeholders still in the paper: {', '.join(left)}")
-    from ..writeup.citations import run_rounds
-
     run_rounds(ctx, coder, ctx.config.paper.tex, max(0, ctx.config.limits.citation_rounds))
     _search_ledger_appendix(ctx, tex_path)
     trace_numbers(ctx, coder)
@@ -109,8 +116,6 @@ def _write_as_answers(
 ) -> list[dict[str, str]]:
     """Each section a checked, placed answer (core/writeup/sections.py), then the whole draft's
     gaps sent back to the sections that have them; the sections flagged."""
-    from ..writeup.sections import write_sections
-
     facts = gathered_facts(ctx, figures, literature)
     written = write_sections(ctx, facts)
     _mend_gaps(ctx, facts)
@@ -121,9 +126,6 @@ def _mend_gaps(ctx: StageContext, facts) -> None:
     """Up to ``[paper] mend_rounds`` times: each section with a gap of the whole draft
     (core/writeup/completeness.py) asked again with its gaps named, as a researcher's revision
     note would be; a section whose answers fail keeps its text."""
-    from ..writeup.completeness import project_gaps
-    from ..writeup.sections import Revision, rewrite_section
-
     tex_path = ctx.project.root / ctx.config.paper.tex
     for _ in range(ctx.config.paper.mend_rounds):
         by_section = _gaps_by_section(project_gaps(ctx.project.root, tex_path))
@@ -179,8 +181,6 @@ def _complete_the_draft(ctx: StageContext, coder, facts: dict[str, str]) -> Stag
     """The researcher's own draft: only the parts [paper] sections names are written (the rest
     is theirs, so no whole-paper refinement, citation rounds or number fixes touch it); its
     numbers are still traced, and the checkpoint shows what matches no run."""
-    from ..writeup.draft_parts import write_parts
-
     text = (ctx.project.root / ctx.config.paper.tex).read_text(encoding="utf-8")
     written = write_parts(ctx, coder, facts, ", ".join(_bib_keys(ctx, text)) or "none")
     _search_ledger_appendix(ctx, ctx.project.root / ctx.config.paper.tex)
@@ -260,9 +260,6 @@ def _draft_output(
     """The checkpoint about the draft: placeholders, the sections no answer could be placed
     for, the provenance report, and approval blocked while numbers match no run or sentences
     claim what the runs contradict."""
-    from ..latex.checks import referenced_figures
-    from ..provenance.record import check_paper, load_waivers, report_markdown
-
     root = ctx.project.root
     tex_path = root / ctx.config.paper.tex
     text = tex_path.read_text(encoding="utf-8")
@@ -312,8 +309,6 @@ def _draft_output(
 def _checked_gaps(ctx: StageContext, waivers: dict[str, str]) -> list:
     """The draft's gaps that no waiver accepts, all of them recorded in provenance.json; none
     for a researcher's own draft, whose other parts are theirs."""
-    from ..writeup.completeness import gap_key, project_gaps, record_gaps
-
     root = ctx.project.root
     if ctx.config.paper.sections:
         return []
@@ -356,9 +351,6 @@ def waive(ctx: StageContext, output: StageOutput, reason: str) -> StageOutput:
     """The researcher accepts the numbers that match no run and the sentences the runs
     contradict, for ``reason``: recorded in provenance.json (and the journal), committed, and
     the draft asked about again."""
-    from ..provenance.record import check_paper, claim_key, key, load_waivers
-    from ..writeup.completeness import gap_key
-
     root = ctx.project.root
     waivers = load_waivers(root)
     report = check_paper(root, root / ctx.config.paper.tex, waivers, ctx.config.paper.sections)
