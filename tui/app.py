@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import work
@@ -29,18 +29,7 @@ from textual.worker import Worker, WorkerState
 
 from labtui.core.checkpoints import AutoApprove, CheckpointPort
 from labtui.core.errors import LabtuiError
-from labtui.core.events import (
-    AgentChunk,
-    Bus,
-    CheckpointDecided,
-    ErrorEvent,
-    Event,
-    GpuSample,
-    LogLine,
-    MetricsReported,
-    Rewound,
-)
-from labtui.core.journal import stages_from
+from labtui.core.events import CheckpointDecided, ErrorEvent, Event
 
 from .editor import edit_product, open_in_editor
 from .engine_bridge import (
@@ -50,24 +39,22 @@ from .engine_bridge import (
     EventInbox,
     TuiCheckpointPort,
 )
-from .panes import DialoguePane, DiffPane, LatexPane, LogsPane
+from .event_routing import apply_events
+from .palette import key_groups, system_commands
+from .panes import LogsPane
 from .screens import (
     EXIT_NO_MODEL,
     CheckpointScreen,
     ConfirmQuitScreen,
     ErrorScreen,
     HelpScreen,
-    IdeaPickerScreen,
-    KeyGroups,
     MainScreen,
     NoModelScreen,
     NoteScreen,
 )
 from .screens.detach import DETACH, STOP, DetachScreen
+from .session import Session
 from .status import Clock, Progress
-
-if TYPE_CHECKING:
-    from labtui.core.workspace.history import CommitLog
 
 __all__ = ["EXIT_NO_MODEL", "LabtuiApp", "run_tui"]
 
@@ -75,42 +62,6 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 FLUSH_INTERVAL_S = 0.1
 OUTCOME_EXIT_CODES = {"finished": EXIT_OK, "stopped": EXIT_OK, "failed": EXIT_FAILED}
-
-
-class Session(Protocol):
-    """The engine as the TUI sees it (``labtui.core.pipeline.session.Session`` implements it;
-    ``tui.remote_session.RemoteSession`` follows one in another process). Its facts are
-    properties: the TUI only reads them."""
-
-    bus: Bus
-
-    @property
-    def project_name(self) -> str: ...
-
-    @property
-    def project_root(self) -> Path: ...
-
-    @property
-    def budget_usd(self) -> float: ...
-
-    @property
-    def commit_log(self) -> CommitLog: ...  # the diff pane browses the project's history
-
-    def history(self) -> list[Event]: ...
-
-    def stage_models(self) -> dict[str, str]: ...
-
-    def model_problems(self) -> list[str]: ...
-
-    def run(self, port: CheckpointPort) -> str: ...
-
-    def leave_note(self, text: str) -> None: ...
-
-    def request_stop(self) -> None: ...
-
-    def interrupt(self) -> bool: ...
-
-    def request_rewind(self, stage: str) -> None: ...
 
 
 def describe_crash(error: BaseException | None) -> tuple[str, str, str]:
@@ -253,38 +204,20 @@ class LabtuiApp(App[None]):
         self._apply_events(self._inbox.take_bursty())
 
     def _apply_events(self, events: list[Event], *, replay: bool = False) -> None:
-        """Render events in order; consecutive log lines go to the logs pane as one batch, and
-        of several GPU samples in one batch only the newest is drawn."""
-        main = self.main_screen
-        lines: list[LogLine] = []
-        newest_sample = last_of_type(events, GpuSample)
-        status_changed = False
-        for event in events:
-            if isinstance(event, LogLine):
-                lines.append(event)
-                continue
-            if isinstance(event, MetricsReported):
-                # Each read's points follow its LogLine: plotted at once, so that they do not
-                # cut the batch of lines into one log write per read.
-                main.apply(event)
-                continue
-            if lines:
-                main.write_log_lines(lines)
-                lines = []
-            if replay and isinstance(event, AgentChunk):
-                continue  # a journal's chunks are always followed by their whole message
-            if isinstance(event, GpuSample) and event is not newest_sample:
-                continue
-            if isinstance(event, ErrorEvent):
-                self._last_error = event
-            if isinstance(event, CheckpointDecided) and not replay:
-                self._close_decided_checkpoint(event.checkpoint_id)
-            status_changed |= self.progress.apply(event) | forget_rewound(self.progress, event)
-            main.apply(event)
-        if lines:
-            main.write_log_lines(lines)
-        if status_changed:
-            main.status.refresh_status()
+        apply_events(
+            self.main_screen,
+            self.progress,
+            events,
+            replay=replay,
+            notice=lambda event: self._notice(event, replay=replay),
+        )
+
+    def _notice(self, event: Event, *, replay: bool) -> None:
+        """What the app itself keeps of an event on its way to the panes."""
+        if isinstance(event, ErrorEvent):
+            self._last_error = event
+        if isinstance(event, CheckpointDecided) and not replay:
+            self._close_decided_checkpoint(event.checkpoint_id)
 
     def _set_phase(self, phase: str) -> None:
         self.progress.phase = phase
@@ -347,56 +280,12 @@ class LabtuiApp(App[None]):
         if self.pipeline_running and self.session.interrupt():
             self.notify("stopping the work under way; a checkpoint follows", title="Interrupt")
 
-    def _rewind_to(self, stage: str) -> None:
-        try:
-            self.session.request_rewind(stage)
-        except LabtuiError as error:
-            self.notify(f"{error.message}\n{error.hint}", title="Cannot rewind", severity="error")
-            return
-        self.notify(f"back to before {stage} at the next checkpoint", title="Rewind")
-
-    def rewind_commands(self) -> Iterable[SystemCommand]:
-        """One palette command per stage the project has reached (while the pipeline runs)."""
-        reached = [stage for stage, state in self.progress.stages.items() if state != "pending"]
-        for stage in reached:
-            yield SystemCommand(
-                f"Rewind to {stage}",
-                f"Back to the commit before {stage} started (the work after it is kept on a "
-                "tag); the pipeline goes on from there",
-                lambda stage=stage: self._rewind_to(stage),
-            )
-
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(key_groups()))
+            self.push_screen(HelpScreen(key_groups(LabtuiApp)))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        # Quit goes through the confirmation (the built-in one would not), so build the list.
-        main = self.main_screen
-        yield SystemCommand(
-            "Leave a note", "A note the next LLM call reads", self.action_leave_note
-        )
-        yield SystemCommand("Keys", "Every key, screen by screen", self.action_help)
-        for pane in (DialoguePane, DiffPane, LogsPane, LatexPane):
-            yield SystemCommand(
-                f"Show {pane.TITLE.lower()}",
-                f"Focus and maximise the {pane.TITLE.lower()} pane",
-                lambda pane=pane: main.show_pane(pane),
-            )
-        if main.maximized is not None:
-            yield SystemCommand("Restore panes", "Back to all four panes", main.minimize)
-        if self.pipeline_running:
-            yield SystemCommand(
-                "Stop the pipeline", "Stop at the next safe point", self.action_request_quit
-            )
-            yield SystemCommand(
-                "Interrupt", "Stop the LLM call or run under way (escape)", self.action_interrupt
-            )
-            yield from self.rewind_commands()
-        yield SystemCommand("Theme", "Change the colours", self.action_change_theme)
-        yield SystemCommand(
-            "Quit", "Quit labtui (asks first while a stage runs)", self.action_request_quit
-        )
+        return system_commands(self)
 
     # -- the pipeline worker ---------------------------------------------------------------
 
@@ -522,41 +411,6 @@ def detached_message(session: Session) -> str:
         f"labtui: detached; the run goes on in its engine (pid {pid}). "
         f"Follow it again: labtui attach {session.project_root}"
     )
-
-
-def forget_rewound(progress: Progress, event: Event) -> bool:
-    """A rewind: its stage and the later ones are pending again. True when it was one."""
-    if not isinstance(event, Rewound):
-        return False
-    for stage in stages_from(event.stage):
-        progress.stages[stage] = "pending"
-    return True
-
-
-def last_of_type(events: list[Event], kind: type[Event]) -> Event | None:
-    return next((event for event in reversed(events) if isinstance(event, kind)), None)
-
-
-def key_groups() -> KeyGroups:
-    """What the help screen lists: every binding, grouped by where it works."""
-
-    def bindings(*owners: type[Any]) -> list[Binding]:
-        return [b for owner in owners for b in owner.BINDINGS if isinstance(b, Binding)]
-
-    palette = Binding("ctrl+p", "command_palette", "Command palette: the main actions by name")
-    leave_now = Binding("ctrl+q", "quit", "Quit (asks first while a stage runs)")
-    return [
-        ("Everywhere", [*bindings(LabtuiApp), palette, leave_now]),
-        ("Main screen", bindings(MainScreen)),
-        (DialoguePane.TITLE + " pane", bindings(DialoguePane)),
-        (DiffPane.TITLE + " pane", bindings(DiffPane)),
-        (LogsPane.TITLE + " pane", bindings(LogsPane)),
-        (LatexPane.TITLE + " pane", bindings(LatexPane)),
-        ("At a checkpoint", bindings(CheckpointScreen)),
-        ("Picking ideas", bindings(IdeaPickerScreen)),
-        ("Leaving a note", bindings(NoteScreen)),
-        ("Quitting while a stage runs", bindings(ConfirmQuitScreen)),
-    ]
 
 
 def run_tui(session: Session, auto: bool = False) -> int:

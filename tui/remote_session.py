@@ -94,7 +94,7 @@ class EngineConnection:
 
 
 class RemoteSession:
-    """The ``Session`` protocol of tui/app.py, served by a background engine."""
+    """The ``Session`` protocol of tui/session.py, served by a background engine."""
 
     detachable = True  # the app's quit offers detach (the run goes on) beside stop
 

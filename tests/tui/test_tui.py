@@ -35,6 +35,7 @@ from labtui.core.review.record import ReviewRecord
 from labtui.tui.app import LabtuiApp
 from labtui.tui.engine_bridge import EventInbox
 from labtui.tui.keybar import KeyBar
+from labtui.tui.palette import key_groups
 from labtui.tui.panes import LatexPane, flatten_means
 from labtui.tui.panes.logs import RunLog
 from labtui.tui.review_card import ReviewCard, score_table
@@ -777,8 +778,6 @@ def test_a_search_checkpoint_says_what_its_keys_do(keys, decided) -> None:
 
 
 def test_help_lists_every_key_of_every_screen_and_pane() -> None:
-    from labtui.tui.app import key_groups
-
     app = LabtuiApp(FakeSession(ask=None, wait_for_stop=True))
     shown: list[str] = []
 
@@ -791,7 +790,7 @@ def test_help_lists_every_key_of_every_screen_and_pane() -> None:
 
     run_app(app, steps)
     text = shown[0]
-    for _, bindings in key_groups():
+    for _, bindings in key_groups(LabtuiApp):
         for binding in bindings:
             assert (binding.tooltip or binding.description) in text
     for must in ("Approve", "Edit the product", "Leave a note", "Older", "Command palette"):

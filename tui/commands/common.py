@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from labtui.core.workspace.project import Project
 
-    from ..app import Session
+    from ..session import Session
 
     class Command(Protocol):
         """A command module: its name on the command line, its subparser, and what it runs."""
