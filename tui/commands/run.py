@@ -5,7 +5,6 @@ printed (``--headless``, as scripts and CI want)."""
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 from pathlib import Path
 
@@ -131,6 +130,7 @@ def _run_headless(session: Any, auto: bool) -> int:
 def _hang_up_like_ctrl_c() -> None:
     """A closed terminal (SIGHUP) ends an in-process run the way Ctrl-C does: its experiments
     stopped, the journal closed, the project resumable. (An engine run ignores SIGHUP.)"""
+    import signal  # not for `labtui --help`
 
     def hung_up(signum, frame) -> None:
         raise KeyboardInterrupt
