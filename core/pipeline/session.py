@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..checkpoints import (
     INTERRUPTED_ACTIONS,
@@ -44,12 +45,14 @@ from ..settings.profiles import apply_profile, profile_notice
 from ..stage_context import StageContext, StageOutput, StageServices
 from ..stage_list import STAGE_MODEL_NEEDS, STAGES
 from ..stage_protocol import Stage, load_stage
-from ..workspace.history import CommitLog
 from ..workspace.project import Project
 from ..workspace.rewind import check_stage, rewind_to
 from .notify import notifier_for
 from .project_lock import hold_project_lock
 from .stage_checkpoint import ask_until_decided, interrupted_body
+
+if TYPE_CHECKING:
+    from ..workspace.history import CommitLog
 
 
 class Session:
@@ -111,6 +114,9 @@ class Session:
 
     @property
     def commit_log(self) -> CommitLog:
+        # ~1.5 ms that opening a session need not pay: a front end reads the history
+        from ..workspace.history import CommitLog  # noqa: PLC0415
+
         return CommitLog(self.project.root)
 
     def history(self) -> list[Event]:
