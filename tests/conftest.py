@@ -31,6 +31,20 @@ def pytest_xdist_auto_num_workers(config):
     return cores + 1
 
 
+def pytest_collection_modifyitems(config, items):
+    """The long tests first: a real Slurm's (marked slurm; one runs into a one-minute time
+    limit), then whole pipelines (marked slow), then the rest, each group in its own order.
+    pytest-xdist hands tests out in this order, so the long ones spread over the workers from
+    the start and none begins while the others are finishing the short ones."""
+
+    def group(item: pytest.Item) -> int:
+        if item.get_closest_marker("slurm"):
+            return 0
+        return 1 if item.get_closest_marker("slow") else 2
+
+    items.sort(key=group)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch, tmp_path):
     """No real model, key or home directory leaks into a test."""
