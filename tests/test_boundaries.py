@@ -5,6 +5,8 @@ from __future__ import annotations
 import pkgutil
 import subprocess
 import sys
+import tomllib
+from pathlib import Path
 
 import labtui.core
 
@@ -48,3 +50,18 @@ def test_no_bare_core_or_tui_package_is_installed():
         [sys.executable, "-c", code], capture_output=True, text=True, cwd="/", check=True
     )
     assert out.stdout.strip() == "None None"
+
+
+def test_every_package_folder_is_installed():
+    """An installed (not editable) labtui has only the packages pyproject.toml lists: a new
+    folder of core/ or tui/ left out of that list would be missing from every wheel."""
+    repo = Path(__file__).resolve().parents[1]
+    setup = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))["tool"]
+    listed, folders = set(setup["setuptools"]["packages"]), setup["setuptools"]["package-dir"]
+    on_disk = {
+        "labtui." + ".".join(init.parent.relative_to(repo).parts)
+        for top in ("core", "tui")
+        for init in (repo / top).rglob("__init__.py")
+    }
+    assert sorted(on_disk - listed) == [], "add these to [tool.setuptools] packages"
+    assert sorted(p for p in on_disk if p not in folders) == [], "add these to package-dir"
