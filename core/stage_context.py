@@ -3,7 +3,7 @@
 Stages never see a front end, nor the session: a ``StageContext`` is built on ``StageServices``,
 the narrow part of the session a stage may use. Stages emit events and return a ``StageOutput``
 whose ``checkpoint_body`` the pipeline shows at the checkpoint that follows, and whose ``result``
-(the stage's record, ``core.stage_results``) later stages read with ``ctx.result(Record)``.
+(the stage's record, ``core.workspace.stage_results``) later stages read with ``ctx.result(Record)``.
 
 The services a stage asks for (``llm``, ``coder``, ``literature``, ``semantic_scholar``) are imported
 when it first asks: together they are ~50 modules, ~60 ms more to import the session.
@@ -24,8 +24,8 @@ from .settings.config import Config, ModelSpec
 from .settings.contract import prompt_facts
 from .settings.prompts import load_prompt
 from .stage_list import model_key
-from .stage_results import StageResult
 from .workspace.project import CommitInfo, Project
+from .workspace.stage_results import StageResult
 
 if TYPE_CHECKING:
     from .coding.coder import Coder

@@ -16,7 +16,7 @@ from ..errors import LabtuiError
 from ..events import CheckpointRequested, CostUpdate, Event, StageStarted, event_from_dict
 from ..journal import JOURNAL_NAME, PipelineState, replay
 from ..settings.config import load_config
-from ..stage_results import WriteupResult
+from ..workspace.stage_results import WriteupResult
 from . import files as files
 
 WHERE_TYPES = frozenset(

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import Aborted
 from ..events import SearchEnded, SearchStarted, SearchStep
-from ..stage_results import ExperimentsResult, SearchSummary
 from ..workspace.artifacts import NOTES
 from ..workspace.project import Project
 from ..workspace.run_folder import run_name
+from ..workspace.stage_results import ExperimentsResult, SearchSummary
 from .ledger import Final, Noise, SearchLedger, Step
 from .shared import Target, note_step, search_markdown
 from .worktrees import bring_home, diff_between

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
-from ..stage_results import CompileResult
 from ..workspace.artifacts import PDF
+from ..workspace.stage_results import CompileResult
 from ..writeup.compile_rounds import compile_paper
 from ..writeup.section_repair import rewrite_failing_sections
 

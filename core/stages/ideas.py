@@ -23,7 +23,6 @@ from ..errors import StageFailed, UnusableAnswer
 from ..settings.contract import code_text, research_brief, seed_ideas
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
-from ..stage_results import IdeasResult, LiteratureResult
 from ..steps.persona_panel import run_panel
 from ..workspace.artifacts import IDEAS
 from ..workspace.ideas import (
@@ -38,6 +37,7 @@ from ..workspace.ideas import (
     save_archive,
     similarity,
 )
+from ..workspace.stage_results import IdeasResult, LiteratureResult
 
 
 @dataclass

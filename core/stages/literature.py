@@ -36,7 +36,6 @@ from ..literature.record import base_id
 from ..settings.contract import research_brief
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
-from ..stage_results import LiteratureResult
 from ..workspace.artifacts import (
     LITERATURE,
     LiteraturePaper,
@@ -45,6 +44,7 @@ from ..workspace.artifacts import (
     load_literature,
     save_literature,
 )
+from ..workspace.stage_results import LiteratureResult
 
 ACTIONS = ("search", "read", "add", "done")
 

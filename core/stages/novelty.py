@@ -25,9 +25,9 @@ from ..literature.http_service import LiteratureUnavailable
 from ..literature.record import base_id, format_papers
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
-from ..stage_results import IdeasResult, NoveltyResult
 from ..workspace.artifacts import IDEAS
 from ..workspace.ideas import Idea, load_archive, save_archive
+from ..workspace.stage_results import IdeasResult, NoveltyResult
 
 DECISIONS = NOVELTY_DECISIONS
 UNCHECKED = "unchecked"

@@ -11,11 +11,11 @@ from ..errors import StageFailed, UnusableAnswer
 from ..settings.config import Config
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
-from ..stage_results import PlanResult
 from ..steps.baseline import ensure_baseline
 from ..steps.planning import chosen_idea, plan_markdown, propose_plan
 from ..steps.scaffold import Written, scaffold, written_markdown
 from ..workspace.artifacts import PLAN, PlannedRun, load_plan, plan_record
+from ..workspace.stage_results import PlanResult
 
 
 def run(ctx: StageContext) -> StageOutput:

@@ -15,8 +15,8 @@ from ..runs.plot_run import plot_settings, run_plot
 from ..settings.contract import code_text
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
-from ..stage_results import ExperimentsResult, PlotsResult
 from ..workspace.artifacts import FIGURES
+from ..workspace.stage_results import ExperimentsResult, PlotsResult
 
 
 def _existing_figures(root: Path) -> list[str]:

@@ -28,7 +28,6 @@ from ..review.record import (
 from ..review.reviewer import read_paper, review_panel, reviewer_facts
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
-from ..stage_results import ExperimentsResult, ReviewResult
 from ..workspace.artifacts import (
     IDEAS,
     NOTES,
@@ -37,6 +36,7 @@ from ..workspace.artifacts import (
     PROVENANCE,
 )
 from ..workspace.ideas import load_archive, save_archive
+from ..workspace.stage_results import ExperimentsResult, ReviewResult
 from ..writeup.compile_rounds import compile_paper
 from ..writeup.completeness import project_gaps
 from ..writeup.number_trace import trace_numbers

@@ -16,8 +16,8 @@ from ..provenance.record import check_paper, claim_key, key, load_waivers, repor
 from ..search.ledger import SearchLedger
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
-from ..stage_results import ExperimentsResult, PlotsResult, WriteupResult
 from ..workspace.artifacts import NOTES, PROVENANCE, has_literature, load_literature
+from ..workspace.stage_results import ExperimentsResult, PlotsResult, WriteupResult
 from ..writeup.citations import run_rounds
 from ..writeup.completeness import gap_key, project_gaps, record_gaps
 from ..writeup.draft_parts import write_parts

@@ -15,9 +15,9 @@ from ..errors import StageFailed, UnusableAnswer
 from ..runs.planned_settings import changes_nothing
 from ..settings.contract import code_text
 from ..stage_context import StageContext
-from ..stage_results import IdeasResult, NoveltyResult
 from ..workspace.artifacts import IDEAS, PLAN, PlannedRun, parse_plan, save_plan
 from ..workspace.ideas import Idea, load_archive
+from ..workspace.stage_results import IdeasResult, NoveltyResult
 from .attempts import code_files, code_now
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from ..errors import StageFailed
 from ..latex.log import LatexMessage
 from ..stage_context import StageContext
-from ..stage_results import ExperimentsResult, PlotsResult
 from ..steps.planning import chosen_idea
 from ..workspace.artifacts import has_literature, literature_digest, load_literature
+from ..workspace.stage_results import ExperimentsResult, PlotsResult
 from .section_facts import PaperFacts, paper_facts
 from .section_text import body_span
 from .sections import SECTIONS, Revision, Section, rewrite_section

@@ -9,7 +9,6 @@ import threading
 from typing import Any
 
 from ...stage_context import StageContext
-from ...stage_results import IdeasResult
 from ...steps.lanes import (
     IdeaRuns,
     LaneOutcome,
@@ -21,6 +20,7 @@ from ...steps.lanes import (
 from ...steps.planning import propose_plan
 from ...workspace.artifacts import load_plan, planned_idea
 from ...workspace.ideas import load_archive
+from ...workspace.stage_results import IdeasResult
 from .idea_runs import run_idea
 
 

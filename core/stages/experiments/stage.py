@@ -13,7 +13,6 @@ from ...search.climb import run_climb
 from ...search.tree import run_tree
 from ...stage_context import StageContext, StageOutput
 from ...stage_protocol import DeclaredStage
-from ...stage_results import ExperimentsResult
 from ...steps.attempts import code_files
 from ...steps.baseline import ensure_baseline
 from ...steps.lanes import IdeaRuns, mark_fork_point, outcome, run_alongside
@@ -21,6 +20,7 @@ from ...steps.planning import chosen_idea
 from ...workspace.artifacts import PlannedRun, load_plan
 from ...workspace.project import CommitInfo
 from ...workspace.run_folder import recorded_means
+from ...workspace.stage_results import ExperimentsResult
 from .idea_runs import run_idea
 from .parallel_ideas import lanes_beside, parallel_body, run_lane
 from .run_text import abandoned_body, diff_block, run_body

@@ -7,7 +7,8 @@ Reading forgives: a key a journal lacks (it was written before the key existed, 
 skipped) or holds as null takes the field's default, so a project begun by an older labtui resumes.
 
 The records sit below every layer that reads them (the stages, which never import each other;
-the steps and the write-up's section repair; the engine's status) and import nothing of labtui.
+the steps, a search's frame and the write-up's section repair; the engine's status): beside the
+artifacts the stages hand on as files, in the workspace, and importing nothing of labtui.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from labtui.core.checkpoints import ResearcherNotes
 from labtui.core.events import StageFinished, event_from_dict
 from labtui.core.journal import replay
 from labtui.core.stage_context import StageContext, StageOutput, StageServices
-from labtui.core.stage_results import (
+from labtui.core.workspace.stage_results import (
     CompileResult,
     ExperimentsResult,
     IdeasResult,
