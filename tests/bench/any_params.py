@@ -4,7 +4,7 @@ Issue 29 counts these "Any at the boundaries": a parameter typed `Any` hides the
 service it really takes, so mypy cannot check the calls. Raw JSON being parsed (`data: Any`)
 is the legitimate case; the rest should name their type. Run from the repository root:
 
-    .venv/bin/python tests/support/any_params.py [--all]
+    .venv/bin/python tests/bench/any_params.py [--all]
 
 It prints one line per named parameter typed `Any` (`--all`: also `Any` inside another
 annotation, `list[Any]`, `dict[str, Any]`, and `*args`/`**kwargs`, which pass values through)
