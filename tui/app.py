@@ -198,10 +198,14 @@ class LabtuiApp(App[None]):
             self.post_message(EngineEvent(event))
 
     def on_engine_event(self, message: EngineEvent) -> None:
-        self._apply_events(self._inbox.take_until(message.event))
+        events = self._inbox.take_until(message.event)
+        if not self._closing_down():
+            self._apply_events(events)
 
     def _flush_bursts(self) -> None:
-        self._apply_events(self._inbox.take_bursty())
+        events = self._inbox.take_bursty()
+        if not self._closing_down():
+            self._apply_events(events)
 
     def _apply_events(self, events: list[Event], *, replay: bool = False) -> None:
         apply_events(
@@ -342,7 +346,10 @@ class LabtuiApp(App[None]):
     def _closing_down(self) -> bool:
         """The app is closing and its panes are gone: a pipeline that ends just then (the
         quit's own stop) has nowhere left to say so. The pane's own widgets go first, before
-        the pane: those are what saying it needs."""
+        the pane: those are what saying it needs. The flush timer can tick while the screens
+        are being taken down (Textual stops running before it removes them)."""
+        if not self.is_running:
+            return True
         return not self.main_screen.query("DialoguePane #dialogue-streaming")
 
     @property

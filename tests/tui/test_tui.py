@@ -30,6 +30,7 @@ from textual.widgets import Input, RichLog, Static
 from labtui.core.checkpoints import Decision
 from labtui.core.errors import Aborted
 from labtui.core.events import ErrorEvent, LogLine, RunFinished
+from labtui.core.machine.metric_lines import metrics_reported
 from labtui.core.review.form import SCORE_RANGES
 from labtui.core.review.record import ReviewRecord
 from labtui.tui.app import LabtuiApp
@@ -494,7 +495,6 @@ def test_inbox_keeps_emission_order() -> None:
 def test_metric_events_do_not_cut_a_batch_of_log_lines() -> None:
     """Each read's MetricsReported follows its LogLine: the lines still reach the logs pane in
     one write, and the points reach the plot."""
-    from labtui.core.machine.metric_lines import metrics_reported
     from labtui.tui.panes import LogsPane
 
     events: list = []
@@ -908,6 +908,11 @@ def test_a_pipeline_that_ends_as_the_app_closes_has_nothing_to_show_and_no_error
 
     run_app(app, steps)
     app.session.request_stop()
+    log = ev(LogLine, run_id="run_2", stream="stdout", text="epoch 0 train_loss 0.69")
+    for late in (log, metrics_reported(log)):  # the flush timer can tick during the teardown
+        app._on_bus_event(late)
+    app._flush_bursts()
+    assert app.pending_events == 0, "taken and dropped: nothing left to draw"
     app._pipeline_ended("stopped")
     app._pipeline_crashed(RuntimeError("late"))
     assert app.outcome == "failed"
