@@ -15,7 +15,7 @@ from ..source.files import normal_path
 from ..source.python import PythonModule, decorators_of, is_main_guard, name_of, parse_module
 from .repo_facts import EntryPoint, NamedOption, Option, Tracker
 from .result_files import RESULT_WORDS
-from .script_options import OPTION_READERS, hydra_config, hydra_options
+from .script_options import OPTION_READERS, hydra_config, hydra_options, module_constants
 
 HYDRA_DIR = "hydra.run.dir"  # the Hydra override that places a run's outputs
 
@@ -99,7 +99,11 @@ def find_entry_points(
         else:
             options = OPTION_READERS[kind](module.nodes) if kind in OPTION_READERS else []
         names = _result_names(module.nodes)
-        entries.append(EntryPoint(path, kind, tuple(options), hydra, graph.get(path, ()), names))
+        constants = tuple(module_constants(module.tree))
+        imports = graph.get(path, ())
+        entries.append(
+            EntryPoint(path, kind, tuple(options), hydra, imports, names, constants=constants)
+        )
     return entries
 
 

@@ -36,6 +36,16 @@ class HydraConfig:
 
 
 @dataclass(frozen=True)
+class Constant:
+    """A number a script sets at its top level (``max_iters = 5000``): no command-line option
+    changes it, but a condition (``it % eval_interval == 0``) may read it."""
+
+    name: str
+    value: int | float
+    line: int
+
+
+@dataclass(frozen=True)
 class EntryPoint:
     path: str
     kind: str  # argparse | click | typer | hydra | plain
@@ -44,6 +54,7 @@ class EntryPoint:
     imports: tuple[str, ...] = ()  # the repository files it imports
     result_names: tuple[str, ...] = ()  # result-like .json/.csv names its code spells out
     error: str = ""  # why it did not parse
+    constants: tuple[Constant, ...] = ()  # its module-level numbers, in the order it sets them
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """The options a script declares, read from its code: argparse's add_argument calls, click's and
-typer's decorated commands, and the keys of a Hydra script's YAML config.
+typer's decorated commands, and the keys of a Hydra script's YAML config; and the numbers it sets
+at its top level (``max_iters = 5000``), which no option changes.
 
 ``OPTION_READERS`` holds the reader for each kind of script; a Hydra script's config is found by
 ``hydra_config`` and read by ``hydra_options``. core/onboarding/python_survey.py tells a script's kind and
@@ -26,7 +27,9 @@ from ..source.python import (
     name_of,
     type_name,
 )
-from .repo_facts import HydraConfig, Option
+from .repo_facts import Constant, HydraConfig, Option
+
+MAX_CONSTANTS = 60  # a prompt's survey stays short; a script's settings come first
 
 
 def _dest(flags: tuple[str, ...]) -> str:
@@ -223,6 +226,32 @@ def hydra_options(root: Path, hydra: HydraConfig) -> list[Option]:
             kind = type(value).__name__ if value is not None else ""
             options.append(Option((key,), key, jsonable(value), kind))
     return options
+
+
+# -- module constants -------------------------------------------------------------------------
+
+
+def module_constants(tree: ast.Module | None) -> list[Constant]:
+    """``max_iters = 5000``, ``EVAL_EVERY: int = 500``, ``epochs = float("inf")`` at the module's
+    top level: numbers only (a switch is no count), the last assignment of a name kept."""
+    found: dict[str, Constant] = {}
+    for node in tree.body if tree is not None else []:
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        value = _number(node.value) if isinstance(node, ast.Assign | ast.AnnAssign) else None
+        for target in targets if value is not None else []:
+            if isinstance(target, ast.Name):
+                found.pop(target.id, None)
+                found[target.id] = Constant(target.id, value, node.lineno)
+    return list(found.values())[:MAX_CONSTANTS]
+
+
+def _number(node: ast.AST | None) -> int | float | None:
+    if name_of(node) == "math.inf" or (
+        is_call(node, "float") and [literal(a) for a in node.args] in (["inf"], ["Infinity"])
+    ):
+        return float("inf")
+    value = literal(node)
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 OPTION_READERS = {"argparse": _argparse_options, "click": _click_options, "typer": _typer_options}
