@@ -21,29 +21,34 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, LabtuiError, StageFailed
-from ..events import Event
 from ..machine.interpreter import interpreter_with
-from ..runs.runner import configured, run_experiment
-from ..settings.config import CONFIG_NAME, Config, config_from_dict, save_config, toml_value
+from ..settings.config import (
+    CONFIG_NAME,
+    Config,
+    config_from_dict,
+    config_in_effect,
+    read_toml,
+    save_config,
+    toml_value,
+)
 from ..settings.contract import edit_files, run_argv
 from ..settings.templates import default_paper
 from ..workspace.project import LABTUI_BRANCHES, LOCAL_EXCLUDES, Project, exclude_locally
 from ..writeup.draft_parts import draft_parts
+from .init_check import BASELINE, INIT_DIR
 from .python_survey import packages_of
 from .repo_facts import RepoSurvey
 
-INIT_DIR = ".labtui/init"
 PROPOSAL = f"{INIT_DIR}/{CONFIG_NAME}"
 BUNDLED_PAPER = "paper/main.tex"  # where labtui's paper goes in a repository that has none
-SMOKE_RUN = "labtui_smoke"
-PLOTS_NEED = "matplotlib"  # plot.py runs in the experiment's interpreter
+PLOTS_NEED = (
+    "matplotlib"  # plot.py's; labtui's own interpreter runs it where the experiment's lacks it
+)
 
 
 # -- the repository as it is -------------------------------------------------------------------
@@ -157,27 +162,43 @@ def _wrapped(text: str, width: int = 96) -> list[str]:
     return textwrap.wrap(" ".join(text.split()), width) or [""]
 
 
-def read_proposal(root: Path, proposal: Path, python: str) -> Config:
-    """The researcher's (or labtui's) proposal as a Config, checked as labtui.toml is and
-    against the repository: a ConfigError names the file, the field and the fix."""
-    try:
-        data = tomllib.loads(proposal.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{proposal}: not valid TOML ({exc})", "fix the line it names") from None
-    config = config_from_dict(data, proposal, environ={})
-    config.project.origin = "repository"
-    check_setup(root, config, proposal, python)
-    return config
+@dataclass(frozen=True)
+class ApprovedSetup:
+    """The approved proposal: as written (what labtui.toml will hold) and in effect (with the
+    site's and the environment's settings, as every command runs it)."""
+
+    written: Config
+    in_effect: Config
 
 
-def check_setup(root: Path, config: Config, where: Path, python: str) -> None:
-    """What labtui.toml's own checks cannot know: the files it names exist in the repository."""
+def read_proposal(root: Path, proposal: Path) -> ApprovedSetup:
+    """The researcher's (or labtui's) proposal, checked as labtui.toml is and against the
+    repository: a ConfigError names the file, the field and the fix."""
+    data = read_toml(proposal)
+    if not data.get("experiment", {}).get("command"):
+        raise ConfigError(
+            f"{proposal}: [experiment] command is not set (labtui could not tell which script "
+            "runs an experiment)",
+            'write command = "{python} <your script>.py --out {out_dir}" under [experiment], '
+            "and edit = [the files the agents may change]",
+        )
+    written = config_from_dict(data, proposal, environ={})
+    written.project.origin = "repository"
+    in_effect = config_in_effect(data, proposal)
+    check_setup(root, in_effect, proposal)
+    return ApprovedSetup(written, in_effect)
+
+
+def check_setup(root: Path, config: Config, where: Path) -> None:
+    """What labtui.toml's own checks cannot know: the files and the interpreter it names exist."""
     try:
         edit_files(root, config.experiment)
         for smoke in (False, True) if config.experiment.smoke_command else (False,):
-            _check_program(root, run_argv(config.experiment, python, "run_0", smoke=smoke), where)
+            argv = run_argv(config.experiment, config.python, "run_0", smoke=smoke)
+            _check_program(root, argv, where)
     except ConfigError as exc:
-        raise ConfigError(exc.message.replace("labtui.toml", str(where), 1), exc.hint) from None
+        raise ConfigError(_naming(exc.message, where), exc.hint) from None
+    _check_interpreter(root, config.experiment.python, where)
     tex = config.paper.tex
     if tex != BUNDLED_PAPER and not (root / tex).is_file():
         raise ConfigError(
@@ -190,6 +211,21 @@ def check_setup(root: Path, config: Config, where: Path, python: str) -> None:
             draft_parts(root, tex, config.paper.sections)
         except StageFailed as exc:
             raise ConfigError(f"{where}: {exc.message}", exc.hint) from None
+
+
+def _naming(message: str, where: Path) -> str:
+    """A labtui.toml check's message naming the proposal file (once: it may name it already)."""
+    return message if str(where) in message else message.replace(CONFIG_NAME, str(where), 1)
+
+
+def _check_interpreter(root: Path, python: str, where: Path) -> None:
+    path = root / Path(python).expanduser()  # an absolute path stays itself
+    if python and not (path.is_file() or ("/" not in python and shutil.which(python))):
+        raise ConfigError(
+            f"{where}: [experiment] python = {python!r}: no such interpreter",
+            "write the path of your research environment's python (e.g. .venv/bin/python), "
+            'or python = "" for the one labtui runs in',
+        )
 
 
 def _check_program(root: Path, argv: list[str], where: Path) -> None:
@@ -254,21 +290,13 @@ def apply_setup(root: Path, config: Config, branch: str) -> Initialised:
     return Initialised(project, branch, paper_copied)
 
 
-def smoke_check(
-    root: Path, config: Config, python: str, emit: Callable[[Event], None]
-) -> tuple[bool, str]:
-    """The smoke setting run through the same runner and sandbox as every run, its numbers read
-    as ``[results]`` says: (worked, what it showed). Its folder goes under .labtui/init after."""
-    settings = {**configured(config), "python": python}
-    result = run_experiment(root, SMOKE_RUN, emit=emit, stage="init", smoke=True, **settings)
-    kept = root / INIT_DIR / "smoke"
-    if kept.exists():
-        shutil.rmtree(kept)
-    if (root / SMOKE_RUN).exists():
-        shutil.move(str(root / SMOKE_RUN), str(kept))
-    if not result.ok:
-        return False, result.problem
-    return True, f"{result.wall_s:.1f} s, read {result.means}"
+def commit_baseline(project: Project) -> None:
+    """run_0, which ran before labtui's commit with the same code, committed after it."""
+    project.commit(f"baseline: {BASELINE} results", [BASELINE])
+
+
+def head(root: Path) -> str:
+    return _git(root, "rev-parse", "HEAD")
 
 
 # -- the research environment ---------------------------------------------------------------

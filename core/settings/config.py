@@ -139,10 +139,20 @@ def load_config(project_dir: Path) -> Config:
             f"{path} not found: this folder is not a labtui project",
             "create one with: labtui new DIR --template moons",
         )
+    return config_in_effect(read_toml(path), path)
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """A labtui.toml-shaped file's tables; a ConfigError naming the line when it is no TOML."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})", "fix the line it names") from None
+
+
+def config_in_effect(data: dict[str, Any], path: Path) -> Config:
+    """A labtui.toml's values as every command runs them: the site's [cluster] under the
+    project's own, then the ``LABTUI_<SECTION>__<FIELD>`` overrides of the environment."""
     return config_from_dict(_with_site_cluster(data, os.environ), path, os.environ)
 
 

@@ -156,7 +156,7 @@ def test_a_wrong_edit_is_named_with_its_fix_and_asked_again_losing_nothing(tmp_p
     assert done.returncode == 1, done.stdout
     assert "[experiment] edit = ['trian.py'] names no file" in done.stdout
     assert "labtui.toml" in done.stdout.split("names no file")[0]  # names the proposal file
-    assert "nothing was changed; the proposal stays in .labtui/init/labtui.toml" in done.stdout
+    assert "nothing was committed; the proposal stays in .labtui/init/labtui.toml" in done.stdout
     assert 'edit = ["trian.py"]' in (root / ".labtui/init/labtui.toml").read_text()
     assert git(root, "rev-parse", "--abbrev-ref", "HEAD") == "main"
     assert not (root / "labtui.toml").exists()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
 from .common import (
@@ -17,7 +16,6 @@ from .common import (
     EXIT_USAGE,
     TYPE_CHECKING,
     Subparsers,
-    run_baseline_and_say,
 )
 
 if TYPE_CHECKING:
@@ -94,7 +92,10 @@ def run(args: argparse.Namespace) -> int:
             product=repo_init.PROPOSAL,
         )  # fmt: skip
         if decision.action == "abort":
-            console.print(f"nothing was changed; the proposal stays in {repo_init.PROPOSAL}")
+            console.print(
+                f"nothing was committed; the proposal stays in {repo_init.PROPOSAL} (kept out of "
+                "git by .git/info/exclude): `labtui init` continues from it"
+            )
             return EXIT_FAILED
         if decision.action == "revise":
             if llm is None:
@@ -111,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
             return outcome
         if args.yes:
             return EXIT_USAGE
+        dirty = repo_init.uncommitted(root)  # --commit-dirty committed them before a failed run
 
 
 def _approve(
@@ -122,37 +124,97 @@ def _approve(
     printer: HeadlessPrinter,
     console: Console,
 ) -> int | None:
-    """Check, smoke-run and commit the approved proposal, then run the baseline. None when the
-    proposal must be asked about again (what was wrong has been said)."""
-    from rich.markup import escape
-
+    """Check the approved proposal, run it (the smoke run, then the baseline run_0), and only
+    then commit it. None when the proposal must be asked about again (what was wrong has been
+    said); with --yes a failed run ends init instead."""
     from labtui.core.errors import ConfigError
-    from labtui.core.onboarding import repo_init
+    from labtui.core.onboarding import init_check, repo_init
 
-    python = sys.executable
     try:
-        config = repo_init.read_proposal(root, proposal_path, python)
+        setup = repo_init.read_proposal(root, proposal_path)
     except ConfigError as exc:
-        console.print(f"[red]error:[/] {escape(exc.message)}\n  [bold]fix:[/] {escape(exc.hint)}")
+        _say_error(console, exc.message, exc.hint)
         return None
-    if config.experiment.smoke_command:
-        console.print("smoke run: the set-up, checked in seconds …")
-        worked, shown = repo_init.smoke_check(root, config, config.python, printer)
-        if not worked:
-            console.print(
-                f"[red]the smoke run failed:[/] {escape(shown)}\n  [bold]fix:[/] edit the "
-                "proposal (e): the command, the smoke command or [results]"
-            )
-            return None
-        console.print(f"[green]smoke run ok[/] ({escape(shown)})")
+    config = setup.in_effect
     if dirty:
         sha = repo_init.commit_dirty(root, branch)
         console.print(f"your uncommitted work is commit {sha[:8]} on {branch}")
-    done = repo_init.apply_setup(root, config, branch)
+    journal = _journal(root, config)
+    emit = _both(printer, journal.append)
+    try:
+        checks = [] if not config.experiment.smoke_command else ["smoke"]
+        checks += [] if args.no_baseline else ["baseline"]
+        for what in checks:
+            console.print(_CHECK_SAYS[what].format(limit=config.limits.run_timeout_s))
+            check = (
+                init_check.smoke_check(root, config, emit)
+                if what == "smoke"
+                else init_check.baseline_check(root, config, emit, repo_init.head(root))
+            )
+            if not check.ok:
+                _say_error(console, check.sentence, _FIX_AFTER_FAILED[what])
+                return EXIT_FAILED if args.yes else None
+            console.print(f"[green]{what} run ok[/] ({_escape(check.shown)})")
+            _say_strays(check, console)
+    finally:
+        journal.close()
+    done = repo_init.apply_setup(root, setup.written, branch)
+    if "baseline" in checks:
+        repo_init.commit_baseline(done.project)
+    init_check.forget_checks(root)
     _say_done(done, root, console)
-    if args.no_baseline:
-        return EXIT_OK
-    return run_baseline_and_say(done.project)
+    if not checks:
+        console.print("nothing ran (--no-baseline, and no smoke command): `labtui run` runs run_0")
+    return EXIT_OK
+
+
+_CHECK_SAYS = {
+    "smoke": "smoke run: the set-up, checked in seconds …",
+    "baseline": "baseline run_0 with your code as it is (stopped after {limit:.0f} s, "
+    "[limits] run_timeout_s) — nothing is committed before it has given its numbers …",
+}
+_FIX_AFTER_FAILED = {
+    "smoke": "edit the proposal (the command, the smoke command or [results]) in "
+    ".labtui/init/labtui.toml and run `labtui init` again; nothing was committed",
+    "baseline": "fix the code or the proposal (.labtui/init/labtui.toml), then run `labtui "
+    "init` again: it continues from the proposal and runs the baseline again; nothing was "
+    "committed",
+}
+
+
+def _journal(root: Path, config: Any) -> Any:
+    """The journal the checks' events go to, as a project's runs' do (the app shows them)."""
+    from labtui.core.journal import Journal
+    from labtui.core.workspace.project import Project
+
+    return Journal(Project(root, config).state_dir)
+
+
+def _both(*subscribers: Any) -> Any:
+    def emit(event: Any) -> None:
+        for subscriber in subscribers:
+            subscriber(event)
+
+    return emit
+
+
+def _say_error(console: Console, message: str, hint: str) -> None:
+    console.print(f"[red]error:[/] {_escape(message)}\n  [bold]fix:[/] {_escape(hint)}")
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def _say_strays(check: Any, console: Console) -> None:
+    if check.strays:
+        shown = ", ".join(check.strays[:6]) + (" …" if len(check.strays) > 6 else "")
+        console.print(
+            f"  the {check.what} run wrote {len(check.strays)} file(s) outside its folder "
+            f"({_escape(shown)}): kept out of git in this clone (.git/info/exclude)"
+        )
 
 
 def _say_done(done: Any, root: Path, console: Console) -> None:
@@ -166,7 +228,8 @@ def _say_done(done: Any, root: Path, console: Console) -> None:
     console.print(
         f"[green]labtui works on the branch {escape(done.branch)}[/] (made from your HEAD; "
         f"your branch is as it was){escape(paper)}.\n"
-        f"  merge what you keep: git merge {escape(done.branch)}"
+        f"  merge what you keep: git merge {escape(done.branch)}\n"
+        f"  next: cd {escape(str(root))} && labtui"
     )
 
 

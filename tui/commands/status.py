@@ -37,7 +37,7 @@ def cmd_status(directories: list[Path]) -> int:
         return EXIT_OK
     for root in roots:
         if not (root / "labtui.toml").exists():
-            print(f"{root}: not a labtui project (no labtui.toml)")
+            print(_init_line(root) or f"{root}: not a labtui project (no labtui.toml)")
             continue
         print(status_line(project_status(root)))
     return EXIT_OK
@@ -47,8 +47,24 @@ def _known_projects() -> list[Path]:
     """The project in the current folder, and every project whose engine runs."""
     from labtui.core.engine import files as engine_files
 
-    here = [Path.cwd().resolve()] if Path("labtui.toml").exists() else []
+    setting_up = Path(".labtui/init/labtui.toml").exists()
+    here = [Path.cwd().resolve()] if Path("labtui.toml").exists() or setting_up else []
     return list(dict.fromkeys(here + [r.resolve() for r in engine_files.registered_roots()]))
+
+
+def _init_line(root: Path) -> str:
+    """A repository `labtui init` is setting up (its proposal not committed yet), or ''."""
+    from labtui.core.onboarding.init_check import INIT_DIR, last_check
+
+    if not (root / INIT_DIR / "labtui.toml").is_file():
+        return ""
+    check = last_check(root)
+    said = f"; {check.sentence}" if check else "; not run yet"
+    return (
+        f"{root}\n  being set up by `labtui init`: the proposal is {INIT_DIR}/labtui.toml, "
+        f"nothing committed yet{said}\n  next: fix what failed, then `labtui init` (it "
+        "continues from the proposal)"
+    )
 
 
 def status_line(status: ProjectStatus) -> str:

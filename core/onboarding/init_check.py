@@ -1,0 +1,186 @@
+"""The approved proposal of ``labtui init``, borne out by running it before anything is committed.
+
+Nothing is committed that a run has not borne out. The smoke command, where the proposal has one,
+must give every metric ``[results]`` names; then the baseline run_0 runs with the researcher's
+code as it is, on their branch and in their working tree, and only when it has given its numbers
+does labtui make its branch and commit ``labtui.toml`` and run_0 there. A check that fails leaves
+no branch and no commit: the run's folder, and the files it wrote beside it, go under
+``.labtui/init/failed/`` (the working tree is as it was), the failure is kept in
+``.labtui/init/check.json`` for ``labtui status``, and ``labtui init`` continues from the proposal
+(fix it, run it again) with no model needed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ..events import Event
+from ..runs.runner import configured, run_experiment
+from ..settings.config import Config
+from ..workspace.project import exclude_locally
+from ..workspace.run_folder import run_name
+
+INIT_DIR = ".labtui/init"
+CHECK_RECORD = f"{INIT_DIR}/check.json"
+FAILED_DIR = f"{INIT_DIR}/failed"
+SMOKE_RUN = "labtui_smoke"
+BASELINE = run_name(0)
+
+
+@dataclass(frozen=True)
+class InitCheck:
+    """One run of the approved proposal before the commit: the smoke run or the baseline."""
+
+    what: str  # "smoke" | "baseline"
+    ok: bool
+    shown: str  # what it read ("3.1 s, read {...}"), or why it failed
+    wall_s: float = 0.0
+    strays: list[str] = field(default_factory=list)  # new files it wrote outside its folder
+    kept_in: str = ""  # where a failed run's folder and strays went
+    at: float = 0.0  # when it ended (time.time())
+
+    @property
+    def sentence(self) -> str:
+        if self.ok:
+            return f"the {self.what} run worked ({self.shown})"
+        kept = f"; its files are in {self.kept_in}" if self.kept_in else ""
+        return f"the {self.what} run failed: {self.shown}{kept}"
+
+
+def smoke_check(root: Path, config: Config, emit: Callable[[Event], None]) -> InitCheck:
+    """The smoke command through the same runner and sandbox as every run, its numbers read as
+    ``[results]`` says. Its folder goes under .labtui/init/smoke (or failed/) after."""
+    return _check(root, config, emit, "smoke", SMOKE_RUN, smoke=True, commit="")
+
+
+def baseline_check(
+    root: Path, config: Config, emit: Callable[[Event], None], commit: str
+) -> InitCheck:
+    """run_0 with the researcher's code at ``commit`` (their HEAD), before labtui commits
+    anything; its folder stays in place when it worked, for the commit that follows."""
+    return _check(root, config, emit, "baseline", BASELINE, smoke=False, commit=commit)
+
+
+def _check(
+    root: Path,
+    config: Config,
+    emit: Callable[[Event], None],
+    what: str,
+    run_id: str,
+    *,
+    smoke: bool,
+    commit: str,
+) -> InitCheck:
+    before = set(untracked(root))
+    _clear(root / run_id)  # a folder an earlier, interrupted check left
+    result = run_experiment(
+        root, run_id, emit=emit, stage="init", smoke=smoke, commit=commit, **configured(config)
+    )
+    strays = sorted(p for p in set(untracked(root)) - before if not _inside(p, run_id))
+    if not result.ok:
+        kept = _move_aside(root, [run_id, *strays], f"{FAILED_DIR}/{what}")
+        return _recorded(root, InitCheck(what, False, result.problem, result.wall_s, strays, kept))
+    if smoke:
+        kept_at = root / INIT_DIR / "smoke"
+        _clear(kept_at)
+        shutil.move(str(root / run_id), str(kept_at))
+    if strays:
+        exclude_locally(root, stray_patterns(root, strays))  # every run writes them: not code
+    shown = f"{result.wall_s:.1f} s, read {result.means}"
+    return _recorded(root, InitCheck(what, True, shown, result.wall_s, strays))
+
+
+def stray_patterns(root: Path, strays: list[str]) -> list[str]:
+    """Anchored .git/info/exclude patterns for files a run wrote outside its folder: a folder
+    git does not know is excluded whole (lightning_logs/, wandb/), a file by its own path."""
+    known = set(_tracked_tops(root))
+    patterns = []
+    for path in strays:
+        top, _, rest = path.partition("/")
+        patterns.append(f"/{top}/" if rest and top not in known else f"/{path}")
+    return list(dict.fromkeys(patterns))
+
+
+def _tracked_tops(root: Path) -> list[str]:
+    done = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=root, capture_output=True, text=True, check=False
+    )
+    return [name.partition("/")[0] for name in done.stdout.split("\0") if name]
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(f"{folder}/")
+
+
+def untracked(root: Path) -> list[str]:
+    """Untracked, not ignored files (labtui's own state left out): what would dirty the tree."""
+    done = subprocess.run(
+        ["git", "ls-files", "--others", "--exclude-standard", "-z"],
+        cwd=root, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    names = done.stdout.split("\0") if done.returncode == 0 else []
+    return [n for n in names if n and not n.startswith(".labtui/")]
+
+
+def _move_aside(root: Path, paths: list[str], into: str) -> str:
+    """``paths`` moved under ``into`` with their relative places; '' when none existed."""
+    target = root / into
+    _clear(target)
+    moved = False
+    for rel in paths:
+        source = root / rel
+        if not source.exists():
+            continue
+        (target / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(source), str(target / rel))
+        moved = True
+        _prune_empty_parents(root, source.parent)
+    return into if moved else ""
+
+
+def _prune_empty_parents(root: Path, folder: Path) -> None:
+    """Folders a stray's move left empty (the run made them) go too."""
+    while folder != root and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+        folder = folder.parent
+
+
+def _clear(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+# -- the record `labtui status` and the next `labtui init` read -----------------------------------
+
+
+def _recorded(root: Path, check: InitCheck) -> InitCheck:
+    check = InitCheck(**{**asdict(check), "at": time.time()})
+    path = root / CHECK_RECORD
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(asdict(check), indent=1), encoding="utf-8")
+    return check
+
+
+def last_check(root: Path) -> InitCheck | None:
+    """The last check of an init that has not been committed yet (None: none ran, or it is
+    unreadable: a check is only a report, so a damaged one is not an error)."""
+    try:
+        data = json.loads((root / CHECK_RECORD).read_text(encoding="utf-8"))
+        return InitCheck(**data)
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def forget_checks(root: Path) -> None:
+    """After the commit: the init is done, its checks are history (the smoke run's folder
+    stays under .labtui/init/smoke for reference)."""
+    (root / CHECK_RECORD).unlink(missing_ok=True)
+    _clear(root / FAILED_DIR)
