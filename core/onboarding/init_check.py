@@ -86,11 +86,9 @@ def _check(
     if not result.ok:
         kept = _move_aside(root, [run_id, *strays], f"{FAILED_DIR}/{what}")
         return _recorded(root, InitCheck(what, False, result.problem, result.wall_s, strays, kept))
-    if smoke:
-        kept_at = root / INIT_DIR / "smoke"
-        _clear(kept_at)
-        shutil.move(str(root / run_id), str(kept_at))
-    if strays:
+    if smoke:  # its folder and what it wrote beside it go, for the baseline to write anew
+        _move_aside(root, [run_id, *strays], f"{INIT_DIR}/smoke")
+    elif strays:
         exclude_locally(root, stray_patterns(root, strays))  # every run writes them: not code
     shown = f"{result.wall_s:.1f} s, read {result.means}"
     return _recorded(root, InitCheck(what, True, shown, result.wall_s, strays))

@@ -199,11 +199,21 @@ def find_trackers(modules: dict[str, PythonModule]) -> list[Tracker]:
 # -- what the experiment needs installed ------------------------------------------------------
 
 
+def _module_name(path: PurePosixPath, folder: PurePosixPath) -> str:
+    """The top-level name ``path`` is imported by from ``folder`` ('' when outside it)."""
+    if not path.is_relative_to(folder) or path == folder:
+        return ""
+    return path.relative_to(folder).parts[0].removesuffix(".py")
+
+
 def packages_of(root: Path, paths: list[str], repository: set[str]) -> list[str]:
     """The top-level packages ``paths`` import that are neither the standard library nor the
     repository's own (``repository``: its Python files): what the experiment's interpreter
     must have installed (as import names: sklearn, not scikit-learn)."""
     own = {PurePosixPath(p).parts[0].removesuffix(".py") for p in repository}
+    # a script's own folder is first on its sys.path: its sibling modules are the repository's
+    folders = {PurePosixPath(p).parent for p in paths}
+    own |= {_module_name(PurePosixPath(p), folder) for p in repository for folder in folders}
     found: list[str] = []
     for path in paths:
         module = parse_module(root, path)

@@ -306,19 +306,18 @@ def choose_python(root: Path, survey: RepoSurvey, command: str) -> tuple[str, st
     """The interpreter runs should use: (``[experiment] python``, why, or an open question).
 
     The script the command runs and the repository modules it imports name the packages an
-    experiment needs, and labtui's plots need matplotlib there too; the first interpreter that
-    has them all wins, in the order a researcher's environment is most likely: the repository's
-    own virtualenv, the active $VIRTUAL_ENV or $CONDA_PREFIX, python3 on the PATH, labtui's own
-    (written as "": labtui's)."""
+    experiment needs; the first interpreter that has them all wins, in the order a researcher's
+    environment is most likely: the repository's own virtualenv, the active $VIRTUAL_ENV or
+    $CONDA_PREFIX, python3 on the PATH, labtui's own (written as "": labtui's). matplotlib is
+    not needed there: plot.py runs with labtui's own Python where it is missing (said)."""
     script = next((w for w in command.split() if w.endswith(".py")), "")
     if not script:
         return "", "", ""
     paths = [script, *survey.imports.get(script, ())]
     imported = packages_of(root, paths, set(survey.python_files.all))
-    needed = [*imported, *([PLOTS_NEED] if PLOTS_NEED not in imported else [])]
-    python, lacking = interpreter_with(needed, _candidates(root))
+    python, lacking = interpreter_with(imported, _candidates(root))
     names = f"{', '.join(imported) or 'nothing beyond the standard library'} ({script} imports "
-    names += f"them) and {PLOTS_NEED} (labtui's plots use it)"
+    names += "them)"
     if not python:
         tried = "; ".join(f"{p} lacks {', '.join(m)}" for p, m in lacking.items())
         return (
@@ -326,12 +325,18 @@ def choose_python(root: Path, survey: RepoSurvey, command: str) -> tuple[str, st
             "",
             (
                 f"No Python found here has {names}: {tried}. Set python in [experiment] to your "
-                "research environment's interpreter (and install matplotlib there)."
+                "research environment's interpreter."
             ),
         )
+    passed_over = "; ".join(
+        f"{p} lacks {', '.join(m)}" for p, m in lacking.items() if m and p != python
+    )
+    why = f"it has {names}" + (f" ({passed_over})" if passed_over else "")
     if Path(python).resolve() == Path(sys.executable).resolve():
         return "", f"labtui's own interpreter has {names}", ""
-    return python, f"it has {names}", ""
+    if not interpreter_with([PLOTS_NEED], [python])[0]:
+        why += f"; it has no {PLOTS_NEED}, so plot.py will run with labtui's own Python"
+    return python, why, ""
 
 
 def _candidates(root: Path) -> list[str]:

@@ -4,8 +4,10 @@ and the PNGs it created or rewrote.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..events import Event
 from ..machine import sandbox_policy
+from ..machine.interpreter import interpreter_with
 from ..machine.processes import ProcessResult, run_process
 from ..machine.sandbox import SandboxSpec
 from ..machine.watch import Watch
@@ -25,6 +28,7 @@ if TYPE_CHECKING:
 Emit = Callable[[Event], None]
 
 _SKIP_DIRS = {"__pycache__", "node_modules"}
+PLOTS_NEED = "matplotlib"
 
 
 def _png_signatures(root: Path) -> dict[str, tuple[int, int]]:
@@ -51,12 +55,23 @@ def _script_hash(root: Path) -> str:
 
 def plot_settings(config: Config) -> dict[str, Any]:
     """The keyword arguments of ``run_plot`` that a project's labtui.toml sets."""
+    on_cluster = config.cluster.backend == "slurm"  # a node's interpreter is not probed here
     return {
-        "python": config.python,
+        "python": config.python if on_cluster else plot_interpreter(config.python),
         "timeout_s": config.limits.plot_timeout_s,
         "sandbox": config.sandbox,
         "cluster": config.cluster,
     }
+
+
+@functools.cache
+def plot_interpreter(python: str) -> str:
+    """plot.py's interpreter: the experiment's when it has matplotlib, else labtui's own (which
+    has it), so a research environment without matplotlib still gets its figures."""
+    if Path(python).resolve() == Path(sys.executable).resolve():
+        return python
+    found, _lacking = interpreter_with([PLOTS_NEED], [python])
+    return python if found else sys.executable
 
 
 def run_plot(

@@ -29,6 +29,9 @@ def run(ctx: StageContext) -> StageOutput:
     coder = ctx.coder()
     prompt = _first_prompt(ctx, runs)
     problem = ""
+    settings = plot_settings(ctx.config)
+    if settings["python"] != ctx.config.python:
+        ctx.say(f"{ctx.config.python} has no matplotlib: plot.py runs with labtui's own Python")
     for attempt in range(1, max(1, ctx.config.limits.fix_attempts) + 1):
         edit = coder.edit(
             ["plot.py"],
@@ -38,9 +41,7 @@ def run(ctx: StageContext) -> StageOutput:
         )
         if not edit.changed:
             ctx.say(f"plot.py was not changed ({edit.error}); running it as it is")
-        result, figures = run_plot(
-            ctx.project.root, emit=ctx.emit, stage=ctx.stage, **plot_settings(ctx.config)
-        )
+        result, figures = run_plot(ctx.project.root, emit=ctx.emit, stage=ctx.stage, **settings)
         if result.returncode == 0 and not result.timed_out:
             problem = ""
             break

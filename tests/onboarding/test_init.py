@@ -205,7 +205,17 @@ def test_the_interpreter_is_the_first_that_has_what_the_experiment_imports(tmp_p
     own.chmod(0o755)
     python, why, question = choose_python(root, survey(root), command)
     assert (python, question) == (str(own), "")
-    assert why == "it has numpy (train.py imports them) and matplotlib (labtui's plots use it)"
+    assert why == "it has numpy (train.py imports them)"
+    # Without matplotlib it is still the one: plot.py runs with labtui's own Python, as said.
+    without_matplotlib = (  # answers the package probe as an environment without matplotlib
+        "import importlib.util, json, sys; print(json.dumps([m for m in sys.argv[1:] "
+        "if m == 'matplotlib' or importlib.util.find_spec(m) is None]))"
+    )
+    own.write_text(f'#!/bin/sh\nshift 3\nexec {sys.executable} -I -c "{without_matplotlib}" "$@"\n')
+    python, why, question = choose_python(root, survey(root), command)
+    assert (python, question) == (str(own), "")
+    assert "no matplotlib, so plot.py will run with labtui's own Python" in why
+    own.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
     # A package no interpreter here has is a question for the researcher, not a guess.
     (root / "model.py").write_text("import notapackage_xyz\n" + (root / "model.py").read_text())
     python, why, question = choose_python(root, survey(root), command)

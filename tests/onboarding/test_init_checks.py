@@ -1,0 +1,114 @@
+"""`labtui init` commits nothing a run has not borne out: the baseline runs before the commit, a
+failed one leaves the repository as it was (its files moved aside), `labtui status` says where
+init stands, and `labtui init` continues from the proposal once the cause is fixed."""
+
+from __future__ import annotations
+
+import os
+
+from conftest import run_labtui as labtui
+from support.research_repo import git, make_repository
+
+from labtui.core.onboarding.python_survey import packages_of
+
+CRASH = (
+    "\nfrom pathlib import Path as _Path\n"
+    "with open('train.log', 'a') as _log:  # a log the script writes beside itself\n"
+    "    _log.write('started\\n')\n"
+    "if _Path('CRASH').exists() and args.max_steps > 10:  # the smoke run's 10 steps pass\n"
+    "    raise SystemExit('the data loader broke')\n"
+)
+
+
+def _indented(code: str) -> str:
+    return "".join(f"    {line}\n" for line in code.strip().splitlines())
+
+
+def _broken_repository(root):
+    make_repository(root)
+    script = (root / "train.py").read_text()
+    body = "    args = parser.parse_args()\n"
+    assert body in script
+    (root / "train.py").write_text(script.replace(body, body + _indented(CRASH), 1))
+    (root / "CRASH").write_text("")
+    git(root, "add", "--all")
+    git(root, "commit", "-q", "-m", "a bug")
+    return root
+
+
+def run_labtui(*args, cwd, env=None):
+    """labtui with lines wide enough that a path is never wrapped in two."""
+    return labtui(*args, cwd=cwd, env={**(env or os.environ), "COLUMNS": "400"})
+
+
+def test_a_failed_baseline_commits_nothing_and_init_continues_once_it_is_fixed(tmp_path):
+    root = _broken_repository(tmp_path / "repo")
+    head = git(root, "rev-parse", "HEAD")
+    env = {**os.environ, "LABTUI_LIMITS__RUN_TIMEOUT_S": "45"}
+    failed = run_labtui("init", "--yes", "--no-model", cwd=root, env=env)
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    said = " ".join(failed.stdout.split())
+    assert "stopped after 45 s" in said, "settings from the environment apply to init"
+    assert "the baseline run failed" in said and "the data loader broke" in said
+    assert "nothing was committed" in said
+    # Nothing committed, no branch, and the working tree as it was: the run's files moved aside.
+    assert (
+        git(root, "rev-parse", "HEAD") == head and git(root, "branch", "--show-current") == "main"
+    )
+    assert "labtui/" not in git(root, "branch", "--list")
+    assert git(root, "status", "--porcelain") == ""
+    kept = root / ".labtui/init/failed/baseline"
+    assert (kept / "run_0/labtui_run.json").is_file() and (kept / "train.log").is_file()
+    assert not (root / "labtui.toml").exists()
+
+    status = run_labtui("status", cwd=root)
+    shown = " ".join(status.stdout.split())
+    assert "being set up by `labtui init`" in shown and "nothing committed yet" in shown
+    assert "the baseline run failed: run_0 failed with exit code 1: the data loader broke" in shown
+
+    git(root, "rm", "-q", "CRASH")
+    git(root, "commit", "-q", "-m", "fix the loader")
+    again = run_labtui("init", "--yes", "--no-model", cwd=root)
+    assert again.returncode == 0, again.stdout + again.stderr
+    said = " ".join(again.stdout.split())
+    assert "continuing with the proposal" in said and "baseline run ok" in said
+    assert "wrote 1 file(s) outside its folder (train.log)" in said
+    assert git(root, "log", "-1", "--format=%s") == "baseline: run_0 results"
+    assert git(root, "status", "--porcelain") == "", "train.log is kept out of git locally"
+    assert (
+        not (root / ".labtui/init/failed").exists()
+        and not (root / ".labtui/init/check.json").exists()
+    )
+    assert "next:" in run_labtui("status", cwd=root).stdout
+
+
+def test_an_unset_command_and_a_missing_interpreter_are_named_before_anything_runs(tmp_path):
+    root = make_repository(tmp_path / "repo")
+    proposal = root / ".labtui/init/labtui.toml"
+    proposal.parent.mkdir(parents=True)
+    proposal.write_text('[experiment]\nedit = ["train.py"]\n')
+    done = run_labtui("init", "--yes", "--no-model", cwd=root)
+    said = " ".join(done.stdout.split())
+    assert "[experiment] command is not set" in said and "experiment.py" not in said
+    assert f"{proposal}: [experiment] command is not set" in said
+    proposal.write_text(
+        '[experiment]\ncommand = "{python} train.py --output_dir {out_dir}"\n'
+        'edit = ["train.py"]\npython = ".venv/bin/python"\n'
+        '[results]\nsource = "json"\npath = "{out_dir}/metrics.json"\n'
+        'metrics = {"eval.accuracy" = "higher"}\n'
+    )
+    done = run_labtui("init", "--yes", "--no-model", cwd=root)
+    said = " ".join(done.stdout.split())
+    assert "python = '.venv/bin/python': no such interpreter" in said
+    assert f"{proposal}: [experiment]" in said and "/.labtui/init//" not in said
+    assert git(root, "branch", "--list").split() == ["*", "main"], "nothing made"
+
+
+def test_modules_beside_the_script_are_the_repositorys_not_packages(tmp_path):
+    (tmp_path / "grokking").mkdir()
+    (tmp_path / "grokking/train.py").write_text("import data\nimport model\nimport torch\n")
+    (tmp_path / "grokking/data.py").write_text("import numpy\n")
+    (tmp_path / "grokking/model.py").write_text("")
+    files = {"grokking/train.py", "grokking/data.py", "grokking/model.py"}
+    found = packages_of(tmp_path, ["grokking/train.py", "grokking/data.py"], files)
+    assert found == ["torch", "numpy"]
