@@ -18,6 +18,7 @@ FENCE = re.compile(r"\s*(```|~~~)")
 _REDIRECT = re.compile(r"\s\d?>>?&?\s*\S+")
 _MAKE_PYTHON = re.compile(r"\$[({]?PYTHON3?[)}]?", re.IGNORECASE)
 _PYTHON = re.compile(r"(.*/)?python(\d+(\.\d+)?)?")
+_ENV_RUNNERS = {"uv", "poetry", "pipenv", "pdm", "hatch", "conda", "mamba", "micromamba"}
 _SKIP_WORDS = {"nohup", "time", "exec", "env", "sudo", "srun", "$", ">", "%"}
 
 
@@ -87,6 +88,7 @@ def _command(tokens: list[str], py: set[str], here: PurePosixPath) -> tuple[Any,
     """(launcher, prefix, script, module, args) when the tokens run Python, else None."""
     while tokens and (tokens[0] in _SKIP_WORDS or re.match(r"[A-Za-z_]\w*=", tokens[0])):
         tokens = tokens[1:]  # env assignments, nohup, a shell prompt
+    tokens = _without_env_runner(tokens)
     first = tokens[0].lstrip("!") if tokens else ""
     if _PYTHON.fullmatch(first):
         launcher, rest = "python", tokens[1:]
@@ -116,6 +118,20 @@ def _command(tokens: list[str], py: set[str], here: PurePosixPath) -> tuple[Any,
         if token == "-c" or not (launched or token.startswith("-") or flag_value):
             return None  # python -c, or python on something that is no script
     return None
+
+
+def _without_env_runner(tokens: list[str]) -> list[str]:
+    """``uv run python x.py`` (``poetry run``, ``pipenv run``, ``pdm run``, ``hatch run``,
+    ``conda run -n env``) is python in the project's environment: the runner and its options go,
+    and ``uv run x.py`` becomes ``python x.py``. labtui runs the environment's interpreter
+    itself ([experiment] python)."""
+    if len(tokens) < 3 or tokens[0] not in _ENV_RUNNERS or tokens[1] != "run":
+        return tokens
+    rest = tokens[2:]
+    start = next((i for i, t in enumerate(rest) if _PYTHON.fullmatch(t) or t.endswith(".py")), None)
+    if start is None:
+        return tokens
+    return rest[start:] if _PYTHON.fullmatch(rest[start]) else ["python", *rest[start:]]
 
 
 def _module_file(module: str, py: set[str]) -> str:

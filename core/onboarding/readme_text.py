@@ -37,29 +37,70 @@ def _clean_markup(line: str) -> str:
     return " ".join(line.split())
 
 
+# Sections that say how to use or cite the code, or warn about it: not what the research is.
+_NOT_THE_TASK = re.compile(
+    r"\W*(?:\d+\.?\s*)?(?:caveat|note|warning|disclaimer|news|update|changelog|install|"
+    r"requirement|setup|set-up|getting started|quick ?start|usage|how to|running|license|"
+    r"licence|citation|cite|acknowledg|todo|contents|table of contents|contributing|contact|"
+    r"faq|dependencies|environment)",
+    re.IGNORECASE,
+)
+_LIST_ITEM = re.compile(r"\s*(?:[*+-]|\d+[.)])\s+")
+
+
 def readme_task(text: str) -> str:
-    """The README's title and its first paragraphs of prose: no badges, code, lists, tables."""
+    """The README's title and its first paragraphs of prose (no badges, code or tables; a list
+    only where a paragraph introduces it with a colon), sections on installing, using, citing or
+    caveats skipped, cut at a paragraph's or an item's end, never inside one."""
     title = ""
-    paragraphs: list[str] = []
+    parts: list[str] = []
     rule = re.compile(r"([=\-~^*#])\1{2,}")
+    skipping = False
     for block in _blocks(text):
         if rule.fullmatch(block[0].strip()):
             block = block[1:]  # an rst title's overline
         first = block[0].strip() if block else ""
         underlined = len(block) > 1 and bool(rule.fullmatch(block[1].strip()))
         if first.startswith("#") or first.lower().startswith("<h1") or underlined:
-            if paragraphs:
+            heading = _clean_markup(first.lstrip("#"))
+            skipping = bool(_NOT_THE_TASK.match(heading))
+            if parts and not skipping:
                 break  # the next section starts
-            title = title or _clean_markup(first.lstrip("#"))
+            title = title or ("" if skipping else heading)
             block = block[2:] if underlined else block[1:]
-        if not block or re.match(r"\s|[|>*+-] |\d+[.)] ", block[0]):
-            continue  # a list, table, quote or indented code
+        if skipping or not block:
+            continue
+        if _LIST_ITEM.match(block[0]):
+            if parts and parts[-1].endswith(":"):  # the list a paragraph introduces
+                parts[-1] += " " + "; ".join(_items(block))
+            continue
+        if re.match(r"\s|[|>] ", block[0]):
+            continue  # a table, quote or indented code
         prose = _clean_markup(" ".join(line.strip() for line in block))
-        paragraphs += [prose] if prose else []
-        if sum(map(len, paragraphs)) > TASK_CHARS:
+        if prose and len("\n\n".join([title, *parts, prose])) > TASK_CHARS and parts:
             break
-    task = "\n\n".join(p for p in [title, *paragraphs] if p)
-    return task if len(task) <= TASK_CHARS else task[:TASK_CHARS].rsplit(" ", 1)[0] + " …"
+        parts += [prose] if prose else []
+    if parts and parts[-1].endswith(":"):
+        parts.pop()  # a paragraph that introduces what is not there
+    task = "\n\n".join(p for p in [title, *parts] if p)
+    return task if len(task) <= TASK_CHARS else _cut(task)
+
+
+def _items(block: list[str]) -> list[str]:
+    items: list[str] = []
+    for line in block:
+        if _LIST_ITEM.match(line):
+            items.append(_clean_markup(_LIST_ITEM.sub("", line, count=1)))
+        elif items:
+            items[-1] += " " + _clean_markup(line)
+    return [i for i in items if i]
+
+
+def _cut(task: str) -> str:
+    """At most TASK_CHARS, ending where a sentence ends."""
+    head = task[:TASK_CHARS]
+    end = max(head.rfind(". "), head.rfind(".\n"), head.rfind("; "))
+    return head[: end + 1] if end > 0 else head.rsplit(" ", 1)[0] + " …"
 
 
 def _blocks(text: str) -> list[list[str]]:

@@ -112,3 +112,36 @@ def test_modules_beside_the_script_are_the_repositorys_not_packages(tmp_path):
     files = {"grokking/train.py", "grokking/data.py", "grokking/model.py"}
     found = packages_of(tmp_path, ["grokking/train.py", "grokking/data.py"], files)
     assert found == ["torch", "numpy"]
+
+
+def test_a_readme_caveat_is_no_task_and_a_list_a_paragraph_introduces_is_kept_whole():
+    from labtui.core.onboarding.readme_text import readme_task
+
+    readme = (
+        "# Caveat\n\nA research prototype; numbers may differ.\n\n"
+        "# Grokking at the edge\n\nWe study delayed generalisation on modular arithmetic. "
+        "This repository contains:\n\n- a transformer trained on (a + b) mod p\n"
+        "- the training loop\n  with AdamW\n\n## Installation\n\npip install -r requirements.txt\n"
+    )
+    assert readme_task(readme) == (
+        "Grokking at the edge\n\nWe study delayed generalisation on modular arithmetic. This "
+        "repository contains: a transformer trained on (a + b) mod p; the training loop with AdamW"
+    )
+    assert readme_task("# RunAway models\n\nWe study runaway growth in sparse models.\n") == (
+        "RunAway models\n\nWe study runaway growth in sparse models."
+    )
+
+
+def test_uv_poetry_and_conda_run_lines_are_the_script_run_by_python():
+    from pathlib import PurePosixPath
+
+    from labtui.core.onboarding.command_lines import _command, _segments
+
+    def parsed(line):
+        return _command(_segments(line)[0], {"train.py"}, PurePosixPath("."))
+
+    expected = ("python", ("python",), "train.py", "", ("--steps", "10"))
+    assert parsed("uv run python train.py --steps 10") == expected
+    assert parsed("uv run --with numpy train.py --steps 10") == expected
+    assert parsed("conda run -n research python train.py --steps 10") == expected
+    assert parsed("poetry run pytest") is None
