@@ -236,10 +236,12 @@ def module_constants(tree: ast.Module | None) -> list[Constant]:
     top level: numbers only (a switch is no count), the last assignment of a name kept."""
     found: dict[str, Constant] = {}
     for node in tree.body if tree is not None else []:
-        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
-        value = _number(node.value) if isinstance(node, ast.Assign | ast.AnnAssign) else None
-        for target in targets if value is not None else []:
-            if isinstance(target, ast.Name):
+        if not isinstance(node, ast.Assign | ast.AnnAssign):
+            continue
+        value = _number(node.value)
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            if isinstance(target, ast.Name) and value is not None:
                 found.pop(target.id, None)
                 found[target.id] = Constant(target.id, value, node.lineno)
     return list(found.values())[:MAX_CONSTANTS]
