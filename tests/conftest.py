@@ -16,6 +16,10 @@ from labtui.core.settings.config import load_config, save_config
 
 TEST_API_KEY = "sk-test-scripted-0123456789abcdef"
 
+# researchers' repositories in miniature, which `labtui init` is tested on: their own tests/
+# folders are theirs, not this suite's
+collect_ignore_glob = ["repo_shapes/*"]
+
 
 @pytest.hookimpl(wrapper=True)
 def pytest_xdist_auto_num_workers(config):

@@ -308,7 +308,7 @@ def choose_python(root: Path, survey: RepoSurvey, command: str) -> tuple[str, st
     The script the command runs and the repository modules it imports name the packages an
     experiment needs; the first interpreter that has them all wins, in the order a researcher's
     environment is most likely: the repository's own virtualenv, the active $VIRTUAL_ENV or
-    $CONDA_PREFIX, python3 on the PATH, labtui's own (written as "": labtui's). matplotlib is
+    $CONDA_PREFIX, labtui's own (written as "": labtui's), python3 on the PATH. matplotlib is
     not needed there: plot.py runs with labtui's own Python where it is missing (said)."""
     script = next((w for w in command.split() if w.endswith(".py")), "")
     if not script:
@@ -348,7 +348,9 @@ def _candidates(root: Path) -> list[str]:
     ]
     on_path = [shutil.which(name) for name in ("python3", "python")]
     found = [str(p) for p in [*local, *active] if p.is_file()]
-    return [*found, *(p for p in on_path if p), sys.executable]
+    # labtui's own before the PATH's: labtui is installed where the researcher works, and a
+    # python3 on the PATH may be a system's or a version manager's shim
+    return [*found, sys.executable, *(p for p in on_path if p)]
 
 
 def _git(root: Path, *args: str, strip: bool = True) -> str:
