@@ -23,6 +23,7 @@ from ..machine.metric_lines import lower_is_better
 from ..runs import result_sources
 from ..source.files import is_data, is_evaluation, is_test, normal_path
 from ..workspace.run_folder import FINAL_INFO
+from .metric_choice import MAX_METRICS, propose_metrics, rank_names
 from .python_survey import HYDRA_DIR, SMOKE_FLAG, option_flag
 from .readme_text import readme_task
 from .repo_facts import (
@@ -36,13 +37,10 @@ from .repo_facts import (
 )
 from .result_files import DATA_PARTS
 
-MAX_METRICS = 4
 # which kind of result file tells most, when several earlier runs' files could be the results
 _SOURCE_RANK = {"final_info": 0, "json": 1, "csv": 2, "wandb": 3, "tensorboard": 4}
 _PREFERRED = ("train.py", "main.py", "run.py", "experiment.py")
 _WRITTEN = re.compile(r"experiment|result|evaluat|discussion|conclusion|abstract|ablation", re.I)
-_GOOD_METRIC = re.compile(r"acc|loss|f1|bleu|rouge|ppl|perplex|score|reward|auc|iou|error", re.I)
-_HELD_OUT = re.compile(r"(^|[._/-])(eval|val|valid|validation|test)", re.I)
 
 
 @dataclass
@@ -297,6 +295,8 @@ def _propose_results(
             "numbers measure the experiment?"
         )
         return
+    if _propose_from_code(survey, entry, draft):
+        return
     trackers = _trackers_near(survey, entry)
     if "tensorboard" in trackers:
         draft.set("results.source", "tensorboard", f"{trackers['tensorboard']} use TensorBoard")
@@ -308,6 +308,22 @@ def _propose_results(
         why = "no result file, TensorBoard or W&B use was found: the numbers come from the log"
         draft.set("results.source", "stdout", why)
         draft.ask("Which metric names does a run print, and is higher or lower better?")
+
+
+def _propose_from_code(survey: RepoSurvey, entry: EntryPoint | None, draft: _Draft) -> bool:
+    """[results] from the metric names the code writes and the configs state; False when they
+    name none."""
+    proposal = propose_metrics(survey, entry)
+    if proposal is None:
+        return False
+    draft.set("results.source", proposal.source, proposal.source_reason)
+    if proposal.path:
+        draft.set("results.path", proposal.path, proposal.path_reason)
+    if proposal.metrics:
+        draft.set("results.metrics", proposal.metrics, proposal.metrics_reason)
+    if proposal.question:
+        draft.ask(proposal.question)
+    return True
 
 
 def _trackers_near(survey: RepoSurvey, entry: EntryPoint | None) -> dict[str, str]:
@@ -370,11 +386,7 @@ def _available(source: str, path: Path) -> dict[str, float]:
 def _best_metrics(metrics: dict[str, float]) -> dict[str, str]:
     """At most four: names of known measures first, held-out ones (eval/val/test) next."""
 
-    def rank(item: tuple[int, str]) -> tuple[int, int]:
-        index, name = item
-        return -(2 * bool(_GOOD_METRIC.search(name)) + bool(_HELD_OUT.search(name))), index
-
-    names = [n for _i, n in sorted(enumerate(metrics), key=rank)[:MAX_METRICS]]
+    names = rank_names(list(metrics))[:MAX_METRICS]
     return {n: "lower" if lower_is_better(n) else "higher" for n in names}
 
 
