@@ -1,0 +1,455 @@
+"""How long a researcher's script trains, and how long it must train to write its metrics.
+
+`labtui init` ran a script's defaults as they were: ``--max_steps -1`` (train until stopped) and
+``--steps 100000`` (80 minutes on a CPU) ran until [limits] run_timeout_s ended them, and a 10-step
+smoke run of a script that writes its scalars only at step 500 wrote none. From the survey's
+records alone (core/onboarding/repo_facts.py), never running the script, this module finds:
+
+- ``run_length_options`` (the first is ``run_length_option``): the options (argparse, click,
+  typer, Hydra keys) that set how many steps or epochs a run trains, or, where the script has
+  none, its module constants (``max_iters = 5000``), which only an edit changes;
+- ``interval_options``: the options that set how often a run evaluates, logs or saves;
+- ``first_write`` (``first_write_step``): at which step a metric write's enclosing ``if``
+  conditions first hold, their names read as the options' defaults and the module's constants,
+  both as the script stands and with the smoke run's settings.
+
+core/onboarding/run_budget.py turns these into the counts the proposed commands give.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, TypeGuard
+
+from ..source.python import is_call, name_of
+from .python_survey import option_flag
+from .repo_facts import Constant, EntryPoint, Option
+
+SMOKE_COUNT = {"step": 10, "epoch": 1}  # a smoke run: seconds, not minutes
+SMOKE_INTERVAL = {"step": 5, "epoch": 1}  # an interval in a smoke run: twice in its 10 steps
+# A count beyond these has no end a baseline reaches: at [limits] run_timeout_s's default of
+# 1800 s, 10^4 steps fit only at under 0.18 s a step, 10^3 epochs only at under 1.8 s an epoch.
+UNBOUNDED = {"step": 10**4, "epoch": 10**3}
+SEARCH_LIMIT = 10**7  # the furthest step a first write is looked for
+_LOOPS = ("for ", "async for ", "while ")  # the recorder's loops among the conditions
+_EVERY_STEP_UP_TO = 2000  # below it every step is tried; beyond, the multiples the condition names
+
+_LENGTH = re.compile(
+    r"(max_|num_|n_|total_|nb_)?(train_|training_)?(steps|iters|iterations|epochs|updates)"
+    r"|(max_|num_|n_)(train_)?(step|iter|iteration|epoch|update)|epoch"
+)
+_INTERVAL = re.compile(
+    r"(?P<what>eval|evaluate|evaluation|val|valid|validation|test|log|logging|print|report"
+    r"|display|summary|save|ckpt|checkpoint|sample|sampling|plot)"
+    r"_?(every(_n)?(_(steps?|epochs?|iters?|batches))?|interval|freq(uency)?|period|steps)"
+    r"|check_val_every_n_epoch|val_check_interval|every_n_(steps|epochs|iters)"
+)
+_WRITES_NO_METRIC = {"save", "ckpt", "checkpoint", "sample", "sampling", "plot"}
+# A loop's counter as code names it: step, it, iter_num, global_step, epoch, batch_idx, i, …
+_COUNTER = re.compile(
+    r"(global_|total_|current_|curr_|cur_|train_|n_|num_)?"
+    r"(step|it|iter|iter_num|itr|iteration|epoch|ep|e|i|j|k|t|n|idx|batch_idx|batch_i|batch"
+    r"|update|updates|step_num|epoch_num|iter_count)"
+)
+
+
+@dataclass(frozen=True)
+class LengthOption:
+    """An option, or a module constant, that sets how long a run trains."""
+
+    flag: str  # "--max_steps", "trainer.max_epochs"; "" for a module constant
+    dest: str
+    default: Any
+    unit: str  # "step" | "epoch"
+    unbounded: bool  # no limit (-1, None, inf, 0 for a max_*), or more than UNBOUNDED
+    why: str
+    flags: tuple[str, ...] = ()  # every spelling a command line may use
+    settable: bool = True  # False: a module constant, which only an edit of the script changes
+
+    @property
+    def no_limit(self) -> bool:
+        """-1, None, inf, 0: "no limit" as a value, not a large count (Hugging Face's
+        ``max_steps=-1`` beside ``num_train_epochs`` means "as many as the epochs take")."""
+        return self.unbounded and not (number(self.default) or 0) > UNBOUNDED[self.unit]
+
+
+@dataclass(frozen=True)
+class IntervalOption:
+    """An option, or a module constant, that sets how often a run evaluates, logs or saves."""
+
+    flag: str
+    dest: str
+    default: Any
+    unit: str  # "step" | "epoch"
+    metric: bool  # evaluating or logging: a metric is written then (saving writes none)
+    flags: tuple[str, ...] = ()
+    settable: bool = True
+
+
+@dataclass(frozen=True)
+class FirstWrite:
+    """When a metric write's enclosing conditions first hold, counted by the loop's counter."""
+
+    condition: str  # the conditions joined by "and", as the code spells them
+    at: int | None  # the counter's value then, with the script's defaults (None: never)
+    smoke_at: int | None  # the same in the smoke run: its intervals turned down, its length short
+    unit: str  # "step" | "epoch"
+    intervals: tuple[IntervalOption, ...] = ()  # the options the conditions take a modulo by
+    follows_length: bool = False  # it reads the run's length (i == max_iters - 1): at the end
+
+
+# -- the run's length and its intervals ---------------------------------------------------------
+
+
+def number(value: Any) -> float | None:
+    """A count's value as a number; None for a switch, a string or nothing."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value
+
+
+def _name(dest: str) -> str:
+    return dest.lower().replace("-", "_").split(".")[-1]
+
+
+def _unit(name: str) -> str:
+    return "epoch" if "epoch" in name else "step"
+
+
+def _command_line_options(entry: EntryPoint) -> list[Option]:
+    """Options a command line can set: not a switch, a subcommand's or a positional one."""
+    return [
+        o
+        for o in entry.options
+        if not o.subcommand
+        and o.type not in ("bool", "str")
+        and not isinstance(o.default, bool | str)
+        and (entry.kind == "hydra" or o.flags[0].startswith("-"))
+    ]
+
+
+def no_end(default: Any, name: str, unit: str) -> str:
+    """Why a value sets no end a baseline reaches ("no limit"); "" when it sets one."""
+    value = number(default)
+    if default is None:
+        return "no value: the script decides, often with no limit"
+    if value is None:
+        return "no number"
+    if value < 0 or math.isinf(value) or (value == 0 and name.startswith("max")):
+        return "no limit"
+    if value > UNBOUNDED[unit]:
+        return f"more than {UNBOUNDED[unit]:,} {unit}s: no end in reach"
+    return ""
+
+
+def run_length_options(entry: EntryPoint) -> tuple[LengthOption, ...]:
+    """The options that set how long a run trains, the one that bounds it first (a bounded one,
+    in steps before epochs); the module's constants only where the script has no such option."""
+    found = []
+    for o in _command_line_options(entry):
+        name = _name(o.dest)
+        if _LENGTH.fullmatch(name):
+            unit, flag = _unit(name), option_flag(o)
+            endless = no_end(o.default, name, unit)
+            said = f"{o.default!r} by default" + (f", {endless}" if endless else "")
+            why = f"{flag} ({entry.kind}) sets how many {unit}s a run trains: {said}"
+            found.append(LengthOption(flag, o.dest, o.default, unit, bool(endless), why, o.flags))
+    if not found:
+        found = [
+            _constant_length(entry, c) for c in entry.constants if _LENGTH.fullmatch(_name(c.name))
+        ]
+    return tuple(sorted(found, key=lambda o: (o.unbounded, o.unit != "step")))
+
+
+def _constant_length(entry: EntryPoint, constant: Constant) -> LengthOption:
+    unit = _unit(_name(constant.name))
+    endless = no_end(constant.value, _name(constant.name), unit)
+    why = (
+        f"{constant.name} = {constant.value!r} at {entry.path}:{constant.line} sets how many "
+        f"{unit}s a run trains{f' ({endless})' if endless else ''}; it is a module constant, which "
+        "no command-line option changes: only an edit of the script does"
+    )
+    return LengthOption("", constant.name, constant.value, unit, bool(endless), why, settable=False)
+
+
+def run_length_option(entry: EntryPoint) -> LengthOption | None:
+    """The option (or constant) that sets how long a run trains; None when nothing does."""
+    return next(iter(run_length_options(entry)), None)
+
+
+def interval_options(entry: EntryPoint) -> tuple[IntervalOption, ...]:
+    """The options that set how often a run evaluates, logs or saves (eval_interval,
+    log_every, val_check_interval, …; not eval_iters, the batches one evaluation takes), and
+    the module constants so named that no option shadows."""
+    found = [
+        _interval(o.dest, o.default, option_flag(o), o.flags, True)
+        for o in _command_line_options(entry)
+        if _INTERVAL.fullmatch(_name(o.dest))
+    ]
+    named = {_name(o.dest) for o in found}
+    found += [
+        _interval(c.name, c.value, "", (), False)
+        for c in entry.constants
+        if _INTERVAL.fullmatch(_name(c.name)) and _name(c.name) not in named
+    ]
+    return tuple(found)
+
+
+def _interval(
+    dest: str, default: Any, flag: str, flags: tuple[str, ...], settable: bool
+) -> IntervalOption:
+    name = _name(dest)
+    match = _INTERVAL.fullmatch(name)
+    what = match.group("what") if match else ""
+    metric = what not in _WRITES_NO_METRIC
+    return IntervalOption(flag, dest, default, _unit(name), metric, flags, settable)
+
+
+# -- when a metric is first written -------------------------------------------------------------
+
+
+class _Unreadable(Exception):
+    """The condition holds something this reading cannot value (a call, a subscript, …)."""
+
+
+@dataclass(frozen=True)
+class _Named:
+    """What a name in a condition stands for."""
+
+    counter: str = ""  # "step" | "epoch": the loop's counter
+    value: float | None = None  # the script's default or the constant
+    smoke: float | None = None  # its value in the smoke run
+    length: bool = False  # the run's length option (or constant)
+    interval: IntervalOption | None = None  # the option, when a command line can turn it down
+
+
+class _Scope:
+    """The names a condition may read: the entry's options, by their dest or its last part
+    (``cfg.trainer.max_epochs``, ``self.eval_every``), and its module constants."""
+
+    def __init__(self, entry: EntryPoint, loops: dict[str, str]) -> None:
+        self.options = {o.dest.lower().replace("-", "_"): o for o in _command_line_options(entry)}
+        self.constants = {c.name.lower(): c for c in entry.constants}
+        self.lengths = {o.dest.lower(): o for o in run_length_options(entry)}
+        self.loops = loops  # the counters of the enclosing for loops, with their units
+
+    def named(self, dotted: str, modulus: str = "") -> _Named | None:
+        """``modulus``: the counter's unit when the name is what a ``%`` divides by."""
+        if dotted in self.loops:
+            return _Named(counter=self.loops[dotted])
+        parts = dotted.lower().split(".")
+        if len(parts) == 1 and _COUNTER.fullmatch(parts[0]) and not dotted.isupper():
+            return _Named(counter=_unit(parts[0]))  # EPOCHS, upper case, is a module constant
+        for i in range(len(parts)):
+            suffix = ".".join(parts[i:])
+            if suffix in self.options:
+                return self._option(self.options[suffix], modulus)
+            if suffix in self.constants:
+                constant = self.constants[suffix]
+                is_length = suffix in self.lengths
+                return _Named(value=constant.value, smoke=constant.value, length=is_length)
+        return _Named(counter=_unit(parts[-1])) if _COUNTER.fullmatch(parts[-1]) else None
+
+    def _option(self, option: Option, modulus: str) -> _Named:
+        value = number(option.default)
+        length = self.lengths.get(option.dest.lower())
+        if length is not None:
+            short = SMOKE_COUNT[length.unit]
+            smoke = short if length.unbounded or (value or 0) > short else value
+            return _Named(value=value, smoke=smoke, length=True)
+        if not modulus:
+            return _Named(value=value, smoke=value)
+        interval = _interval(option.dest, option.default, option_flag(option), option.flags, True)
+        interval = replace(interval, unit=modulus)  # counted as the loop counts, not as named
+        low = SMOKE_INTERVAL[modulus]
+        smoke = low if isinstance(option.default, int) and option.default > low else value
+        return _Named(value=value, smoke=smoke, interval=interval)
+
+
+def first_write(conditions: Sequence[str], entry: EntryPoint) -> FirstWrite | None:
+    """When a write under these enclosing ``if`` tests and loops (``ast.unparse`` strings,
+    outermost first: "step % 500 == 0", "for step in range(args.max_steps)", "while True")
+    first happens. A ``for`` loop over range() or enumerate() names a counter; tests that name
+    none (``rank == 0``, ``args.use_tb``) are taken to hold. None when a test that names one
+    reads something unknown (a call, an option with no numeric default, a name neither option
+    nor constant) or does not parse (a test cut short by "…")."""
+    loops = [c.strip() for c in conditions if c.strip().startswith(_LOOPS[:2])]
+    try:
+        tests = [
+            ast.parse(c.strip(), mode="eval").body
+            for c in conditions
+            if not c.strip().startswith(_LOOPS)
+        ]
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    scope, kept, names = _Scope(entry, _loop_counters(loops, entry)), [], {}
+    for part in (p for t in tests for p in _conjuncts(t)):
+        moduli = {n for node in ast.walk(part) if _is_modulo(node) for n in _names(node.right)}
+        counted = {v.counter for v in map(scope.named, _names(part)) if v and v.counter}
+        unit = counted.pop() if len(counted) == 1 else ""
+        here = {n: scope.named(n, unit if n in moduli else "") for n in _names(part)}
+        if not any(v is not None and v.counter for v in here.values()):
+            continue
+        if any(v is None for v in here.values()):
+            return None
+        kept.append(part)
+        names.update(here)
+    units = {v.counter for v in names.values() if v is not None and v.counter}
+    if len(units) > 1:
+        return None  # an epoch and a step counter: no one count to give
+    found = {k: v for k, v in names.items() if v is not None}
+    try:
+        at = _first_true(kept, {k: v.value for k, v in found.items() if not v.counter}, found)
+        smoke = _first_true(kept, {k: v.smoke for k, v in found.items() if not v.counter}, found)
+    except _Unreadable:
+        return None
+    if any(v.value is None and not v.counter and not v.length for v in found.values()):
+        return None  # an interval of None: the script has no step to write at, or errs
+    intervals = tuple(v.interval for v in found.values() if v.interval is not None)
+    follows = any(v.length for v in found.values())
+    said = [c.strip() for c in conditions if not c.strip().startswith(_LOOPS)]
+    condition = " and ".join(f"({c})" if " or " in c and len(said) > 1 else c for c in said)
+    return FirstWrite(condition, at, smoke, units.pop() if units else "step", intervals, follows)
+
+
+def _loop_counters(loops: list[str], entry: EntryPoint) -> dict[str, str]:
+    """``for step in range(args.max_steps)``, ``for i, batch in enumerate(loader)``, ``for
+    epoch in tqdm(range(n))``: each loop's counter, in epochs where its name or its range's
+    length option says so."""
+    epochs = {o.dest.lower().split(".")[-1] for o in run_length_options(entry) if o.unit == "epoch"}
+    counters = {}
+    for text in loops:
+        try:
+            loop = ast.parse(f"{text.removeprefix('async ')}: pass").body[0]
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        if not isinstance(loop, ast.For):
+            continue
+        iterated, target = loop.iter, loop.target
+        while is_call(iterated, "tqdm", "track") and iterated.args:
+            iterated = iterated.args[0]  # a progress bar round the range
+        if is_call(iterated, "enumerate") and isinstance(target, ast.Tuple) and target.elts:
+            target = target.elts[0]
+        elif not is_call(iterated, "range", "trange"):
+            continue
+        if isinstance(target, ast.Name):
+            said = {n.split(".")[-1].lower() for n in _names(iterated)}
+            by_range = "epoch" if said & epochs else "step"
+            counters[target.id] = "epoch" if "epoch" in target.id.lower() else by_range
+    return counters
+
+
+def first_write_step(conditions: tuple[str, ...], entry: EntryPoint) -> int | None:
+    """After how many steps (or epochs) the write first happens with the script's defaults:
+    the loop counter's value then; None when it cannot be told or never happens."""
+    found = first_write(conditions, entry)
+    return found.at if found is not None else None
+
+
+def _conjuncts(test: ast.expr) -> list[ast.expr]:
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return [part for value in test.values for part in _conjuncts(value)]
+    return [test]
+
+
+def _is_modulo(node: ast.AST) -> TypeGuard[ast.BinOp]:
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod)
+
+
+def _names(node: ast.AST) -> list[str]:
+    """The dotted names an expression reads (``args.eval_interval``), outermost only."""
+    dotted = name_of(node) if isinstance(node, ast.Name | ast.Attribute) else ""
+    if dotted:
+        return [dotted]
+    return [n for child in ast.iter_child_nodes(node) for n in _names(child)]
+
+
+def _first_true(
+    parts: list[ast.expr], values: dict[str, float | None], named: dict[str, _Named]
+) -> int | None:
+    """The first counter value at which every part holds; None when none within SEARCH_LIMIT
+    or a name has no numeric value (a length of None: the run's end is unknown)."""
+    if any(v is None for v in values.values()):
+        for part in parts:  # still unreadable is unreadable, whatever the values
+            _evaluate(part, {k: 0 for k in named}, probe=True)
+        return None
+    counters = [k for k, v in named.items() if v.counter]
+    known: dict[str, float] = {k: v for k, v in values.items() if v is not None}
+    for step in _candidates(parts, known):
+        scope = {**known, **dict.fromkeys(counters, step)}
+        if all(_holds(part, scope) for part in parts):
+            return step
+    return None
+
+
+def _holds(part: ast.expr, scope: dict[str, float]) -> bool:
+    try:
+        return bool(_evaluate(part, scope))
+    except (ZeroDivisionError, OverflowError, ValueError):
+        return False  # a modulo by an interval of 0: the script would not write here either
+
+
+def _candidates(parts: list[ast.expr], values: dict[str, float]) -> Iterator[int]:
+    """Every step to _EVERY_STEP_UP_TO, then around the numbers the condition names and their
+    multiples: where a ``%``, ``==`` or ``>`` first holds."""
+    yield from range(_EVERY_STEP_UP_TO + 1)
+    literals = [n.value for p in parts for n in ast.walk(p) if isinstance(n, ast.Constant)]
+    numbers = {abs(int(v)) for v in [*literals, *values.values()] if _finite(v)}
+    later: set[int] = set()
+    for base in (n for n in numbers if 2 <= n <= SEARCH_LIMIT):
+        for times in range(1, min(SEARCH_LIMIT // base, 2000) + 1):
+            later.update(times * base + d for d in (-2, -1, 0, 1, 2))
+    yield from sorted(n for n in later if _EVERY_STEP_UP_TO < n <= SEARCH_LIMIT)
+
+
+def _finite(value: Any) -> TypeGuard[int | float]:
+    return number(value) is not None and math.isfinite(value)
+
+
+_BINARY = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
+}
+_COMPARE = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+}
+
+
+def _evaluate(node: ast.AST, scope: dict[str, float], probe: bool = False) -> Any:
+    """An arithmetic condition's value: numbers, names in ``scope``, + - * / // %, comparisons,
+    and/or/not. Anything else is _Unreadable. ``probe`` checks readability only."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):  # bool is an int
+        return node.value
+    if isinstance(node, ast.Name | ast.Attribute) and name_of(node) in scope:
+        return scope[name_of(node)]
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        left, right = _evaluate(node.left, scope, probe), _evaluate(node.right, scope, probe)
+        return 0 if probe else _BINARY[type(node.op)](left, right)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not | ast.USub | ast.UAdd):
+        value = _evaluate(node.operand, scope, probe)
+        if isinstance(node.op, ast.Not):
+            return not value
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BoolOp):
+        values = (_evaluate(v, scope, probe) for v in node.values)
+        if probe:
+            return all(True for _ in values)
+        return all(values) if isinstance(node.op, ast.And) else any(values)
+    if isinstance(node, ast.Compare) and all(type(op) in _COMPARE for op in node.ops):
+        sides = [_evaluate(s, scope, probe) for s in [node.left, *node.comparators]]
+        pairs = zip(node.ops, sides, sides[1:], strict=False)
+        return probe or all(_COMPARE[type(op)](a, b) for op, a, b in pairs)
+    raise _Unreadable(ast.unparse(node)[:80])
