@@ -92,7 +92,7 @@ def bounded_commands(
     writes = [w for w in first_writes if w.unit == length.unit]
     # a write at the run's end (i == max_iters - 1) comes whatever the count: no lower bound
     at_least = max(
-        [w.at + 1 for w in writes if w.at is not None and not w.follows_length], default=1
+        [w.needed for w in writes if w.needed is not None and not w.follows_length], default=1
     )
     every = _metric_every(length.unit, intervals, first_writes)
     command, count, why = _baseline(list(command_tokens), length, timeout, every, at_least)
@@ -195,9 +195,9 @@ def _smoke_count(
 ) -> tuple[int, FirstWrite | None]:
     """SMOKE_COUNT, or longer where a metric is first written later; never above a bounded
     count the script (or command) already has. With the write first written last, if any."""
-    later = [w for w in writes if w.smoke_at]  # written after the first step: the reason says
-    needed = max(later, key=lambda w: w.smoke_at or 0, default=None)
-    count = max(SMOKE_COUNT[length.unit], (needed.smoke_at or 0) + 1 if needed else 0)
+    later = [w for w in writes if (w.smoke_needed or 0) > 1]  # after the first step: say when
+    needed = max(later, key=lambda w: w.smoke_needed or 0, default=None)
+    count = max(SMOKE_COUNT[length.unit], (needed.smoke_needed or 0) if needed else 0)
     value = given if given is not None else length.default
     if not no_end(value, length.dest.lower(), length.unit) and number(value):
         count = min(count, int(number(value) or count))

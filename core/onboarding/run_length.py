@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeGuard
 
-from ..source.python import is_call, name_of
+from ..source.python import is_call, literal, name_of
 from .python_survey import option_flag
 from .repo_facts import Constant, EntryPoint, Option
 
@@ -100,6 +100,16 @@ class FirstWrite:
     unit: str  # "step" | "epoch"
     intervals: tuple[IntervalOption, ...] = ()  # the options the conditions take a modulo by
     follows_length: bool = False  # it reads the run's length (i == max_iters - 1): at the end
+    start: int = 0  # the counter's first value: 1 in ``for step in range(1, n + 1)``
+
+    @property
+    def needed(self) -> int | None:
+        """How many steps (epochs) a run must have for the write to come, as the script stands."""
+        return None if self.at is None else self.at - self.start + 1
+
+    @property
+    def smoke_needed(self) -> int | None:
+        return None if self.smoke_at is None else self.smoke_at - self.start + 1
 
 
 # -- the run's length and its intervals ---------------------------------------------------------
@@ -221,6 +231,7 @@ class _Named:
     """What a name in a condition stands for."""
 
     counter: str = ""  # "step" | "epoch": the loop's counter
+    start: int = 0  # the counter's first value, where a range() says it
     value: float | None = None  # the script's default or the constant
     smoke: float | None = None  # its value in the smoke run
     length: bool = False  # the run's length option (or constant)
@@ -231,16 +242,17 @@ class _Scope:
     """The names a condition may read: the entry's options, by their dest or its last part
     (``cfg.trainer.max_epochs``, ``self.eval_every``), and its module constants."""
 
-    def __init__(self, entry: EntryPoint, loops: dict[str, str]) -> None:
+    def __init__(self, entry: EntryPoint, loops: dict[str, tuple[str, int]]) -> None:
         self.options = {o.dest.lower().replace("-", "_"): o for o in _command_line_options(entry)}
         self.constants = {c.name.lower(): c for c in entry.constants}
         self.lengths = {o.dest.lower(): o for o in run_length_options(entry)}
-        self.loops = loops  # the counters of the enclosing for loops, with their units
+        self.loops = loops  # the enclosing for loops' counters: their units and first values
 
     def named(self, dotted: str, modulus: str = "") -> _Named | None:
         """``modulus``: the counter's unit when the name is what a ``%`` divides by."""
         if dotted in self.loops:
-            return _Named(counter=self.loops[dotted])
+            unit, start = self.loops[dotted]
+            return _Named(counter=unit, start=start)
         parts = dotted.lower().split(".")
         if len(parts) == 1 and _COUNTER.fullmatch(parts[0]) and not dotted.isupper():
             return _Named(counter=_unit(parts[0]))  # EPOCHS, upper case, is a module constant
@@ -313,13 +325,15 @@ def first_write(conditions: Sequence[str], entry: EntryPoint) -> FirstWrite | No
     follows = any(v.length for v in found.values())
     said = [c.strip() for c in conditions if not c.strip().startswith(_LOOPS)]
     condition = " and ".join(f"({c})" if " or " in c and len(said) > 1 else c for c in said)
-    return FirstWrite(condition, at, smoke, units.pop() if units else "step", intervals, follows)
+    start = max((v.start for v in found.values() if v.counter), default=0)
+    unit = units.pop() if units else "step"
+    return FirstWrite(condition, at, smoke, unit, intervals, follows, start)
 
 
-def _loop_counters(loops: list[str], entry: EntryPoint) -> dict[str, str]:
+def _loop_counters(loops: list[str], entry: EntryPoint) -> dict[str, tuple[str, int]]:
     """``for step in range(args.max_steps)``, ``for i, batch in enumerate(loader)``, ``for
     epoch in tqdm(range(n))``: each loop's counter, in epochs where its name or its range's
-    length option says so."""
+    length option says so, and its first value (``range(1, n + 1)``, ``enumerate(x, 1)``)."""
     epochs = {o.dest.lower().split(".")[-1] for o in run_length_options(entry) if o.unit == "epoch"}
     counters = {}
     for text in loops:
@@ -333,14 +347,25 @@ def _loop_counters(loops: list[str], entry: EntryPoint) -> dict[str, str]:
         while is_call(iterated, "tqdm", "track") and iterated.args:
             iterated = iterated.args[0]  # a progress bar round the range
         if is_call(iterated, "enumerate") and isinstance(target, ast.Tuple) and target.elts:
-            target = target.elts[0]
-        elif not is_call(iterated, "range", "trange"):
+            target, first = target.elts[0], _start(iterated, 1)
+        elif is_call(iterated, "range", "trange"):
+            first = _start(iterated, 0) if len(iterated.args) > 1 else 0
+        else:
             continue
         if isinstance(target, ast.Name):
             said = {n.split(".")[-1].lower() for n in _names(iterated)}
             by_range = "epoch" if said & epochs else "step"
-            counters[target.id] = "epoch" if "epoch" in target.id.lower() else by_range
+            unit = "epoch" if "epoch" in target.id.lower() else by_range
+            counters[target.id] = (unit, first)
     return counters
+
+
+def _start(call: ast.Call, at: int) -> int:
+    """range(1, n)'s or enumerate(x, start=1)'s first value when a literal gives it, else 0."""
+    given = call.args[at] if len(call.args) > at else None
+    given = next((k.value for k in call.keywords if k.arg == "start"), given)
+    value = literal(given)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def first_write_step(conditions: tuple[str, ...], entry: EntryPoint) -> int | None:
@@ -378,8 +403,9 @@ def _first_true(
             _evaluate(part, {k: 0 for k in named}, probe=True)
         return None
     counters = [k for k, v in named.items() if v.counter]
+    first = max((v.start for v in named.values() if v.counter), default=0)
     known: dict[str, float] = {k: v for k, v in values.items() if v is not None}
-    for step in _candidates(parts, known):
+    for step in (s for s in _candidates(parts, known) if s >= first):
         scope = {**known, **dict.fromkeys(counters, step)}
         if all(_holds(part, scope) for part in parts):
             return step

@@ -422,6 +422,31 @@ def test_first_write_unknown(conditions: tuple[str, ...]) -> None:
     assert first_write_step(conditions, CONDITIONS) is None
 
 
+def test_a_loop_from_one_needs_the_step_itself_not_one_more() -> None:
+    loop = ("for step in range(1, args.max_steps + 1)", "step % args.eval_every == 0")
+    write = first_write(loop, CONDITIONS)
+    assert write is not None
+    assert (write.start, write.at, write.needed, write.smoke_at, write.smoke_needed) == (
+        1,
+        100,
+        100,
+        5,
+        5,
+    )
+    batches = ("for i, batch in enumerate(loader, start=1)", "i % 50 == 0")
+    assert first_write_step(batches, CONDITIONS) == 50
+
+
+def test_a_literal_interval_from_epoch_one_lengthens_the_smoke() -> None:
+    """tests/repo_shapes/tinynn_library: ``epoch % 10 == 0`` from epoch 1 needs 10 epochs."""
+    entry = EntryPoint("fit.py", "argparse", (Option(("--epochs",), "epochs", 300, "int"),))
+    write = ("for epoch in range(1, args.epochs + 1)", "epoch % 10 == 0")
+    proposal = _propose(entry, ("{python}", "fit.py"), writes=[write])
+    assert proposal.command == ("{python}", "fit.py", "--epochs", "10")
+    assert proposal.smoke == ("{python}", "fit.py", "--epochs", "10")
+    assert proposal.at_least == 10
+
+
 def test_a_condition_on_the_runs_length_follows_it() -> None:
     write = first_write(("i == args.max_steps - 1",), CONDITIONS)
     assert write is not None and write.follows_length
