@@ -11,7 +11,8 @@ records alone (core/onboarding/repo_facts.py), never running the script, this mo
 - ``interval_options``: the options that set how often a run evaluates, logs or saves;
 - ``first_write`` (``first_write_step``): at which step a metric write's enclosing ``if``
   conditions first hold, their names read as the options' defaults and the module's constants,
-  both as the script stands and with the smoke run's settings.
+  both as the script stands and with the smoke run's settings (the arithmetic itself is
+  core/onboarding/step_search.py's).
 
 core/onboarding/run_budget.py turns these into the counts the proposed commands give.
 """
@@ -21,22 +22,21 @@ from __future__ import annotations
 import ast
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeGuard
 
 from ..source.python import is_call, literal, name_of
 from .python_survey import option_flag
 from .repo_facts import Constant, EntryPoint, Option
+from .step_search import Unreadable, first_true
 
 SMOKE_COUNT = {"step": 10, "epoch": 1}  # a smoke run: seconds, not minutes
 SMOKE_INTERVAL = {"step": 5, "epoch": 1}  # an interval in a smoke run: twice in its 10 steps
 # A count beyond these has no end a baseline reaches: at [limits] run_timeout_s's default of
 # 1800 s, 10^4 steps fit only at under 0.18 s a step, 10^3 epochs only at under 1.8 s an epoch.
 UNBOUNDED = {"step": 10**4, "epoch": 10**3}
-SEARCH_LIMIT = 10**7  # the furthest step a first write is looked for
 _LOOPS = ("for ", "async for ", "while ")  # the recorder's loops among the conditions
-_EVERY_STEP_UP_TO = 2000  # below it every step is tried; beyond, the multiples the condition names
 
 _LENGTH = re.compile(
     r"(max_|num_|n_|total_|nb_)?(train_|training_)?(steps|iters|iterations|epochs|updates)"
@@ -222,10 +222,6 @@ def _interval(
 # -- when a metric is first written -------------------------------------------------------------
 
 
-class _Unreadable(Exception):
-    """The condition holds something this reading cannot value (a call, a subscript, …)."""
-
-
 @dataclass(frozen=True)
 class _Named:
     """What a name in a condition stands for."""
@@ -314,10 +310,16 @@ def first_write(conditions: Sequence[str], entry: EntryPoint) -> FirstWrite | No
     if len(units) > 1:
         return None  # an epoch and a step counter: no one count to give
     found = {k: v for k, v in names.items() if v is not None}
+    counters = [k for k, v in found.items() if v.counter]
+    start = max((v.start for v in found.values() if v.counter), default=0)
     try:
-        at = _first_true(kept, {k: v.value for k, v in found.items() if not v.counter}, found)
-        smoke = _first_true(kept, {k: v.smoke for k, v in found.items() if not v.counter}, found)
-    except _Unreadable:
+        at = first_true(
+            kept, {k: v.value for k, v in found.items() if not v.counter}, counters, start
+        )
+        smoke = first_true(
+            kept, {k: v.smoke for k, v in found.items() if not v.counter}, counters, start
+        )
+    except Unreadable:
         return None
     if any(v.value is None and not v.counter and not v.length for v in found.values()):
         return None  # an interval of None: the script has no step to write at, or errs
@@ -325,7 +327,6 @@ def first_write(conditions: Sequence[str], entry: EntryPoint) -> FirstWrite | No
     follows = any(v.length for v in found.values())
     said = [c.strip() for c in conditions if not c.strip().startswith(_LOOPS)]
     condition = " and ".join(f"({c})" if " or " in c and len(said) > 1 else c for c in said)
-    start = max((v.start for v in found.values() if v.counter), default=0)
     unit = units.pop() if units else "step"
     return FirstWrite(condition, at, smoke, unit, intervals, follows, start)
 
@@ -391,91 +392,3 @@ def _names(node: ast.AST) -> list[str]:
     if dotted:
         return [dotted]
     return [n for child in ast.iter_child_nodes(node) for n in _names(child)]
-
-
-def _first_true(
-    parts: list[ast.expr], values: dict[str, float | None], named: dict[str, _Named]
-) -> int | None:
-    """The first counter value at which every part holds; None when none within SEARCH_LIMIT
-    or a name has no numeric value (a length of None: the run's end is unknown)."""
-    if any(v is None for v in values.values()):
-        for part in parts:  # still unreadable is unreadable, whatever the values
-            _evaluate(part, {k: 0 for k in named}, probe=True)
-        return None
-    counters = [k for k, v in named.items() if v.counter]
-    first = max((v.start for v in named.values() if v.counter), default=0)
-    known: dict[str, float] = {k: v for k, v in values.items() if v is not None}
-    for step in (s for s in _candidates(parts, known) if s >= first):
-        scope = {**known, **dict.fromkeys(counters, step)}
-        if all(_holds(part, scope) for part in parts):
-            return step
-    return None
-
-
-def _holds(part: ast.expr, scope: dict[str, float]) -> bool:
-    try:
-        return bool(_evaluate(part, scope))
-    except (ZeroDivisionError, OverflowError, ValueError):
-        return False  # a modulo by an interval of 0: the script would not write here either
-
-
-def _candidates(parts: list[ast.expr], values: dict[str, float]) -> Iterator[int]:
-    """Every step to _EVERY_STEP_UP_TO, then around the numbers the condition names and their
-    multiples: where a ``%``, ``==`` or ``>`` first holds."""
-    yield from range(_EVERY_STEP_UP_TO + 1)
-    literals = [n.value for p in parts for n in ast.walk(p) if isinstance(n, ast.Constant)]
-    numbers = {abs(int(v)) for v in [*literals, *values.values()] if _finite(v)}
-    later: set[int] = set()
-    for base in (n for n in numbers if 2 <= n <= SEARCH_LIMIT):
-        for times in range(1, min(SEARCH_LIMIT // base, 2000) + 1):
-            later.update(times * base + d for d in (-2, -1, 0, 1, 2))
-    yield from sorted(n for n in later if _EVERY_STEP_UP_TO < n <= SEARCH_LIMIT)
-
-
-def _finite(value: Any) -> TypeGuard[int | float]:
-    return number(value) is not None and math.isfinite(value)
-
-
-_BINARY = {
-    ast.Add: lambda a, b: a + b,
-    ast.Sub: lambda a, b: a - b,
-    ast.Mult: lambda a, b: a * b,
-    ast.Div: lambda a, b: a / b,
-    ast.FloorDiv: lambda a, b: a // b,
-    ast.Mod: lambda a, b: a % b,
-}
-_COMPARE = {
-    ast.Eq: lambda a, b: a == b,
-    ast.NotEq: lambda a, b: a != b,
-    ast.Lt: lambda a, b: a < b,
-    ast.LtE: lambda a, b: a <= b,
-    ast.Gt: lambda a, b: a > b,
-    ast.GtE: lambda a, b: a >= b,
-}
-
-
-def _evaluate(node: ast.AST, scope: dict[str, float], probe: bool = False) -> Any:
-    """An arithmetic condition's value: numbers, names in ``scope``, + - * / // %, comparisons,
-    and/or/not. Anything else is _Unreadable. ``probe`` checks readability only."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):  # bool is an int
-        return node.value
-    if isinstance(node, ast.Name | ast.Attribute) and name_of(node) in scope:
-        return scope[name_of(node)]
-    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-        left, right = _evaluate(node.left, scope, probe), _evaluate(node.right, scope, probe)
-        return 0 if probe else _BINARY[type(node.op)](left, right)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not | ast.USub | ast.UAdd):
-        value = _evaluate(node.operand, scope, probe)
-        if isinstance(node.op, ast.Not):
-            return not value
-        return -value if isinstance(node.op, ast.USub) else value
-    if isinstance(node, ast.BoolOp):
-        values = (_evaluate(v, scope, probe) for v in node.values)
-        if probe:
-            return all(True for _ in values)
-        return all(values) if isinstance(node.op, ast.And) else any(values)
-    if isinstance(node, ast.Compare) and all(type(op) in _COMPARE for op in node.ops):
-        sides = [_evaluate(s, scope, probe) for s in [node.left, *node.comparators]]
-        pairs = zip(node.ops, sides, sides[1:], strict=False)
-        return probe or all(_COMPARE[type(op)](a, b) for op, a, b in pairs)
-    raise _Unreadable(ast.unparse(node)[:80])
