@@ -69,7 +69,7 @@ def propose_metrics(survey: RepoSurvey, entry: EntryPoint | None) -> MetricPropo
     if not chosen:
         return None
     names = {m.name: m.direction for m in chosen}
-    reason = "; ".join(m.reason for m in chosen)
+    reason = ". ".join(m.reason for m in chosen)
     path, path_reason = _path(survey, entry, source, chosen, code, lightning)
     return MetricProposal(
         source=source,
@@ -189,7 +189,9 @@ def _best(found: list[MetricFound], stated: list[MetricFound]) -> list[MetricFou
     for config in stated:
         code = by_name.pop(config.name, None)
         if code is not None or not by_name:
-            why = f"{config.reason}; {code.reason}" if code else config.reason
+            # the config's goal, where the code writes it (its guess by the name said no more)
+            written = code.reason.split("; by its name")[0] if code else ""
+            why = f"{config.reason}, written at {written}" if code else config.reason
             firsts.append(replace(code or config, direction=config.direction, reason=why))
     rest = sorted(
         enumerate(by_name.values()),

@@ -408,14 +408,14 @@ class _Reader(ast.NodeVisitor):
 
 def _module_constants(tree: ast.Module | None) -> dict[str, str]:
     """NAME = "text" at the top of the module."""
-    found: dict[str, str] = {}
-    for node in tree.body if tree else ():
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
-            if isinstance(node.value.value, str):
-                for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        found[target.id] = node.value.value
-    return found
+    return {
+        target.id: node.value.value
+        for node in (tree.body if tree else ())
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+        if isinstance(node.value.value, str)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
 
 
 def _dict_keys(
@@ -461,6 +461,5 @@ def _argument(node: ast.Call, index: int, *keywords: str) -> ast.AST | None:
 
 def _flag(node: ast.Call, keyword: str, default: bool) -> bool:
     value = next((k.value for k in node.keywords if k.arg == keyword), None)
-    if isinstance(value, ast.Constant) and isinstance(value.value, bool):
-        return value.value
-    return default
+    literal = value.value if isinstance(value, ast.Constant) else None
+    return literal if isinstance(literal, bool) else default

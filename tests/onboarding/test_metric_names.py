@@ -367,7 +367,9 @@ def test_wandb_keys_are_proposed_with_the_sweep_metric_first(tmp_path: Path) -> 
         },
     }
     assert reasons["results.metrics"].startswith(
-        "sweep.yaml: metric validation/loss, goal minimize; train.py:9 wandb.log(metrics)"
+        "sweep.yaml: metric validation/loss, goal minimize, written at train.py:9 "
+        'wandb.log(metrics) with "validation/loss". train.py:10 run.log({…}) with "val.acc"; '
+        "by its name, higher is better."
     )
     assert not any("W&B" in q for q in questions)
     _valid(results)
