@@ -2,11 +2,11 @@
 
 Every later step (effects, claims, the paper) reads a run's results in one shape, The AI
 Scientist's final_info.json: {dataset: {"means": {metric: value}}}. A researcher's own repository
-writes them its own way: a JSON or CSV file, metric lines on stdout, TensorBoard event files,
-W&B's wandb-summary.json. The [results] section of labtui.toml says which; ``read_results``
-reads that source into the one shape. A bad file is an outcome of the run, not a crash of labtui,
-so it never raises: what went wrong comes back as one sentence naming the file, the metric and
-the fix.
+writes them its own way: a JSON or CSV file, metric lines on stdout, TensorBoard event files, a
+W&B run (its wandb-summary.json, or the .wandb file of an offline run: core/runs/wandb_runs.py).
+The [results] section of labtui.toml says which; ``read_results`` reads that source into the one
+shape. A bad file is an outcome of the run, not a crash of labtui, so it never raises: what went
+wrong comes back as one sentence naming the file, the metric and the fix.
 
 ``available_metrics`` lists what a result file offers (``labtui init`` proposes metrics from
 it); ``read_table`` reads a CSV table of earlier runs.
@@ -28,6 +28,7 @@ from ..events import MetricPointData
 from ..settings.sections import ResultsSection
 from ..settings.templates import check_final_info
 from ..workspace.run_folder import FINAL_INFO, FinalInfo, RunFolderError
+from . import wandb_runs
 from .result_formats import (
     FIX_METRICS,
     FIX_PATH,
@@ -48,7 +49,6 @@ from .result_formats import (
 _USUAL_PATHS = {
     "final_info": "{out_dir}/" + FINAL_INFO,
     "tensorboard": "{out_dir}/**/events.out.tfevents.*",
-    "wandb": "wandb/latest-run/files/wandb-summary.json",
 }
 _EVENT_FILES = "events.out.tfevents.*"
 _FIX_RUN = "look at the run's log, then fix the run or choose another metric in [results] metrics"
@@ -95,6 +95,8 @@ def read_results(
     try:
         if settings.source == "stdout":
             return _collect(settings, _stdout_numbers(log_points, _shown(run_dir, root)))
+        if settings.source == "wandb":
+            return _collect(settings, _wandb_numbers(settings, root, run_dir, since))
         files = _result_files(settings, root, run_dir, since)
         if settings.source == "final_info":
             return _from_final_info(settings, files[0], root)
@@ -170,6 +172,39 @@ def _result_files(
     raise ResultProblem(shape.format(pattern), FIX_PATH)
 
 
+def _wandb_numbers(
+    settings: ResultsSection, root: Path, run_dir: Path, since: float | None
+) -> _Numbers:
+    """The newest W&B run this run wrote: under [results] path when it names a file or a folder,
+    else under the run's folder (WANDB_DIR={out_dir}) or the project's wandb/ folder."""
+    pattern = settings.path.replace("{out_dir}", _shown(run_dir, root))
+    if pattern and (glob.has_magic(pattern) or not (root / pattern).is_dir()):
+        target = _result_files(settings, root, run_dir, since)[0]
+    else:
+        places = {root / pattern: pattern} if pattern else {run_dir: "", root: ""}
+        shown = {f: label or _shown(f / "wandb", root) for f, label in places.items()}
+        target = _newest_wandb_run(shown, since)
+    numbers = wandb_runs.wandb_numbers(target, settings.reduce, lambda path: _shown(path, root))
+    return _Numbers(numbers.where, numbers.lookup, numbers.files)
+
+
+def _newest_wandb_run(folders: dict[Path, str], since: float | None) -> Path:
+    """The newest W&B run folder in ``folders`` (each with its name for messages) written after
+    ``since``."""
+    runs = [run for folder in folders for run in wandb_runs.run_folders(folder)]
+    times = {run: wandb_runs.written_at(run) for run in runs}
+    fresh = [run for run in runs if since is None or times[run] >= since - _MTIME_SLACK_S]
+    if fresh:
+        return max(fresh, key=lambda run: times[run])
+    looked_in = list(folders.values())
+    if runs:
+        raise ResultProblem(
+            f"every W&B run in {' or '.join(looked_in)} was written before this run started",
+            wandb_runs.FIX_WANDB_DIR,
+        )
+    raise wandb_runs.no_run_found(looked_in)
+
+
 def _mtime(path: Path) -> float:
     try:
         return path.stat().st_mtime
@@ -198,8 +233,7 @@ def _file_numbers(source: str, files: list[Path], root: Path) -> _Numbers:
         header, rows = csv_rows(path, where)
         return _Numbers(where, lambda name: [column_series(header, rows, name, where)], files)
     data = load_json(path, where)
-    separators = ("/", ".") if source == "wandb" else (".",)
-    return _Numbers(where, lambda name: [json_series(data, name, separators, where)], files)
+    return _Numbers(where, lambda name: [json_series(data, name, (".",), where)], files)
 
 
 def _stdout_numbers(points: Sequence[MetricPointData], run: str) -> _Numbers:
@@ -292,8 +326,8 @@ def _sentence(issues: Sequence[tuple[str, str]]) -> str:
 def available_metrics(source: str, path: Path) -> dict[str, float]:
     """Every number one result file offers, by the name [results] metrics would give it, with
     its last value: JSON's dotted paths, a CSV's numeric columns, TensorBoard's scalar tags (of
-    an event file, or every one under a folder), W&B's summary keys, final_info's means. {} when
-    the file cannot be read."""
+    an event file, or every one under a folder), W&B's summary keys (of a summary file, a .wandb
+    file or a run folder), final_info's means. {} when the file cannot be read."""
     try:
         if source == "tensorboard":
             files = sorted(path.rglob(_EVENT_FILES)) if path.is_dir() else [path]
@@ -304,12 +338,14 @@ def available_metrics(source: str, path: Path) -> dict[str, float]:
                 name: column_series(header, rows, name, "")[-1]
                 for name in numeric_columns(header, rows)
             }
+        if source == "wandb":
+            return wandb_runs.summary_numbers(path)
         data = load_json(path, str(path))
     except (ResultProblem, OSError):
         return {}
     if source == "final_info":
         return _final_info_numbers(data)
-    return numeric_leaves(data, wandb=source == "wandb") if source in ("json", "wandb") else {}
+    return numeric_leaves(data) if source == "json" else {}
 
 
 def _final_info_numbers(data: Any) -> dict[str, float]:

@@ -292,7 +292,8 @@ def results_rule(config: Config) -> str:
         "csv": f"the CSV file {results.path}",
         "stdout": "the metric lines it prints",
         "tensorboard": f"its TensorBoard events ({results.path or '{out_dir}'})",
-        "wandb": f"W&B's summary ({results.path or 'wandb/latest-run/files/wandb-summary.json'})",
+        "wandb": "the W&B run it logs with wandb.log (its summary, or the run-<id>.wandb file of "
+        f"an offline run; {results.path or 'under {out_dir}/wandb/ or wandb/'})",
     }[results.source]
     names = ", ".join(results.metrics)
     return f"keep reporting {names} as before: labtui reads them from {where}"

@@ -5,9 +5,10 @@ the agents may edit), [climb] and [tree] (the two searches and what they share) 
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import re
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from .section_types import Count, Number, Seconds, Section, Timeout, at_least_one, at_most
@@ -30,6 +31,40 @@ def _globs(value: list[str]) -> list[str]:
 
 Globs = Annotated[list[str], AfterValidator(_globs)]
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ENV_EXAMPLE = 'write env = {WANDB_MODE = "offline", WANDB_DIR = "{out_dir}"}'
+# labtui sets these for every run: a researcher's value would be overridden, or (the GPUs a run
+# leases) would break what labtui promises other runs
+_LABTUI_SETS = ("LABTUI_", "CUDA_VISIBLE_DEVICES")
+
+
+def _env_vars(value: Any) -> Any:
+    """A table of NAME = "text": checked before pydantic's own checks, whose errors would not
+    say how an environment variable is written."""
+    if not isinstance(value, dict):
+        raise _env_error(f'must be a table of NAME = "value", not {value!r}', _ENV_EXAMPLE)
+    for name, text in value.items():
+        if not _ENV_NAME.fullmatch(name):
+            raise _env_error(
+                f"has {name!r}, which is no environment variable name",
+                "use letters, digits and _ only, not starting with a digit (e.g. WANDB_MODE)",
+            )
+        if name.startswith(_LABTUI_SETS):
+            raise _env_error(
+                f"has {name}, which labtui sets for every run itself",
+                f"remove {name} from [experiment] env",
+            )
+        if not isinstance(text, str):
+            raise _env_error(f"has {name} = {text!r}, which is no text", f'write {name} = "{text}"')
+    return value
+
+
+def _env_error(why: str, fix: str) -> PydanticCustomError:
+    return PydanticCustomError("labtui_invalid", "bad env", {"why": why, "fix": fix})
+
+
+EnvVars = Annotated[dict[str, str], BeforeValidator(_env_vars)]
+
 
 class ExperimentSection(Section):
     """How one experiment runs. The defaults are The AI Scientist's template contract
@@ -47,6 +82,10 @@ class ExperimentSection(Section):
     command: Annotated[str, Field(min_length=1)] = "{python} experiment.py --out_dir={out_dir}"
     """One experiment's command line, run in the project folder: {python} is the interpreter
     above, {out_dir} the run's folder (run_1, …), which the run also finds in $LABTUI_OUT_DIR."""
+    env: EnvVars = {}  # noqa: RUF012 (pydantic copies it per section)
+    """Environment variables every run gets (the smoke run and Slurm jobs too), e.g.
+    WANDB_MODE = "offline"; {out_dir} in a value is the run's folder (its absolute path, as in
+    $LABTUI_OUT_DIR). labtui's own LABTUI_* variables are not set here."""
     smoke_command: str = ""
     """The same experiment cut to seconds (a smoke setting), used to check the set-up before
     the real baseline; empty: none."""
@@ -178,19 +217,25 @@ class ResultsSection(Section):
     source: Literal["final_info", "json", "csv", "stdout", "tensorboard", "wandb"] = "final_info"
     """"final_info": the run writes final_info.json itself (the template contract); "json": any
     JSON file; "csv": a table, a row per step or epoch; "stdout": metric lines the run prints;
-    "tensorboard": event files; "wandb": W&B's wandb-summary.json (offline runs too)."""
+    "tensorboard": event files; "wandb": a W&B run, online or offline: its
+    files/wandb-summary.json when that holds numbers and reduce is "last", else its
+    run-<id>.wandb file, which holds every logged value (an offline run has only that; reading it
+    needs wandb installed where labtui runs)."""
     path: str = ""
     """The file (or a glob; the newest match the run wrote wins), relative to the project;
     {out_dir} is the run's folder. Empty: the source's usual place (final_info:
-    {out_dir}/final_info.json; tensorboard: event files under {out_dir}; wandb:
-    wandb/latest-run/files/wandb-summary.json)."""
+    {out_dir}/final_info.json; tensorboard: event files under {out_dir}; wandb: the newest W&B
+    run folder under {out_dir}/wandb/, where WANDB_DIR = "{out_dir}" in [experiment] env puts
+    it, or under the project's wandb/). For wandb a path may also name a run folder or the
+    folder holding them."""
     metrics: dict[str, Literal["higher", "lower"]] = {}  # noqa: RUF012 (pydantic copies it per section)
     """The numbers that matter and which way is better: a dotted path in JSON
-    ("eval.accuracy", "history.-1.loss"), a CSV column, a TensorBoard tag, a W&B key or a
-    metric name in the log lines. Empty (final_info only): every mean."""
+    ("eval.accuracy", "history.-1.loss"), a CSV column, a TensorBoard tag, a W&B key as logged
+    ("validation/accuracy"; a logged dict's as "val.acc") or a metric name in the log lines.
+    Empty (final_info only): every mean."""
     reduce: Literal["last", "best", "min", "max", "mean"] = "last"
-    """How a series (CSV rows, log lines, TensorBoard steps, a JSON list) becomes one number;
-    "best" is the max or min by each metric's direction."""
+    """How a series (CSV rows, log lines, TensorBoard steps, W&B's logged values, a JSON list)
+    becomes one number; "best" is the max or min by each metric's direction."""
     dataset: str = "main"
     """The name the numbers are kept under in final_info.json."""
 
