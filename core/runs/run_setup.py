@@ -3,6 +3,9 @@ and a search's terms), the files it may not change, its watchdog, and where it e
 the sandbox here, or as a Slurm job), with the interpreter's packages read for its record.
 Everything core/runs/runner.py decides before the run starts.
 
+The run's environment is labtui's own (less API keys), ``[experiment] env`` over it, and labtui's
+LABTUI_* variables over that.
+
 The interpreter is always passed in (``[experiment] python`` in labtui.toml): the researcher's
 environment is theirs, and labtui's own pins must not decide which numpy an experiment sees.
 """
@@ -100,7 +103,8 @@ def prepare_run(
     if terms.budget_s:
         timeout_s = terms.budget_s + overrun_s
     protected = protected_files(root, experiment)
-    env = {**run_env(root, run_id), **terms.env()}
+    # labtui's own variables go over the researcher's [experiment] env
+    env = {**_researcher_env(experiment, root / run_id), **run_env(root, run_id), **terms.env()}
     cap_mb = _project_cap(sandbox, project_cap_mb)
     watch = Watch(stall_s=stall_s, stall_stop_s=stall_stop_s, project_cap_mb=cap_mb)
     job: OnCluster | None = None
@@ -123,6 +127,15 @@ def prepare_run(
         root, run_id, python, commit, smoke, terms, argv, env, timeout_s, protected, watch,
         environment, job, spec,
     )  # fmt: skip
+
+
+def _researcher_env(experiment: ExperimentSection, run_dir: Path) -> dict[str, str]:
+    """``[experiment] env`` with {out_dir} as the run sees its folder: the absolute path, the
+    same here, under the sandbox (which binds the project where it is) and on a Slurm node
+    (which shares the project's filesystem)."""
+    return {
+        name: value.replace("{out_dir}", str(run_dir)) for name, value in experiment.env.items()
+    }
 
 
 def _check_run_id(run_id: str) -> None:

@@ -18,7 +18,9 @@ from labtui.core.events import Event, LogLine, MetricsReported, RunFinished
 from labtui.core.machine import process_group, processes
 from labtui.core.machine.processes import run_process
 from labtui.core.runs.plot_run import run_plot
+from labtui.core.runs.run_setup import prepare_run
 from labtui.core.runs.runner import run_experiment
+from labtui.core.settings.sections import ClusterSection, ExperimentSection
 from labtui.core.settings.templates import copy_template
 
 PYTHON = sys.executable
@@ -480,3 +482,46 @@ def test_the_command_line_may_name_the_budget_and_the_seed(tmp_path):
     plain = run_argv(experiment, "py", "run_1", timeout_s=1800)
     assert plain[-3:] == ["1800", "--seed", "0"], "without a search: the run's timeout, seed 0"
     assert RunTerms().env() == {} and RunTerms(120.5, 0).env() == {"LABTUI_RUN_BUDGET_S": "120.5"}
+
+
+# -- [experiment] env ------------------------------------------------------------------------------
+
+PRINTS_ITS_ENV = """\
+import json, os
+out = os.environ["LABTUI_OUT_DIR"]
+os.makedirs(out, exist_ok=True)
+print("env", os.environ["WANDB_MODE"], os.environ["WANDB_DIR"], os.environ["LABTUI_RUN_ID"])
+with open(os.path.join(out, "final_info.json"), "w") as f:
+    json.dump({"toy": {"means": {"acc": 1.0}}}, f)
+"""
+
+
+def test_experiment_env_reaches_the_run_and_the_smoke_run_with_its_folder_filled_in(tmp_path):
+    write(tmp_path / "experiment.py", PRINTS_ITS_ENV)
+    experiment = ExperimentSection(
+        command="{python} experiment.py",
+        smoke_command="{python} experiment.py --smoke",
+        env={"WANDB_MODE": "offline", "WANDB_DIR": "{out_dir}/tracking"},
+    )
+    for run_id, smoke in (("run_1", False), ("run_smoke", True)):
+        emit = Recorder()
+        result = run_experiment(
+            tmp_path, run_id, python=PYTHON, timeout_s=60, emit=emit, stage="s",
+            experiment=experiment, smoke=smoke,
+        )  # fmt: skip
+        assert result.ok, result.problem
+        folder = tmp_path.resolve() / run_id
+        assert f"env offline {folder}/tracking {run_id}" in emit.lines("stdout")
+
+
+def test_a_slurm_job_gets_the_env_and_labtuis_own_variables_win(tmp_path):
+    # labtui.toml cannot set LABTUI_* (the section refuses it); were one set, labtui's wins
+    fields = {**ExperimentSection().model_dump(), "env": {"LABTUI_RUN_ID": "x", "W": "{out_dir}"}}
+    ready = prepare_run(
+        tmp_path, "run_2", python=PYTHON, timeout_s=60, emit=Recorder(), stage="s", commit="c1",
+        sandbox=None, experiment=ExperimentSection.model_construct(**fields),
+        cluster=ClusterSection(backend="slurm"),
+    )  # fmt: skip
+    assert ready.job is not None
+    env = ready.job.node_run.env
+    assert env["W"] == str(tmp_path.resolve() / "run_2") and env["LABTUI_RUN_ID"] == "run_2"

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from labtui.core.errors import ConfigError
-from labtui.core.settings.config import Config
+from labtui.core.settings.config import Config, load_config
 from labtui.core.settings.contract import (
     code_text,
     edit_files,
@@ -167,3 +167,32 @@ def test_no_task_anywhere_says_where_to_write_one(tmp_path):
         research_brief(tmp_path, Config())
     assert "[project] task is empty and there is no prompt.json" in caught.value.message
     assert "task =" in caught.value.hint
+
+
+@pytest.mark.parametrize(
+    ("env", "message", "fix"),
+    [
+        ('{"1X" = "a"}', "env has '1X', which is no environment variable name", "letters, digits"),
+        ('{"A B" = "a"}', "env has 'A B', which is no environment variable name", "letters"),
+        ("{SEED = 3}", "env has SEED = 3, which is no text", 'write SEED = "3"'),
+        ('"offline"', "env must be a table of NAME = \"value\", not 'offline'", "WANDB_MODE"),
+        ('{LABTUI_OUT_DIR = "x"}', "env has LABTUI_OUT_DIR, which labtui sets", "remove"),
+        ('{CUDA_VISIBLE_DEVICES = "0"}', "env has CUDA_VISIBLE_DEVICES, which labtui", "remove"),
+    ],
+)
+def test_a_bad_env_names_the_field_and_the_fix(tmp_path, env, message, fix):
+    (tmp_path / "labtui.toml").write_text(f"[experiment]\nenv = {env}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path)
+    assert "labtui.toml: [experiment] env" in caught.value.message
+    assert message in caught.value.message and fix in caught.value.hint
+
+
+def test_env_is_read_from_labtui_toml(tmp_path):
+    (tmp_path / "labtui.toml").write_text(
+        '[experiment]\nenv = {WANDB_MODE = "offline", WANDB_DIR = "{out_dir}"}\n', encoding="utf-8"
+    )
+    assert load_config(tmp_path).experiment.env == {
+        "WANDB_MODE": "offline",
+        "WANDB_DIR": "{out_dir}",
+    }
