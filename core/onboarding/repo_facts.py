@@ -10,7 +10,10 @@ and the model's refinement (core/onboarding/setup_proposal.py) import the record
 from __future__ import annotations
 
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .command_draft import RunSizing
 
 
 @dataclass(frozen=True)
@@ -155,6 +158,28 @@ class SetupDraft:
     values: dict[str, dict[str, Any]]
     reasons: dict[str, str]
     open_questions: list[str]
+    sizing: RunSizing | None = None  # how long a run trains, for fitting it after the smoke run
+
+
+@dataclass
+class Draft:
+    """The set-up as it is being drafted: values, the fact behind each, open questions."""
+
+    values: dict[str, dict[str, Any]] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)
+    questions: list[str] = field(default_factory=list)
+
+    def set(self, key: str, value: Any, reason: str) -> None:
+        section, name = key.split(".")
+        self.values.setdefault(section, {})[name] = value
+        self.reasons[key] = reason
+
+    def get(self, key: str, default: Any = None) -> Any:
+        section, name = key.split(".")
+        return self.values.get(section, {}).get(name, default)
+
+    def ask(self, question: str) -> None:
+        self.questions.append(question)
 
 
 def _compact(value: Any) -> Any:

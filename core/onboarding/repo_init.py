@@ -189,6 +189,12 @@ def read_proposal(root: Path, proposal: Path) -> ApprovedSetup:
     return ApprovedSetup(written, in_effect)
 
 
+def settings_in_effect(root: Path) -> Config:
+    """labtui's defaults with the site's and the environment's settings ($LABTUI_LIMITS__…),
+    before there is a proposal: what the draft is sized by."""
+    return config_in_effect({}, root / PROPOSAL)
+
+
 def check_setup(root: Path, config: Config, where: Path) -> None:
     """What labtui.toml's own checks cannot know: the files and the interpreter it names exist."""
     try:

@@ -105,7 +105,7 @@ def bounded_commands(
         if smoke is None:
             smoke_why = f"no smoke command: {length.dest} is a module constant, not an option"
         return LengthProposal(tuple(command), why, tuple(smoke or ()), smoke_why, None, None, every)
-    smoke_count, needed = _smoke_count(length, _given(command_tokens, length), writes)
+    smoke_count, needed = _smoke_count(length, given_count(command_tokens, length), writes)
     smoke = set_count(smoke_in or list(command_tokens), length, smoke_count)
     smoke, also = _bound_others(smoke, length, others, True, lambda unit: SMOKE_COUNT[unit])
     smoke, turned = _turn_down(smoke, intervals, first_writes)
@@ -127,7 +127,7 @@ def _baseline(
     tokens: list[str], length: LengthOption, timeout: float, every: int | None, at_least: int
 ) -> tuple[list[str], int | None, str]:
     """The main command with the baseline's count, the count, and why."""
-    given = _given(tokens, length)
+    given = given_count(tokens, length)
     value = given if given is not None else length.default
     source = "in the command" if given is not None else "by default"
     name, unit = length.flag or length.dest, length.unit
@@ -180,7 +180,7 @@ def _bound_others(
     ", max_iters 2000" for the reason."""
     said = ""
     for other in others:
-        given = _given(tokens, other)
+        given = given_count(tokens, other)
         current = given if given is not None else other.default
         endless = no_end(current, other.dest.split(".")[-1].lower(), other.unit)
         big = (number(current) or 0) > UNBOUNDED[other.unit]
@@ -269,7 +269,7 @@ def _find(tokens: Sequence[str], names: set[str]) -> tuple[int, str]:
     return -1, ""
 
 
-def _given(tokens: Sequence[str], length: LengthOption) -> Any:
+def given_count(tokens: Sequence[str], length: LengthOption) -> Any:
     """The value the tokens give ``length``, as a number where it is one; None when none."""
     if not length.settable:
         return None

@@ -294,7 +294,8 @@ def first_write(conditions: Sequence[str], entry: EntryPoint) -> FirstWrite | No
         ]
     except (SyntaxError, ValueError, RecursionError):
         return None
-    scope, kept, names = _Scope(entry, _loop_counters(loops, entry)), [], {}
+    looped = _loop_counters(loops, entry)
+    scope, kept, names = _Scope(entry, looped), [], {}
     for part in (p for t in tests for p in _conjuncts(t)):
         moduli = {n for node in ast.walk(part) if _is_modulo(node) for n in _names(node.right)}
         counted = {v.counter for v in map(scope.named, _names(part)) if v and v.counter}
@@ -312,6 +313,10 @@ def first_write(conditions: Sequence[str], entry: EntryPoint) -> FirstWrite | No
     found = {k: v for k, v in names.items() if v is not None}
     counters = [k for k, v in found.items() if v.counter]
     start = max((v.start for v in found.values() if v.counter), default=0)
+    if counters and not any(c in looped for c in counters):
+        # a counter the loop body advances (step += 1), before or after the test: which is
+        # not read here, so the later first value, which is safe (a run long enough for both)
+        start += 1
     try:
         at = first_true(
             kept, {k: v.value for k, v in found.items() if not v.counter}, counters, start

@@ -12,25 +12,22 @@ draft later (core/onboarding/setup_proposal.py); these heuristics give it a star
 from __future__ import annotations
 
 import re
-import shlex
 from collections import Counter
-from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from ..machine.metric_lines import lower_is_better
 from ..runs import result_sources
-from ..source.files import is_data, is_evaluation, is_test, normal_path
+from ..settings.sections import LimitsSection
+from ..source.files import is_data, is_evaluation, is_test
 from ..workspace.run_folder import FINAL_INFO
+from .command_draft import draft_command, draft_env, in_readme, size_runs
 from .metric_choice import MAX_METRICS, propose_metrics, rank_names
-from .python_survey import HYDRA_DIR, SMOKE_FLAG, option_flag
 from .readme_text import readme_task
 from .repo_facts import (
-    Command,
+    Draft,
     EntryPoint,
     LatexMain,
-    NamedOption,
     RepoSurvey,
     ResultFile,
     SetupDraft,
@@ -43,36 +40,26 @@ _PREFERRED = ("train.py", "main.py", "run.py", "experiment.py")
 _WRITTEN = re.compile(r"experiment|result|evaluat|discussion|conclusion|abstract|ablation", re.I)
 
 
-@dataclass
-class _Draft:
-    values: dict[str, dict[str, Any]] = field(default_factory=dict)
-    reasons: dict[str, str] = field(default_factory=dict)
-    questions: list[str] = field(default_factory=list)
-
-    def set(self, key: str, value: Any, reason: str) -> None:
-        section, name = key.split(".")
-        self.values.setdefault(section, {})[name] = value
-        self.reasons[key] = reason
-
-    def ask(self, question: str) -> None:
-        self.questions.append(question)
-
-
-def propose_setup(survey: RepoSurvey) -> SetupDraft:
+def propose_setup(
+    survey: RepoSurvey, limits: LimitsSection | None = None, *, network: bool = False
+) -> SetupDraft:
     """A first labtui.toml draft from the facts: each value with the fact behind it, and what
-    the facts leave to the researcher."""
-    draft = _Draft()
+    the facts leave to the researcher. ``limits`` bound a run's length ([limits] as the
+    environment sets them); ``network``: whether a run has one ([sandbox] network)."""
+    draft = Draft()
     entry, why = _choose_entry(survey)
     out_dirs: list[str] = []
     if entry is None:
         draft.ask(why)
     else:
-        out_dirs = _propose_command(survey, entry, why, draft)
+        out_dirs = draft_command(survey, entry, why, draft)
         _propose_edit_protect(survey, entry, draft)
     _propose_results(survey, entry, out_dirs, draft)
+    sizing = size_runs(survey, entry, draft, limits or LimitsSection()) if entry else None
+    draft_env(draft, network)
     _propose_paper(survey, draft)
     _propose_task(survey, draft)
-    return SetupDraft(draft.values, draft.reasons, draft.questions)
+    return SetupDraft(draft.values, draft.reasons, draft.questions, sizing)
 
 
 def _choose_entry(survey: RepoSurvey) -> tuple[EntryPoint | None, str]:
@@ -83,7 +70,7 @@ def _choose_entry(survey: RepoSurvey) -> tuple[EntryPoint | None, str]:
         counts = Counter(
             c.script
             for c in survey.commands
-            if c.script in runnable and _in_readme(survey, c) == readme
+            if c.script in runnable and in_readme(survey, c) == readme
         )
         if counts:
             path, times = counts.most_common(1)[0]
@@ -104,140 +91,7 @@ def _choose_entry(survey: RepoSurvey) -> tuple[EntryPoint | None, str]:
     return None, f"Several scripts could run an experiment ({names}): which one does?"
 
 
-def _in_readme(survey: RepoSurvey, command: Command) -> bool:
-    return survey.readme is not None and command.found_in.startswith(f"{survey.readme.path}:")
-
-
-def _propose_command(survey: RepoSurvey, entry: EntryPoint, why: str, draft: _Draft) -> list[str]:
-    """Sets [experiment] command and smoke_command. Returns the output folders earlier runs
-    were given (the README's, the option's default), where their results may lie."""
-    output = next((o for o in survey.output_options if o.entry == entry.path), None)
-    flags = _output_flags(entry, output)
-    commands = sorted(  # the README's first, and one that names the output folder
-        (c for c in survey.commands if c.script == entry.path),
-        key=lambda c: (not _in_readme(survey, c), _option_value(c.args, flags)[0] is None),
-    )
-    if commands:
-        chosen = commands[0]
-        python = chosen.launcher == "python"
-        head = ["{python}", *chosen.prefix[1:]] if python else list(chosen.prefix)
-        args = [*(["-m", chosen.module] if chosen.module else [entry.path]), *chosen.args]
-        reason = f"{chosen.found_in} runs it this way ({why})"
-        if not python:
-            draft.ask(
-                f"{chosen.found_in} starts {entry.path} with {chosen.launcher}: labtui runs the "
-                f"command as written, so {chosen.launcher} must be on the PATH."
-            )
-    else:
-        head, args = ["{python}"], [entry.path]
-        reason = f"{why}, and no README or script line runs it"
-        for option in entry.options:
-            if option.required and option.default is None:
-                draft.ask(
-                    f"{entry.path} requires {option_flag(option)}: what does an experiment give?"
-                )
-    out_dirs = [output.default] if output and isinstance(output.default, str) else []
-    if output is None:
-        draft.ask(
-            f"{entry.path} has no output-folder option: it must read $LABTUI_OUT_DIR, or results "
-            "must come from stdout."
-        )
-    else:
-        value, at = _option_value(args, flags)
-        if value is not None:
-            out_dirs.append(value)
-            name = args[at].partition("=")[0]
-            args[at] = f"{name}={{out_dir}}" if name in flags else "{out_dir}"
-            reason += f"; {output.flag}, its output folder, becomes {{out_dir}}"
-        elif output.flag == HYDRA_DIR:
-            args.append(f"{HYDRA_DIR}={{out_dir}}")
-            reason += f"; Hydra puts a run's outputs in {HYDRA_DIR}"
-        else:
-            args += [output.flag, "{out_dir}"]
-            reason += f"; {entry.path} declares {output.flag} ({entry.kind}), so runs write there"
-    command = _join([*head, *args])
-    draft.set("experiment.command", command, reason)
-    _propose_smoke(survey, entry, command, draft)
-    return [normal_path(d) for d in out_dirs if d and not re.match(r"/|.*[{$]", d)]
-
-
-def _output_flags(entry: EntryPoint, output: NamedOption | None) -> tuple[str, ...]:
-    if output is None or output.flag == HYDRA_DIR:
-        return (output.flag,) if output else ()
-    return next((o.flags for o in entry.options if o.dest == output.dest), (output.flag,))
-
-
-def _option_value(
-    args: list[str] | tuple[str, ...], flags: tuple[str, ...]
-) -> tuple[str | None, int]:
-    """The value the arguments give one of ``flags`` (--flag value, --flag=value, key=value)
-    and the index of the argument that holds it."""
-    for i, arg in enumerate(args):
-        name, eq, value = arg.partition("=")
-        if eq and name in flags:
-            return value, i
-        if arg in flags and i + 1 < len(args):
-            return args[i + 1], i + 1
-    return None, -1
-
-
-def _join(tokens: list[str]) -> str:
-    """A shell line; {python} and {out_dir} stay bare for labtui to fill in."""
-    safe = re.compile(r"[\w@%+=:,./{}\-\[\]*]+")
-    return " ".join(t if safe.fullmatch(t) else shlex.quote(t) for t in tokens)
-
-
-def _propose_smoke(survey: RepoSurvey, entry: EntryPoint, command: str, draft: _Draft) -> None:
-    mine = [o for o in survey.smoke_options if o.entry == entry.path]
-    if not mine:
-        return
-    option = min(mine, key=_smoke_rank)
-    tokens = shlex.split(command)
-    if entry.kind == "hydra":
-        value = "true" if option.kind == "flag" else str(_smoke_value(option))
-        tokens = [t for t in tokens if not t.startswith(f"{option.flag}=")]
-        tokens.append(f"{option.flag}={value}")
-    elif option.kind == "flag":
-        tokens += [] if option.flag in tokens else [option.flag]
-    else:
-        value, at = str(_smoke_value(option)), _option_value(tokens, (option.flag,))[1]
-        if at < 0:
-            tokens += [option.flag, value]
-        else:
-            tokens[at] = (
-                f"{option.flag}={value}" if tokens[at].startswith(f"{option.flag}=") else value
-            )
-    what = "a smoke switch" if option.kind == "flag" else f"a count (default {option.default!r})"
-    draft.set(
-        "experiment.smoke_command",
-        _join(tokens),
-        f"{entry.path} declares {option.flag}, {what}, which makes a run short",
-    )
-
-
-def _smoke_rank(option: NamedOption) -> int:
-    """A smoke switch first, then a step count (a few steps take seconds), epochs, …"""
-    if option.kind == "flag":
-        return 0
-    words = ("step", "iter", "epoch", "batch", "sample", "subset")
-    return next((i for i, w in enumerate(words, 1) if w in option.dest.lower()), len(words) + 1)
-
-
-def _smoke_value(option: NamedOption) -> int:
-    name = option.dest.lower()
-    if "epoch" in name or SMOKE_FLAG.fullmatch(name.split(".")[-1]):
-        value = 1  # one epoch; a numeric debug switch turned on
-    elif "sample" in name or "subset" in name:
-        value = 64
-    else:
-        value = 2 if "batch" in name else 10
-    default = option.default
-    if isinstance(default, int) and not isinstance(default, bool) and default > 0:
-        value = min(value, default)
-    return value
-
-
-def _propose_edit_protect(survey: RepoSurvey, entry: EntryPoint, draft: _Draft) -> None:
+def _propose_edit_protect(survey: RepoSurvey, entry: EntryPoint, draft: Draft) -> None:
     """Edit: the script and the repository modules it imports (two levels down). Protect: what
     decides whether a result is true, namely evaluation, data and tests."""
     py = survey.python_files
@@ -268,7 +122,7 @@ def _propose_edit_protect(survey: RepoSurvey, entry: EntryPoint, draft: _Draft) 
 
 
 def _propose_results(
-    survey: RepoSurvey, entry: EntryPoint | None, out_dirs: list[str], draft: _Draft
+    survey: RepoSurvey, entry: EntryPoint | None, out_dirs: list[str], draft: Draft
 ) -> None:
     hydra = entry is not None and entry.kind == "hydra"
     placed = [(r, _in_run_folder(r.path, out_dirs, hydra)) for r in survey.result_files]
@@ -310,7 +164,7 @@ def _propose_results(
         draft.ask("Which metric names does a run print, and is higher or lower better?")
 
 
-def _propose_from_code(survey: RepoSurvey, entry: EntryPoint | None, draft: _Draft) -> bool:
+def _propose_from_code(survey: RepoSurvey, entry: EntryPoint | None, draft: Draft) -> bool:
     """[results] from the metric names the code writes and the configs state; False when they
     name none."""
     proposal = propose_metrics(survey, entry)
@@ -348,7 +202,7 @@ def _in_run_folder(path: str, out_dirs: list[str], hydra: bool) -> str | None:
 
 
 def _propose_result_file(
-    survey: RepoSurvey, result: ResultFile, relative: str | None, has_output: bool, draft: _Draft
+    survey: RepoSurvey, result: ResultFile, relative: str | None, has_output: bool, draft: Draft
 ) -> None:
     draft.set("results.source", result.source, f"{result.path} holds results ({result.source})")
     usual = result.source == "wandb" or (
@@ -390,7 +244,7 @@ def _best_metrics(metrics: dict[str, float]) -> dict[str, str]:
     return {n: "lower" if lower_is_better(n) else "higher" for n in names}
 
 
-def _propose_paper(survey: RepoSurvey, draft: _Draft) -> None:
+def _propose_paper(survey: RepoSurvey, draft: Draft) -> None:
     def rank(main: LatexMain) -> tuple[int, int, str]:
         p = PurePosixPath(main.path)
         preferred = bool({"paper", "latex"} & set(p.parts[:-1])) + (
@@ -416,7 +270,7 @@ def _propose_paper(survey: RepoSurvey, draft: _Draft) -> None:
         draft.ask(f"Which sections of {main.path} may the agents write?")
 
 
-def _propose_task(survey: RepoSurvey, draft: _Draft) -> None:
+def _propose_task(survey: RepoSurvey, draft: Draft) -> None:
     task = readme_task(survey.readme.text) if survey.readme else ""
     if task and survey.readme:
         draft.set("project.task", task, f"the title and first paragraphs of {survey.readme.path}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,6 +55,7 @@ class ReadyRun:
     environment: dict[str, Any]  # the interpreter and its packages, as probed
     job: OnCluster | None = None
     spec: SandboxSpec | None = None
+    prepare: tuple[str, ...] = ()  # [experiment] prepare: shell lines run before argv
 
     @property
     def run_dir(self) -> Path:
@@ -68,7 +69,8 @@ class ReadyRun:
         if self.job is not None:
             return self.job.run(emit, stop)
         assert self.spec is not None
-        command = Command(self.argv, self.root, self.run_id, self.timeout_s, stage, self.env)
+        argv = with_prepare(self.argv, self.prepare)
+        command = Command(argv, self.root, self.run_id, self.timeout_s, stage, self.env)
         return run_here(command, emit, self.spec, stop, self.watch, gpus)
 
 
@@ -110,8 +112,8 @@ def prepare_run(
     job: OnCluster | None = None
     if cluster is not None and cluster.backend == "slurm":
         job = OnCluster.prepare(
-            root, run_id, argv, env, timeout_s, stage, sandbox, protected, watch, cluster, commit,
-            emit, array=array,
+            root, run_id, with_prepare(argv, experiment.prepare), env, timeout_s, stage, sandbox,
+            protected, watch, cluster, commit, emit, array=array,
         )  # fmt: skip
     run_dir = root / run_id
     if run_dir.exists() and not (job and job.earlier):
@@ -125,8 +127,18 @@ def prepare_run(
     environment = probe_interpreter(python, root, sandbox=spec)
     return ReadyRun(
         root, run_id, python, commit, smoke, terms, argv, env, timeout_s, protected, watch,
-        environment, job, spec,
+        environment, job, spec, tuple(experiment.prepare),
     )  # fmt: skip
+
+
+def with_prepare(argv: list[str], prepare: Sequence[str]) -> list[str]:
+    """``argv`` after the ``[experiment] prepare`` lines, in one shell that stops at the first
+    that fails (its message is the run's) and then becomes the experiment (exec: the run's
+    process is the experiment's, for signals and its exit status)."""
+    if not prepare:
+        return argv
+    steps = " && ".join(f"( {line} )" for line in prepare)
+    return ["sh", "-c", f'{steps} && exec "$@"', "labtui-prepare", *argv]
 
 
 def _researcher_env(experiment: ExperimentSection, run_dir: Path) -> dict[str, str]:

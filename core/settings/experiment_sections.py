@@ -86,6 +86,10 @@ class ExperimentSection(Section):
     """Environment variables every run gets (the smoke run and Slurm jobs too), e.g.
     WANDB_MODE = "offline"; {out_dir} in a value is the run's folder (its absolute path, as in
     $LABTUI_OUT_DIR). labtui's own LABTUI_* variables are not set here."""
+    prepare: list[str] = []  # noqa: RUF012 (pydantic copies it per section)
+    """Shell lines run in the project folder before each run, in its sandbox and environment
+    (a README's set-up step: "bash create_output_dirs.sh", "mkdir -p checkpoints"); one that
+    fails fails the run, with its own message."""
     smoke_command: str = ""
     """The same experiment cut to seconds (a smoke setting), used to check the set-up before
     the real baseline; empty: none."""

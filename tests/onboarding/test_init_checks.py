@@ -145,3 +145,26 @@ def test_uv_poetry_and_conda_run_lines_are_the_script_run_by_python():
     assert parsed("uv run --with numpy train.py --steps 10") == expected
     assert parsed("conda run -n research python train.py --steps 10") == expected
     assert parsed("poetry run pytest") is None
+
+
+def test_a_readme_set_up_step_before_the_run_is_proposed_as_prepare(tmp_path):
+    from labtui.core.onboarding.repo_scan import survey
+    from labtui.core.onboarding.setup_draft import propose_setup
+
+    (tmp_path / "train.py").write_text(
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--out', default='o')\n"
+        "p.parse_args()\nprint('loss: 0.5')\n"
+    )
+    (tmp_path / "create_output_dirs.sh").write_text("mkdir -p outputs/models\n")
+    (tmp_path / "README.md").write_text(
+        "# A study\n\nWe study things at length in this repository.\n\n```bash\n"
+        "pip install -r requirements.txt\nwandb login\nbash create_output_dirs.sh\n"
+        "mkdir -p checkpoints\nbash fetch_weights.sh\npython train.py --out outputs\n```\n"
+    )
+    draft = propose_setup(survey(tmp_path))
+    experiment = draft.values["experiment"]
+    # installing, logging in and a script the repository does not have are not steps of a run
+    assert experiment["prepare"] == ["bash create_output_dirs.sh", "mkdir -p checkpoints"]
+    assert "README.md runs bash create_output_dirs.sh; mkdir -p checkpoints before" in (
+        draft.reasons["experiment.prepare"]
+    )

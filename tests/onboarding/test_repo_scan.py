@@ -278,7 +278,11 @@ def test_hydra_repo(tmp_path: Path) -> None:
     assert facts.commands[0].found_in == "Makefile:2"
     draft = propose_setup(facts)
     experiment = draft.values["experiment"]
-    assert experiment["command"] == "{python} train.py trainer.lr=0.01 hydra.run.dir={out_dir}"
+    # 20 epochs at a guessed 90 s each would not fit half of [limits] run_timeout_s: 10 until
+    # the smoke run has measured the pace
+    assert experiment["command"] == (
+        "{python} train.py trainer.lr=0.01 hydra.run.dir={out_dir} trainer.max_epochs=10"
+    )
     assert experiment["smoke_command"] == (
         "{python} train.py trainer.lr=0.01 hydra.run.dir={out_dir} trainer.max_epochs=1"
     )
@@ -324,8 +328,8 @@ def test_click_script(tmp_path: Path) -> None:
     draft = propose_setup(facts)
     assert draft.values["experiment"]["command"] == "{python} cli.py --out-dir {out_dir}"
     assert draft.values["experiment"]["smoke_command"] == (
-        "{python} cli.py --out-dir {out_dir} --debug"
-    )
+        "{python} cli.py --out-dir {out_dir} --debug --epochs 1"
+    )  # the switch, and one epoch: a debug switch need not shorten the epochs
     assert "declares --out-dir (click)" in draft.reasons["experiment.command"]
     assert any("requires dataset" in q for q in draft.open_questions)
 
@@ -356,7 +360,9 @@ def test_typer_script(tmp_path: Path) -> None:
     assert options["smoke"].flags == ("--smoke", "--no-smoke")
     draft = propose_setup(survey(repo))
     assert draft.values["experiment"]["command"] == "{python} app.py --save-dir {out_dir}"
-    assert draft.values["experiment"]["smoke_command"].endswith("--save-dir {out_dir} --smoke")
+    assert draft.values["experiment"]["smoke_command"].endswith(
+        "--save-dir {out_dir} --smoke --steps 10"
+    )
 
 
 def test_subcommand_options_are_marked(tmp_path: Path) -> None:

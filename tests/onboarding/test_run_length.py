@@ -229,11 +229,12 @@ def test_an_unbounded_step_count_with_a_late_first_scalar(tmp_path: Path) -> Non
         "(`step % args.eval_interval == 0 and step > 0` first holds at step 5; at 500 as the "
         "script stands)"
     )
+    # the counter is advanced where the test cannot see: step 500 is the 500th step
     assert (proposal.count, proposal.smoke_count, proposal.every, proposal.at_least) == (
         2000,
         10,
         500,
-        501,
+        500,
     )
 
 
@@ -267,7 +268,7 @@ def test_click_epochs_and_an_interval_counted_in_epochs(tmp_path: Path) -> None:
 
     command = ("{python}", "train.py", "--out-dir", "{out_dir}")
     proposal = _propose(entry, command, writes=[("epoch % log_every == 0",)])
-    assert proposal.command == (*command, "--epochs", "10")
+    assert proposal.command == (*command, "--epochs", "50")  # its first log is at epoch 50
     assert "about 25.0 h at a guessed 90 s an epoch" in proposal.command_reason
     assert proposal.smoke == (*command, "--epochs", "1", "--log-every", "1")
 
@@ -313,7 +314,7 @@ def test_a_module_constant_is_reported_and_left(tmp_path: Path) -> None:
     )
     assert "train.py:1" in length.why and "no command-line option changes" in length.why
     assert [(i.dest, i.settable) for i in interval_options(entry)] == [("eval_interval", False)]
-    assert first_write_step(("it % eval_interval == 0 or it == max_iters - 1",), entry) == 0
+    assert first_write_step(("it % eval_interval == 0 or it == max_iters - 1",), entry) == 250
     assert first_write_step(("i == max_iters - 1",), entry) == 4999
 
     command = ("{python}", "train.py")
@@ -392,9 +393,10 @@ CONDITIONS = EntryPoint(
         (("step % 500 == 0 and step > 0",), 500, 500),
         (("(it + 1) % args.eval_interval == 0",), 499, 4),
         (("global_step % self.eval_every == 0 and global_step",), 100, 5),
-        (("epoch % cfg.log_every == 0",), 0, 0),
+        # no loop in sight: the counter may be advanced before the test, so the later value
+        (("epoch % cfg.log_every == 0",), 10, 1),
         (("i == args.max_steps - 1",), 19999, 9),
-        (("rank == 0", "args.use_tb", "step % args.eval_interval == 0"), 0, 0),
+        (("rank == 0", "args.use_tb", "step % args.eval_interval == 0"), 500, 5),
         (("not (step < WARMUP)", "step % 300 == 0"), 1200, 1200),
         (("step > 50000 and step % 7 == 0",), 50001, 50001),
         (("for i, batch in enumerate(loader)", "i % args.log_every == 0"), 0, 0),

@@ -525,3 +525,38 @@ def test_a_slurm_job_gets_the_env_and_labtuis_own_variables_win(tmp_path):
     assert ready.job is not None
     env = ready.job.node_run.env
     assert env["W"] == str(tmp_path.resolve() / "run_2") and env["LABTUI_RUN_ID"] == "run_2"
+
+
+# -- [experiment] prepare --------------------------------------------------------------------------
+
+NEEDS_ITS_FOLDERS = """\
+import json, os
+out = os.environ["LABTUI_OUT_DIR"]
+with open("outputs/models/note.txt", "w") as f:  # a folder the README's set-up step makes
+    f.write("saved")
+os.makedirs(out, exist_ok=True)
+with open(os.path.join(out, "final_info.json"), "w") as f:
+    json.dump({"toy": {"means": {"acc": 1.0}}}, f)
+"""
+
+
+def test_prepare_runs_before_each_run_and_a_failing_step_fails_it_with_its_message(tmp_path):
+    write(tmp_path / "experiment.py", NEEDS_ITS_FOLDERS)
+    write(tmp_path / "create_output_dirs.sh", "mkdir -p outputs/models\n")
+    experiment = ExperimentSection(
+        command="{python} experiment.py", prepare=["bash create_output_dirs.sh"]
+    )
+    emit = Recorder()
+    result = run_experiment(
+        tmp_path, "run_1", python=PYTHON, timeout_s=60, emit=emit, stage="s", experiment=experiment
+    )
+    assert result.ok, result.problem
+    record = json.loads((tmp_path / "run_1/labtui_run.json").read_text())
+    assert record["argv"][1:] == ["experiment.py"], "the run's own command line is recorded"
+
+    broken = experiment.model_copy(update={"prepare": ["bash missing_step.sh"]})
+    failed = run_experiment(
+        tmp_path, "run_2", python=PYTHON, timeout_s=60, emit=Recorder(), stage="s",
+        experiment=broken,
+    )  # fmt: skip
+    assert not failed.ok and "missing_step.sh" in failed.problem

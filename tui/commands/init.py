@@ -69,7 +69,10 @@ def run(args: argparse.Namespace) -> int:
     branch = args.branch or repo_init.branch_name(args.idea, root.name)
     console.print(f"looking at {escape(str(root))} (by code: nothing of it runs yet) …")
     facts = survey(root)
-    draft = propose_setup(facts)
+    settings = repo_init.settings_in_effect(
+        root
+    )  # [limits] and [sandbox] as the environment sets them
+    draft = propose_setup(facts, settings.limits, network=settings.sandbox.network)
     console.print(
         f"  {len(facts.files)} files, {len(facts.entry_points)} script(s), "
         f"{len(facts.result_files)} result file(s), {len(facts.latex)} LaTeX draft(s)"
@@ -107,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
             continue
         if decision.action == "edit":
             continue  # the port opened the file in $EDITOR: show it again as edited
-        outcome = _approve(root, proposal_path, args, branch, dirty, printer, console)
+        outcome = _approve(root, proposal_path, args, branch, dirty, draft, printer, console)
         if outcome is not None:
             return outcome
         if args.yes:
@@ -121,6 +124,7 @@ def _approve(
     args: argparse.Namespace,
     branch: str,
     dirty: list[str],
+    draft: Any,
     printer: HeadlessPrinter,
     console: Console,
 ) -> int | None:
@@ -156,6 +160,10 @@ def _approve(
                 return EXIT_FAILED if args.yes else None
             console.print(f"[green]{what} run ok[/] ({_escape(check.shown)})")
             _say_strays(check, console)
+            if what == "smoke" and (fitted := _fit_to_smoke(proposal_path, draft, check, config)):
+                console.print(f"  the baseline's length, {_escape(fitted)}")
+                setup = repo_init.read_proposal(root, proposal_path)
+                config = setup.in_effect
     finally:
         journal.close()
     done = repo_init.apply_setup(root, setup.written, branch)
@@ -180,6 +188,22 @@ _FIX_AFTER_FAILED = {
     "init` again: it continues from the proposal and runs the baseline again; nothing was "
     "committed",
 }
+
+
+def _fit_to_smoke(proposal_path: Path, draft: Any, check: Any, config: Any) -> str:
+    """The baseline's count fitted to the smoke run's pace in the proposal file, within the
+    budget a run of the search gets; what was done ('' for nothing)."""
+    from labtui.core.onboarding.command_draft import fit_to_smoke
+
+    if draft.sizing is None:
+        return ""
+    budget_s = min(config.limits.run_timeout_s, config.climb.run_budget_s)
+    text, why = fit_to_smoke(
+        proposal_path.read_text(encoding="utf-8"), draft.sizing, check.wall_s, budget_s
+    )
+    if why:
+        proposal_path.write_text(text, encoding="utf-8")
+    return why
 
 
 def _journal(root: Path, config: Any) -> Any:

@@ -1,0 +1,283 @@
+"""The [experiment] command ``labtui init`` drafts: how one experiment runs, and how long.
+
+``draft_command`` takes the line the README (or a script, a Makefile) runs the entry script with,
+makes its output folder {out_dir}, and a smoke command from the script's own shortening option.
+``size_runs`` then bounds the run by what the code says (core/onboarding/run_length.py and
+run_budget.py): a step count with no end gets one that fits [limits], and the smoke run is made
+long enough to write every proposed metric once. ``draft_env`` sets what a run needs to work
+without a network (W&B offline, writing into the run's folder), and ``draft_prepare`` the
+README's set-up steps (core/onboarding/setup_steps.py) that labtui runs before each run.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+from ..settings.sections import LimitsSection
+from ..source.files import normal_path
+from .metric_names import metrics_in_code
+from .python_survey import HYDRA_DIR, SMOKE_FLAG, option_flag
+from .repo_facts import Command, Draft, EntryPoint, NamedOption, RepoSurvey
+from .run_budget import LengthProposal, bounded_commands, fit_to_pace, given_count, set_count
+from .run_length import LengthOption, first_write, interval_options, run_length_options
+from .setup_steps import readme_setup_steps
+
+
+@dataclass(frozen=True)
+class RunSizing:
+    """The length option a run's count is set by, and the counts proposed: what fitting the
+    baseline to the smoke run's measured pace needs."""
+
+    option: LengthOption
+    proposal: LengthProposal
+
+
+def in_readme(survey: RepoSurvey, command: Command) -> bool:
+    return survey.readme is not None and command.found_in.startswith(f"{survey.readme.path}:")
+
+
+def draft_command(survey: RepoSurvey, entry: EntryPoint, why: str, draft: Draft) -> list[str]:
+    """Sets [experiment] command and smoke_command. Returns the output folders earlier runs
+    were given (the README's, the option's default), where their results may lie."""
+    output = next((o for o in survey.output_options if o.entry == entry.path), None)
+    flags = _output_flags(entry, output)
+    commands = sorted(  # the README's first, and one that names the output folder
+        (c for c in survey.commands if c.script == entry.path),
+        key=lambda c: (not in_readme(survey, c), _option_value(c.args, flags)[0] is None),
+    )
+    if commands:
+        chosen = commands[0]
+        python = chosen.launcher == "python"
+        head = ["{python}", *chosen.prefix[1:]] if python else list(chosen.prefix)
+        args = [*(["-m", chosen.module] if chosen.module else [entry.path]), *chosen.args]
+        reason = f"{chosen.found_in} runs it this way ({why})"
+        if not python:
+            draft.ask(
+                f"{chosen.found_in} starts {entry.path} with {chosen.launcher}: labtui runs the "
+                f"command as written, so {chosen.launcher} must be on the PATH."
+            )
+    else:
+        head, args = ["{python}"], [entry.path]
+        reason = f"{why}, and no README or script line runs it"
+        for option in entry.options:
+            if option.required and option.default is None:
+                draft.ask(
+                    f"{entry.path} requires {option_flag(option)}: what does an experiment give?"
+                )
+    out_dirs = [output.default] if output and isinstance(output.default, str) else []
+    if output is None:
+        draft.ask(
+            f"{entry.path} has no output-folder option: it must read $LABTUI_OUT_DIR, or results "
+            "must come from stdout."
+        )
+    else:
+        value, at = _option_value(args, flags)
+        if value is not None:
+            out_dirs.append(value)
+            name = args[at].partition("=")[0]
+            args[at] = f"{name}={{out_dir}}" if name in flags else "{out_dir}"
+            reason += f"; {output.flag}, its output folder, becomes {{out_dir}}"
+        elif output.flag == HYDRA_DIR:
+            args.append(f"{HYDRA_DIR}={{out_dir}}")
+            reason += f"; Hydra puts a run's outputs in {HYDRA_DIR}"
+        else:
+            args += [output.flag, "{out_dir}"]
+            reason += f"; {entry.path} declares {output.flag} ({entry.kind}), so runs write there"
+    command = join_command([*head, *args])
+    draft.set("experiment.command", command, reason)
+    _propose_smoke(survey, entry, command, draft)
+    draft_prepare(survey, draft, commands[0] if commands else None)
+    return [normal_path(d) for d in out_dirs if d and not re.match(r"/|.*[{$]", d)]
+
+
+def _output_flags(entry: EntryPoint, output: NamedOption | None) -> tuple[str, ...]:
+    if output is None or output.flag == HYDRA_DIR:
+        return (output.flag,) if output else ()
+    return next((o.flags for o in entry.options if o.dest == output.dest), (output.flag,))
+
+
+def _option_value(
+    args: list[str] | tuple[str, ...], flags: tuple[str, ...]
+) -> tuple[str | None, int]:
+    """The value the arguments give one of ``flags`` (--flag value, --flag=value, key=value)
+    and the index of the argument that holds it."""
+    for i, arg in enumerate(args):
+        name, eq, value = arg.partition("=")
+        if eq and name in flags:
+            return value, i
+        if arg in flags and i + 1 < len(args):
+            return args[i + 1], i + 1
+    return None, -1
+
+
+def join_command(tokens: list[str]) -> str:
+    """A shell line; {python} and {out_dir} stay bare for labtui to fill in."""
+    safe = re.compile(r"[\w@%+=:,./{}\-\[\]*]+")
+    return " ".join(t if safe.fullmatch(t) else shlex.quote(t) for t in tokens)
+
+
+def _propose_smoke(survey: RepoSurvey, entry: EntryPoint, command: str, draft: Draft) -> None:
+    mine = [o for o in survey.smoke_options if o.entry == entry.path]
+    if not mine:
+        return
+    option = min(mine, key=_smoke_rank)
+    tokens = shlex.split(command)
+    if entry.kind == "hydra":
+        value = "true" if option.kind == "flag" else str(_smoke_value(option))
+        tokens = [t for t in tokens if not t.startswith(f"{option.flag}=")]
+        tokens.append(f"{option.flag}={value}")
+    elif option.kind == "flag":
+        tokens += [] if option.flag in tokens else [option.flag]
+    else:
+        value, at = str(_smoke_value(option)), _option_value(tokens, (option.flag,))[1]
+        if at < 0:
+            tokens += [option.flag, value]
+        else:
+            tokens[at] = (
+                f"{option.flag}={value}" if tokens[at].startswith(f"{option.flag}=") else value
+            )
+    what = "a smoke switch" if option.kind == "flag" else f"a count (default {option.default!r})"
+    draft.set(
+        "experiment.smoke_command",
+        join_command(tokens),
+        f"{entry.path} declares {option.flag}, {what}, which makes a run short",
+    )
+
+
+def _smoke_rank(option: NamedOption) -> int:
+    """A smoke switch first, then a step count (a few steps take seconds), epochs, …"""
+    if option.kind == "flag":
+        return 0
+    words = ("step", "iter", "epoch", "batch", "sample", "subset")
+    return next((i for i, w in enumerate(words, 1) if w in option.dest.lower()), len(words) + 1)
+
+
+def _smoke_value(option: NamedOption) -> int:
+    name = option.dest.lower()
+    if "epoch" in name or SMOKE_FLAG.fullmatch(name.split(".")[-1]):
+        value = 1  # one epoch; a numeric debug switch turned on
+    elif "sample" in name or "subset" in name:
+        value = 64
+    else:
+        value = 2 if "batch" in name else 10
+    default = option.default
+    if isinstance(default, int) and not isinstance(default, bool) and default > 0:
+        value = min(value, default)
+    return value
+
+
+def size_runs(
+    survey: RepoSurvey, entry: EntryPoint, draft: Draft, limits: LimitsSection
+) -> RunSizing | None:
+    """The drafted command and smoke command bounded by the run-length option, and the smoke
+    run made long enough to write each proposed metric once; None when no option sets a run's
+    length (the reasons say so)."""
+    command, smoke = draft.get("experiment.command"), draft.get("experiment.smoke_command")
+    if not command:
+        return None
+    lengths = run_length_options(entry)
+    chosen = set(draft.get("results.metrics") or {})
+    found = metrics_in_code(survey, entry).found
+    writes = [
+        write
+        for metric in found
+        if not chosen or metric.name in chosen
+        if (write := first_write(metric.conditions, entry)) is not None
+    ]
+    sized = bounded_commands(
+        shlex.split(command),
+        shlex.split(smoke) if smoke else None,
+        lengths[0] if lengths else None,
+        interval_options(entry),
+        writes,
+        limits,
+        others=lengths[1:],
+    )
+    reason = draft.reasons.get("experiment.command", "")
+    draft.set(
+        "experiment.command", join_command(list(sized.command)), f"{reason}; {sized.command_reason}"
+    )
+    if sized.smoke:
+        was = draft.reasons.get("experiment.smoke_command", "")
+        why = f"{was}; {sized.smoke_reason}" if was else sized.smoke_reason
+        draft.set("experiment.smoke_command", join_command(list(sized.smoke)), why)
+    return RunSizing(lengths[0], sized) if lengths and sized.count is not None else None
+
+
+OFFLINE_ENV = {"WANDB_MODE": "offline", "WANDB_DIR": "{out_dir}"}
+
+
+def draft_env(draft: Draft, network: bool) -> None:
+    """W&B offline, writing into the run's folder, where a run has no network (the sandbox's
+    default): online it stops at "No API key configured"; offline its numbers are in the
+    run's own folder, where labtui reads them."""
+    if draft.get("results.source") != "wandb" or network:
+        return
+    draft.set(
+        "experiment.env",
+        dict(OFFLINE_ENV),
+        "the code logs to W&B and a run has no network ([sandbox] network = false): W&B runs "
+        "offline and writes into the run's folder, where labtui reads its history",
+    )
+
+
+def draft_prepare(survey: RepoSurvey, draft: Draft, chosen: Command | None) -> None:
+    """The README's set-up steps before the chosen command, run before every run."""
+    if chosen is None or survey.readme is None or not in_readme(survey, chosen):
+        return
+    line = int(chosen.found_in.rsplit(":", 1)[1])
+    text = survey.readme.text
+    steps = readme_setup_steps(text, line, set(survey.files))
+    if steps:
+        draft.set(
+            "experiment.prepare",
+            steps,
+            f"{chosen.found_in.split(':')[0]} runs {'; '.join(steps)} before the experiment: "
+            "labtui runs it in the project folder before each run",
+        )
+
+
+def fit_to_smoke(
+    proposal: str, sizing: RunSizing, smoke_wall_s: float, budget_s: float
+) -> tuple[str, str]:
+    """The proposal file's text with the baseline's count fitted to the pace the smoke run
+    measured, and what was done ('' and the text as it was when nothing changed: the count
+    was edited by the researcher, or it fits already)."""
+    proposed = sizing.proposal
+    line = _command_line(proposal)
+    if line is None or proposed.count is None or not proposed.smoke_count:
+        return proposal, ""
+    tokens = shlex.split(line.group(2))
+    if given_count(tokens, sizing.option) != proposed.count:
+        return proposal, ""  # the researcher's own count stands
+    count, why = fit_to_pace(
+        sizing.option,
+        proposed.smoke_count,
+        smoke_wall_s,
+        budget_s,
+        every=proposed.every,
+        at_least=proposed.at_least,
+    )
+    if count == proposed.count:
+        return proposal, ""
+    fitted = join_command(set_count(tokens, sizing.option, count))
+    start, end = line.span(2)
+    text = proposal[:start] + fitted + proposal[end:]
+    comment = f"# fitted after the smoke run: {why}\n"
+    at = line.start()
+    return text[:at] + comment + text[at:], why
+
+
+def _command_line(proposal: str) -> re.Match[str] | None:
+    """[experiment]'s `command = "…"` line (the value as group 2)."""
+    section = re.search(r"(?m)^\[experiment\]\s*$", proposal)
+    if section is None:
+        return None
+    pattern = re.compile(r'(?m)^(command\s*=\s*)"((?:[^"\\]|\\.)*)"\s*$')
+    found = pattern.search(proposal, section.end())
+    following = re.search(r"(?m)^\[", proposal[section.end() :])
+    if found is None or (following and found.start() > section.end() + following.start()):
+        return None
+    return found if "\\" not in found.group(2) else None  # an escaped value: left as it is
