@@ -165,6 +165,7 @@ def test_a_readme_set_up_step_before_the_run_is_proposed_as_prepare(tmp_path):
     experiment = draft.values["experiment"]
     # installing, logging in and a script the repository does not have are not steps of a run
     assert experiment["prepare"] == ["bash create_output_dirs.sh", "mkdir -p checkpoints"]
-    assert "README.md runs bash create_output_dirs.sh; mkdir -p checkpoints before" in (
-        draft.reasons["experiment.prepare"]
+    assert (
+        "README.md runs bash create_output_dirs.sh; mkdir -p checkpoints before"
+        in (draft.reasons["experiment.prepare"])
     )
