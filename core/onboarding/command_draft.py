@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
+from typing import Any
 
 from ..settings.sections import LimitsSection
 from ..source.files import normal_path
@@ -204,6 +205,22 @@ def size_runs(
         why = f"{was}; {sized.smoke_reason}" if was else sized.smoke_reason
         draft.set("experiment.smoke_command", join_command(list(sized.smoke)), why)
     return RunSizing(lengths[0], sized) if lengths and sized.count is not None else None
+
+
+def resize(
+    values: dict[str, dict[str, Any]],
+    reasons: dict[str, str],
+    survey: RepoSurvey,
+    limits: LimitsSection,
+) -> RunSizing | None:
+    """A set-up another reader drafted (a model's command) bounded as labtui's own draft is:
+    ``values`` and ``reasons`` are changed in place."""
+    command = values.get("experiment", {}).get("command", "")
+    script = next((w for w in shlex.split(command) if w.endswith(".py")), "")
+    entry = next((e for e in survey.entry_points if e.path == script), None)
+    if entry is None:
+        return None
+    return size_runs(survey, entry, Draft(values, reasons), limits)
 
 
 OFFLINE_ENV = {"WANDB_MODE": "offline", "WANDB_DIR": "{out_dir}"}

@@ -23,7 +23,9 @@ from ..answers.setup_answer import RESULT_SOURCES, SetupAnswer
 from ..runs import result_sources
 from ..settings.contract import matches
 from ..settings.prompts import load_prompt
+from ..settings.sections import LimitsSection
 from ..workspace.run_folder import FINAL_INFO
+from .command_draft import RunSizing, resize
 from .repo_scan import EntryPoint, RepoSurvey, SetupDraft
 
 if TYPE_CHECKING:
@@ -41,14 +43,21 @@ class Proposal:
     reasons: dict[str, str]
     open_questions: list[str]
     refused: list[str] = field(default_factory=list)
+    sizing: RunSizing | None = None  # how long a run trains: fitted after the smoke run
 
     @classmethod
     def of(cls, draft: SetupDraft) -> Proposal:
         values = {section: dict(fields) for section, fields in draft.values.items()}
-        return cls(values, dict(draft.reasons), list(draft.open_questions))
+        return cls(values, dict(draft.reasons), list(draft.open_questions), [], draft.sizing)
 
 
-def ask_model(llm: LLM, survey: RepoSurvey, draft: SetupDraft, note: str = "") -> Proposal:
+def ask_model(
+    llm: LLM,
+    survey: RepoSurvey,
+    draft: SetupDraft,
+    note: str = "",
+    limits: LimitsSection | None = None,
+) -> Proposal:
     """The model's set-up, each value checked against ``survey``; the draft's where refused."""
     facts = json.dumps(survey.to_dict(), indent=None, ensure_ascii=False)[:SURVEY_CHARS]
     prompt = load_prompt(
@@ -62,10 +71,15 @@ def ask_model(llm: LLM, survey: RepoSurvey, draft: SetupDraft, note: str = "") -
         lambda data: SetupAnswer.model_validate(data),
         schema=SetupAnswer,
     )
-    return checked(answer, survey, draft)
+    return checked(answer, survey, draft, limits)
 
 
-def checked(answer: SetupAnswer, survey: RepoSurvey, draft: SetupDraft) -> Proposal:
+def checked(
+    answer: SetupAnswer,
+    survey: RepoSurvey,
+    draft: SetupDraft,
+    limits: LimitsSection | None = None,
+) -> Proposal:
     """The draft with each of the model's values that the survey bears out. The results' source,
     path and metrics stand or fall together: a path without its metrics says nothing. A value
     the model left empty is no proposal: the draft's stands."""
@@ -98,6 +112,11 @@ def checked(answer: SetupAnswer, survey: RepoSurvey, draft: SetupDraft) -> Propo
             said = answer.why.get(name) or answer.why.get(f"{section}.{name}") or "its reading"
             proposal.reasons[f"{section}.{name}"] = f"the model: {said}"
     _drop_answered_questions(proposal)
+    if proposal.values.get("experiment") != draft.values.get("experiment"):
+        # the model's command: bounded and made to write its metrics, as the draft's was
+        proposal.sizing = resize(
+            proposal.values, proposal.reasons, survey, limits or LimitsSection()
+        )
     return proposal
 
 

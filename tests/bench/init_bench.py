@@ -3,7 +3,7 @@ it proposes, and what a real model adds (and what of it the facts refute).
 
     .venv/bin/python tests/bench/init_bench.py [--trees DIR,DIR] [--repeat 3]
     .venv/bin/python tests/bench/init_bench.py --url http://127.0.0.1:8080/v1 --model openai/local \
-        [--record tests/recorded/real_model/init]
+        [--record tests/recorded/real_model/init] [--shape char_tensorboard]
 
 Without --url: the survey and the draft (`survey` + `propose_setup`, code only) timed on the
 test research repository (tests/support/research_repo.py), on labtui's own repository, and on
@@ -12,7 +12,8 @@ repository end to end (the smoke run and the baseline included).
 
 With --url: `labtui init --yes --model M` on the test repository through the recording proxy of
 real_model.py, so every exchange with the model is kept (`--record FOLDER` copies them for a
-replay test); it prints what the model proposed, what labtui refused of it and why, and the wall
+replay test); with --shape, on one of tests/repo_shapes/ instead, its smoke run and baseline
+included; it prints what the model proposed, what labtui refused of it and why, and the wall
 time. With --url and --topic: a project from a topic alone (`labtui new DIR --idea`), and the
 code written for one fixed idea (core/steps/scaffold.py: prepare.py, experiment.py, the paper's
 skeleton, plot.py) by the model, each file run; it prints what came of each file. Numbers only:
@@ -78,8 +79,21 @@ def time_init_no_model(work: Path) -> dict[str, object]:
     }
 
 
+def shape_repository(shape: str, root: Path) -> Path:
+    """One of tests/repo_shapes/, committed as a researcher's repository."""
+    shutil.copytree(TESTS / "repo_shapes" / shape, root)
+    for args in (["init", "-q", "-b", "main"], ["add", "--all"]):
+        _git(root, *args)
+    _git(root, "-c", "user.name=R", "-c", "user.email=r@example.org", "commit", "-qm", "mine")
+    return root
+
+
 def init_with_model(args: argparse.Namespace, work: Path) -> dict[str, object]:
-    root = make_repository(work / "model")
+    root = (
+        shape_repository(args.shape, work / "model")
+        if args.shape
+        else make_repository(work / "model")
+    )
     folder = work / "exchanges"
     folder.mkdir()
     recorder = Recorder(folder / "exchanges.jsonl")
@@ -92,11 +106,13 @@ def init_with_model(args: argparse.Namespace, work: Path) -> dict[str, object]:
         }
         started = time.perf_counter()
         done = subprocess.run(
-            [labtui(), "init", "--yes", "--no-baseline", "--model", args.model],
+            # a shape runs its smoke run and baseline: the model's proposal must run as written
+            [labtui(), "init", "--yes", *([] if args.shape else ["--no-baseline"]), "--model", args.model],
             cwd=root, env=env, capture_output=True, text=True, timeout=args.timeout,
         )  # fmt: skip
         wall = time.perf_counter() - started
     proposal = (root / ".labtui/init/labtui.toml").read_text()
+    run_0 = root / "run_0" / "final_info.json"
     refused = [line[6:] for line in proposal.splitlines() if line.startswith("#   - ")]
     if args.record:
         target = Path(args.record)
@@ -109,6 +125,7 @@ def init_with_model(args: argparse.Namespace, work: Path) -> dict[str, object]:
         "wall_s": round(wall, 1),
         "exchanges": recorder.count,
         "lines_refused_or_open": refused,
+        "run_0": json.loads(run_0.read_text()) if run_0.is_file() else None,
         "stdout_tail": done.stdout[-1500:],
         "stderr_tail": done.stderr[-800:],
     }
@@ -176,6 +193,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=3600)
     parser.add_argument("--topic", action="store_true", help="a topic's code, by the model")
     parser.add_argument("--fix-attempts", type=int, default=2)
+    parser.add_argument("--shape", default="", help="one of tests/repo_shapes/ (with --url)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="labtui-init-bench-") as scratch:
         work = Path(scratch)

@@ -40,7 +40,9 @@ def test_values_the_facts_bear_out_are_taken_with_the_models_reason(facts):
     assert proposal.values["experiment"]["command"] == GOOD["command"]
     assert proposal.values["results"]["metrics"] == {"eval.accuracy": "higher"}
     assert proposal.values["paper"]["sections"] == ["Experiments"]
-    assert proposal.reasons["experiment.command"] == "the model: the README runs train.py"
+    assert proposal.reasons["experiment.command"].startswith("the model: the README runs train.py")
+    # then bounded, as the draft's command is: the script's 200 steps fit
+    assert "--max_steps 200 by default already fits" in proposal.reasons["experiment.command"]
 
 
 @pytest.mark.parametrize(
@@ -84,7 +86,10 @@ def test_the_model_is_asked_over_http_and_its_prose_wrapped_answer_checked(
     proposal = ask_model(llm, found, draft, note="use the README's learning rate")
     assert any("declares no --epochs" in line for line in proposal.refused)
     assert proposal.values["experiment"]["command"] == draft.values["experiment"]["command"]
-    assert proposal.values["experiment"]["smoke_command"] == GOOD["smoke_command"]
+    # the model's 5-step smoke run, made as long as labtui's (every metric written once)
+    assert proposal.values["experiment"]["smoke_command"] == (
+        GOOD["smoke_command"].replace("--max_steps 5", "--max_steps 10")
+    )
     prompt = llm_server.requests_for("scripted-init")[0]["messages"][0]["content"]
     assert "train.py" in prompt and "--output_dir" in prompt
     assert "The researcher asks: use the README's learning rate" in prompt

@@ -82,12 +82,14 @@ def run(args: argparse.Namespace) -> int:
     port = AutoApprove() if args.yes else TerminalCheckpointPort(console=console, root=root)
     checkpoints = Checkpoints(port, printer)
     proposal_path = root / repo_init.PROPOSAL
+    sizing = draft.sizing  # an earlier proposal's count is fitted only where it is the draft's
     if proposal_path.is_file() and not args.fresh:
         # an earlier init stopped before approval: the proposal, perhaps edited, is kept
         console.print(f"continuing with the proposal in {repo_init.PROPOSAL} (--fresh: a new one)")
     else:
-        proposal = _asked(llm, facts, draft, "", console) if llm else Proposal.of(draft)
+        proposal = _asked(llm, facts, draft, "", console, settings) if llm else Proposal.of(draft)
         proposal_path = _write(root, proposal, args, branch, facts)
+        sizing = proposal.sizing
     while True:
         body = _body(root, proposal_path, facts)
         decision = checkpoints.ask(
@@ -105,12 +107,13 @@ def run(args: argparse.Namespace) -> int:
                 console.print("[yellow]revising needs a model (--model, or $LABTUI_MODEL); "
                               "press e to edit the proposal yourself[/]")  # fmt: skip
                 continue
-            proposal = _asked(llm, facts, draft, decision.note, console)
+            proposal = _asked(llm, facts, draft, decision.note, console, settings)
             proposal_path = _write(root, proposal, args, branch, facts)
+            sizing = proposal.sizing
             continue
         if decision.action == "edit":
             continue  # the port opened the file in $EDITOR: show it again as edited
-        outcome = _approve(root, proposal_path, args, branch, dirty, draft, printer, console)
+        outcome = _approve(root, proposal_path, args, branch, dirty, sizing, printer, console)
         if outcome is not None:
             return outcome
         if args.yes:
@@ -124,7 +127,7 @@ def _approve(
     args: argparse.Namespace,
     branch: str,
     dirty: list[str],
-    draft: Any,
+    sizing: Any,
     printer: HeadlessPrinter,
     console: Console,
 ) -> int | None:
@@ -160,7 +163,7 @@ def _approve(
                 return EXIT_FAILED if args.yes else None
             console.print(f"[green]{what} run ok[/] ({_escape(check.shown)})")
             _say_strays(check, console)
-            if what == "smoke" and (fitted := _fit_to_smoke(proposal_path, draft, check, config)):
+            if what == "smoke" and (fitted := _fit_to_smoke(proposal_path, sizing, check, config)):
                 console.print(f"  the baseline's length, {_escape(fitted)}")
                 setup = repo_init.read_proposal(root, proposal_path)
                 config = setup.in_effect
@@ -190,16 +193,16 @@ _FIX_AFTER_FAILED = {
 }
 
 
-def _fit_to_smoke(proposal_path: Path, draft: Any, check: Any, config: Any) -> str:
+def _fit_to_smoke(proposal_path: Path, sizing: Any, check: Any, config: Any) -> str:
     """The baseline's count fitted to the smoke run's pace in the proposal file, within the
     budget a run of the search gets; what was done ('' for nothing)."""
     from labtui.core.onboarding.command_draft import fit_to_smoke
 
-    if draft.sizing is None:
+    if sizing is None:
         return ""
     budget_s = min(config.limits.run_timeout_s, config.climb.run_budget_s)
     text, why = fit_to_smoke(
-        proposal_path.read_text(encoding="utf-8"), draft.sizing, check.wall_s, budget_s
+        proposal_path.read_text(encoding="utf-8"), sizing, check.wall_s, budget_s
     )
     if why:
         proposal_path.write_text(text, encoding="utf-8")
@@ -269,7 +272,7 @@ def _model(args: argparse.Namespace, console: Console) -> Any:
     return standalone_llm(args.model, args.budget, emit=HeadlessPrinter(console))
 
 
-def _asked(llm: Any, facts: Any, draft: Any, note: str, console: Console) -> Any:
+def _asked(llm: Any, facts: Any, draft: Any, note: str, console: Console, settings: Any) -> Any:
     from rich.markup import escape
 
     from labtui.core.errors import LabtuiError
@@ -277,7 +280,7 @@ def _asked(llm: Any, facts: Any, draft: Any, note: str, console: Console) -> Any
 
     console.print(f"  asking {escape(llm.spec.name)} to read the repository …")
     try:
-        return ask_model(llm, facts, draft, note)
+        return ask_model(llm, facts, draft, note, settings.limits)
     except LabtuiError as exc:
         console.print(f"[yellow]the model's reading failed ({escape(exc.message)}); "
                       "the proposal is labtui's reading of the facts alone[/]")  # fmt: skip
