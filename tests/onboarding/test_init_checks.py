@@ -48,7 +48,7 @@ def test_a_failed_baseline_commits_nothing_and_init_continues_once_it_is_fixed(t
     failed = run_labtui("init", "--yes", "--no-model", cwd=root, env=env)
     assert failed.returncode == 1, failed.stdout + failed.stderr
     said = " ".join(failed.stdout.split())
-    assert "stopped after 45 s" in said, "settings from the environment apply to init"
+    assert "stopped after 45 s, [limits] run_timeout_s" in said, "the environment's settings"
     assert "the baseline run failed" in said and "the data loader broke" in said
     assert "nothing was committed" in said
     # Nothing committed, no branch, and the working tree as it was: the run's files moved aside.

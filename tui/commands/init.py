@@ -152,7 +152,7 @@ def _approve(
         checks = [] if not config.experiment.smoke_command else ["smoke"]
         checks += [] if args.no_baseline else ["baseline"]
         for what in checks:
-            console.print(_CHECK_SAYS[what].format(limit=config.limits.run_timeout_s))
+            console.print(_escape(_CHECK_SAYS[what].format(limit=config.limits.run_timeout_s)))
             check = (
                 init_check.smoke_check(root, config, emit)
                 if what == "smoke"
