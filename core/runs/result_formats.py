@@ -49,13 +49,18 @@ def missing(noun: str, name: str, where: str, label: str, offered: Sequence[str]
 # -- reading files ------------------------------------------------------------------------------
 
 
-def _text(path: Path, where: str) -> str:
+def read_bytes(path: Path, where: str) -> bytes:
+    """A result file's bytes; a ResultProblem naming it when it cannot be read."""
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except OSError as error:
         raise ResultProblem(
             f"{where} cannot be read ({error.strerror or error})", FIX_PATH
         ) from None
+
+
+def _text(path: Path, where: str) -> str:
+    raw = read_bytes(path, where)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .result_formats import FIX_PATH, ResultProblem, is_number
+from .result_formats import FIX_PATH, ResultProblem, is_number, read_bytes
 
 _HEADER = struct.Struct("<4sHB")
 _IDENT, _MAGIC, _VERSION = b":W&B", 0xBEE1, 0
@@ -82,12 +82,7 @@ def read_offline_run(path: Path, where: str = "") -> OfflineRun:
         path = found
     where = where or str(path)
     record_type = _record_type(where)
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise ResultProblem(
-            f"{where} cannot be read ({error.strerror or error})", FIX_PATH
-        ) from None
+    data = read_bytes(path, where)
     _check_header(data, where)
     numbers = _Numbers()
     reading = _Frames(data)

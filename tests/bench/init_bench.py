@@ -38,7 +38,7 @@ sys.path.insert(0, str(TESTS))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from real_model import Recorder, RecordingProxy, StageTracker, labtui  # noqa: E402
-from support.research_repo import make_repository  # noqa: E402
+from support.research_repo import commit_as_researcher, make_repository  # noqa: E402
 
 
 def time_survey(root: Path, repeat: int) -> dict[str, object]:
@@ -82,10 +82,7 @@ def time_init_no_model(work: Path) -> dict[str, object]:
 def shape_repository(shape: str, root: Path) -> Path:
     """One of tests/repo_shapes/, committed as a researcher's repository."""
     shutil.copytree(TESTS / "repo_shapes" / shape, root)
-    for args in (["init", "-q", "-b", "main"], ["add", "--all"]):
-        _git(root, *args)
-    _git(root, "-c", "user.name=R", "-c", "user.email=r@example.org", "commit", "-qm", "mine")
-    return root
+    return commit_as_researcher(root)
 
 
 def init_with_model(args: argparse.Namespace, work: Path) -> dict[str, object]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_labtui
-from support.research_repo import git
+from support.research_repo import commit_as_researcher, git
 
 from labtui.core.workspace.run_folder import read_final_info
 
@@ -29,12 +29,7 @@ pytestmark = pytest.mark.slow
 def _repository(tmp_path: Path, shape: str) -> Path:
     root = tmp_path / shape
     shutil.copytree(SHAPES / shape, root)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.name", "A. Researcher")
-    git(root, "config", "user.email", "researcher@example.org")
-    git(root, "add", "--all")
-    git(root, "commit", "-q", "-m", "my research so far")
-    return root
+    return commit_as_researcher(root)
 
 
 def _init_yes(root: Path, tmp_path: Path) -> tuple[dict, dict]:

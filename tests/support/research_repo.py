@@ -143,6 +143,12 @@ def make_repository(root: Path, *, with_paper: bool = True) -> Path:
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+    return commit_as_researcher(root)
+
+
+def commit_as_researcher(root: Path) -> Path:
+    """The files in ``root`` as a researcher's repository: committed on main, with a local git
+    identity."""
     git(root, "init", "-q", "-b", "main")
     git(root, "config", "user.name", "A. Researcher")
     git(root, "config", "user.email", "researcher@example.org")

@@ -1,27 +1,18 @@
-"""The autoencoder example of tinynn (see the README)."""
-
+"""Squeeze 8-dimensional points through 2 units and back."""
 import os
 import sys
 
-import numpy as np
-
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+import numpy as np
+from tinynn import Adam, Dense, ReLU, Sequential
 
-from tinynn import SGD, Dense, ReLU, Sequential, softmax_cross_entropy  # noqa: E402
-
-
-def main():
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(256, 2))
-    y = (x[:, 0] * x[:, 1] > 0).astype(int)
-    model = Sequential(Dense(2, 16, rng), ReLU(), Dense(16, 2, rng))
-    optimiser = SGD(model, lr=0.5)
-    for _ in range(200):
-        loss, grad = softmax_cross_entropy(model.forward(x), y)
-        model.backward(grad)
-        optimiser.step()
-    print("autoencoder: final loss", round(loss, 4))
-
-
-if __name__ == "__main__":
-    main()
+rng = np.random.default_rng(3)
+codes = rng.normal(size=(512, 2))
+data = codes @ rng.normal(size=(2, 8))
+coder = Sequential(Dense(8, 2, rng), ReLU(), Dense(2, 8, rng))
+opt = Adam(coder, lr=0.01)
+for epoch in range(200):
+    residual = coder.forward(data) - data
+    coder.backward(residual / len(data))
+    opt.step()
+print("reconstruction error", float((residual**2).mean()))

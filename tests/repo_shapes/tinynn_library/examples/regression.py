@@ -1,27 +1,18 @@
-"""The regression example of tinynn (see the README)."""
-
+"""Fit a line with a single dense layer and plain gradient steps."""
 import os
 import sys
 
-import numpy as np
-
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+import numpy as np
+from tinynn import Dense
 
-from tinynn import SGD, Dense, ReLU, Sequential, softmax_cross_entropy  # noqa: E402
-
-
-def main():
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(256, 2))
-    y = (x[:, 0] * x[:, 1] > 0).astype(int)
-    model = Sequential(Dense(2, 16, rng), ReLU(), Dense(16, 2, rng))
-    optimiser = SGD(model, lr=0.5)
-    for _ in range(200):
-        loss, grad = softmax_cross_entropy(model.forward(x), y)
-        model.backward(grad)
-        optimiser.step()
-    print("regression: final loss", round(loss, 4))
-
-
-if __name__ == "__main__":
-    main()
+rng = np.random.default_rng(2)
+x = rng.uniform(-1, 1, (200, 1))
+y = 3.0 * x + 0.5 + rng.normal(0, 0.1, x.shape)
+layer = Dense(1, 1, rng)
+for step in range(300):
+    error = layer.forward(x) - y
+    layer.backward(2 * error / len(x))
+    for name in layer.params:
+        layer.params[name] -= 0.1 * layer.grads[name]
+print(f"slope {layer.params['w'][0, 0]:.2f} intercept {layer.params['b'][0]:.2f}")
