@@ -24,7 +24,15 @@ from pathlib import Path
 
 from ..machine.metric_lines import lower_is_better, parse_metrics
 from ..source.files import is_test
-from ..source.python import PythonModule, is_main_guard, name_of, parse_module
+from ..source.python import (
+    PythonModule,
+    call_argument,
+    is_main_guard,
+    keyword_flag,
+    module_strings,
+    name_of,
+    parse_module,
+)
 from .printed_metrics import SAMPLE_VALUE, Resolver, is_printer, rendered_lines, shown
 from .repo_facts import EntryPoint, RepoSurvey
 
@@ -151,7 +159,7 @@ class _Reader(ast.NodeVisitor):
         self.path = module.path
         self.wandb = "wandb" in module.text
         self.lightning = bool(re.search(r"\blightning\b|pytorch_lightning", module.text))
-        self.constants = _module_constants(module.tree)
+        self.constants = module_strings(module.tree)
         self.scope = _Scope()
         self.found: list[MetricFound] = []
         self.loggers: list[LoggerFound] = []
@@ -259,15 +267,15 @@ class _Reader(ast.NodeVisitor):
 
     def _tensorboard(self, node: ast.Call, name: str, last: str) -> None:
         several = last == "add_scalars"
-        tag = _argument(node, 0, "main_tag" if several else "tag", "name")
-        step = _argument(node, 2, "global_step", "step")
+        tag = call_argument(node, 0, "main_tag" if several else "tag", "name")
+        step = call_argument(node, 2, "global_step", "step")
         for value in self._strings(tag) or ():
             call = f'{name}("{value}", …)'
             folders: tuple[str, ...] = ()
             if several:
                 # TensorBoard writes each key's series under the tag main_tag itself, in a
                 # folder of its own (main_tag_key): one name, several series
-                keys = self._keys(_argument(node, 1, "tag_scalar_dict"), "")
+                keys = self._keys(call_argument(node, 1, "tag_scalar_dict"), "")
                 folders = tuple(f"{value.replace('/', '_')}_{k}" for k, _ in keys)
                 shown_folders = ", ".join(f"{f}/" for f in folders[:4])
                 call = f'{name}("{value}", {{…}}), each key as tag "{value}" in {shown_folders}'
@@ -277,8 +285,8 @@ class _Reader(ast.NodeVisitor):
         if name.endswith("log_metrics"):
             self._dict_call(node, name, "mlflow")
             return
-        step = _argument(node, 2, "step")
-        for key in self._strings(_argument(node, 0, "key")) or ():
+        step = call_argument(node, 2, "step")
+        for key in self._strings(call_argument(node, 0, "key")) or ():
             self._add(key, "mlflow", node, f'{name}("{key}", …)', step)
 
     def _lightning(self, node: ast.Call, name: str) -> None:
@@ -288,8 +296,10 @@ class _Reader(ast.NodeVisitor):
         # the hook decides the defaults; with on_step and on_epoch both on, Lightning logs
         # name_step and name_epoch instead of name
         training = self.scope.function == "training_step"
-        both = _flag(node, "on_step", training) and _flag(node, "on_epoch", not training)
-        for key in self._strings(_argument(node, 0, "name")) or ():
+        both = keyword_flag(node, "on_step", training) and keyword_flag(
+            node, "on_epoch", not training
+        )
+        for key in self._strings(call_argument(node, 0, "name")) or ():
             logged = f"{key}_epoch" if both else key
             self._add(logged, "lightning", node, f'{name}("{key}", …)', None)
 
@@ -298,14 +308,14 @@ class _Reader(ast.NodeVisitor):
         math.log(x) or logger.log(level, message)."""
         if name.endswith("experiment.log") or name in ("wandb.log", "wandb.run.log"):
             return True
-        first = _argument(node, 0, "data")
+        first = call_argument(node, 0, "data")
         is_dict = isinstance(first, ast.Dict) or name_of(first) == "dict"
         is_dict |= isinstance(first, ast.Name) and first.id in self.scope.dicts
         return self.wandb and is_dict
 
     def _dict_call(self, node: ast.Call, name: str, kind: str) -> None:
-        data = _argument(node, 0, "data", "metrics", "dictionary")
-        step = _argument(node, 1, "step") if kind != "lightning" else None
+        data = call_argument(node, 0, "data", "metrics", "dictionary")
+        step = call_argument(node, 1, "step") if kind != "lightning" else None
         what = shown(data, 40) if isinstance(data, ast.Name) else "{…}"
         # W&B names a nested dict's keys "outer.inner"; the others take flat dicts only
         for key, _value in self._keys(data, "." if kind == "wandb" else ""):
@@ -313,9 +323,9 @@ class _Reader(ast.NodeVisitor):
 
     def _logger(self, node: ast.Call, name: str, kind: str) -> None:
         writer = name.endswith("SummaryWriter")
-        folder = _argument(node, 0, "log_dir" if writer else "save_dir", "logdir")
+        folder = call_argument(node, 0, "log_dir" if writer else "save_dir", "logdir")
         literal = self._strings(folder) if folder is not None else None
-        label = None if writer else self._strings(_argument(node, 1, "name"))
+        label = None if writer else self._strings(call_argument(node, 1, "name"))
         self.loggers.append(
             LoggerFound(
                 kind=kind,
@@ -406,18 +416,6 @@ class _Reader(ast.NodeVisitor):
 # -- helpers of the reader ------------------------------------------------------------------------
 
 
-def _module_constants(tree: ast.Module | None) -> dict[str, str]:
-    """NAME = "text" at the top of the module."""
-    return {
-        target.id: node.value.value
-        for node in (tree.body if tree else ())
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
-        if isinstance(node.value.value, str)
-        for target in node.targets
-        if isinstance(target, ast.Name)
-    }
-
-
 def _dict_keys(
     node: ast.AST | None,
     strings: Resolver,
@@ -448,18 +446,3 @@ def _dict_keys(
         elif not inner:
             out.append((f"{prefix}{key}", value))
     return out[:MAX_NAMES]
-
-
-def _argument(node: ast.Call, index: int, *keywords: str) -> ast.AST | None:
-    for keyword in node.keywords:
-        if keyword.arg in keywords:
-            return keyword.value
-    if index < len(node.args) and not isinstance(node.args[index], ast.Starred):
-        return node.args[index]
-    return None
-
-
-def _flag(node: ast.Call, keyword: str, default: bool) -> bool:
-    value = next((k.value for k in node.keywords if k.arg == keyword), None)
-    literal = value.value if isinstance(value, ast.Constant) else None
-    return literal if isinstance(literal, bool) else default

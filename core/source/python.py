@@ -103,3 +103,32 @@ def decorators_of(node: ast.AST) -> list[ast.expr]:
 
 def is_call(node: ast.AST | None, *names: str) -> TypeGuard[ast.Call]:
     return isinstance(node, ast.Call) and name_of(node).split(".")[-1] in names
+
+
+def call_argument(node: ast.Call, index: int, *keywords: str) -> ast.AST | None:
+    """A call's argument given by one of ``keywords``, else its ``index``-th positional one."""
+    for keyword in node.keywords:
+        if keyword.arg in keywords:
+            return keyword.value
+    if index < len(node.args) and not isinstance(node.args[index], ast.Starred):
+        return node.args[index]
+    return None
+
+
+def keyword_flag(node: ast.Call, keyword: str, default: bool) -> bool:
+    """A call's ``keyword=True/False`` as written, else ``default``."""
+    value = next((k.value for k in node.keywords if k.arg == keyword), None)
+    given = value.value if isinstance(value, ast.Constant) else None
+    return given if isinstance(given, bool) else default
+
+
+def module_strings(tree: ast.Module | None) -> dict[str, str]:
+    """NAME = "text" at the top of the module."""
+    return {
+        target.id: node.value.value
+        for node in (tree.body if tree else ())
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+        if isinstance(node.value.value, str)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
