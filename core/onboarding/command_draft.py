@@ -25,6 +25,8 @@ from .run_budget import LengthProposal, bounded_commands, fit_to_pace, given_cou
 from .run_length import LengthOption, first_write, interval_options, run_length_options
 from .setup_steps import readme_setup_steps
 
+NO_OUTPUT_OPTION = "has no output-folder option"
+
 
 @dataclass(frozen=True)
 class RunSizing:
@@ -70,7 +72,7 @@ def draft_command(survey: RepoSurvey, entry: EntryPoint, why: str, draft: Draft)
     out_dirs = [output.default] if output and isinstance(output.default, str) else []
     if output is None:
         draft.ask(
-            f"{entry.path} has no output-folder option: it must read $LABTUI_OUT_DIR, or results "
+            f"{entry.path} {NO_OUTPUT_OPTION}: it must read $LABTUI_OUT_DIR, or results "
             "must come from stdout."
         )
     else:

@@ -21,7 +21,7 @@ from ..runs import result_sources
 from ..settings.sections import LimitsSection
 from ..source.files import is_data, is_evaluation, is_test
 from ..workspace.run_folder import FINAL_INFO
-from .command_draft import draft_command, draft_env, in_readme, size_runs
+from .command_draft import NO_OUTPUT_OPTION, draft_command, draft_env, in_readme, size_runs
 from .metric_choice import MAX_METRICS, propose_metrics, rank_names
 from .readme_text import readme_task
 from .repo_facts import (
@@ -57,9 +57,19 @@ def propose_setup(
     _propose_results(survey, entry, out_dirs, draft)
     sizing = size_runs(survey, entry, draft, limits or LimitsSection()) if entry else None
     draft_env(draft, network)
+    _drop_settled_questions(draft)
     _propose_paper(survey, draft)
     _propose_task(survey, draft)
     return SetupDraft(draft.values, draft.reasons, draft.questions, sizing)
+
+
+def _drop_settled_questions(draft: Draft) -> None:
+    """A script with no output-folder option needs none when the metrics it prints are known,
+    or W&B writes them into the run's folder ([experiment] env's WANDB_DIR)."""
+    source = draft.get("results.source")
+    into_run = "{out_dir}" in (draft.get("experiment.env") or {}).get("WANDB_DIR", "")
+    if draft.get("results.metrics") and (source == "stdout" or (source == "wandb" and into_run)):
+        draft.questions = [q for q in draft.questions if NO_OUTPUT_OPTION not in q]
 
 
 def _choose_entry(survey: RepoSurvey) -> tuple[EntryPoint | None, str]:
