@@ -148,7 +148,7 @@ def _baseline(
         "(the smoke run measures the pace and labtui sizes it again); change it here"
     )
     if count == at_least and at_least > cap:
-        why += f" (a metric is first written at {unit} {at_least - 1})"
+        why += f" (a run writes its first metric only after {at_least} {unit}s)"
     return set_count(tokens, length, count), count, why
 
 
@@ -319,6 +319,6 @@ def fit_to_pace(
     if count != fits and every and count >= every and count < fits:
         why += f", rounded down to a multiple of the metric interval {every}"
     if count > fits:
-        why += f"; {count} because a metric is first written at {unit} {at_least - 1}, so it "
-        why += "may not fit"
+        why += f"; {count} because a run writes its first metric only after {at_least} {unit}s, "
+        why += "so it may not fit"
     return count, why

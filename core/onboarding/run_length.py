@@ -313,17 +313,16 @@ def first_write(conditions: Sequence[str], entry: EntryPoint) -> FirstWrite | No
     found = {k: v for k, v in names.items() if v is not None}
     counters = [k for k, v in found.items() if v.counter]
     start = max((v.start for v in found.values() if v.counter), default=0)
-    if counters and not any(c in looped for c in counters):
-        # a counter the loop body advances (step += 1), before or after the test: which is
-        # not read here, so the later first value, which is safe (a run long enough for both)
-        start += 1
+    # A counter the loop body advances (step += 1), before the test or after it: which is not
+    # read here. The first value that holds after the first step, and one step more than the
+    # counter's value (as if it were advanced after the test), is long enough either way.
+    unseen = bool(counters) and not any(c in looped for c in counters)
     try:
-        at = first_true(
-            kept, {k: v.value for k, v in found.items() if not v.counter}, counters, start
-        )
-        smoke = first_true(
-            kept, {k: v.smoke for k, v in found.items() if not v.counter}, counters, start
-        )
+        at, smoke = (
+            _first_value(kept, {k: getattr(v, what) for k, v in found.items() if not v.counter},
+                         counters, start, unseen)
+            for what in ("value", "smoke")
+        )  # fmt: skip
     except Unreadable:
         return None
     if any(v.value is None and not v.counter and not v.length for v in found.values()):
@@ -334,6 +333,20 @@ def first_write(conditions: Sequence[str], entry: EntryPoint) -> FirstWrite | No
     condition = " and ".join(f"({c})" if " or " in c and len(said) > 1 else c for c in said)
     unit = units.pop() if units else "step"
     return FirstWrite(condition, at, smoke, unit, intervals, follows, start)
+
+
+def _first_value(
+    tests: list[ast.expr], values: dict[str, Any], counters: list[str], start: int, unseen: bool
+) -> int:
+    """The counter's first value at which ``tests`` hold. ``unseen``: the loop body advances
+    the counter (step += 1), before the test or after it, which is not read here; then the
+    first value that holds after the first step, unless the tests hold at the first two values
+    alike (the first step writes whichever the order)."""
+    at = first_true(tests, values, counters, start)
+    if not unseen:
+        return at
+    later = first_true(tests, values, counters, start + 1)
+    return at if at == start and later == start + 1 else later
 
 
 def _loop_counters(loops: list[str], entry: EntryPoint) -> dict[str, tuple[str, int]]:

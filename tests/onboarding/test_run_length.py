@@ -229,12 +229,13 @@ def test_an_unbounded_step_count_with_a_late_first_scalar(tmp_path: Path) -> Non
         "(`step % args.eval_interval == 0 and step > 0` first holds at step 5; at 500 as the "
         "script stands)"
     )
-    # the counter is advanced where the test cannot see: step 500 is the 500th step
+    # the counter is advanced where the test cannot see, before it or after: 501 steps reach
+    # step 500 either way
     assert (proposal.count, proposal.smoke_count, proposal.every, proposal.at_least) == (
         2000,
         10,
         500,
-        500,
+        501,
     )
 
 
@@ -268,7 +269,8 @@ def test_click_epochs_and_an_interval_counted_in_epochs(tmp_path: Path) -> None:
 
     command = ("{python}", "train.py", "--out-dir", "{out_dir}")
     proposal = _propose(entry, command, writes=[("epoch % log_every == 0",)])
-    assert proposal.command == (*command, "--epochs", "50")  # its first log is at epoch 50
+    # its first log is at epoch 50, which 51 epochs reach whether the count starts at 0 or 1
+    assert proposal.command == (*command, "--epochs", "51")
     assert "about 25.0 h at a guessed 90 s an epoch" in proposal.command_reason
     assert proposal.smoke == (*command, "--epochs", "1", "--log-every", "1")
 
@@ -393,8 +395,9 @@ CONDITIONS = EntryPoint(
         (("step % 500 == 0 and step > 0",), 500, 500),
         (("(it + 1) % args.eval_interval == 0",), 499, 4),
         (("global_step % self.eval_every == 0 and global_step",), 100, 5),
-        # no loop in sight: the counter may be advanced before the test, so the later value
-        (("epoch % cfg.log_every == 0",), 10, 1),
+        # no loop in sight: the counter may be advanced before the test, so the later value;
+        # an interval of 1 (the smoke run's) holds at the first step either way
+        (("epoch % cfg.log_every == 0",), 10, 0),
         (("i == args.max_steps - 1",), 19999, 9),
         (("rank == 0", "args.use_tb", "step % args.eval_interval == 0"), 500, 5),
         (("not (step < WARMUP)", "step % 300 == 0"), 1200, 1200),
