@@ -72,7 +72,7 @@ def test_what_the_model_copies_of_the_draft_stays_bounded_and_measured(
 def test_a_results_file_from_a_date_that_never_happened_is_refused(
     tmp_path, llm_server, monkeypatch
 ):
-    draft, proposal = _replayed("hydra_colour", tmp_path, llm_server, monkeypatch)
+    _draft, proposal = _replayed("hydra_colour", tmp_path, llm_server, monkeypatch)
     assert len(llm_server.requests_for("scripted-init")) == 2, "its first answer was asked again"
     assert any(
         "outputs/2023-10-05/20:48:10/main.py.stdout" in line and "reads no source ''" in line
