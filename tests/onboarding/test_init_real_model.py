@@ -62,9 +62,7 @@ def test_what_the_model_copies_of_the_draft_stays_bounded_and_measured(
     assert proposal.values["results"] == draft.values["results"]
     command = proposal.values["experiment"]["command"]
     assert 0 < _count(command, length) < 10_000, "the run has an end"
-    assert proposal.sizing is not None and proposal.sizing.proposal.count == _count(
-        command, length
-    )
+    assert proposal.sizing is not None and proposal.sizing.proposal.count == _count(command, length)
     smoke = proposal.values["experiment"].get("smoke_command", "")
     assert smoke, "a smoke run that writes the metrics"
 
