@@ -337,7 +337,7 @@ def first_write(conditions: Sequence[str], entry: EntryPoint) -> FirstWrite | No
 
 def _first_value(
     tests: list[ast.expr], values: dict[str, Any], counters: list[str], start: int, unseen: bool
-) -> int:
+) -> int | None:
     """The counter's first value at which ``tests`` hold. ``unseen``: the loop body advances
     the counter (step += 1), before the test or after it, which is not read here; then the
     first value that holds after the first step, unless the tests hold at the first two values
