@@ -89,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         if exc.errno != errno.ENOSPC:
             return _internal_error()
-        where = exc.filename or "the project's disk"
+        # a write to an open file names none: the project's folder, whose disk it is
+        where = exc.filename or f"the disk of {Path(args.directory).resolve()}"
         print(f"error: the disk is full ({where})", file=sys.stderr)
         print(
             "  fix: free space there (old run folders, checkpoints, caches), then run labtui "

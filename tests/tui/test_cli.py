@@ -120,3 +120,20 @@ def test_run_with_an_unknown_model_says_how_to_write_one(tmp_path, monkeypatch):
     assert run_labtui("new", str(tmp_path / "p"), "--no-baseline").returncode == 0
     result = run_labtui("run", "--headless", "--auto", cwd=tmp_path / "p")
     _assert_clear_error(result, "'nonsense-model' is not a litellm model string", "openai/")
+
+
+def test_a_full_disk_met_by_a_write_to_an_open_file_names_the_projects_folder(
+    tmp_path, monkeypatch, capsys
+):
+    """ENOSPC from a write to a file already open names no file: the folder worked in is named."""
+    import errno
+
+    from labtui.tui import cli
+
+    def full(args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(cli, "dispatch", full)
+    assert cli.main(["-C", str(tmp_path), "status"]) == 1
+    said = capsys.readouterr().err
+    assert f"error: the disk is full (the disk of {tmp_path.resolve()})" in said
