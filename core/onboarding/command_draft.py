@@ -259,10 +259,14 @@ def draft_prepare(survey: RepoSurvey, draft: Draft, chosen: Command | None) -> N
 
 
 def fit_to_smoke(
-    proposal: str, sizing: RunSizing, smoke_wall_s: float, budget_s: float
+    proposal: str,
+    sizing: RunSizing,
+    smoke_wall_s: float,
+    budget_s: float,
+    after_first: tuple[float, float] | None = None,
 ) -> tuple[str, str]:
     """The proposal file's text with the baseline's count fitted to the pace the smoke run
-    measured, and what was done ('' and the text as it was when nothing changed: the count
+    measured (``after_first``: see ``fit_to_pace``), and what was done ('' and the text as it was when nothing changed: the count
     was edited by the researcher, or it fits already)."""
     proposed = sizing.proposal
     line = _command_line(proposal)
@@ -278,6 +282,7 @@ def fit_to_smoke(
         budget_s,
         every=proposed.every,
         at_least=proposed.at_least,
+        after_first=after_first,
     )
     if count == proposed.count:
         return proposal, ""

@@ -17,10 +17,10 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from ..events import Event
+from ..events import Event, MetricsReported
 from ..runs.runner import configured, run_experiment
 from ..settings.config import Config
 from ..workspace.project import exclude_locally
@@ -30,7 +30,28 @@ INIT_DIR = ".labtui/init"
 CHECK_RECORD = f"{INIT_DIR}/check.json"
 FAILED_DIR = f"{INIT_DIR}/failed"
 SMOKE_RUN = "labtui_smoke"
+MIN_MEASURED_S = 0.2  # metric lines closer in time than this measure the pipe, not the run
 BASELINE = run_name(0)
+
+
+@dataclass(frozen=True)
+class FirstStep:
+    """The first metric line a run printed with a step in it: the step, and how long before
+    the run ended it came; and the last such line's step and time after the first. What the
+    run did after the first is training, not start-up (imports, data loading), so it gives the
+    pace of a longer run; between the first and the last the run's own ending is left out too."""
+
+    step: float
+    before_end_s: float
+    last_step: float = 0.0
+    last_after_s: float = 0.0
+
+    def after_first(self, count: float) -> tuple[float, float]:
+        """(units, seconds) after the first metric line: to the last such line where the two
+        are apart in time (lines read in one go share a time), else to the run's end."""
+        if self.last_step > self.step and self.last_after_s >= MIN_MEASURED_S:
+            return self.last_step - self.step, self.last_after_s
+        return count - self.step, self.before_end_s
 
 
 @dataclass(frozen=True)
@@ -44,6 +65,7 @@ class InitCheck:
     strays: list[str] = field(default_factory=list)  # new files it wrote outside its folder
     kept_in: str = ""  # where a failed run's folder and strays went
     at: float = 0.0  # when it ended (time.time())
+    first_step: FirstStep | None = None  # its first metric line with a step, and when
 
     @property
     def sentence(self) -> str:
@@ -79,9 +101,22 @@ def _check(
 ) -> InitCheck:
     before = set(untracked(root))
     _clear(root / run_id)  # a folder an earlier, interrupted check left
+    first: list[tuple[float, float]] = []  # (step, when) of its first metric line with a step
+    last: list[tuple[float, float]] = []  # and of its last
+
+    def watching(event: Event) -> None:
+        if isinstance(event, MetricsReported) and event.run_id == run_id:
+            steps = [p["step"] for p in event.points if p["step"] is not None]
+            if steps:
+                first[:] = first or [(steps[0], event.ts)]
+                last[:] = [(steps[-1], event.ts)]
+        emit(event)
+
     result = run_experiment(
-        root, run_id, emit=emit, stage="init", smoke=smoke, commit=commit, **configured(config)
-    )
+        root, run_id, emit=watching, stage="init", smoke=smoke, commit=commit,
+        **configured(config),
+    )  # fmt: skip
+    first_step = _first_step(first + last, time.time())
     strays = sorted(p for p in set(untracked(root)) - before if not _inside(p, run_id))
     if not result.ok:
         kept = _move_aside(root, [run_id, *strays], f"{FAILED_DIR}/{what}")
@@ -91,7 +126,15 @@ def _check(
     elif strays:
         exclude_locally(root, stray_patterns(root, strays))  # every run writes them: not code
     shown = f"{result.wall_s:.1f} s, read {result.means}"
-    return _recorded(root, InitCheck(what, True, shown, result.wall_s, strays))
+    check = InitCheck(what, True, shown, result.wall_s, strays, first_step=first_step)
+    return _recorded(root, check)
+
+
+def _first_step(stepped: list[tuple[float, float]], ended: float) -> FirstStep | None:
+    if not stepped:
+        return None
+    (step, at), (last, last_at) = stepped[0], stepped[-1]
+    return FirstStep(step, ended - at, last, last_at - at)
 
 
 def stray_patterns(root: Path, strays: list[str]) -> list[str]:
@@ -160,7 +203,7 @@ def _clear(path: Path) -> None:
 
 
 def _recorded(root: Path, check: InitCheck) -> InitCheck:
-    check = InitCheck(**{**asdict(check), "at": time.time()})
+    check = replace(check, at=time.time())
     path = root / CHECK_RECORD
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(asdict(check), indent=1), encoding="utf-8")
@@ -172,7 +215,8 @@ def last_check(root: Path) -> InitCheck | None:
     unreadable: a check is only a report, so a damaged one is not an error)."""
     try:
         data = json.loads((root / CHECK_RECORD).read_text(encoding="utf-8"))
-        return InitCheck(**data)
+        first = data.pop("first_step", None)
+        return InitCheck(**data, first_step=FirstStep(**first) if first else None)
     except (OSError, ValueError, TypeError):
         return None
 

@@ -297,18 +297,33 @@ def fit_to_pace(
     *,
     every: int | None = None,
     at_least: int = 1,
+    after_first: tuple[float, float] | None = None,
 ) -> tuple[int, str]:
-    """The baseline's count at the pace the smoke run measured (start-up counted in, so the
-    pace is slower than a long run's: a margin in itself): what fits BUDGET_SHARE of
+    """The baseline's count at the pace the smoke run measured: what fits BUDGET_SHARE of
     ``budget_s``, rounded down to a multiple of ``every`` (the metric interval) so the last
-    evaluation falls at the end, never below ``at_least``, never above a bounded default."""
+    evaluation falls at the end, never below ``at_least``, never above a bounded default.
+
+    ``after_first``: the smoke run's units after its first metric line and the seconds they
+    took; their pace leaves start-up out (imports, data loading: often most of a smoke run),
+    and the start-up is paid once. Without it the pace counts start-up in, which errs short."""
     unit = length.unit
-    pace = smoke_wall_s / max(smoke_count, 1)
-    fits = int(budget_s * BUDGET_SHARE / pace) if pace > 0 else UNBOUNDED[unit]
-    measured = (
-        f"the smoke run took {smoke_wall_s:.1f} s for {smoke_count} {unit}s ({_pace(unit, pace)}, "
-        "start-up included)"
-    )
+    steps_after, seconds_after = after_first or (0.0, 0.0)
+    if steps_after > 0 and seconds_after > 0:
+        pace = seconds_after / steps_after
+        start_up = max(smoke_wall_s - smoke_count * pace, 0.0)
+        fits = max(int((budget_s * BUDGET_SHARE - start_up) / pace), 1)
+        measured = (
+            f"{steps_after:g} {unit}s of the smoke run after its first metric line took "
+            f"{seconds_after:.2f} s ({_pace(unit, pace)}; its {start_up:.1f} s of start-up "
+            "left out)"
+        )
+    else:
+        pace = smoke_wall_s / max(smoke_count, 1)
+        fits = int(budget_s * BUDGET_SHARE / pace) if pace > 0 else UNBOUNDED[unit]
+        measured = (
+            f"the smoke run took {smoke_wall_s:.1f} s for {smoke_count} {unit}s "
+            f"({_pace(unit, pace)}, start-up included)"
+        )
     default = number(length.default)
     name = length.flag or length.dest
     if default is not None and not length.unbounded and 0 < default <= fits:

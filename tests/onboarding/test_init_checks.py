@@ -169,3 +169,12 @@ def test_a_readme_set_up_step_before_the_run_is_proposed_as_prepare(tmp_path):
         "README.md runs bash create_output_dirs.sh; mkdir -p checkpoints before"
         in (draft.reasons["experiment.prepare"])
     )
+
+
+def test_the_steps_after_the_first_metric_line_are_measured_between_lines_apart_in_time():
+    from labtui.core.onboarding.init_check import FirstStep
+
+    apart = FirstStep(step=10, before_end_s=2.0, last_step=110, last_after_s=1.5)
+    assert apart.after_first(120) == (100, 1.5), "from the first line to the last"
+    together = FirstStep(step=5, before_end_s=0.7, last_step=10, last_after_s=0.0)
+    assert together.after_first(10) == (5, 0.7), "read in one go: from the first to the end"

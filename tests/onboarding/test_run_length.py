@@ -480,6 +480,19 @@ def test_fit_to_pace_keeps_a_bounded_default_that_fits() -> None:
     assert fit_to_pace(STEPS, 10, 10.0, 1800)[0] == 900  # 20000 by default: does not fit
 
 
+def test_the_pace_after_the_first_metric_line_leaves_start_up_out() -> None:
+    endless = EntryPoint("t.py", "argparse", (Option(("--max_steps",), "max_steps", -1, "int"),))
+    length = run_length_options(endless)[0]
+    # 10 steps in 2.0 s, of which the 5 after the first metric line took 0.05 s: 0.01 s a step
+    # and 1.9 s of start-up, paid once: (150 - 1.9) / 0.01 = 14810 steps, to a multiple of 5
+    count, why = fit_to_pace(length, 10, 2.0, 300, every=5, after_first=(5, 0.05))
+    assert count == 14810
+    assert "5 steps of the smoke run after its first metric line took 0.05 s" in why
+    assert "1.9 s of start-up left out" in why
+    # counted with its start-up (0.2 s a step), the same run would have given 750
+    assert fit_to_pace(length, 10, 2.0, 300, every=5)[0] == 750
+
+
 def test_fit_to_pace_never_goes_below_the_first_write() -> None:
     count, why = fit_to_pace(STEPS, 10, 20.0, 600, every=500, at_least=501)
     assert count == 501 and "may not fit" in why

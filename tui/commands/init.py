@@ -201,8 +201,11 @@ def _fit_to_smoke(proposal_path: Path, sizing: Any, check: Any, config: Any) -> 
     if sizing is None:
         return ""
     budget_s = min(config.limits.run_timeout_s, config.climb.run_budget_s)
+    smoke_count = sizing.proposal.smoke_count or 0
+    first = check.first_step
+    after_first = first.after_first(smoke_count) if first else None
     text, why = fit_to_smoke(
-        proposal_path.read_text(encoding="utf-8"), sizing, check.wall_s, budget_s
+        proposal_path.read_text(encoding="utf-8"), sizing, check.wall_s, budget_s, after_first
     )
     if why:
         proposal_path.write_text(text, encoding="utf-8")
