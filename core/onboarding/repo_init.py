@@ -319,11 +319,11 @@ def choose_python(root: Path, survey: RepoSurvey, command: str) -> tuple[str, st
     script = next((w for w in command.split() if w.endswith(".py")), "")
     if not script:
         return "", "", ""
-    paths = [script, *survey.imports.get(script, ())]
-    imported = packages_of(root, paths, set(survey.python_files.all))
+    files = _imported_files(survey, script)
+    imported = packages_of(root, files, set(survey.python_files.all))
     python, lacking = interpreter_with(imported, _candidates(root))
-    names = f"{', '.join(imported) or 'nothing beyond the standard library'} ({script} imports "
-    names += "them)"
+    names = f"{', '.join(imported) or 'nothing beyond the standard library'} ({script} "
+    names += "and the modules it imports need them)" if files[1:] else "imports them)"
     if not python:
         tried = "; ".join(f"{p} lacks {', '.join(m)}" for p, m in lacking.items())
         return (
@@ -343,6 +343,16 @@ def choose_python(root: Path, survey: RepoSurvey, command: str) -> tuple[str, st
     if not interpreter_with([PLOTS_NEED], [python])[0]:
         why += f"; it has no {PLOTS_NEED}, so plot.py will run with labtui's own Python"
     return python, why, ""
+
+
+def _imported_files(survey: RepoSurvey, script: str) -> list[str]:
+    """The script and every repository module it imports, however deep (cli.py → training.py
+    → model.py, which imports einops: a package the experiment needs all the same)."""
+    found, frontier = [script], [script]
+    while frontier:
+        frontier = [m for f in frontier for m in survey.imports.get(f, ()) if m not in found]
+        found += list(dict.fromkeys(frontier))
+    return found
 
 
 def _candidates(root: Path) -> list[str]:

@@ -205,7 +205,7 @@ def test_the_interpreter_is_the_first_that_has_what_the_experiment_imports(tmp_p
     own.chmod(0o755)
     python, why, question = choose_python(root, survey(root), command)
     assert (python, question) == (str(own), "")
-    assert why == "it has numpy (train.py imports them)"
+    assert why == "it has numpy (train.py and the modules it imports need them)"
     # Without matplotlib it is still the one: plot.py runs with labtui's own Python, as said.
     without_matplotlib = (  # answers the package probe as an environment without matplotlib
         "import importlib.util, json, sys; print(json.dumps([m for m in sys.argv[1:] "
@@ -220,5 +220,5 @@ def test_the_interpreter_is_the_first_that_has_what_the_experiment_imports(tmp_p
     (root / "model.py").write_text("import notapackage_xyz\n" + (root / "model.py").read_text())
     python, why, question = choose_python(root, survey(root), command)
     assert python == "" and why == ""
-    assert "No Python found here has numpy, notapackage_xyz (train.py imports them)" in question
+    assert "No Python found here has numpy, notapackage_xyz (train.py and the modules it imports need them)" in question
     assert "lacks notapackage_xyz" in question and "Set python in [experiment]" in question

@@ -178,3 +178,35 @@ def test_the_steps_after_the_first_metric_line_are_measured_between_lines_apart_
     assert apart.after_first(120) == (100, 1.5), "from the first line to the last"
     together = FirstStep(step=5, before_end_s=0.7, last_step=10, last_after_s=0.0)
     assert together.after_first(10) == (5, 0.7), "read in one go: from the first to the end"
+
+
+def test_a_package_imported_two_modules_down_is_needed_all_the_same(tmp_path):
+    """danielmamay/grokking: cli.py imports training.py, which imports model.py, which imports
+    einops; the interpreter chosen must have it too."""
+    from labtui.core.onboarding.repo_init import choose_python
+    from labtui.core.onboarding.repo_scan import survey
+
+    (tmp_path / "grokking").mkdir()
+    (tmp_path / "grokking/cli.py").write_text(
+        'from training import main\n\nif __name__ == "__main__":\n    main()\n'
+    )
+    (tmp_path / "grokking/training.py").write_text("from model import Net\ndef main(): Net()\n")
+    (tmp_path / "grokking/model.py").write_text("import notapackage_einops_xyz\nclass Net: ...\n")
+    python, _why, question = choose_python(tmp_path, survey(tmp_path), "{python} grokking/cli.py")
+    assert python == ""
+    assert "notapackage_einops_xyz (grokking/cli.py and the modules it imports need them)" in (
+        question
+    )
+
+
+def test_a_missing_package_after_a_failed_run_is_named_with_where_it_goes():
+    from types import SimpleNamespace
+
+    from labtui.tui.commands.init import _fix_after
+
+    config = SimpleNamespace(python="/usr/bin/python3")
+    problem = "labtui_smoke failed with exit code 1: ModuleNotFoundError: No module named 'einops'"
+    fix = _fix_after("smoke", problem, config)
+    assert fix.startswith("install einops in /usr/bin/python3")
+    assert "[experiment] python" in fix and "nothing was committed" in fix
+    assert "edit the proposal" in _fix_after("smoke", "no scalar tag", config)

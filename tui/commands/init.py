@@ -159,7 +159,7 @@ def _approve(
                 else init_check.baseline_check(root, config, emit, repo_init.head(root))
             )
             if not check.ok:
-                _say_error(console, check.sentence, _FIX_AFTER_FAILED[what])
+                _say_error(console, check.sentence, _fix_after(what, check.shown, config))
                 return EXIT_FAILED if args.yes else None
             console.print(f"[green]{what} run ok[/] ({_escape(check.shown)})")
             _say_strays(check, console)
@@ -191,6 +191,21 @@ _FIX_AFTER_FAILED = {
     "init` again: it continues from the proposal and runs the baseline again; nothing was "
     "committed",
 }
+
+
+def _fix_after(what: str, problem: str, config: Any) -> str:
+    """How to go on after a failed check: a missing package is named, with where it goes."""
+    import re
+
+    missing = re.search(r"No module named '([\w.]+)'", problem)
+    if missing is None:
+        return _FIX_AFTER_FAILED[what]
+    package = missing.group(1).split(".")[0]
+    return (
+        f"install {package} in {config.python} (or set [experiment] python in "
+        ".labtui/init/labtui.toml to your research environment's interpreter, e.g. "
+        ".venv/bin/python after `uv sync`), then run `labtui init` again; nothing was committed"
+    )
 
 
 def _fit_to_smoke(proposal_path: Path, sizing: Any, check: Any, config: Any) -> str:
