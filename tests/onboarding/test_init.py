@@ -220,5 +220,8 @@ def test_the_interpreter_is_the_first_that_has_what_the_experiment_imports(tmp_p
     (root / "model.py").write_text("import notapackage_xyz\n" + (root / "model.py").read_text())
     python, why, question = choose_python(root, survey(root), command)
     assert python == "" and why == ""
-    assert "No Python found here has numpy, notapackage_xyz (train.py and the modules it imports need them)" in question
+    assert (
+        "No Python found here has numpy, notapackage_xyz (train.py and the modules it imports need them)"
+        in question
+    )
     assert "lacks notapackage_xyz" in question and "Set python in [experiment]" in question
