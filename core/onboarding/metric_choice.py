@@ -23,12 +23,19 @@ from ..machine.metric_lines import GROUP_KEYS, STEP_KEYS, is_time_like
 from ..source.files import is_data, read_text
 from .metric_names import CodeMetrics, LoggerFound, MetricFound, direction_by_name, metrics_in_code
 from .repo_facts import EntryPoint, RepoSurvey
+from .write_switches import switched_off
 
 MAX_METRICS = 4
 MAX_CONFIGS = 200  # YAML files read for a sweep's or Hydra's metric
 GOOD_METRIC = re.compile(r"acc|loss|f1|bleu|rouge|ppl|perplex|score|reward|auc|iou|error", re.I)
 HELD_OUT = re.compile(r"(^|[._/-])(eval|val|valid|validation|test)", re.I)
-_NOT_A_MEASURE = re.compile(r"(^|[._/])(lr|learning_rate|grad_norm|global_step|_step)$", re.I)
+# a learning rate, a norm or a step count, and the sizes a script prints of its data and model
+# (nanoGPT's "found vocab_size = 65"): numbers that do not say how well a run went
+_NOT_A_MEASURE = re.compile(
+    r"(^|[._/])(lr|learning_rate|grad_norm|global_step|_step)$"
+    r"|(^|[._/])(vocab|num|n)_|(size|count|params|parameters|dim|dims|len|length)$",
+    re.I,
+)
 _EVENTS = "events.out.tfevents.*"
 _GOALS = {"minimize": "lower", "maximize": "higher", "min": "lower", "max": "higher"}
 # which source reads which kinds of metric, in the order a source is preferred
@@ -58,7 +65,8 @@ def propose_metrics(survey: RepoSurvey, entry: EntryPoint | None) -> MetricPropo
     """The source and metrics the code and configs suggest; None when they name no metric."""
     code = metrics_in_code(survey, entry)
     stated = metrics_in_configs(survey, entry)
-    found = [m for m in code.found if _is_measure(m.name)]
+    root = Path(survey.root)
+    found = [m for m in code.found if _is_measure(m.name) and not switched_off(m, root, entry)]
     if not found and not stated:
         return None
     lightning = _lightning_logger(code) if code.of_kind("lightning") or code.trainer else None

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 
 SAMPLE_VALUE = 0.375  # what a value placeholder renders as: not a number code would print as is
 SAMPLE_STEP = 100  # what a placeholder named like a step renders as
+# a placeholder named like a path, a name or a device holds text, not a number
+_TEXT_LIKE = re.compile(r"(path|dir|file|filename|name|device|dtype|type|mode|url|split)$")
 SHOWN = 200  # characters of source kept in a reason or a condition
 MAX_LINES = 32  # renderings of one call (a text over two literal loops gives their product)
 _STEP_LIKE = re.compile(r"(^|_)(global_step|steps?|epochs?|iters?|iterations?|it|batch_idx|i)$")
@@ -98,6 +100,8 @@ def _sample(node: ast.AST | None) -> Piece:
     last = re.split(r"[.\[(]", text.rstrip("])"))[-1] if text else ""
     if _STEP_LIKE.search(last.lower()):
         return str(SAMPLE_STEP), text
+    if _TEXT_LIKE.search(last.lower()):
+        return "text", ""  # nanoGPT's "(inside {meta_path})" names no metric "inside"
     return str(SAMPLE_VALUE), ""
 
 

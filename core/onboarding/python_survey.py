@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+from collections.abc import Collection
 from pathlib import Path, PurePosixPath
 
 from ..source.files import normal_path
@@ -78,11 +79,20 @@ def find_repo_imports(module: PythonModule, python: set[str]) -> list[str]:
     return found
 
 
+# nanoGPT's `exec(open('configurator.py').read())`: the script's constants are set by
+# --name=value on its command line
+_CONFIGURATOR = re.compile(r"exec\(\s*open\([^)]*configurator[\w.]*['\"]")
+
+
 def find_entry_points(
-    root: Path, modules: dict[str, PythonModule], graph: dict[str, tuple[str, ...]]
+    root: Path,
+    modules: dict[str, PythonModule],
+    graph: dict[str, tuple[str, ...]],
+    run: Collection[str] = (),
 ) -> list[EntryPoint]:
     """The modules that are scripts, each with its kind, options, repository imports (``graph``)
-    and the result files it names."""
+    and the result files it names. ``run``: files a command line runs, scripts even with no
+    main guard (nanoGPT's train.py is top-level code from its first line)."""
     entries = []
     for path, module in modules.items():
         if module.tree is None:
@@ -90,7 +100,7 @@ def find_entry_points(
             if re.search(r"__main__|ArgumentParser|hydra\.main|click\.|typer\.", module.text):
                 entries.append(EntryPoint(path, "plain", error=module.error))
             continue
-        kind = _kind(module)
+        kind = _kind(module) or ("plain" if path in run else None)
         if kind is None:
             continue
         hydra = hydra_config(root, module) if kind == "hydra" else None
@@ -101,8 +111,18 @@ def find_entry_points(
         names = _result_names(module.nodes)
         constants = tuple(module_constants(module.tree))
         imports = graph.get(path, ())
+        configurable = bool(_CONFIGURATOR.search(module.text))
         entries.append(
-            EntryPoint(path, kind, tuple(options), hydra, imports, names, constants=constants)
+            EntryPoint(
+                path,
+                kind,
+                tuple(options),
+                hydra,
+                imports,
+                names,
+                constants=constants,
+                configurable=configurable,
+            )
         )
     return entries
 

@@ -58,6 +58,8 @@ class EntryPoint:
     result_names: tuple[str, ...] = ()  # result-like .json/.csv names its code spells out
     error: str = ""  # why it did not parse
     constants: tuple[Constant, ...] = ()  # its module-level numbers, in the order it sets them
+    # it execs a configurator (nanoGPT's configurator.py): --name=value sets a constant
+    configurable: bool = False
 
 
 @dataclass(frozen=True)

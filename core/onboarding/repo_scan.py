@@ -59,12 +59,17 @@ IMPORT_DEPTH = 3  # scripts, what they import, and two levels more (the edit set
 
 
 def _scripts_and_their_imports(
-    root: Path, py: list[str]
+    root: Path, py: list[str], run: set[str]
 ) -> tuple[dict[str, PythonModule], dict[str, tuple[str, ...]]]:
-    """The modules that may be scripts, parsed, and the repository modules they import (to
-    IMPORT_DEPTH), with the import graph among them. Tests run no experiment: never parsed."""
+    """The modules that may be scripts (``run``: those a command line runs, whatever they
+    hold), parsed, and the repository modules they import (to IMPORT_DEPTH), with the import
+    graph among them. Tests run no experiment: never parsed."""
     python = set(py)
-    hinted = [p for p in py if not is_test(p) and _SCRIPT_HINT.search(read_text(root, p) or "")]
+    hinted = [
+        p
+        for p in py
+        if not is_test(p) and (p in run or _SCRIPT_HINT.search(read_text(root, p) or ""))
+    ]
     parsed = (parse_module(root, path) for path in hinted)
     modules = {m.path: m for m in parsed if m is not None}
     graph: dict[str, tuple[str, ...]] = {}
@@ -90,8 +95,10 @@ def survey(root: Path, *, max_files: int = 5000) -> RepoSurvey:
     files, truncated = list_files(root, max_files)
     readme = find_readme(root, files)
     py = [f for f in files if f.endswith(".py")]
-    modules, graph = _scripts_and_their_imports(root, py)
-    entries = find_entry_points(root, modules, graph)
+    commands = find_commands(root, files, readme, set(py))
+    run = {c.script for c in commands if c.script}
+    modules, graph = _scripts_and_their_imports(root, py, run)
+    entries = find_entry_points(root, modules, graph, run)
     python_files = PythonFiles(
         all=tuple(py),
         tests=tuple(f for f in py if is_test(f)),
@@ -106,7 +113,7 @@ def survey(root: Path, *, max_files: int = 5000) -> RepoSurvey:
         files=tuple(files),
         files_truncated=truncated,
         entry_points=tuple(entries),
-        commands=tuple(find_commands(root, files, readme, set(py))),
+        commands=tuple(commands),
         output_options=tuple(find_output_options(entries)),
         smoke_options=tuple(find_smoke_options(entries)),
         result_files=tuple(find_result_files(root, files)),

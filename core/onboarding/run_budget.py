@@ -234,7 +234,7 @@ def _turn_down(
     for interval in chosen.values():
         low = SMOKE_INTERVAL[interval.unit]
         if interval.settable and _positive_int(interval.default) and interval.default > low:
-            tokens = _set(tokens, interval.flag, interval.flags, low)
+            tokens = _set(tokens, interval.flag, interval.flags, low, interval.joined)
             said += f", {interval.flag} {low}"
     return tokens, said
 
@@ -245,16 +245,19 @@ def _turn_down(
 def set_count(tokens: Sequence[str], length: LengthOption, count: int) -> list[str]:
     """The tokens with ``length`` set to ``count``: its value replaced where they give one
     (``--steps 5``, ``--steps=5``, Hydra's ``trainer.max_epochs=5``), else appended."""
-    return _set(list(tokens), length.flag, length.flags, count)
+    return _set(list(tokens), length.flag, length.flags, count, length.joined)
 
 
-def _set(tokens: list[str], flag: str, flags: tuple[str, ...], value: int) -> list[str]:
+def _set(
+    tokens: list[str], flag: str, flags: tuple[str, ...], value: int, joined: bool = False
+) -> list[str]:
     names, text, out = set(flags or (flag,)), str(value), list(tokens)
     at, key = _find(out, names)
     if at >= 0:
         out[at] = f"{key}={text}" if key else text
         return out
-    return [*out, flag, text] if flag.startswith("-") else [*out, f"{flag}={text}"]
+    spaced = flag.startswith("-") and not joined
+    return [*out, flag, text] if spaced else [*out, f"{flag}={text}"]
 
 
 def _find(tokens: Sequence[str], names: set[str]) -> tuple[int, str]:

@@ -69,6 +69,7 @@ class LengthOption:
     why: str
     flags: tuple[str, ...] = ()  # every spelling a command line may use
     settable: bool = True  # False: a module constant, which only an edit of the script changes
+    joined: bool = False  # written --name=value only (a configurator's constant)
 
     @property
     def no_limit(self) -> bool:
@@ -88,6 +89,7 @@ class IntervalOption:
     metric: bool  # evaluating or logging: a metric is written then (saving writes none)
     flags: tuple[str, ...] = ()
     settable: bool = True
+    joined: bool = False  # written --name=value only (a configurator's constant)
 
 
 @dataclass(frozen=True)
@@ -130,9 +132,13 @@ def _unit(name: str) -> str:
     return "epoch" if "epoch" in name else "step"
 
 
+CONFIGURATOR = "configurator"  # an Option's action: a constant set by --name=value
+
+
 def _command_line_options(entry: EntryPoint) -> list[Option]:
-    """Options a command line can set: not a switch, a subcommand's or a positional one."""
-    return [
+    """Options a command line can set: not a switch, a subcommand's or a positional one; and
+    where the script runs a configurator (nanoGPT), its numeric constants, set by --name=value."""
+    options = [
         o
         for o in entry.options
         if not o.subcommand
@@ -140,6 +146,12 @@ def _command_line_options(entry: EntryPoint) -> list[Option]:
         and not isinstance(o.default, bool | str)
         and (entry.kind == "hydra" or o.flags[0].startswith("-"))
     ]
+    if entry.configurable:
+        options += [
+            Option((f"--{c.name}",), c.name, c.value, type(c.value).__name__, action=CONFIGURATOR)
+            for c in entry.constants
+        ]
+    return options
 
 
 def no_end(default: Any, name: str, unit: str) -> str:
@@ -167,7 +179,12 @@ def run_length_options(entry: EntryPoint) -> tuple[LengthOption, ...]:
             endless = no_end(o.default, name, unit)
             said = f"{o.default!r} by default" + (f", {endless}" if endless else "")
             why = f"{flag} ({entry.kind}) sets how many {unit}s a run trains: {said}"
-            found.append(LengthOption(flag, o.dest, o.default, unit, bool(endless), why, o.flags))
+            joined = o.action == CONFIGURATOR
+            found.append(
+                LengthOption(
+                    flag, o.dest, o.default, unit, bool(endless), why, o.flags, True, joined
+                )
+            )
     if not found:
         found = [
             _constant_length(entry, c) for c in entry.constants if _LENGTH.fullmatch(_name(c.name))
@@ -196,7 +213,7 @@ def interval_options(entry: EntryPoint) -> tuple[IntervalOption, ...]:
     log_every, val_check_interval, …; not eval_iters, the batches one evaluation takes), and
     the module constants so named that no option shadows."""
     found = [
-        _interval(o.dest, o.default, option_flag(o), o.flags, True)
+        _interval(o.dest, o.default, option_flag(o), o.flags, True, joined=o.action == CONFIGURATOR)
         for o in _command_line_options(entry)
         if _INTERVAL.fullmatch(_name(o.dest))
     ]
@@ -210,13 +227,19 @@ def interval_options(entry: EntryPoint) -> tuple[IntervalOption, ...]:
 
 
 def _interval(
-    dest: str, default: Any, flag: str, flags: tuple[str, ...], settable: bool
+    dest: str,
+    default: Any,
+    flag: str,
+    flags: tuple[str, ...],
+    settable: bool,
+    *,
+    joined: bool = False,
 ) -> IntervalOption:
     name = _name(dest)
     match = _INTERVAL.fullmatch(name)
     what = match.group("what") if match else ""
     metric = what not in _WRITES_NO_METRIC
-    return IntervalOption(flag, dest, default, _unit(name), metric, flags, settable)
+    return IntervalOption(flag, dest, default, _unit(name), metric, flags, settable, joined)
 
 
 # -- when a metric is first written -------------------------------------------------------------
@@ -271,7 +294,10 @@ class _Scope:
             return _Named(value=value, smoke=smoke, length=True)
         if not modulus:
             return _Named(value=value, smoke=value)
-        interval = _interval(option.dest, option.default, option_flag(option), option.flags, True)
+        joined = option.action == CONFIGURATOR
+        interval = _interval(
+            option.dest, option.default, option_flag(option), option.flags, True, joined=joined
+        )
         interval = replace(interval, unit=modulus)  # counted as the loop counts, not as named
         low = SMOKE_INTERVAL[modulus]
         smoke = low if isinstance(option.default, int) and option.default > low else value

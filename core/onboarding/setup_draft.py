@@ -75,7 +75,12 @@ def _drop_settled_questions(draft: Draft) -> None:
 def _choose_entry(survey: RepoSurvey) -> tuple[EntryPoint | None, str]:
     """The script the README's commands run most, else the scripts' and Makefile's, else one
     named like train.py, else the only script; with why."""
-    runnable = {e.path: e for e in survey.entry_points if not e.error and not is_test(e.path)}
+    # tests and data preparation (data/*/prepare.py) run no experiment
+    runnable = {
+        e.path: e
+        for e in survey.entry_points
+        if not (e.error or is_test(e.path) or is_data(e.path))
+    }
     for readme in (True, False):
         counts = Counter(
             c.script

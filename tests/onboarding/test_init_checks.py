@@ -210,3 +210,59 @@ def test_a_missing_package_after_a_failed_run_is_named_with_where_it_goes():
     assert fix.startswith("install einops in /usr/bin/python3")
     assert "[experiment] python" in fix and "nothing was committed" in fix
     assert "edit the proposal" in _fix_after("smoke", "no scalar tag", config)
+
+
+NANOGPT_TRAIN = """\
+import os
+import wandb
+
+max_iters = 600000
+eval_interval = 2000
+wandb_log = False  # disabled by default
+exec(open("configurator.py").read())
+meta_path = os.path.join("data", "meta.pkl")
+print(f"found vocab_size = {65} (inside {meta_path})")
+iter_num = 0
+while True:
+    if iter_num % eval_interval == 0:
+        losses = {"train": 1.0, "val": 1.1}
+        print(f"step {iter_num}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
+        if wandb_log:
+            wandb.log({"iter": iter_num, "train/loss": losses["train"], "val/loss": losses["val"]})
+    iter_num += 1
+    if iter_num > max_iters:
+        break
+"""
+
+
+def test_a_nanogpt_shaped_repository_runs_its_top_level_train_script_and_reads_its_log(tmp_path):
+    """karpathy/nanoGPT: train.py is top-level code (no main guard) that the README runs; the
+    data folder's prepare.py scripts are no experiment; W&B is off unless wandb_log is set; the
+    printed sizes and paths are no metrics."""
+    from labtui.core.onboarding.repo_scan import survey
+    from labtui.core.onboarding.setup_draft import propose_setup
+
+    (tmp_path / "data/shakespeare").mkdir(parents=True)
+    (tmp_path / "data/shakespeare/prepare.py").write_text(
+        'if __name__ == "__main__":\n    print("downloading")\n'
+    )
+    (tmp_path / "train.py").write_text(NANOGPT_TRAIN)
+    (tmp_path / "configurator.py").write_text("import sys\n")
+    (tmp_path / "README.md").write_text(
+        "# nano\n\nThe simplest repository for training GPTs, small enough to read.\n\n```\n"
+        "python data/shakespeare/prepare.py\npython train.py config/train_char.py\n"
+        "python train.py config/train_char.py --device=cpu\n```\n"
+    )
+    draft = propose_setup(survey(tmp_path))
+    # its configurator sets a constant with --name=value: max_iters gets an end, the smoke run
+    # a short eval interval
+    assert draft.values["experiment"]["command"] == (
+        "{python} train.py config/train_char.py --max_iters=2001"
+    )
+    assert draft.values["experiment"]["smoke_command"] == (
+        "{python} train.py config/train_char.py --max_iters=10 --eval_interval=5"
+    )
+    assert draft.values["results"] == {
+        "source": "stdout",
+        "metrics": {"val_loss": "lower", "train_loss": "lower"},
+    }
