@@ -21,7 +21,7 @@ from support.research_repo import commit_as_researcher, git
 from labtui.core.workspace.run_folder import read_final_info
 
 SHAPES = Path(__file__).parents[1] / "repo_shapes"
-RUN_TIMEOUT_S = 120  # the baseline must fit it ([limits] run_timeout_s, from the environment)
+RUN_TIMEOUT_S = 40  # the baseline fits half of it ([limits] run_timeout_s, from the environment)
 
 pytestmark = pytest.mark.slow
 
