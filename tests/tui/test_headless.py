@@ -283,3 +283,13 @@ def test_a_tree_node_names_its_action_and_parent():
         "tree ended (20 nodes grown): 20 step(s); nothing beat the baseline (toy.score 0.5) "
         "beyond the noise"
     )
+
+
+def test_a_runs_long_lines_are_printed_whole_unwrapped_and_never_read_as_markup():
+    from labtui.core.events import LogLine
+
+    out = io.StringIO()
+    printer = HeadlessPrinter(Console(file=out, width=40, color_system=None))
+    long = "loss 0.5 " + "x" * 200
+    printer(LogLine(stage="s", run_id="run_1", stream="stdout", text=f"{long}\n[bold]kept[/]"))
+    assert out.getvalue().splitlines() == [f"run_1│ {long}", "run_1│ [bold]kept[/]"]
