@@ -3,8 +3,6 @@ Hydra's log format, with Rich markup printed raw, and with qualified names ("tra
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from labtui.core.machine.metric_lines import MAX_PARSED_CHARS, MetricPoint, parse_metrics
@@ -134,9 +132,7 @@ def test_real_lines_without_metrics(line: str) -> None:
 
 def test_long_coloured_lines_are_still_bounded() -> None:
     coloured = "\x1b[32m" + "[bold]x[/bold] 1 " * 1_000_000 + "\x1b[0m loss=1"
-    started = time.perf_counter()
     assert parse_metrics(coloured) is None  # "loss=1" lies far past MAX_PARSED_CHARS
-    assert time.perf_counter() - started < 1.0
     head = "\x1b[1mstep 3 loss 0.5\x1b[0m "
     assert parse_metrics(head + "[red]x[/red] " * 1_000_000) == MetricPoint(
         {"loss": 0.5}, step=3.0, step_name="step"
