@@ -18,7 +18,7 @@ from typing import Any
 
 from ..settings.sections import LimitsSection
 from ..source.files import normal_path
-from .metric_names import metrics_in_code
+from .metric_names import CodeMetrics, metrics_in_code
 from .python_survey import HYDRA_DIR, SMOKE_FLAG, option_flag
 from .repo_facts import Command, Draft, EntryPoint, NamedOption, RepoSurvey
 from .run_budget import LengthProposal, bounded_commands, fit_to_pace, given_count, set_count
@@ -172,17 +172,21 @@ def _smoke_value(option: NamedOption) -> int:
 
 
 def size_runs(
-    survey: RepoSurvey, entry: EntryPoint, draft: Draft, limits: LimitsSection
+    survey: RepoSurvey,
+    entry: EntryPoint,
+    draft: Draft,
+    limits: LimitsSection,
+    code: CodeMetrics | None = None,
 ) -> RunSizing | None:
     """The drafted command and smoke command bounded by the run-length option, and the smoke
     run made long enough to write each proposed metric once; None when no option sets a run's
-    length (the reasons say so)."""
+    length (the reasons say so). ``code``: what metrics_in_code read, when it has been read."""
     command, smoke = draft.get("experiment.command"), draft.get("experiment.smoke_command")
     if not command:
         return None
     lengths = run_length_options(entry)
     chosen = set(draft.get("results.metrics") or {})
-    found = metrics_in_code(survey, entry).found
+    found = (code or metrics_in_code(survey, entry)).found
     writes = [
         write
         for metric in found

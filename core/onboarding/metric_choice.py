@@ -61,9 +61,11 @@ class MetricProposal:
     question: str = ""  # what is left to ask; "" when the metrics were found
 
 
-def propose_metrics(survey: RepoSurvey, entry: EntryPoint | None) -> MetricProposal | None:
+def propose_metrics(
+    survey: RepoSurvey, entry: EntryPoint | None, code: CodeMetrics | None = None
+) -> MetricProposal | None:
     """The source and metrics the code and configs suggest; None when they name no metric."""
-    code = metrics_in_code(survey, entry)
+    code = code or metrics_in_code(survey, entry)
     stated = metrics_in_configs(survey, entry)
     root = Path(survey.root)
     found = [m for m in code.found if _is_measure(m.name) and not switched_off(m, root, entry)]

@@ -23,6 +23,7 @@ from ..source.files import is_data, is_evaluation, is_test
 from ..workspace.run_folder import FINAL_INFO
 from .command_draft import NO_OUTPUT_OPTION, draft_command, draft_env, in_readme, size_runs
 from .metric_choice import MAX_METRICS, propose_metrics, rank_names
+from .metric_names import CodeMetrics, metrics_in_code
 from .readme_text import readme_task
 from .repo_facts import (
     Draft,
@@ -54,8 +55,9 @@ def propose_setup(
     else:
         out_dirs = draft_command(survey, entry, why, draft)
         _propose_edit_protect(survey, entry, draft)
-    _propose_results(survey, entry, out_dirs, draft)
-    sizing = size_runs(survey, entry, draft, limits or LimitsSection()) if entry else None
+    code = metrics_in_code(survey, entry)  # read once: the results and the run's length use it
+    _propose_results(survey, entry, out_dirs, draft, code)
+    sizing = size_runs(survey, entry, draft, limits or LimitsSection(), code) if entry else None
     draft_env(draft, network)
     _drop_settled_questions(draft)
     _propose_paper(survey, draft)
@@ -137,7 +139,11 @@ def _propose_edit_protect(survey: RepoSurvey, entry: EntryPoint, draft: Draft) -
 
 
 def _propose_results(
-    survey: RepoSurvey, entry: EntryPoint | None, out_dirs: list[str], draft: Draft
+    survey: RepoSurvey,
+    entry: EntryPoint | None,
+    out_dirs: list[str],
+    draft: Draft,
+    code: CodeMetrics,
 ) -> None:
     hydra = entry is not None and entry.kind == "hydra"
     placed = [(r, _in_run_folder(r.path, out_dirs, hydra)) for r in survey.result_files]
@@ -164,7 +170,7 @@ def _propose_results(
             "numbers measure the experiment?"
         )
         return
-    if _propose_from_code(survey, entry, draft):
+    if _propose_from_code(survey, entry, draft, code):
         return
     trackers = _trackers_near(survey, entry)
     if "tensorboard" in trackers:
@@ -179,10 +185,12 @@ def _propose_results(
         draft.ask("Which metric names does a run print, and is higher or lower better?")
 
 
-def _propose_from_code(survey: RepoSurvey, entry: EntryPoint | None, draft: Draft) -> bool:
+def _propose_from_code(
+    survey: RepoSurvey, entry: EntryPoint | None, draft: Draft, code: CodeMetrics
+) -> bool:
     """[results] from the metric names the code writes and the configs state; False when they
     name none."""
-    proposal = propose_metrics(survey, entry)
+    proposal = propose_metrics(survey, entry, code)
     if proposal is None:
         return False
     draft.set("results.source", proposal.source, proposal.source_reason)
