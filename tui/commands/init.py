@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from pathlib import Path
 
 from .common import (
@@ -135,6 +136,7 @@ def _approve(
     then commit it. None when the proposal must be asked about again (what was wrong has been
     said); with --yes a failed run ends init instead."""
     from labtui.core.errors import ConfigError
+    from labtui.core.events import Bus
     from labtui.core.onboarding import init_check, repo_init
 
     try:
@@ -147,7 +149,10 @@ def _approve(
         sha = repo_init.commit_dirty(root, branch)
         console.print(f"your uncommitted work is commit {sha[:8]} on {branch}")
     journal = _journal(root, config)
-    emit = _both(printer, journal.append)
+    bus = Bus()
+    bus.subscribe(printer)
+    bus.subscribe(journal.append)
+    emit = bus.emit
     try:
         checks = [] if not config.experiment.smoke_command else ["smoke"]
         checks += [] if args.no_baseline else ["baseline"]
@@ -195,8 +200,6 @@ _FIX_AFTER_FAILED = {
 
 def _fix_after(what: str, problem: str, config: Any) -> str:
     """How to go on after a failed check: a missing package is named, with where it goes."""
-    import re
-
     missing = re.search(r"No module named '([\w.]+)'", problem)
     if missing is None:
         return _FIX_AFTER_FAILED[what]
@@ -233,14 +236,6 @@ def _journal(root: Path, config: Any) -> Any:
     from labtui.core.workspace.project import Project
 
     return Journal(Project(root, config).state_dir)
-
-
-def _both(*subscribers: Any) -> Any:
-    def emit(event: Any) -> None:
-        for subscriber in subscribers:
-            subscriber(event)
-
-    return emit
 
 
 def _say_error(console: Console, message: str, hint: str) -> None:
