@@ -24,6 +24,13 @@ def _indented(code: str) -> str:
     return "".join(f"    {line}\n" for line in code.strip().splitlines())
 
 
+def _write(root, files: dict[str, str]) -> None:
+    """A small repository's files, folders made as needed."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
 def _broken_repository(root):
     make_repository(root)
     script = (root / "train.py").read_text()
@@ -105,10 +112,14 @@ def test_an_unset_command_and_a_missing_interpreter_are_named_before_anything_ru
 
 
 def test_modules_beside_the_script_are_the_repositorys_not_packages(tmp_path):
-    (tmp_path / "grokking").mkdir()
-    (tmp_path / "grokking/train.py").write_text("import data\nimport model\nimport torch\n")
-    (tmp_path / "grokking/data.py").write_text("import numpy\n")
-    (tmp_path / "grokking/model.py").write_text("")
+    _write(
+        tmp_path,
+        {
+            "grokking/train.py": "import data\nimport model\nimport torch\n",
+            "grokking/data.py": "import numpy\n",
+            "grokking/model.py": "",
+        },
+    )
     files = {"grokking/train.py", "grokking/data.py", "grokking/model.py"}
     found = packages_of(tmp_path, ["grokking/train.py", "grokking/data.py"], files)
     assert found == ["torch", "numpy"]
@@ -151,15 +162,16 @@ def test_a_readme_set_up_step_before_the_run_is_proposed_as_prepare(tmp_path):
     from labtui.core.onboarding.repo_scan import survey
     from labtui.core.onboarding.setup_draft import propose_setup
 
-    (tmp_path / "train.py").write_text(
-        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--out', default='o')\n"
-        "p.parse_args()\nprint('loss: 0.5')\n"
-    )
-    (tmp_path / "create_output_dirs.sh").write_text("mkdir -p outputs/models\n")
-    (tmp_path / "README.md").write_text(
-        "# A study\n\nWe study things at length in this repository.\n\n```bash\n"
-        "pip install -r requirements.txt\nwandb login\nbash create_output_dirs.sh\n"
-        "mkdir -p checkpoints\nbash fetch_weights.sh\npython train.py --out outputs\n```\n"
+    _write(
+        tmp_path,
+        {
+            "train.py": "import argparse\np = argparse.ArgumentParser()\n"
+            "p.add_argument('--out', default='o')\np.parse_args()\nprint('loss: 0.5')\n",
+            "create_output_dirs.sh": "mkdir -p outputs/models\n",
+            "README.md": "# A study\n\nWe study things at length in this repository.\n\n```bash\n"
+            "pip install -r requirements.txt\nwandb login\nbash create_output_dirs.sh\n"
+            "mkdir -p checkpoints\nbash fetch_weights.sh\npython train.py --out outputs\n```\n",
+        },
     )
     draft = propose_setup(survey(tmp_path))
     experiment = draft.values["experiment"]
@@ -186,12 +198,14 @@ def test_a_package_imported_two_modules_down_is_needed_all_the_same(tmp_path):
     from labtui.core.onboarding.repo_init import choose_python
     from labtui.core.onboarding.repo_scan import survey
 
-    (tmp_path / "grokking").mkdir()
-    (tmp_path / "grokking/cli.py").write_text(
-        'from training import main\n\nif __name__ == "__main__":\n    main()\n'
+    _write(
+        tmp_path,
+        {
+            "grokking/cli.py": 'from training import main\n\nif __name__ == "__main__":\n    main()\n',
+            "grokking/training.py": "from model import Net\ndef main(): Net()\n",
+            "grokking/model.py": "import notapackage_einops_xyz\nclass Net: ...\n",
+        },
     )
-    (tmp_path / "grokking/training.py").write_text("from model import Net\ndef main(): Net()\n")
-    (tmp_path / "grokking/model.py").write_text("import notapackage_einops_xyz\nclass Net: ...\n")
     python, _why, question = choose_python(tmp_path, survey(tmp_path), "{python} grokking/cli.py")
     assert python == ""
     assert "notapackage_einops_xyz (grokking/cli.py and the modules it imports need them)" in (
@@ -242,16 +256,17 @@ def test_a_nanogpt_shaped_repository_runs_its_top_level_train_script_and_reads_i
     from labtui.core.onboarding.repo_scan import survey
     from labtui.core.onboarding.setup_draft import propose_setup
 
-    (tmp_path / "data/shakespeare").mkdir(parents=True)
-    (tmp_path / "data/shakespeare/prepare.py").write_text(
-        'if __name__ == "__main__":\n    print("downloading")\n'
-    )
-    (tmp_path / "train.py").write_text(NANOGPT_TRAIN)
-    (tmp_path / "configurator.py").write_text("import sys\n")
-    (tmp_path / "README.md").write_text(
-        "# nano\n\nThe simplest repository for training GPTs, small enough to read.\n\n```\n"
-        "python data/shakespeare/prepare.py\npython train.py config/train_char.py\n"
-        "python train.py config/train_char.py --device=cpu\n```\n"
+    _write(
+        tmp_path,
+        {
+            "data/shakespeare/prepare.py": 'if __name__ == "__main__":\n    print("downloading")\n',
+            "train.py": NANOGPT_TRAIN,
+            "configurator.py": "import sys\n",
+            "README.md": "# nano\n\nThe simplest repository for training GPTs, small enough to "
+            "read.\n\n```\npython data/shakespeare/prepare.py\n"
+            "python train.py config/train_char.py\n"
+            "python train.py config/train_char.py --device=cpu\n```\n",
+        },
     )
     draft = propose_setup(survey(tmp_path))
     # its configurator sets a constant with --name=value: max_iters gets an end, the smoke run
