@@ -47,6 +47,16 @@ class SandboxSection(Section):
     removed, largest first, until it is back under)."""
     tmp_mb: Count = 4096
     """The private /tmp under bubblewrap (it is held in memory)."""
+    max_files: Count = 100_000
+    """Files a run may create in the project folder (watched, like the disk caps: the run is
+    stopped, named, and what it created outside its run folder is removed)."""
+    pass_env: list[str] = Field(default_factory=list)
+    """Environment variables a run also gets, by name (e.g. ["HF_TOKEN", "WANDB_API_KEY"]):
+    everything outside labtui's allowlist (locale, PATH, the interpreter's, CUDA/NVIDIA/thread
+    settings) is dropped; `labtui doctor` lists what passes."""
+    read: list[str] = Field(default_factory=list)
+    """Paths outside the project a run may read (data sets, model caches), bound read-only into
+    the sandbox; the home folder is otherwise empty inside it."""
     oom_score_adj: Annotated[Count, at_most(1000, 1000)] = 1000
     """Raised OOM score of a run (0: left as is): out of memory, the kernel kills the
     experiment, not labtui, a model server or your shell."""

@@ -113,6 +113,9 @@ class LimitsSection(Section):
     the logs and the journal (0: never). A busy infinite loop is no stall: run_timeout_s ends it."""
     stall_stop_s: Seconds = 600.0
     """Once flagged, it is stopped after this much more idleness (0: flagged only)."""
+    run_log_mb: Count = 1024
+    """Bytes of a run's stdout and of its stderr kept in run_i/stdout.log and stderr.log (each;
+    0: no cap). Over it, the first and the last halves are kept and the cut is said in the log."""
 
 
 class AutonomySection(Section):
