@@ -17,6 +17,7 @@ from typing import IO
 
 from ..events import Event, LogLine
 from .metric_lines import metrics_reported
+from .run_log import CappedLog
 
 Emit = Callable[[Event], None]
 
@@ -61,16 +62,26 @@ class StreamPump(threading.Thread):
     One event per read, not per line: a child printing 100k lines as fast as it can then costs
     tens of events, which keeps the journal, the bus and the UI thread out of its way.
 
+    With a ``log`` every byte also goes to the run's log file as it was read (run_log.py).
+
     A failing subscriber must not stop the draining: a child whose pipe is not read blocks on
     its next write and would hang until the timeout. So the first error is kept and re-raised
     by the caller once the child is done, and further lines are only kept in the tail.
     """
 
     def __init__(
-        self, pipe: IO[bytes], stream: str, emit: Emit, stage: str, run_id: str, tail_chars: int
+        self,
+        pipe: IO[bytes],
+        stream: str,
+        emit: Emit,
+        stage: str,
+        run_id: str,
+        tail_chars: int,
+        log: CappedLog | None = None,
     ) -> None:
         super().__init__(name=f"labtui-{run_id}-{stream}", daemon=True)
         self._pipe = pipe
+        self._log = log
         self._stream = stream
         self._emit = emit
         self._stage = stage
@@ -84,6 +95,8 @@ class StreamPump(threading.Thread):
         splitter = LineSplitter()
         fd = self._pipe.fileno()
         while chunk := _read_block(fd):
+            if self._log is not None:
+                self._log.write(chunk)
             if lines := splitter.feed(chunk):
                 yield lines
         if rest := splitter.end():

@@ -23,6 +23,8 @@ from ..events import Event, Notice
 from .oom import OomCounter
 from .output_lines import StreamPump
 from .process_group import RUN_MARK, kill_group, kill_marked
+from .run_env import run_environment
+from .run_log import CappedLog, RunLogs
 from .sandbox import SandboxSpec
 from .watch import RunWatcher, Watch
 
@@ -44,6 +46,16 @@ class ProcessResult:
     oom_struck: bool = False  # the kernel's OOM killer ended a process of the machine meanwhile
     peak_rss_mb: float = 0.0  # the most resident memory its process tree was seen holding
     scheduler_end: str = ""  # how a cluster's scheduler ended it, said whole ('' when it did not)
+    logs: tuple[LogWritten, ...] = ()  # the run folder's stdout.log and stderr.log, when kept
+
+
+@dataclass(frozen=True)
+class LogWritten:
+    """One stream's log file: how much the run printed, and whether the cap cut the file."""
+
+    name: str
+    bytes: int
+    cut: bool
 
 
 def missing_interpreter(python: str) -> LabtuiError:
@@ -54,16 +66,12 @@ def missing_interpreter(python: str) -> LabtuiError:
     )
 
 
-def child_env(env: dict[str, str] | None) -> dict[str, str]:
-    # LLM-written code never sees the model providers' keys (OPENAI_API_KEY, LABTUI_API_KEY, …):
-    # a run has no business with them, and a leaked key costs money. Other tokens a run may
-    # legitimately need (HF_TOKEN for a gated data set) pass.
-    merged = {k: v for k, v in os.environ.items() if not k.upper().endswith("API_KEY")}
-    if env:
-        merged.update(env)
-    # Without it Python block-buffers a piped stdout and the log pane stays empty for minutes.
-    merged["PYTHONUNBUFFERED"] = "1"
-    return merged
+def child_env(env: dict[str, str] | None, sandbox: SandboxSpec | None = None) -> dict[str, str]:
+    """A run's environment: an allowlist of labtui's, never all of it (core/machine/run_env.py),
+    the sandbox's ``pass_env`` and cache locations, then ``env``, which wins."""
+    if sandbox is None:
+        return run_environment(env)
+    return sandbox.environment(env)
 
 
 def check_program(program: str, cwd: Path) -> None:
@@ -101,7 +109,6 @@ def _start(
     if sandbox is not None and sandbox.limited:
         check_program(argv[0], cwd)
         command = sandbox.wrap(argv, cwd.resolve())
-        env = {**sandbox.env, **env} if sandbox.isolated else env
     try:
         return popen_in_group(command, cwd, env)
     except (FileNotFoundError, PermissionError, NotADirectoryError):
@@ -128,6 +135,7 @@ def run_process(
     sandbox: SandboxSpec | None = None,
     stop: threading.Event | None = None,
     watch: Watch | None = None,
+    logs: RunLogs | None = None,
 ) -> ProcessResult:
     """Run ``argv`` to completion or timeout, streaming its output as LogLine events.
 
@@ -138,9 +146,10 @@ def run_process(
     named in ``limit_hit`` or shows in the stderr tail. Setting ``stop`` ends the run early
     (its whole group), as when the experiments stage ends while parallel ideas still run.
     ``watch`` adds the stall watchdog and the project's disk cap (core/machine/watch.py).
+    ``logs`` keeps the whole output in the run folder (core/machine/run_log.py).
     """
     start = time.monotonic()
-    environment = child_env(env)
+    environment = child_env(env, sandbox)
     # Without bubblewrap's PID namespace a child can leave the process group (setsid, a
     # daemon); it still carries this mark, by which it is found and stopped at the end.
     mark = secrets.token_hex(8) if sandbox is not None and not sandbox.isolated else ""
@@ -150,9 +159,10 @@ def run_process(
     oom = OomCounter()
     proc = _start(argv, Path(cwd), environment, sandbox)
     assert proc.stdout is not None and proc.stderr is not None
+    files = {stream: logs.open(stream) for stream in ("stdout", "stderr")} if logs else {}
     pumps = [
-        StreamPump(proc.stdout, "stdout", emit, stage, run_id, tail_chars),
-        StreamPump(proc.stderr, "stderr", emit, stage, run_id, tail_chars),
+        StreamPump(proc.stdout, "stdout", emit, stage, run_id, tail_chars, files.get("stdout")),
+        StreamPump(proc.stderr, "stderr", emit, stage, run_id, tail_chars, files.get("stderr")),
     ]
     for pump in pumps:
         pump.start()
@@ -201,6 +211,7 @@ def run_process(
         escaped = escaped or marked
         if watcher is not None:
             watcher.check_after_run()
+        written = _close_logs(files)
         if escaped:
             emit(
                 Notice(
@@ -225,7 +236,14 @@ def run_process(
         limit_hit=limit_hit,
         oom_struck=returncode != 0 and not limit_hit and not ended and oom.struck(),
         peak_rss_mb=watcher.peak_rss_mb if watcher is not None else 0.0,
+        logs=written,
     )
+
+
+def _close_logs(files: dict[str, CappedLog]) -> tuple[LogWritten, ...]:
+    for log in files.values():
+        log.close()
+    return tuple(LogWritten(log.final.name, log.total_bytes, log.cut) for log in files.values())
 
 
 def _wait(proc: subprocess.Popen[bytes], timeout_s: float, stop: threading.Event | None) -> str:

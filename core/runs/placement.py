@@ -26,6 +26,7 @@ from ..machine.gpu import (
     shared_gpu_pool,
 )
 from ..machine.processes import ProcessResult, run_process
+from ..machine.run_log import RunLogs
 from ..machine.sandbox import SandboxSpec
 from ..machine.watch import Watch
 from ..slurm.jobs import JobArray, earlier_job, gpu_log_pattern, run_as_job
@@ -142,6 +143,7 @@ class Command:
     timeout_s: float
     stage: str
     env: dict[str, str]
+    logs: RunLogs | None = None  # where the whole output is kept (the run folder)
 
 
 def run_here(
@@ -171,6 +173,7 @@ def run_here(
             env={**lease.env, **command.env},
             stop=stop,
             watch=replace(watch, gpu_busy=gpu_busy),
+            logs=command.logs,
         )
     return Executed(
         process=proc,

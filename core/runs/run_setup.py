@@ -24,10 +24,12 @@ from ..events import Event
 from ..machine import sandbox_policy
 from ..machine.gpu import GpuPool
 from ..machine.interpreter import probe_interpreter
+from ..machine.run_log import RunLogs
 from ..machine.sandbox import SandboxSpec
 from ..machine.watch import Watch
 from ..settings.contract import NO_TERMS, RunTerms, protected_files, run_argv, run_env
-from ..settings.sections import ClusterSection, ExperimentSection, SandboxSection
+from ..settings.sections import ClusterSection, ExperimentSection, LimitsSection, SandboxSection
+from ..workspace.project import STATE_DIR
 from .placement import Command, Executed, OnCluster, run_here
 
 if TYPE_CHECKING:
@@ -56,6 +58,7 @@ class ReadyRun:
     job: OnCluster | None = None
     spec: SandboxSpec | None = None
     prepare: tuple[str, ...] = ()  # [experiment] prepare: shell lines run before argv
+    log_mb: int = LimitsSection().run_log_mb  # [limits] run_log_mb: each stream's log cap
 
     @property
     def run_dir(self) -> Path:
@@ -70,7 +73,8 @@ class ReadyRun:
             return self.job.run(emit, stop)
         assert self.spec is not None
         argv = with_prepare(self.argv, self.prepare)
-        command = Command(argv, self.root, self.run_id, self.timeout_s, stage, self.env)
+        logs = RunLogs.from_mb(self.run_dir, self.root / STATE_DIR / "logs", self.log_mb)
+        command = Command(argv, self.root, self.run_id, self.timeout_s, stage, self.env, logs)
         return run_here(command, emit, self.spec, stop, self.watch, gpus)
 
 
@@ -93,6 +97,7 @@ def prepare_run(
     overrun_s: float = 0.0,
     cluster: ClusterSection | None = None,
     array: JobArray | None = None,
+    log_mb: int | None = None,
 ) -> ReadyRun:
     """``run_id`` in the project at ``root`` made ready (see ``run_experiment`` for the
     arguments); its folder, left by a failed attempt, is emptied first unless a Slurm job a
@@ -128,6 +133,7 @@ def prepare_run(
     return ReadyRun(
         root, run_id, python, commit, smoke, terms, argv, env, timeout_s, protected, watch,
         environment, job, spec, tuple(experiment.prepare),
+        LimitsSection().run_log_mb if log_mb is None else log_mb,
     )  # fmt: skip
 
 

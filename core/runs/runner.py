@@ -73,6 +73,7 @@ def configured(config: Config) -> dict[str, Any]:
         "experiment": config.experiment,
         "results": config.results,
         "cluster": config.cluster,
+        "log_mb": config.limits.run_log_mb,
     }
 
 
@@ -100,6 +101,7 @@ def run_experiment(
     overrun_s: float = 0.0,
     cluster: ClusterSection | None = None,
     array: JobArray | None = None,
+    log_mb: int | None = None,
 ) -> RunResult:
     """Run ``[experiment] command`` (None: the template contract's) for ``run_id`` in ``root``
     and judge the numbers ``results`` (None: its final_info.json) points at; ``smoke`` runs the
@@ -121,6 +123,9 @@ def run_experiment(
 
     ``cluster`` (``[cluster]``) makes the run a Slurm job (core/slurm/jobs.py), a task of
     ``array`` when it is one of several runs submitted together.
+
+    The whole output is kept in ``run_i/stdout.log`` and ``stderr.log``, each capped at
+    ``log_mb`` (None: ``[limits] run_log_mb``'s default; core/machine/run_log.py).
     """
     experiment = experiment or ExperimentSection()
     results = results or ResultsSection()
@@ -128,7 +133,7 @@ def run_experiment(
         root, run_id, python=python, timeout_s=timeout_s, emit=emit, stage=stage, commit=commit,
         sandbox=sandbox, experiment=experiment, smoke=smoke, stall_s=stall_s,
         stall_stop_s=stall_stop_s, project_cap_mb=project_cap_mb, terms=terms,
-        overrun_s=overrun_s, cluster=cluster, array=array,
+        overrun_s=overrun_s, cluster=cluster, array=array, log_mb=log_mb,
     )  # fmt: skip
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     started = time.time()
