@@ -21,10 +21,15 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import LabtuiError
 from ..stage_list import STAGES
-from .project import CommitInfo
+
+# CommitInfo lives in .project, which loads the pydantic config (~150 ms): the app's first paint
+# builds a CommitLog, and only a shown commit needs the record.
+if TYPE_CHECKING:
+    from .project import CommitInfo
 
 # One diff is shown, not archived: beyond this the text is cut (the commit itself is intact).
 MAX_DIFF_BYTES = 2_000_000
@@ -157,6 +162,8 @@ class CommitLog:
 
     def show(self, sha: str) -> CommitInfo:
         """One commit against its parent (the root commit against the empty tree)."""
+        from .project import CommitInfo  # noqa: PLC0415 -- the config, ~150 ms: see the imports
+
         full = self._resolve(sha)
         described = self._git("show", "-z", "--name-only", f"--format=%B{_FIELD}", full, "--")
         message, _, names = described.partition(_FIELD)
@@ -165,6 +172,8 @@ class CommitLog:
 
     def working_tree(self) -> CommitInfo:
         """Tracked changes against HEAD (staged and not), then the untracked files by name."""
+        from .project import CommitInfo  # noqa: PLC0415 -- the config, ~150 ms: see the imports
+
         base = "HEAD" if self._has_commits() else self._empty_tree()
         diff = self._git("diff", "--no-color", base, "--", limit=True)
         changed = _split_names(self._git("diff", "--name-only", "-z", base, "--"))
