@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual.content import Content
 
@@ -16,9 +17,11 @@ from labtui.core.workspace.history import (
     newest_of_next_group,
     newest_of_previous_group,
 )
-from labtui.core.workspace.project import CommitInfo
 
 from .base import clip_lines
+
+if TYPE_CHECKING:  # its module loads the pydantic config (~150 ms), which the first paint skips
+    from labtui.core.workspace.project import CommitInfo
 
 WORKING_TREE = "<working tree>"  # what the pane shows, in place of a sha, for the working tree
 

@@ -21,7 +21,6 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from labtui.core.checkpoints import WAIVE, CheckpointRequest, Decision
-from labtui.core.workspace.ideas import parse_idea
 
 from ..keybar import KeyBar
 from .idea_picker import IdeaPickerScreen
@@ -258,6 +257,9 @@ class CheckpointScreen(ModalScreen[Decision]):
 
     def action_pick(self) -> None:
         """The picker over the ideas the checkpoint carries (the UI reads no project file)."""
+        # ~70 ms of pydantic answer models that the first paint does not need
+        from labtui.core.workspace.ideas import parse_idea  # noqa: PLC0415
+
         ideas = [parse_idea(data) for data in self.request.details["ideas"]]
         self.app.push_screen(IdeaPickerScreen(ideas), callback=self._picked)
 

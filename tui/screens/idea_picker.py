@@ -6,7 +6,7 @@ ideas.json, commits them as the researcher's edit and asks again about the re-ra
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -15,9 +15,10 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from labtui.core.workspace.ideas import Idea
-
 from ..keybar import KeyBar
+
+if TYPE_CHECKING:  # the ideas' module (pydantic answers, ~70 ms) loads when a picker opens
+    from labtui.core.workspace.ideas import Idea
 
 TITLE_CHARS = 40  # the table fits a 100-column terminal with the scores in view
 MARK_SIGNS = {"chosen": ("✔ pick", "bold green"), "rejected": ("✘ reject", "red")}
