@@ -19,7 +19,7 @@ from .llm.budget import Ledger
 from .llm.client import LLM
 from .llm.litellm_setup import check_model
 from .llm.streaming import speed_words
-from .machine import bubblewrap
+from .machine import bubblewrap, sandbox_policy
 from .machine.gpu import describe
 from .machine.host_limits import TASKS_FLOOR, TASKS_PER_CPU, containment, io_words, task_cap
 from .machine.interpreter import probe_interpreter
@@ -77,6 +77,25 @@ def _sandbox(config: Config) -> Check:
     if mode == "bwrap":
         return Check("sandbox", False, f"{problem}: runs will refuse to start; {fix}")
     return Check("sandbox", False, f"{problem}: runs get limits only, NOT isolated; {fix}", False)
+
+
+def _run_environment(config: Config, root: Path) -> Check:
+    """What a run would see now: the names of the variables that pass (never their values),
+    the ``pass_env`` names labtui's environment lacks, and what the sandbox's home holds."""
+    try:
+        spec = sandbox_policy.policy(config.sandbox, root)
+    except ConfigError as exc:
+        return Check("run environment", False, str(exc))
+    names = spec.env_policy.passed_names()
+    parts = [f"{len(names)} variables pass: {', '.join(names)}"]
+    if missing := spec.env_policy.missing():
+        parts.append(f"[sandbox] pass_env not set here: {', '.join(missing)}")
+    if spec.isolated:
+        binds = [str(target) for _, target in spec.read_only_binds([config.python])]
+        parts.append(f"home empty, read-only: {', '.join(binds) or 'nothing'}")
+    else:
+        parts.append("home folder visible to runs (no bubblewrap)")
+    return Check("run environment", not missing, "; ".join(parts), False)
 
 
 def _containment(config: Config) -> Check:
@@ -196,6 +215,7 @@ def run_checks(project_dir: Path | None) -> list[Check]:
     checks += _cluster(config)
     checks.append(_sandbox(config))
     checks.append(_containment(config))
+    checks.append(_run_environment(config, project_dir or Path.cwd()))
     checks.append(_interpreter(config))
     checks.append(_semantic_scholar())
     checks.append(_profile(config))

@@ -1,8 +1,8 @@
 """bubblewrap on this machine: whether it is installed and can make a sandbox here (probed once),
 whether it can size a tmpfs, the flags that isolate a run (a PID namespace, and no capabilities
-when run as root), the GPU device nodes passed through, and the Python environments under /tmp
-that the sandbox's private /tmp would hide. ``core.machine.sandbox`` builds a run's bwrap
-command line from them.
+when run as root), the GPU device nodes passed through, and the folders that make up a run's
+Python interpreters (which the sandbox binds back where its empty home or private /tmp would
+hide them). ``core.machine.sandbox`` builds a run's bwrap command line from them.
 """
 
 from __future__ import annotations
@@ -22,16 +22,42 @@ GPU_DEVICE_GLOBS = ("/dev/nvidia*", "/dev/dri")
 PROBE_TIMEOUT_S = 10.0
 
 
-def environments_under_tmp(programs: list[str]) -> list[str]:
-    """Python environments that live under /tmp (a CI checkout, a scratch venv): the sandbox's
-    private /tmp would hide them, and with them the interpreters, so they are bound back
-    read-only. labtui's own (it runs the limits wrapper) and each program's (<env>/bin/python)."""
-    candidates = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent.parent}
+def interpreter_roots(programs: list[str]) -> list[Path]:
+    """The folders that make up the interpreters a sandboxed run uses: labtui's own (it runs the
+    limits wrapper) and each program's, wherever they live (a pyenv or conda under the home
+    folder, a repository's .venv, a scratch venv under /tmp). For ``<env>/bin/python``: the
+    environment as named, as its symlinks resolve, and a venv's base interpreter (pyvenv.cfg's
+    ``home``), whose standard library a venv made with copies still needs. The sandbox binds
+    back, read-only, those it would otherwise hide."""
+    executables = [Path(sys.executable)]
     for program in programs:
-        path = Path(shutil.which(program) or program)
-        candidates |= {path.parent.parent, path.resolve().parent.parent}
-    tmp = Path("/tmp")
-    return sorted(str(p) for p in candidates if tmp in p.parents and p.is_dir())
+        executables.append(Path(shutil.which(program) or program))
+    candidates = {Path(sys.prefix), Path(sys.base_prefix)}
+    for executable in executables:
+        for prefix in (executable.parent.parent, executable.resolve().parent.parent):
+            candidates.add(prefix)
+            if base := _venv_base(prefix):
+                candidates |= {base, base.resolve()}
+    return sorted(p for p in candidates if p.is_absolute() and p.is_dir())
+
+
+def _venv_base(prefix: Path) -> Path | None:
+    """The prefix of the interpreter a venv was made from (None when ``prefix`` is no venv)."""
+    try:
+        lines = (prefix / "pyvenv.cfg").read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    for line in lines:
+        key, _, value = line.partition("=")
+        if key.strip() == "home" and value.strip():
+            return Path(value.strip()).parent  # home is the base interpreter's bin folder
+    return None
+
+
+def user_site_packages(home: Path) -> list[Path]:
+    """``pip install --user`` packages under the home folder (~/.local/lib/pythonX.Y/
+    site-packages): a run needs them as much as the interpreter's own; a venv ignores them."""
+    return sorted(Path(p) for p in glob.glob(str(home / ".local/lib/python3*/site-packages")))
 
 
 def isolation_flags() -> list[str]:

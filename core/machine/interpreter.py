@@ -52,11 +52,10 @@ def probe_interpreter(
     as writable by earlier runs as experiment.py is.
     """
     command = [python, "-c", _ENV_PROBE]
-    env = child_env(None)
+    env = child_env(None, sandbox)
     if sandbox is not None and sandbox.limited:
         check_program(python, Path(cwd))
         command = sandbox.wrap(command, Path(cwd).resolve())
-        env = {**sandbox.env, **env} if sandbox.isolated else env
     try:
         done = subprocess.run(
             command,

@@ -7,9 +7,13 @@ Two layers, chosen by ``[sandbox] mode`` in labtui.toml:
   bound read-only again on top of that, so the child can neither escape the project nor edit
   its own time limit or rewrite history. ``/dev`` is a fresh minimal one plus the GPU nodes
   (``/dev/nvidia*``, ``/dev/dri``), ``/proc`` belongs to a new PID namespace (a fork bomb dies
-  with the sandbox), ``/tmp`` is a private tmpfs of ``tmp_mb``, credentials (``~/.ssh``,
-  ``~/.aws``, ``~/.netrc``, the project's ``.env`` …) are hidden and, unless ``network = true``,
-  the network namespace is empty (not even the host's loopback is reachable).
+  with the sandbox), ``/tmp`` is a private tmpfs of ``tmp_mb`` and, unless ``network = true``,
+  the network namespace is empty (not even the host's loopback is reachable). The home folder
+  is an empty tmpfs (and so are /home and /root): an allowlist, not a list of known secrets.
+  Bound back read-only on top, and nothing else from there: the folders of the interpreters
+  the run uses (``core/machine/bubblewrap.py``) and the paths of ``[sandbox] read``. The
+  project's own credentials (``.env`` …) are hidden. The environment is an allowlist too
+  (``core/machine/run_env.py``), in every mode.
 * **limits**: resource limits set in the child right before it execs the experiment interpreter
   (CPU time, data memory, processes, file size, no core dumps), plus watchers in labtui
   (``core/machine/watch.py``, over the run's whole process tree from ``core/machine/process_tree.py`` and the
@@ -44,29 +48,24 @@ from typing import Any
 from .bubblewrap import (
     BWRAP,
     bwrap_sizes_tmpfs,
-    environments_under_tmp,
     gpu_devices,
+    interpreter_roots,
     isolation_flags,
+    user_site_packages,
 )
 from .host_limits import Containment, io_words, ioprio
 from .limits_wrapper import wrapper_command
+from .run_env import SANDBOX_LOCATIONS, EnvPolicy
 
 MODES = ("auto", "bwrap", "limits", "off")
 PROTECTED = ("labtui.toml", ".labtui", ".git")  # read-only inside the project, when present
-# Credentials a run has no business reading: it could print them into its log, and the log's
-# tail goes to the model. Hidden inside bubblewrap (an empty folder, an empty file). Relative
-# to $HOME, then to the project folder.
-HOME_SECRETS = (
-    ".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".config/gcloud", ".config/gh",
-    ".netrc", ".git-credentials", ".pypirc", ".env", ".aider.conf.yml", ".aider.env",
-    ".cache/huggingface/token", ".huggingface/token",
-)  # fmt: skip
+# The project's own credentials: the project is bound writable, so these are masked on top (an
+# empty folder, an empty file). What lies outside the project is hidden by the empty home.
 PROJECT_SECRETS = (".env", ".envrc", ".aider.env", ".aider.conf.yml", ".netrc")
 NPROC_MARGIN = 16  # RLIMIT_NPROC is a backstop above max_processes, which the runner watches
 
-# Caches that libraries write under $HOME, which the sandbox makes read-only: pointed into the
-# private /tmp so that matplotlib and Triton (torch.compile) work. Only set when not set already.
-_SANDBOX_ENV = {"MPLCONFIGDIR": "/tmp/matplotlib", "TRITON_CACHE_DIR": "/tmp/triton-cache"}
+# Other users' homes, hidden like the run's own (unless the project lives there).
+OTHER_HOMES = ("/home", "/root")
 
 
 # -- the policy ----------------------------------------------------------------------------
@@ -86,9 +85,11 @@ class SandboxSpec:
     max_file_mb: int = 0
     run_dir: Path | None = None
     run_dir_cap_mb: int = 0
+    max_files: int = 0  # entries a run may add to the project folder (watched)
     tmp_mb: int = 0  # size of the private /tmp (bubblewrap; it lives in memory)
     note: str = ""  # why the run is not isolated, when it is not
-    env: dict[str, str] = field(default_factory=lambda: dict(_SANDBOX_ENV))
+    pass_env: tuple[str, ...] = ()  # [sandbox] pass_env: variables let through by name
+    read: tuple[Path, ...] = ()  # [sandbox] read: paths bound read-only (absolute, existing)
     protected: tuple[str, ...] = ()  # project files no run may change ([experiment] protect)
     # For the host's sake (core/machine/host_limits.py): who the OOM killer takes, CPU and IO priority,
     # and the cgroup (or none) that caps the run's memory, CPU and tasks.
@@ -111,6 +112,15 @@ class SandboxSpec:
         if self.max_processes_auto:
             return f'[sandbox] max_processes = "auto" ({self.max_processes} tasks here)'
         return f"[sandbox] max_processes = {self.max_processes}"
+
+    @property
+    def env_policy(self) -> EnvPolicy:
+        """The run's environment: the allowlist and ``pass_env``, caches moved into the
+        sandbox's private /tmp under bubblewrap (the real ones are hidden or read-only)."""
+        return EnvPolicy(self.pass_env, SANDBOX_LOCATIONS if self.isolated else None)
+
+    def environment(self, explicit: dict[str, str] | None = None) -> dict[str, str]:
+        return self.env_policy.environment(explicit)
 
     def for_run_dir(self, run_dir: Path | None, cap_mb: int | None = None) -> SandboxSpec:
         """The same policy watching ``run_dir`` against the disk cap."""
@@ -183,21 +193,23 @@ class SandboxSpec:
         return [*self.containment.prefix(), *command]
 
     def bwrap_args(self, cwd: Path, programs: list[str] | None = None) -> list[str]:
+        """bwrap's command line; order matters: each mount lies on top of the ones before it
+        (empty homes first, then what is bound back, then the project and its protections)."""
         root = str(self.root)
         args = [shutil.which(BWRAP) or BWRAP, "--ro-bind", "/", "/", "--dev", "/dev"]
         for device in gpu_devices():
             args += ["--dev-bind", device, device]
         args += ["--proc", "/proc"]
-        if self.tmp_mb and bwrap_sizes_tmpfs():
-            args += ["--size", str(self.tmp_mb * 1024 * 1024)]
-        args += ["--tmpfs", "/tmp"]
-        environments = environments_under_tmp(programs or [])
-        for environment in environments:
-            args += ["--ro-bind", environment, environment]
+        for empty in ["/tmp", *map(str, self.empty_homes())]:
+            if self.tmp_mb and bwrap_sizes_tmpfs():
+                args += ["--size", str(self.tmp_mb * 1024 * 1024)]
+            args += ["--tmpfs", empty]
+        for source, target in self.read_only_binds(programs or []):
+            args += ["--ro-bind", str(source), str(target)]
         args += ["--bind", root, root]
         for path in self.read_only_paths():
             args += ["--ro-bind", str(path), str(path)]
-        for secret in self.hidden_paths([self.root, *map(Path, environments)]):
+        for secret in self.hidden_paths():
             if secret.is_dir():
                 args += ["--tmpfs", str(secret)]
             else:
@@ -208,28 +220,51 @@ class SandboxSpec:
         args += ["--chdir", str(cwd)]
         return args
 
+    def empty_homes(self) -> list[Path]:
+        """The home folder and the other homes, each an empty tmpfs in the sandbox, parents
+        first; a home that is the project, or lies in it, stays as the project's bind shows it."""
+        home = Path(os.path.expanduser("~"))
+        homes = [Path(p) for p in OTHER_HOMES] + [home]
+        return [
+            path
+            for path in sorted(dict.fromkeys(homes), key=lambda p: len(p.parts))
+            if path.is_dir()
+            and path != Path(path.anchor)
+            and path != self.root
+            and self.root not in path.parents
+        ]
+
+    def read_only_binds(self, programs: list[str]) -> list[tuple[Path, Path]]:
+        """(source, target) bound read-only over the empty homes and the private /tmp: the
+        interpreters' folders that those would hide, then ``[sandbox] read``. A folder inside
+        the project (a repository's .venv) comes with the project's bind."""
+        hiding = [Path("/tmp"), *self.empty_homes()]
+        folders = [*interpreter_roots(programs), *user_site_packages(Path(os.path.expanduser("~")))]
+        needed = [
+            path
+            for path in folders
+            if any(h == path or h in path.parents for h in hiding)
+            and path != self.root
+            and self.root not in path.parents
+        ]
+        # One bind for a folder and what lies in it (~/.pyenv covers ~/.pyenv/versions/3.11).
+        outermost = [p for p in needed if not any(q in p.parents for q in needed)]
+        binds = [(path, path) for path in sorted(set(outermost))]
+        return binds + [(path.resolve(), path) for path in self.read]
+
     def read_only_paths(self) -> list[Path]:
         names = [*PROTECTED, *self.protected]
         return [self.root / name for name in names if (self.root / name).exists()]
 
-    def hidden_paths(self, bound: list[Path]) -> list[Path]:
-        """The credentials that exist and that the sandbox would otherwise show: what lies
-        under the private /tmp is hidden already, unless it was bound back (``bound``)."""
-        home = Path(os.path.expanduser("~"))
-        candidates = [home / name for name in HOME_SECRETS]
-        candidates += [self.root / name for name in PROJECT_SECRETS]
-        tmp = Path("/tmp")
-        return [
-            path
-            for path in dict.fromkeys(candidates)
-            if path.exists()
-            and (tmp not in path.parents or any(b == path or b in path.parents for b in bound))
-        ]
+    def hidden_paths(self) -> list[Path]:
+        """The project's own credentials that exist (masked on top of the project's bind)."""
+        return [self.root / name for name in PROJECT_SECRETS if (self.root / name).exists()]
 
     # -- reporting -------------------------------------------------------------------------
 
-    def record(self) -> dict[str, Any]:
-        """What goes into labtui_run.json."""
+    def record(self, programs: list[str] | None = None) -> dict[str, Any]:
+        """What goes into labtui_run.json; ``programs`` (the run's interpreter) names what
+        else was bound read-only."""
         record: dict[str, Any] = {
             "mode": self.mode,
             "isolated": self.isolated,
@@ -250,9 +285,17 @@ class SandboxSpec:
             record["read_only_in_project"] = [
                 p.relative_to(self.root).as_posix() for p in self.read_only_paths()
             ]
-            record["hidden"] = [str(p) for p in self.hidden_paths([self.root])]
+            record["home"] = f"{os.path.expanduser('~')}: empty (a tmpfs), like /home and /root"
+            record["hidden"] = [str(p) for p in [*self.empty_homes(), *self.hidden_paths()]]
+            binds = self.read_only_binds(programs or [])
+            record["read_only"] = [str(target) for _, target in binds]
             record["tmp_mb"] = self.tmp_mb
             record["gpu_devices"] = gpu_devices()
+        else:
+            record["home"] = "visible: without bubblewrap only the environment is filtered"
+        record["env"] = self.env_policy.passed_names()  # names only, before the run's own env
+        if missing := self.env_policy.missing():
+            record["pass_env_missing"] = missing
         if self.note:
             record["note"] = self.note
         return record

@@ -5,6 +5,7 @@ loudly, once per session; ``mode = "bwrap"`` refuses to run instead.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -34,7 +35,9 @@ def forget_warning() -> None:
 
 _NOT_ISOLATED = (
     "⚠ EXPERIMENTS ARE NOT ISOLATED: {problem}. LLM-written code will run with your user's "
-    "full access to files and network, under resource limits only. Fix: install bubblewrap "
+    "full access to files and network, under resource limits only: your home folder (tokens, "
+    "keys, ~/.cache, ~/.config) is visible to runs; only their environment is filtered to an "
+    "allowlist (plus [sandbox] pass_env). Fix: install bubblewrap "
     "(e.g. `apt install bubblewrap`) and allow unprivileged user namespaces "
     "(sysctl kernel.unprivileged_userns_clone=1, or "
     "kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu 24.04+), "
@@ -87,13 +90,31 @@ def policy(
         max_processes_auto=settings.max_processes == "auto",
         max_file_mb=int(settings.max_file_mb),
         run_dir_cap_mb=int(settings.run_dir_cap_mb),
+        max_files=int(settings.max_files),
         tmp_mb=int(settings.tmp_mb),
         note=note,
+        pass_env=tuple(settings.pass_env),
+        read=read_paths(settings.read, where),
         oom_score_adj=int(settings.oom_score_adj),
         nice=int(settings.nice),
         ionice=settings.ionice,
         containment=containment(settings, tasks) if mode != "off" else Containment(),
     )
+
+
+def read_paths(paths: list[str], where: Path) -> tuple[Path, ...]:
+    """``[sandbox] read`` as absolute paths (``~`` expanded, a relative one from the project);
+    one that does not exist is a ConfigError that names it, not a run that fails later."""
+    found = []
+    for raw in paths:
+        path = Path(os.path.normpath(where.parent / os.path.expanduser(raw)))
+        if not path.exists():
+            raise ConfigError(
+                f"{where}: [sandbox] read names {raw!r}, which does not exist ({path})",
+                "fix the path, or remove it from [sandbox] read in labtui.toml",
+            )
+        found.append(path)
+    return tuple(dict.fromkeys(found))
 
 
 def warn_not_isolated(emit: Callable[[Event], None] | None, stage: str, problem: str) -> None:

@@ -569,12 +569,10 @@ def test_an_interpreter_that_lives_under_tmp_still_runs(project: Path) -> None:
     import shutil
     import venv
 
-    from labtui.core.machine.bubblewrap import environments_under_tmp
-
     env_dir = Path(tempfile.mkdtemp(dir="/tmp")) / "venv"
     venv.create(env_dir, with_pip=False, symlinks=True)
     python = str(env_dir / "bin" / "python")
-    assert str(env_dir) in environments_under_tmp([python])
+    assert (env_dir, env_dir) in spec(project).read_only_binds([python])
     (project / "experiment.py").write_text(
         "import json, os, sys\n"
         "out = sys.argv[1].split('=')[1]\n"
@@ -599,7 +597,7 @@ def test_an_interpreter_that_lives_under_tmp_still_runs(project: Path) -> None:
 
 
 @needs_bwrap
-def test_credentials_in_the_project_and_at_home_are_hidden(
+def test_credentials_in_the_project_are_hidden_and_the_home_folder_is_empty(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     try:
@@ -628,15 +626,13 @@ def test_credentials_in_the_project_and_at_home_are_hidden(
         assert result.ok, result.problem
         out = result.stdout_tail
         assert "PRIVATE KEY" not in out and "hunter2" not in out and "sk-secret" not in out
-        # Masked by an empty, unreadable stand-in; the hidden ~/.ssh is an empty folder.
-        assert re.search(rf"{home}/.netrc (''|unreadable)", out), out
+        # The project's .env is masked by an empty, unreadable stand-in; the home is empty.
         assert re.search(r"^\.env (''|unreadable)", out, re.MULTILINE), out
-        assert f"{home}/.ssh/id_ed25519 unreadable 2" in out
-        assert f"{home}/notes.txt 'not a secret'" in out, "only credentials are hidden"
+        for name in (".netrc", ".ssh/id_ed25519", "notes.txt"):
+            assert f"{home}/{name} unreadable 2" in out, out
         assert (project / ".env").read_text() == "OPENAI_API_KEY=sk-secret"
         assert set(record(project)["sandbox"]["hidden"]) >= {
-            str(home / ".ssh"),
-            str(home / ".netrc"),
+            str(home),
             str(project.resolve() / ".env"),
         }
     finally:

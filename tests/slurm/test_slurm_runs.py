@@ -425,6 +425,7 @@ def test_parallel_ideas_are_concurrent_jobs(project, llm_server, tmp_path, monke
     config.cluster = _cluster()
     # both runs touch one folder outside their checkouts: limits only, no bubblewrap
     config.sandbox.mode = "limits"
+    config.sandbox.pass_env = ["LABTUI_TEST_MEET"]  # the environment is an allowlist
     save_config(config, root)
     TwoIdeas(root).install(llm_server)
     port = StopAfterExperiments()
