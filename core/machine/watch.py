@@ -4,9 +4,11 @@
 * it holds more tasks than ``[sandbox] max_processes`` (a fork bomb), or its process count keeps
   growing past a floor (a process storm: it is stopped long before it reaches the cap, while the
   machine is still responsive; a data loader's workers start at once and then hold steady);
-* its run folder outgrows ``[sandbox] run_dir_cap_mb``, or the project folder grew by more than
-  ``[sandbox] project_cap_mb`` (core/machine/disk_growth.py; what it created outside its run folder is then
-  removed, so the disk is not left full);
+* its run folder outgrows ``[sandbox] run_dir_cap_mb``, the project folder grew by more than
+  ``[sandbox] project_cap_mb``, or it holds more than ``[sandbox] max_files`` entries beyond what
+  it held (core/machine/disk_growth.py, one walk for both; over the disk cap, what the run
+  created outside its run folder is then removed, so the disk is not left full; the runner
+  removes a failed run's files once it is over, core/runs/strays.py);
 * it has been idle (no output, no CPU time, no GPU activity) for ``[limits] stall_s`` and then
   ``stall_stop_s`` more: it is flagged at the first, stopped at the second. A busy infinite loop
   uses CPU and is no stall: ``run_timeout_s`` ends it.
@@ -30,7 +32,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from ..events import Event, LogLine, Notice
-from .disk_growth import ProjectGrowth
+from .disk_growth import Over, ProjectGrowth
 from .oom import OomCounter
 from .process_group import signal_group
 from .process_tree import RunTree, TreeSample
@@ -52,12 +54,15 @@ JOIN_S = 10.0  # how long a run's end waits for a tripped watcher to finish stop
 class Watch:
     """What a run's watcher checks beyond its sandbox's limits: the stall watchdog's periods
     (``[limits] stall_s``/``stall_stop_s``, 0: off), the project's disk cap
-    (``[sandbox] project_cap_mb``, 0: off) and, where the run has GPUs, whether they compute."""
+    (``[sandbox] project_cap_mb``, 0: off) and, where the run has GPUs, whether they compute.
+    ``growth``, when the caller made it, is the project's watch, which it reads after the run
+    (what the run created); else the watcher makes its own."""
 
     stall_s: float = 0.0
     stall_stop_s: float = 0.0
     project_cap_mb: int = 0
     gpu_busy: Callable[[], bool] | None = None
+    growth: ProjectGrowth | None = None
 
 
 def _disk_usage(folder: Path) -> int:
@@ -130,13 +135,21 @@ class RunWatcher(threading.Thread):
         self.tree = RunTree(pid, mark)
         self.peak_rss_mb = 0.0
         self.reason = ""
+        self._over: Over = ""  # the project cap that tripped, for what is then removed
 
     @staticmethod
     def project_growth(sandbox: SandboxSpec | None, watch: Watch | None) -> ProjectGrowth | None:
-        """The project's disk watch for a run, when it has a cap: made before the run starts."""
-        if sandbox is None or not sandbox.limited or watch is None or not watch.project_cap_mb:
+        """The project's disk and file-count watch for a run (the caller's, or one made here
+        when it has a cap): made before the run starts."""
+        if watch is not None and watch.growth is not None:
+            return watch.growth
+        if sandbox is None or not sandbox.limited or watch is None:
             return None
-        return ProjectGrowth(sandbox.root, sandbox.run_dir, watch.project_cap_mb * 2**20)
+        if not watch.project_cap_mb and not sandbox.max_files:
+            return None
+        return ProjectGrowth(
+            sandbox.root, sandbox.run_dir, watch.project_cap_mb * 2**20, sandbox.max_files
+        )
 
     def stop(self) -> None:
         """End the watch; once it is joined, ``reason`` is final (a trip finishes its kill)."""
@@ -209,13 +222,23 @@ class RunWatcher(threading.Thread):
         return self._project_limit()
 
     def _project_limit(self, *, walk_now: bool = False) -> str:
-        if self._growth is not None and self._growth.over_cap(walk_now=walk_now):
+        growth = self._growth
+        over = growth.over_cap(walk_now=walk_now) if growth is not None else ""
+        if growth is None or not over:
+            return ""
+        self._over = over
+        if over == "files":
             return (
-                f"disk cap exceeded: the run added {self._growth.growth() / 2**20:.1f} MB to the "
-                f"project folder, more than [sandbox] project_cap_mb = "
-                f"{self._stall.watch.project_cap_mb} MB"
+                f"file count exceeded: the run created {growth.created():,} files and folders "
+                f"in the project folder, more than [sandbox] max_files = {growth.file_cap:,} "
+                "(write many small results into one file, e.g. an .npz or a .jsonl, or raise "
+                "max_files in labtui.toml)"
             )
-        return ""
+        return (
+            f"disk cap exceeded: the run added {growth.growth() / 2**20:.1f} MB to the "
+            f"project folder, more than [sandbox] project_cap_mb = "
+            f"{self._stall.watch.project_cap_mb} MB"
+        )
 
     def _stalled(self, now: float, sample: TreeSample) -> str:
         stall = self._stall
@@ -273,10 +296,19 @@ class RunWatcher(threading.Thread):
 
     def _cleaned_up(self, reason: str) -> str:
         """``reason``, and what was removed when the project was left over its disk cap."""
-        if not reason.startswith("disk cap") or self._growth is None:
+        if self._over != "disk" or self._growth is None:
             return reason
         removed = self._growth.remove_new_files()
         if not removed:
             return reason
-        files = ", ".join(f"{path} ({size / 2**20:.0f} MB)" for path, size in removed)
-        return f"{reason}; removed what it created outside its run folder: {files}"
+        return f"{reason}; removed what it created outside its run folder: {_listed(removed)}"
+
+
+def _listed(removed: list[tuple[str, int]], shown: int = 3) -> str:
+    """The first few removed files by name and size, and how many more."""
+    names = ", ".join(f"{path} ({size / 2**20:.0f} MB)" for path, size in removed[:shown])
+    more = len(removed) - shown
+    if more <= 0:
+        return names
+    rest = sum(size for _, size in removed[shown:])
+    return f"{names} and {more:,} more ({rest / 2**20:.1f} MB)"

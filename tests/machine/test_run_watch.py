@@ -350,10 +350,33 @@ def test_walks_back_off_unless_the_filesystem_filled(tmp_path: Path, monkeypatch
     for _ in range(20):
         growth.over_cap()
     assert len(walks) == 1, "no walk while the filesystem did not grow by the cap"
-    monkeypatch.setattr(disk_growth, "_fs_used", lambda root: growth._fs_baseline + 2**31)
+    used, inodes = growth._fs_baseline
+    monkeypatch.setattr(disk_growth, "_fs_used", lambda root: (used + 2**31, inodes))
     growth.last.seconds = 0.0  # a walk that cost nothing may be repeated at once
     growth.over_cap()
     assert len(walks) == 2
+
+
+def test_the_same_walk_counts_what_the_run_adds_against_max_files(tmp_path, monkeypatch) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "old.txt").write_text("the researcher's")
+    growth = disk_growth.ProjectGrowth(tmp_path, tmp_path / "run_1", cap_bytes=2**30, file_cap=5)
+    growth.start()
+    walks = []
+    original = disk_growth.walk
+    monkeypatch.setattr(disk_growth, "walk", lambda root: walks.append(root) or original(root))
+    (tmp_path / "junk").mkdir()
+    for i in range(5):
+        (tmp_path / "junk" / f"{i}.txt").write_text("x")
+        (tmp_path / ".git" / f"{i}").write_text("labtui's own: not counted")
+    # Six entries (a folder and five files): six more inodes in use call a walk (the real count
+    # moves with every other writer on this filesystem, so it is set here).
+    used, inodes = growth._fs_baseline
+    monkeypatch.setattr(disk_growth, "_fs_used", lambda root: (used, inodes + 6))
+    assert growth.filled()
+    assert growth.over_cap() == "files" and growth.created() == 6 and len(walks) == 1
+    assert sorted(Path(p).name for p, _ in growth.new_files()) == [f"{i}.txt" for i in range(5)]
+    assert not growth.existed(str(tmp_path / "junk")) and growth.existed(str(tmp_path))
 
 
 def test_a_file_over_the_commit_size_anywhere_stays_out_of_git(project: Path) -> None:
