@@ -13,7 +13,6 @@ no branch and no commit: the run's folder, and the files it wrote beside it, go 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import time
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from pathlib import Path
 
 from ..events import Event, MetricsReported
 from ..runs.runner import configured, run_experiment
+from ..runs.strays import clear, move_aside
 from ..settings.config import Config
 from ..workspace.project import exclude_locally
 from ..workspace.run_folder import run_name
@@ -100,7 +100,9 @@ def _check(
     commit: str,
 ) -> InitCheck:
     before = set(untracked(root))
-    _clear(root / run_id)  # a folder an earlier, interrupted check left
+    failed_into = f"{FAILED_DIR}/{what}"
+    clear(root / run_id)  # a folder an earlier, interrupted check left
+    clear(root / failed_into)  # and what an earlier failed check kept
     first: list[tuple[float, float]] = []  # (step, when) of its first metric line with a step
     last: list[tuple[float, float]] = []  # and of its last
 
@@ -112,17 +114,21 @@ def _check(
                 last[:] = [(steps[-1], event.ts)]
         emit(event)
 
+    # A failed run's strays: moved to failed_into by the runner (or removed, over a cap).
     result = run_experiment(
         root, run_id, emit=watching, stage="init", smoke=smoke, commit=commit,
-        **configured(config),
+        strays_to=failed_into, **configured(config),
     )  # fmt: skip
     first_step = _first_step(first + last, time.time())
     strays = sorted(p for p in set(untracked(root)) - before if not _inside(p, run_id))
     if not result.ok:
-        kept = _move_aside(root, [run_id, *strays], f"{FAILED_DIR}/{what}")
+        moved = move_aside(root, [run_id, *strays], failed_into) + result.left_outside.moved
+        kept = failed_into if moved else ""
+        strays = sorted({*strays, *result.left_outside.moved})
         return _recorded(root, InitCheck(what, False, result.problem, result.wall_s, strays, kept))
     if smoke:  # its folder and what it wrote beside it go, for the baseline to write anew
-        _move_aside(root, [run_id, *strays], f"{INIT_DIR}/smoke")
+        clear(root / INIT_DIR / "smoke")
+        move_aside(root, [run_id, *strays], f"{INIT_DIR}/smoke")
     elif strays:
         exclude_locally(root, stray_patterns(root, strays))  # every run writes them: not code
     shown = f"{result.wall_s:.1f} s, read {result.means}"
@@ -169,36 +175,6 @@ def untracked(root: Path) -> list[str]:
     return [n for n in names if n and not n.startswith(".labtui/")]
 
 
-def _move_aside(root: Path, paths: list[str], into: str) -> str:
-    """``paths`` moved under ``into`` with their relative places; '' when none existed."""
-    target = root / into
-    _clear(target)
-    moved = False
-    for rel in paths:
-        source = root / rel
-        if not source.exists():
-            continue
-        (target / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(source), str(target / rel))
-        moved = True
-        _prune_empty_parents(root, source.parent)
-    return into if moved else ""
-
-
-def _prune_empty_parents(root: Path, folder: Path) -> None:
-    """Folders a stray's move left empty (the run made them) go too."""
-    while folder != root and folder.is_dir() and not any(folder.iterdir()):
-        folder.rmdir()
-        folder = folder.parent
-
-
-def _clear(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    elif path.exists() or path.is_symlink():
-        path.unlink()
-
-
 # -- the record `labtui status` and the next `labtui init` read -----------------------------------
 
 
@@ -225,4 +201,4 @@ def forget_checks(root: Path) -> None:
     """After the commit: the init is done, its checks are history (the smoke run's folder
     stays under .labtui/init/smoke for reference)."""
     (root / CHECK_RECORD).unlink(missing_ok=True)
-    _clear(root / FAILED_DIR)
+    clear(root / FAILED_DIR)

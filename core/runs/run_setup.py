@@ -15,13 +15,14 @@ from __future__ import annotations
 import shutil
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import LabtuiError
 from ..events import Event
 from ..machine import sandbox_policy
+from ..machine.disk_growth import ProjectGrowth
 from ..machine.gpu import GpuPool
 from ..machine.interpreter import probe_interpreter
 from ..machine.run_log import RunLogs
@@ -128,6 +129,7 @@ def prepare_run(
     if job is None:
         spec = sandbox_policy.resolve(sandbox, root, emit, stage)
         spec = spec.for_run_dir(run_dir).protecting(protected)
+        watch = replace(watch, growth=_project_watch(spec, cap_mb))
     # On a cluster the node's sandbox is the node's to decide: here the interpreter is only read.
     environment = probe_interpreter(python, root, sandbox=spec)
     return ReadyRun(
@@ -160,6 +162,14 @@ def _check_run_id(run_id: str) -> None:
     # The run folder is deleted before a rerun: a run id must never reach outside the project.
     if not run_id or run_id in (".", "..") or "/" in run_id or "\\" in run_id:
         raise ValueError(f"run_id must be a plain folder name like 'run_1', not {run_id!r}")
+
+
+def _project_watch(spec: SandboxSpec, cap_mb: int) -> ProjectGrowth:
+    """The walk of the project for a run here: its caps (none when the sandbox is off), and,
+    after the run, what it created (core/runs/strays.py)."""
+    if not spec.limited:
+        return ProjectGrowth(spec.root, spec.run_dir, 0)
+    return ProjectGrowth(spec.root, spec.run_dir, cap_mb * 2**20, spec.max_files)
 
 
 def _project_cap(sandbox: SandboxSection | SandboxSpec | None, cap_mb: int | None) -> int:

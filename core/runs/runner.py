@@ -29,7 +29,14 @@ from ..machine.gpu import GpuPool
 from ..machine.sandbox import SandboxSpec
 from ..settings.contract import NO_TERMS, RunTerms
 from ..settings.sections import ClusterSection, ExperimentSection, ResultsSection, SandboxSection
-from ..workspace.run_folder import FinalInfo, ResultsOrigin, RunRecord, write_run_record
+from ..workspace.run_folder import (
+    FinalInfo,
+    LeftOutside,
+    ResultsOrigin,
+    RunRecord,
+    write_run_record,
+)
+from . import strays
 from .judging import Ended, Verdict, judge, keeping_points
 from .placement import Executed
 from .project_guard import ignore_large_files, ignore_large_project_files, restore_protected
@@ -56,6 +63,7 @@ class RunResult:
     peak_memory_mb: float = 0.0  # the run's peak resident memory, as sampled
     peak_gpu_memory_mb: float = 0.0  # the most its GPUs held, sampled once a second (0: none)
     over_budget: bool = False  # stopped at its budget and judged on what it had written
+    left_outside: LeftOutside = field(default_factory=LeftOutside)  # a failed run's strays
 
     @property
     def ok(self) -> bool:
@@ -102,6 +110,7 @@ def run_experiment(
     cluster: ClusterSection | None = None,
     array: JobArray | None = None,
     log_mb: int | None = None,
+    strays_to: str = "",
 ) -> RunResult:
     """Run ``[experiment] command`` (None: the template contract's) for ``run_id`` in ``root``
     and judge the numbers ``results`` (None: its final_info.json) points at; ``smoke`` runs the
@@ -126,6 +135,9 @@ def run_experiment(
 
     The whole output is kept in ``run_i/stdout.log`` and ``stderr.log``, each capped at
     ``log_mb`` (None: ``[limits] run_log_mb``'s default; core/machine/run_log.py).
+
+    What a failed run wrote outside its folder is moved aside to ``strays_to`` ('':
+    ``.labtui/failed/<run_id>``), or removed when it is over a cap (core/runs/strays.py).
     """
     experiment = experiment or ExperimentSection()
     results = results or ResultsSection()
@@ -144,21 +156,15 @@ def run_experiment(
             stage=stage, run_id=run_id, index=index, total=total, command=shlex.join(ready.argv)
         )
     )
-    done = ready.execute(run_emit, stop, gpus, stage)
+    # Until its record is written, another run's failure must not take its files for strays.
+    with strays.running(ready.root, run_id):
+        done = ready.execute(run_emit, stop, gpus, stage)
+        verdict = _judged(ready, done, results, started, points, emit, stage)
+        left = _clear_strays(ready, verdict, strays_to, emit, stage)
+        large = _keep_large_files_out(ready, experiment.commit_file_mb, emit, stage)
+        record = _run_record(ready, started_at, done, verdict, results.source, large, left)
+        write_run_record(ready.run_dir, record)
     proc = done.process
-    undone = restore_protected(ready.root, ready.protected)
-    ended = Ended(run_id, proc, ready.timeout_s, done.spec, ready.terms)
-    verdict = judge(ended, results, ready.root, started, points, emit, stage)
-    if undone:
-        verdict = Verdict(
-            verdict.final_info,
-            f"{run_id} changed {', '.join(undone)}, which [experiment] protect keeps from any "
-            "change; labtui put it back, and the run's numbers do not count",
-            verdict.sources,
-        )
-    large = _keep_large_files_out(ready, experiment.commit_file_mb, emit, stage)
-    record = _run_record(ready, started_at, done, verdict, results.source, large)
-    write_run_record(ready.run_dir, record)
     error_tail = "" if not verdict.problem else f"{verdict.problem}\n{proc.stderr_tail}".strip()
     emit(
         RunFinished(
@@ -184,6 +190,43 @@ def run_experiment(
         peak_memory_mb=record.peak_memory_mb,
         peak_gpu_memory_mb=record.peak_gpu_memory_mb,
         over_budget=record.over_budget,
+        left_outside=left,
+    )
+
+
+def _judged(
+    ready: ReadyRun,
+    done: Executed,
+    results: ResultsSection,
+    started: float,
+    points: list[MetricPointData],
+    emit: Emit,
+    stage: str,
+) -> Verdict:
+    """The run judged; one that changed a protected file (put back here) failed."""
+    undone = restore_protected(ready.root, ready.protected)
+    ended = Ended(ready.run_id, done.process, ready.timeout_s, done.spec, ready.terms)
+    verdict = judge(ended, results, ready.root, started, points, emit, stage)
+    if not undone:
+        return verdict
+    return Verdict(
+        verdict.final_info,
+        f"{ready.run_id} changed {', '.join(undone)}, which [experiment] protect keeps from any "
+        "change; labtui put it back, and the run's numbers do not count",
+        verdict.sources,
+    )
+
+
+def _clear_strays(
+    ready: ReadyRun, verdict: Verdict, into: str, emit: Emit, stage: str
+) -> LeftOutside:
+    """A failed run's files outside its folder moved aside or removed (core/runs/strays.py);
+    nothing for a run that worked, or one whose project walk was on a Slurm node."""
+    growth = ready.watch.growth
+    if not verdict.problem or growth is None or ready.spec is None:
+        return LeftOutside()
+    return strays.settle(
+        ready.root, ready.run_id, growth, ready.spec.max_file_mb, emit, stage, into=into
     )
 
 
@@ -214,6 +257,7 @@ def _run_record(
     verdict: Verdict,
     source: str,
     large: tuple[list[str], list[str]],
+    left: LeftOutside,
 ) -> RunRecord:
     """What labtui_run.json keeps of the run, failed runs included."""
     proc = done.process
@@ -246,4 +290,5 @@ def _run_record(
         results=ResultsOrigin(source, verdict.sources),
         not_committed=large[0],
         not_committed_elsewhere=large[1],
+        left_outside=left,
     )

@@ -217,6 +217,20 @@ class ResultsOrigin:
 
 
 @dataclass(frozen=True)
+class LeftOutside:
+    """What a failed run had written outside its run folder (new files, none tracked) and what
+    became of them: moved aside under ``moved_to``, or removed (``why_removed``: the cap)."""
+
+    moved_to: str = ""  # project-relative folder ('' when nothing was moved)
+    moved: list[str] = field(default_factory=list)  # project-relative, as they were (the first)
+    moved_count: int = 0
+    removed: list[str] = field(default_factory=list)  # the first, largest first
+    removed_count: int = 0
+    freed_bytes: int = 0  # disk given back by the removal
+    why_removed: str = ""
+
+
+@dataclass(frozen=True)
 class RunRecord:
     """How a run was made, failed runs included. Every field has a default: a record written
     by an older labtui lacks the newer ones."""
@@ -249,6 +263,7 @@ class RunRecord:
     results: ResultsOrigin = field(default_factory=ResultsOrigin)
     not_committed: list[str] = field(default_factory=list)  # its files over commit_file_mb
     not_committed_elsewhere: list[str] = field(default_factory=list)  # the project's
+    left_outside: LeftOutside = field(default_factory=LeftOutside)  # a failed run's stray files
 
     def to_json(self) -> dict[str, Any]:
         return {(_CUDA_KEY if k == "cuda_visible_devices" else k): v for k, v in _fields(self)}
