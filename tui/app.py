@@ -15,6 +15,7 @@ Threading model (the only rules that matter here):
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -147,6 +148,10 @@ class LabtuiApp(App[None]):
             self._startup_failed("read the journal", error)
             return
         self._apply_events(history, replay=True)
+        # What is painted now (the widgets, the journal's events) lives as long as the app: out
+        # of the collector's full passes, which otherwise walk it all while a run streams (40 ms
+        # a pass on a 2-core machine: a key's whole budget). on_unmount gives it back.
+        gc.freeze()
         self.main_screen.query_one(LogsPane).preload_plotext()  # while the model is checked
         self._set_phase("checking the model…")
         self._model_check = self._check_model()
@@ -180,6 +185,7 @@ class LabtuiApp(App[None]):
     def on_unmount(self) -> None:
         # Runs however the app ends (q, ctrl+q, an exception): stop feeding widgets that are
         # gone and never leave the pipeline thread blocked on a question nobody can answer.
+        gc.unfreeze()  # a test's next app must not keep this one alive
         if self._unsubscribe is not None:
             self._unsubscribe()
         if isinstance(self._port, TuiCheckpointPort):

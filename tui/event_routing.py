@@ -38,7 +38,7 @@ def apply_events(
             main.apply(event)
             continue
         if lines:
-            main.write_log_lines(lines)
+            main.write_log_lines(lines, live=not replay)
             lines = []
         if replay and isinstance(event, AgentChunk):
             continue  # a journal's chunks are always followed by their whole message
@@ -48,7 +48,7 @@ def apply_events(
         status_changed |= progress.apply(event) | forget_rewound(progress, event)
         main.apply(event)
     if lines:
-        main.write_log_lines(lines)
+        main.write_log_lines(lines, live=not replay)
     if status_changed:
         main.status.refresh_status()
 

@@ -506,7 +506,7 @@ def test_metric_events_do_not_cut_a_batch_of_log_lines() -> None:
     async def steps(pilot: Pilot) -> None:
         main = app.main_screen
         write = main.write_log_lines
-        main.write_log_lines = lambda lines: (writes.append(len(lines)), write(lines))  # type: ignore[method-assign]
+        main.write_log_lines = lambda lines, **kw: (writes.append(len(lines)), write(lines, **kw))  # type: ignore[method-assign]
         app._apply_events(events)
         assert main.query_one(LogsPane)._series.plottable() == ["loss"]
 

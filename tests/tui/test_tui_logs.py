@@ -33,7 +33,8 @@ from labtui.core.events import (
 from labtui.core.machine.metric_lines import metrics_reported
 from labtui.tui.panes.gpu_status import gpu_lines, gpu_status
 from labtui.tui.panes.ledger_view import LedgerView
-from labtui.tui.panes.logs import LOG_MAX_LINES, VIEWS, LogsPane
+from labtui.tui.panes.log_burst import Burst, last_rows
+from labtui.tui.panes.logs import LINES_PER_WRITE, LOG_MAX_LINES, VIEWS, LogsPane
 from labtui.tui.panes.metric_plot import MetricPlot, short_number, thin, ticks
 from labtui.tui.panes.run_log import RunLog, printable
 from labtui.tui.panes.run_results import flatten_means
@@ -509,15 +510,51 @@ def test_snapshot_large_results(snap_compare: Callable[..., bool]) -> None:
 
 
 def test_a_flood_keeps_only_what_the_log_can_hold_and_counts_the_rest() -> None:
-    from labtui.tui.panes.logs import last_rows
-
     events = [log("\n".join(f"{block}.{n}" for n in range(1000))) for block in range(12)]
-    rows, skipped = last_rows(events, 2500)
-    assert [text for _, _, text in rows] == [
+    burst = last_rows(events, 2500)
+    assert [text for _, _, text in burst.rows] == [
         f"{block}.{n}" for block in (9, 10, 11) for n in range(1000)
     ][-2500:]
-    assert skipped == 12_000 - 2500
-    assert last_rows([], 10) == ([], 0)
+    assert burst.skipped == 12_000 - 2500
+    assert burst.marker() == "… 9,500 lines not shown (stdout.log in the run folder has all)"
+    assert last_rows([], 10) == Burst()
+
+
+def test_the_marker_names_each_stream_whose_lines_were_left_out() -> None:
+    events = [log("a\nb", stream="stderr"), log("c\nd"), log("e")]
+    burst = last_rows(events, 2)
+    assert [text for _, _, text in burst.rows] == ["d", "e"]
+    assert burst.marker() == (
+        "… 3 lines not shown (stdout.log and stderr.log in the run folder have all)"
+    )
+
+
+def test_a_live_flood_shows_its_newest_lines_after_a_count_of_the_rest() -> None:
+    """Each live batch shows at most LINES_PER_WRITE lines (the UI thread's work per frame is
+    bounded); the journal's replay shows as many as the log keeps."""
+    flood = [log("\n".join(f"{block}.{n}" for n in range(1000))) for block in range(5)]
+
+    async def steps(pilot: Pilot, app: LogsApp) -> None:
+        app.pane.write_log_lines(flood)
+        await pilot.pause()
+        skipped = 5000 - LINES_PER_WRITE
+        assert log_text(app)[:3] == [
+            f"… {skipped:,} lines not shown (stdout.log in the run folder has all)",
+            "── run_1 ──",
+            f"4.{1000 - LINES_PER_WRITE}",
+        ]
+        assert log_text(app)[-1] == "4.999"
+        assert len(log_text(app)) == LINES_PER_WRITE + 2
+
+    async def replayed(pilot: Pilot, app: LogsApp) -> None:
+        app.pane.write_log_lines(flood, live=False)
+        await pilot.pause()
+        # every line, no count: the separator is what the log's bound drops
+        assert log_text(app)[0] == "0.0"
+        assert len(log_text(app)) == LOG_MAX_LINES
+
+    run_app(steps)
+    run_app(replayed)
 
 
 # -- a search's ledger ------------------------------------------------------------------------

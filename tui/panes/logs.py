@@ -4,11 +4,12 @@ Slurm job shows the job's queue state in the border (PENDING and why, RUNNING wh
 how it ended), and the GPU line says where its GPUs are rather than this login node's "CPU only".
 
 A run may print 100,000 lines as fast as it can and the app hands them over in batches (every
-0.1 s), so the work per line on the UI thread is kept to a few list appends: the log stores
-plain strings and renders only the lines on screen (Textual's RichLog renders every line as it
-is written, tens of microseconds each); the metrics come parsed by the engine
-(``MetricsReported``), and the plot redraws at most once per screen refresh, only when new
-points arrived and only while it is visible.
+0.1 s), so the work per batch on the UI thread is bounded: a batch shows at most its newest
+``LINES_PER_WRITE`` lines and counts the rest in a marker (the run folder's stdout.log has every
+line; log_burst.py); the log stores plain strings and renders only the lines on screen
+(Textual's RichLog renders every line as it is written, tens of microseconds each); the metrics
+come parsed by the engine (``MetricsReported``), and the plot redraws at most once per screen
+refresh, only when new points arrived and only while it is visible.
 
 The lower section of the pane switches (key ``v``) between the log alone, the plot and the
 results table, and during a hill-climb or tree search its ledger (ledger_view.py), which comes
@@ -49,12 +50,16 @@ from ..job_words import cluster_gpu_lines, ended, idle_gpu_line, state_words
 from .base import Pane
 from .gpu_status import gpu_lines
 from .ledger_view import LedgerView
+from .log_burst import last_rows
 from .metric_plot import MetricPlot, load_plotext, plotext_loaded
 from .run_log import LineStyle, RunLog, printable
 from .run_results import ResultColours, flatten_means, results_table, succeeded
 from .search_record import SearchRecord
 
 LOG_MAX_LINES = 5000
+# Of a live batch (the app writes ten a second), the newest lines shown; a flood's others are
+# counted in a marker. ~1 ms of the UI thread's time, so a key waits for no more than that.
+LINES_PER_WRITE = 1000
 VIEWS: tuple[str, ...] = ("log", "plot", "results", "ledger")  # the ledger: during a search
 # From this many content rows the plot or table fits under the log instead of replacing it.
 TALL_ROWS = 16
@@ -232,22 +237,23 @@ class LogsPane(Pane):
     def _on_LogLine(self, event: LogLine) -> None:
         self.write_log_lines([event])
 
-    def write_log_lines(self, events: Sequence[LogLine]) -> None:
+    def write_log_lines(self, events: Sequence[LogLine], *, live: bool = True) -> None:
         """Write a burst of output: one append per line, one log write per batch.
 
-        A LogLine carries the lines of one pipe read. Only the last ``LOG_MAX_LINES`` of a
-        burst can survive the log's bound, so the rest are counted, not kept.
+        A LogLine carries the lines of one pipe read. A live batch shows at most
+        ``LINES_PER_WRITE`` of its newest lines (log_burst.py), the journal's replay as many as
+        the log keeps; what is left out is counted in a marker line.
         """
-        rows, skipped = last_rows(events, LOG_MAX_LINES)
-        if not rows:
+        burst = last_rows(events, LINES_PER_WRITE if live else LOG_MAX_LINES)
+        if not burst.rows:
             return
         texts: list[str] = []
         styles: list[LineStyle] = []
-        if skipped:
-            texts.append(f"… {skipped} earlier lines skipped")
+        if burst.skipped:
+            texts.append(burst.marker())
             styles.append("dim italic")
         error = self.colour("error")
-        for run_id, stream, text in rows:
+        for run_id, stream, text in burst.rows:
             if run_id != self._current_run:
                 self._current_run = run_id
                 texts.append(f"── {run_id} ──")
@@ -397,25 +403,3 @@ def run_summary(event: RunFinished, ok_colour: str, error_colour: str) -> Text:
     if tail:
         line.append("\n  " + "\n  ".join(tail), style=error_colour)
     return line
-
-
-Row = tuple[str, str, str]  # run id, stream, one line of output
-
-
-def last_rows(events: Sequence[LogLine], limit: int) -> tuple[list[Row], int]:
-    """The last ``limit`` lines of a burst as rows, and how many earlier lines were skipped.
-
-    Walks the events from the newest: in a flood, older events are only counted, never split,
-    so a burst far beyond what the log keeps costs almost nothing."""
-    chunks: list[list[Row]] = []
-    kept = skipped = 0
-    for event in reversed(events):
-        if kept >= limit:
-            skipped += event.text.count("\n") + 1
-            continue
-        chunk = [(event.run_id, event.stream, text) for text in event.text.split("\n")]
-        chunks.append(chunk)
-        kept += len(chunk)
-    rows = [row for chunk in reversed(chunks) for row in chunk]
-    excess = max(0, len(rows) - limit)
-    return rows[excess:], skipped + excess

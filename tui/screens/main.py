@@ -7,7 +7,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Grid
 from textual.message import Message
+from textual.reactive import Reactive
 from textual.screen import Screen
+from textual.widget import Widget
 
 from labtui.core.events import Event, LogLine
 
@@ -62,6 +64,10 @@ class MainScreen(Screen[None]):
     ]
     # Title and cost stay visible while one pane fills the screen.
     ALLOW_IN_MAXIMIZED_VIEW = "StatusHeader, KeyBar"
+    # Textual's Screen repaints the whole screen whenever the focus moves; the two panes whose
+    # focus styles change repaint themselves (and the key bar its keys), so a tab costs half a
+    # screen, not all of it, which matters while a chatty run keeps the UI thread busy.
+    focused: Reactive[Widget | None] = Reactive(None, repaint=False)
 
     class Ready(Message):
         """The panes are mounted and can render: the app may paint history and start."""
@@ -117,8 +123,8 @@ class MainScreen(Screen[None]):
     def apply(self, event: Event) -> None:
         route(self.panes, event)
 
-    def write_log_lines(self, lines: Sequence[LogLine]) -> None:
-        self.query_one(LogsPane).write_log_lines(lines)
+    def write_log_lines(self, lines: Sequence[LogLine], *, live: bool = True) -> None:
+        self.query_one(LogsPane).write_log_lines(lines, live=live)
 
     def action_toggle_maximize(self) -> None:
         if self.maximized is not None:
