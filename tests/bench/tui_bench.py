@@ -12,12 +12,16 @@ What is measured, and how (the numbers are only as honest as these methods):
   process to reading a frame whose text (escape sequences stripped) contains "Dialogue", the
   dialogue pane's title, which only the painted main screen has. Two set-ups: no model (the app
   then shows its no-model screen, also timed) and a model whose api_base is a loopback socket that
-  accepts connections and never answers (the model check and the pipeline start, and hang,
-  after the paint). Then "q", and the process group is killed if it is still there.
-- where that time goes: the CLI runs in-process in the same pty with marks between phases, and
-  exits at its first written frame (which also lists the heavy modules already loaded by then);
-  and ``-X importtime`` of the imports ``labtui`` makes, charged to the labtui module that
-  imports each one first (a module that textual would import anyway shows up as labtui's too).
+  accepts connections and never answers (the pipeline starts, and hangs, in the background
+  engine). Then "q", and the process group is killed if it is still there. With a model, the
+  first ``labtui`` starts the project's engine (reported apart: it waits for the engine to
+  serve) and the next ones attach to it, as ``labtui`` does whenever an engine runs; the engine
+  is stopped at the end.
+- where that time goes: with the engine running, the CLI runs in-process in the same pty with
+  marks between phases, and exits at its first written frame (which also lists the heavy
+  modules already loaded by then); and ``-X importtime`` of the imports ``labtui`` makes on
+  that path, charged to the labtui module that imports each one first (a module that textual
+  would import anyway shows up as labtui's too).
 - streaming: a child prints N lines as fast as it can. (a) ``core.machine.processes.run_process`` with a
   no-op emit; (b) the same call from a bench Session's ``run`` inside ``LabtuiApp.run_test``
   (headless: Textual composes every frame but writes nothing to a terminal), and the time until
@@ -33,7 +37,9 @@ What is measured, and how (the numbers are only as honest as these methods):
   as the k-th press's. A press never painted before the measurement ends counts with the time
   until that end, a lower bound. (e) clocks both processes with CLOCK_MONOTONIC; a frame's time
   there is when Textual hands it to its writer thread, a little before the bytes reach the pty.
-  With a handful of presses, p95 is the worst but one or the worst.
+  With a handful of presses, p95 is the worst but one or the worst. In (e) the last press gets
+  ``KEY_SETTLE_S`` to be painted before "q" (else quitting would be counted as its latency), and
+  the app is started as ``run_app`` starts it (the import out of the garbage collector).
 - memory: ``ru_maxrss`` of the measuring process (each set-up runs in a fresh process, so the
   peak is that set-up's), RSS before the run and after it (after ``gc.collect``, app still
   open), and optionally the tracemalloc peak in a separate run (tracing makes it ~3x slower).
@@ -72,6 +78,7 @@ SIZE = (100, 30)  # columns, rows
 FIRST_PAINT_MARKER = "Dialogue"  # the dialogue pane's border title: only the main screen has it
 NO_MODEL_MARKER = "No model configured"
 KEY_INTERVAL_S = 0.05
+KEY_SETTLE_S = 0.5  # after the run's end is painted, before q: the last press's frame
 IDLE_PRESSES = 10
 PTY_TIMEOUT_S = 20.0
 STREAM_TIMEOUT_S = 60.0
@@ -308,9 +315,13 @@ def first_paint_rows(repeat: int, tmp: Path) -> list[Row]:
     ]
     with never_answering_server() as url:
         point_model_at(loopback, url)
-        loopback_runs = [
-            first_paint_once(loopback, env, [FIRST_PAINT_MARKER]) for _ in range(repeat)
-        ]
+        try:
+            # The first `labtui` starts the project's engine; the others attach to it.
+            started, *attached = [
+                first_paint_once(loopback, env, [FIRST_PAINT_MARKER]) for _ in range(repeat + 1)
+            ]
+        finally:
+            stop_engine(loopback, env)
     return [
         _median_row(
             "first_paint_no_model_ms",
@@ -325,11 +336,25 @@ def first_paint_rows(repeat: int, tmp: Path) -> list[Row]:
         _median_row(
             "first_paint_loopback_ms",
             "first paint, loopback model (pty)",
-            loopback_runs,
+            attached,
             FIRST_PAINT_MARKER,
             "≤ 400 ms",
         ),
+        _median_row(
+            "first_paint_engine_start_ms",
+            "  … when it starts the engine",
+            [started],
+            FIRST_PAINT_MARKER,
+        ),
     ]
+
+
+def stop_engine(root: Path, env: dict[str, str]) -> None:
+    """The engine a first `labtui` started outlives it (its own session): stop it, or it keeps
+    running (and, once the folder is gone, spinning) after the bench."""
+    subprocess.run(
+        [labtui_script(), "stop", "--now", str(root)], env=env, capture_output=True, check=False
+    )
 
 
 def _median_row(
@@ -364,14 +389,14 @@ def mark(name):
 HEAVY = ("litellm", "aider", "git", "openai", "httpx", "pygments", "markdown_it")
 from labtui.tui import cli
 mark("import labtui.tui.cli")
-import labtui.core.pipeline.session as pipeline
-mark("import labtui.core.pipeline.session")
-open_session = pipeline.Session.open.__func__
-def timed_open(cls, directory):
-    session = open_session(cls, directory)
-    mark("Session.open")
+import labtui.tui.remote_session as remote
+mark("import labtui.tui.remote_session")
+attach = remote.RemoteSession.attach.__func__
+def timed_attach(cls, root, **kwargs):
+    session = attach(cls, root, **kwargs)
+    mark("RemoteSession.attach")
     return session
-pipeline.Session.open = classmethod(timed_open)
+remote.RemoteSession.attach = classmethod(timed_attach)
 import textual.app
 mark("import textual.app")
 import labtui.tui.app as app_module
@@ -395,28 +420,15 @@ cli.main([])
 
 
 def phases_rows(repeat: int, tmp: Path) -> list[Row]:
-    """Median time of each phase mark over ``repeat`` runs (the loopback set-up's project),
-    from spawning the process: the first phase is the interpreter's own start-up."""
+    """Median time of each phase mark over ``repeat`` runs (the loopback set-up's project, its
+    engine started first: `labtui` attaches to it), from spawning the process: the first phase
+    is the interpreter's own start-up."""
     root = tmp / "loopback"
     env = clean_env(tmp / "home")
-    runs: list[list[tuple[str, float]]] = []
-    heavy: list[str] = []
     with never_answering_server() as url:
         point_model_at(root, url)
-        for n in range(repeat):
-            out = tmp / f"phases-{n}.json"
-            child = PtyProcess([sys.executable, "-c", PHASES_CHILD, str(out)], root, env)
-            while child.proc.poll() is None and time.monotonic() - child.started < PTY_TIMEOUT_S:
-                child.pump(0.02)
-            child.stop(grace_s=0.2)
-            if not out.exists():
-                raise RuntimeError(f"phases child wrote nothing; last output:\n{child.tail()}")
-            record = json.loads(out.read_text())
-            offset = record["started"] - child.started
-            runs.append(
-                [("python started", offset)] + [(n, offset + t) for n, t in record["marks"]]
-            )
-            heavy = record["heavy_loaded"]
+        with engine_running(root, env):
+            runs, heavy = _phases_runs(repeat, root, env, tmp)
     rows = []
     previous = 0.0
     for index, (name, _) in enumerate(runs[0]):
@@ -435,9 +447,47 @@ def phases_rows(repeat: int, tmp: Path) -> list[Row]:
     return rows
 
 
-# The imports `labtui` (no command) makes before its first frame, in the order cmd_run makes them.
+def _phases_runs(
+    repeat: int, root: Path, env: dict[str, str], tmp: Path
+) -> tuple[list[list[tuple[str, float]]], list[str]]:
+    """Each run's (phase, seconds from spawning) marks, and the heavy modules loaded by the
+    first frame."""
+    runs: list[list[tuple[str, float]]] = []
+    heavy: list[str] = []
+    for n in range(repeat):
+        out = tmp / f"phases-{n}.json"
+        child = PtyProcess([sys.executable, "-c", PHASES_CHILD, str(out)], root, env)
+        while child.proc.poll() is None and time.monotonic() - child.started < PTY_TIMEOUT_S:
+            child.pump(0.02)
+        child.stop(grace_s=0.2)
+        if not out.exists():
+            raise RuntimeError(f"phases child wrote nothing; last output:\n{child.tail()}")
+        record = json.loads(out.read_text())
+        offset = record["started"] - child.started
+        runs.append(
+            [("python started", offset)] + [(name, offset + t) for name, t in record["marks"]]
+        )
+        heavy = record["heavy_loaded"]
+    return runs, heavy
+
+
+@contextlib.contextmanager
+def engine_running(root: Path, env: dict[str, str]) -> Iterator[None]:
+    """The project's engine, started in the background (`labtui run --detach`), then stopped."""
+    subprocess.run(
+        [labtui_script(), "run", "--detach", str(root)], env=env, capture_output=True, check=True
+    )
+    try:
+        yield
+    finally:
+        stop_engine(root, env)
+
+
+# The imports `labtui` (no command) makes before its first frame when it attaches to a running
+# engine, in the order cmd_attach makes them.
 STARTUP_IMPORTS = (
-    "import labtui.tui.cli; import labtui.core.pipeline.session; import labtui.tui.app"
+    "import labtui.tui.cli; import labtui.core.engine.files; import labtui.tui.remote_session; "
+    "import labtui.tui.app"
 )
 
 
@@ -934,7 +984,12 @@ def pty_app_child(lines: int, out: Path) -> None:
     """Runs in a pty: the real app and driver. Signals with files beside ``out`` (".started":
     the run began and the focus hook is on; ".painted": the end is on screen) and writes the
     frame and focus times to ``out`` when the app exits."""
+    # As run_app (tui/commands/common.py) starts the real app: the import out of the collector.
+    gc.disable()
     from labtui.tui.app import LabtuiApp
+
+    gc.freeze()
+    gc.enable()
 
     with tempfile.TemporaryDirectory() as cwd:
         session = BenchSession(lines, Path(cwd))
@@ -990,6 +1045,10 @@ def pty_stream_rows(lines: int, bare_s: float, tmp: Path) -> list[Row]:
             presses.append(time.monotonic())
             child.send(b"\t")
             _pump_until(child, painted, presses[-1] + KEY_INTERVAL_S - time.monotonic())
+        # The last press may come just before the end is painted: its frame, before q.
+        settled = time.monotonic() + KEY_SETTLE_S
+        while time.monotonic() < settled and child.proc.poll() is None:
+            child.pump(0.01)
     finally:
         child.stop(b"q", grace_s=15.0)  # queued keys are handled first: give it time
     if not out.exists():
