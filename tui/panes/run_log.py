@@ -77,9 +77,25 @@ class RunLog(ScrollView, can_focus=True):
             del self._texts[:overflow]
             del self._styles[:overflow]
             self._first += overflow
-        self.virtual_size = Size(self._width, len(self._texts))
+        self._grow_to(Size(self._width, len(self._texts)))
         self._follow_end()
         self.refresh()
+
+    def _grow_to(self, size: Size) -> None:
+        """The new virtual size, without a layout of the whole screen where none is needed.
+
+        ``virtual_size`` asks for a layout of the screen (8 ms on a 2-core machine, and it makes
+        the next frame redraw every pane) at each write while a run's output fills the log. Only
+        a scrollbar appearing or going changes the room the log has (its vertical gutter is
+        always kept); otherwise its scrollbars are updated in place, as a layout would."""
+        width, height = self.container_size
+        bars = (size.width > width, size.height > height)
+        shown = (self.show_horizontal_scrollbar, self.show_vertical_scrollbar)
+        if not self.container_size or bars != shown or size.width < self.virtual_size.width:
+            self.virtual_size = size
+            return
+        self.set_reactive(RunLog.virtual_size, size)
+        self._scroll_update(size)
 
     def _follow_end(self) -> None:
         # After the refresh: only the new layout knows that a scrollbar is needed (a scroll
