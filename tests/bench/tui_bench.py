@@ -14,9 +14,9 @@ What is measured, and how (the numbers are only as honest as these methods):
   then shows its no-model screen, also timed) and a model whose api_base is a loopback socket that
   accepts connections and never answers (the pipeline starts, and hangs, in the background
   engine). Then "q", and the process group is killed if it is still there. With a model, the
-  first ``labtui`` starts the project's engine (reported apart: it waits for the engine to
-  serve) and the next ones attach to it, as ``labtui`` does whenever an engine runs; the engine
-  is stopped at the end.
+  first ``labtui`` starts the project's engine (reported apart: it paints from the project's own
+  session and starts the engine after the model check) and the next ones attach to it, as
+  ``labtui`` does whenever an engine runs; the engine is stopped at the end.
 - where that time goes: with the engine running, the CLI runs in-process in the same pty with
   marks between phases, and exits at its first written frame (which also lists the heavy
   modules already loaded by then); and ``-X importtime`` of the imports ``labtui`` makes on

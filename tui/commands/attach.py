@@ -1,6 +1,7 @@
 """``labtui attach`` (and ``labtui`` with no command): follow the project's background engine
-(core/engine/host.py), started first when none runs, in the app or headless. Leaving detaches;
-the run goes on."""
+(core/engine/host.py), in the app or headless. When none runs, headless starts it first; the app
+paints first and starts it once the model is checked (tui/starting_session.py). Leaving
+detaches; the run goes on."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from labtui.core.checkpoints import CheckpointRequest, Decision
+
+    from ..session import Session
 
 NAME = "attach"
 
@@ -49,8 +52,10 @@ def cmd_attach(root: Path, *, headless: bool, auto: bool, parallel: int | None =
 
     root = root.resolve()
     info = engine_files.find_engine(root)
+    if info is None and not headless:
+        return run_app(starting_session(root, auto=auto, parallel=parallel), False)
     if info is None:
-        problem = start_engine(root, auto=auto, parallel=parallel, app_on_no_model=not headless)
+        problem = start_engine(root, auto=auto, parallel=parallel, app_on_no_model=False)
         if problem is not None:
             return problem
     elif auto and not info.auto:
@@ -61,6 +66,19 @@ def cmd_attach(root: Path, *, headless: bool, auto: bool, parallel: int | None =
     if headless:
         return _follow_headless(session)
     return run_app(session, False)  # the engine answers --auto itself
+
+
+def starting_session(root: Path, *, auto: bool, parallel: int | None) -> Session:
+    """The app's session on a project with no engine: painted at once, the engine started
+    once the model is checked (tui/starting_session.py)."""
+    from labtui.core.engine.host import start_engine as start
+    from labtui.core.pipeline.session import Session as ProjectSession
+
+    from ..starting_session import StartingSession
+
+    return StartingSession(
+        ProjectSession.open(root), lambda where: start(where, auto=auto, parallel=parallel)
+    )
 
 
 class WatchOnly:
