@@ -26,7 +26,10 @@ What is measured, and how (the numbers are only as honest as these methods):
   no-op emit; (b) the same call from a bench Session's ``run`` inside ``LabtuiApp.run_test``
   (headless: Textual composes every frame but writes nothing to a terminal), and the time until
   the first frame composed after the app recorded the outcome (it drains its inbox first, so that
-  frame holds the last line); (e) the same in a real pty with the real driver and terminal output.
+  frame holds the last line); (e) the real app in a real pty (the real driver and terminal
+  output) following the run in another process, as it follows its engine: run_process there,
+  its events sent through the engine's own outbox as wire lines and decoded here on a thread,
+  as RemoteSession does.
   (a2)/(b2): the same with a ``Journal`` as the bus's first subscriber, as a real Session has,
   on N/20 lines (it is that slow), reported per line.
 - key latency: while (b) or (e) runs, and until its end is painted, "tab" is sent every ~50 ms
@@ -667,6 +670,67 @@ class BenchSession:
         return "finished"
 
 
+class EngineBenchSession(BenchSession):
+    """The run in another process, as the real app follows its engine: the ``engine`` bench
+    child runs run_process and writes its events as the engine sends them to a front end (the
+    engine's outbox, batched wire lines); here a thread decodes them onto the bus, as
+    ``RemoteSession`` does."""
+
+    def run(self, port: Any) -> str:
+        from labtui.core.engine.wire import ENGINE_KINDS, decode, events_of
+        from labtui.core.events import StageStarted
+
+        argv = [sys.executable, str(HERE), "--child", "engine", str(self._lines), str(self._cwd)]
+        self.bus.emit(StageStarted(stage="experiments"))
+        try:
+            with subprocess.Popen(argv, stdout=subprocess.PIPE) as engine:
+                assert engine.stdout is not None
+                for line in engine.stdout:
+                    # The run starts with its first output: a real engine is up already, its
+                    # start-up (this child's imports) is no part of a burst.
+                    if not self.started.is_set():
+                        self.started_at = time.monotonic()
+                        self.started.set()
+                    for event in events_of(decode(line, ENGINE_KINDS)):
+                        self.bus.emit(event)
+            self.returncode = engine.returncode
+        finally:
+            self.run_s = time.monotonic() - self.started_at
+            self.started.set()
+            self.done.set()
+        return "finished"
+
+
+def engine_child(lines: int, cwd: Path) -> None:
+    """(e)'s engine: the chatty child through run_process, each event offered to the engine's
+    own outbox (core/engine/front_ends.py) and its batches written to stdout."""
+    from labtui.core.engine.front_ends import Outbox
+    from labtui.core.machine.processes import run_process
+
+    outbox = Outbox()
+    out = sys.stdout.buffer
+
+    def send() -> None:
+        while (wire_lines := outbox.take()) is not None:
+            out.write(b"".join(wire_lines))
+            out.flush()
+
+    sender = threading.Thread(target=send, name="engine-send")
+    sender.start()
+    try:
+        run_process(
+            chatty_argv(lines),
+            cwd=cwd,
+            timeout_s=STREAM_TIMEOUT_S,
+            run_id="run_1",
+            emit=lambda event: outbox.offer(event.to_dict()),
+            stage="experiments",
+        )
+    finally:
+        outbox.close()
+        sender.join()
+
+
 @dataclass
 class FrameProbe:
     """Times of composed frames and of focus changes, recorded on the UI thread."""
@@ -992,7 +1056,7 @@ def pty_app_child(lines: int, out: Path) -> None:
     gc.enable()
 
     with tempfile.TemporaryDirectory() as cwd:
-        session = BenchSession(lines, Path(cwd))
+        session = EngineBenchSession(lines, Path(cwd))
         app = LabtuiApp(session, auto=True)  # type: ignore[arg-type]
         probe = FrameProbe(finished=lambda: app.outcome is not None)
         probe.install_frames(app)
@@ -1060,7 +1124,7 @@ def pty_stream_rows(lines: int, bare_s: float, tmp: Path) -> list[Row]:
     return [
         Row(
             "pty_stream_run_s",
-            "(e) run_process in the real app (pty)",
+            "(e) the run in another process, real app (pty)",
             record["run_s"],
             "s",
             note=f"{record['run_s'] / bare_s:.2f}× (a); tab every 50 ms",
@@ -1119,6 +1183,8 @@ def child_main(argv: list[str]) -> None:
         print(json.dumps(result))
     elif kind == "pty-app":
         pty_app_child(int(rest[0]), Path(rest[1]))
+    elif kind == "engine":
+        engine_child(int(rest[0]), Path(rest[1]))
     else:
         raise SystemExit(f"unknown bench child {kind!r}")
 
