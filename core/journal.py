@@ -1,8 +1,14 @@
-"""The project's memory: every event appended to ``.labtui/journal.jsonl``, one flushed line each.
+"""The project's memory: the events appended to ``.labtui/journal.jsonl``, one flushed line each.
 
 Replaying the journal rebuilds where a project is (which stages finished, with what result, and
-which checkpoint decisions were taken), which is what makes resume after a crash possible.
-Secrets never reach the file: anything that looks like an API key is redacted before writing.
+which checkpoint decisions were taken), which is what makes resume after a crash possible, and
+rebuilds the panes of an app that attaches later. Secrets never reach the file: anything that
+looks like an API key is redacted before writing.
+
+It stays small whatever the runs print (``OutputBudget``): of each run's output it keeps the
+first and the last lines and a thinned series of its metrics (the whole output is in the run
+folder's stdout.log and stderr.log, core/machine/run_log.py), and of a streamed model reply the
+whole message, not its chunks.
 """
 
 from __future__ import annotations
@@ -11,16 +17,23 @@ import json
 import os
 import re
 import threading
-from dataclasses import dataclass, field
+from collections import deque
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .events import (
+    AgentChunk,
     CheckpointDecided,
     CodeDiff,
     CostUpdate,
     Event,
+    LogLine,
+    MetricsReported,
     Rewound,
+    RunAbandoned,
+    RunFinished,
+    RunStarted,
     StageFinished,
     StageStarted,
     event_from_dict,
@@ -80,8 +93,133 @@ def redact(text: str) -> str:
     return Redactor().text(text)
 
 
+# What the journal keeps of each run's output, per stream: the first and the last characters
+# of its lines (the rest is counted and said); and of its metrics, the first points, then every
+# 2nd, every 4th … (at most twice as many in all, however long the run).
+HEAD_CHARS = 32_000
+TAIL_CHARS = 32_000
+METRIC_POINTS = 2_000
+BUDGETED_STREAMS = ("stdout", "stderr")  # labtui's own lines about a run ("labtui") all stay
+
+
+@dataclass
+class _StreamKept:
+    """One run stream's lines as the journal keeps them."""
+
+    stage: str
+    head_left: int = HEAD_CHARS
+    tail: deque[str] = field(default_factory=deque)
+    tail_chars: int = 0
+    dropped_lines: int = 0
+    dropped_chars: int = 0
+
+    def admit(self, lines: list[str]) -> list[str]:
+        """The lines that go to the journal now (the head); the rest wait in the tail."""
+        taken = 0
+        while taken < len(lines) and len(lines[taken]) < self.head_left:
+            self.head_left -= len(lines[taken]) + 1
+            taken += 1
+        if taken < len(lines):
+            self.head_left = 0  # the head ends at the first line that does not fit
+        self._hold(lines[taken:])
+        return lines[:taken]
+
+    def _hold(self, rest: list[str]) -> None:
+        """Keep the newest lines in the tail, counting what falls out. Only the lines that can
+        survive are looked at one by one: a flood's read of 64 lines costs a sum, not a loop."""
+        start, chars = len(rest), 0
+        while start and chars + len(rest[start - 1]) + 1 <= TAIL_CHARS:
+            start -= 1
+            chars += len(rest[start]) + 1
+        if start:  # the read alone fills the tail: the old tail and the read's start fall out
+            self._drop(len(self.tail), self.tail_chars)
+            self.tail.clear()
+            self.tail_chars = 0
+            self._drop(start, sum(map(len, rest[:start])) + start)
+        self.tail.extend(rest[start:])
+        self.tail_chars += chars
+        while self.tail_chars > TAIL_CHARS:
+            dropped = self.tail.popleft()
+            self.tail_chars -= len(dropped) + 1
+            self._drop(1, len(dropped) + 1)
+
+    def _drop(self, lines: int, chars: int) -> None:
+        self.dropped_lines += lines
+        self.dropped_chars += chars
+
+
+class OutputBudget:
+    """Which events the journal writes, and when: a run's output is cut to its head and tail
+    (the tail written when the run ends), its metric points thinned, and streamed chunks left
+    to the whole message that follows them."""
+
+    def __init__(self) -> None:
+        self._streams: dict[tuple[str, str], _StreamKept] = {}
+        self._points_seen: dict[str, int] = {}
+
+    def admit(self, event: Event) -> list[Event]:
+        """The events to write for ``event``, in order (none, itself, or held output first)."""
+        match event:
+            case AgentChunk():
+                return []
+            case LogLine() if event.stream in BUDGETED_STREAMS:
+                return self._lines(event)
+            case MetricsReported():
+                return self._points(event)
+            case RunStarted():
+                self._points_seen.pop(event.run_id, None)
+                return [*self.flush(run_id=event.run_id), event]
+            case RunFinished() | RunAbandoned():
+                return [*self.flush(run_id=event.run_id), event]
+            case StageFinished():
+                return [*self.flush(stage=event.stage), event]
+        return [event]
+
+    def _lines(self, event: LogLine) -> list[Event]:
+        kept = self._streams.setdefault((event.run_id, event.stream), _StreamKept(event.stage))
+        head = kept.admit(event.text.split("\n"))
+        return [replace(event, text="\n".join(head))] if head else []
+
+    def _points(self, event: MetricsReported) -> list[Event]:
+        seen = self._points_seen.get(event.run_id, 0)
+        kept = []
+        for offset, point in enumerate(event.points):
+            index = seen + offset
+            if index % (1 << (index // METRIC_POINTS)) == 0:
+                kept.append(point)
+        self._points_seen[event.run_id] = seen + len(event.points)
+        return [replace(event, points=kept)] if kept else []
+
+    def flush(self, *, run_id: str | None = None, stage: str | None = None) -> list[Event]:
+        """The held tails (of one run, of one stage's runs, or all), each after a line that
+        says what was left out between head and tail."""
+        held: list[Event] = []
+        for key in list(self._streams):
+            kept = self._streams[key]
+            if (run_id is not None and key[0] != run_id) or (
+                stage is not None and kept.stage != stage
+            ):
+                continue
+            del self._streams[key]
+            held += _tail_events(key[0], key[1], kept)
+        return held
+
+
+def _tail_events(run_id: str, stream: str, kept: _StreamKept) -> list[Event]:
+    texts = []
+    if kept.dropped_lines:
+        texts.append(
+            f"… {kept.dropped_lines:,} lines ({kept.dropped_chars / 1e6:.1f} MB) of {stream} not "
+            f"kept in the journal (an experiment's run folder keeps them all in {stream}.log)"
+        )
+    if kept.tail:
+        texts.append("\n".join(kept.tail))
+    return [LogLine(stage=kept.stage, run_id=run_id, stream=stream, text=t) for t in texts]
+
+
 class Journal:
-    """Append-only JSONL of events. Use ``append`` as a bus subscriber."""
+    """Append-only JSONL of events, bounded by an ``OutputBudget``. Use ``append`` as a bus
+    subscriber; ``close`` writes what the budget still holds."""
 
     def __init__(self, directory: Path) -> None:
         self.path = Path(directory) / JOURNAL_NAME
@@ -91,15 +229,23 @@ class Journal:
         self.repaired = repair_torn_tail(self.path)
         self._file = self.path.open("a", encoding="utf-8")
         self._redactor = Redactor()
+        self._budget = OutputBudget()
 
     def append(self, event: Event) -> None:
-        line = json.dumps(self._redactor.value(event.to_dict()), ensure_ascii=False, default=str)
         with self._lock:
-            self._file.write(line + "\n")
-            self._file.flush()
+            self._write(self._budget.admit(event))
+
+    def _write(self, events: list[Event]) -> None:
+        if self._file.closed or not events:
+            return
+        for event in events:
+            record = self._redactor.value(event.to_dict())
+            self._file.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        self._file.flush()
 
     def close(self) -> None:
         with self._lock:
+            self._write(self._budget.flush())
             self._file.close()
 
     def events(self) -> list[Event]:
