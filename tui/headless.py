@@ -6,15 +6,17 @@ headless run prints is what the panes would show.
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
 from rich.console import Console
 from rich.markup import escape
-from rich.text import Text
 
 from labtui.core.checkpoints import CheckpointRequest, Decision
 from labtui.core.events import (
@@ -55,29 +57,98 @@ MAX_MESSAGE_CHARS = 2000
 STATUS_STYLES = {"keep": "green", "ok": "green", "discard": "dim", "crash": "red", "buggy": "red"}
 
 
+SHOWN_LINES_PER_S = 200.0  # of one run's stream: more is a flood no one reads as it passes
+SHOWN_BURST_LINES = 2000  # shown at once before the rate applies (a run's start, a traceback)
+_CONTROLS = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|.)?|[\x00-\x08\x0b-\x1f\x7f]"
+)
+
+
+def without_controls(text: str) -> str:
+    """``text`` with terminal escape sequences and control characters (but tab and newline)
+    removed: one regex pass over a whole pipe read."""
+    return _CONTROLS.sub("", text)
+
+
+@dataclass
+class LineRate:
+    """A token bucket of lines: ``take`` says how many of a read may be shown now, and counts
+    the rest as skipped. ``clock`` is injectable for tests."""
+
+    per_s: float = SHOWN_LINES_PER_S
+    burst: float = SHOWN_BURST_LINES
+    clock: Callable[[], float] = time.monotonic
+    tokens: float = SHOWN_BURST_LINES
+    last: float | None = None
+    skipped: int = 0
+
+    def take(self, lines: int) -> int:
+        now = self.clock()
+        if self.last is not None:
+            self.tokens = min(self.burst, self.tokens + (now - self.last) * self.per_s)
+        self.last = now
+        shown = min(lines, int(self.tokens))
+        self.tokens -= shown
+        self.skipped += lines - shown
+        return shown
+
+
 class HeadlessPrinter:
     """A bus subscriber that prints each event as one or a few lines."""
 
-    def __init__(self, console: Console | None = None, *, show_logs: bool = True) -> None:
+    def __init__(
+        self,
+        console: Console | None = None,
+        *,
+        show_logs: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.console = console or Console(highlight=False)
         self.show_logs = show_logs
         self._lock = threading.Lock()
         self._gpu_reported = False
         self._search: SearchStarted | None = None  # the search whose steps are printed
         self._jobs: dict[str, JobState] = {}  # the last state printed of each job, by job id
+        self._rates: dict[tuple[str, str], LineRate] = {}  # per run and stream
+        self._clock = clock  # for the rates (injectable: tests freeze it)
 
     def __call__(self, event: Event) -> None:
         with self._lock:
             self._print(event)
 
     def _print_lines(self, event: LogLine) -> None:
-        """One pipe read of a run's output as one styled text, never parsed as markup nor
-        wrapped by Rich (a terminal wraps it): a run that prints megabytes must not wait on its
-        printer (wrapping 1 KB lines one by one took 10 ms each)."""
-        style = "red" if event.stream == "stderr" else "dim"
+        """One pipe read of a run's output, written to the console's file as it is: never
+        parsed as markup nor wrapped by Rich (a terminal wraps it), its escape sequences and
+        control characters removed (the run's code is not to drive the researcher's terminal),
+        and over ``SHOWN_LINES_PER_S`` a flood is shown in samples with the count of what was
+        not (the run folder's log has every line)."""
+        key = (event.run_id, event.stream)
+        rate = self._rates.get(key) or self._rates.setdefault(key, LineRate(clock=self._clock))
+        lines = event.text.split("\n")
+        shown = rate.take(len(lines))
+        if not shown:
+            return
         prefix = f"{event.run_id}│ "
-        text = "\n".join(prefix + line for line in event.text.split("\n"))
-        self.console.print(Text(text, style=style), soft_wrap=True, highlight=False)
+        text = "\n".join(prefix + line for line in lines[-shown:])
+        self._write_run_text(event.run_id, event.stream, rate, without_controls(text))
+
+    def _write_run_text(self, run_id: str, stream: str, rate: LineRate, text: str) -> None:
+        parts = [text] if text else []
+        if rate.skipped:
+            note = f"… {rate.skipped:,} lines not shown ({stream}.log in the run folder has all)"
+            parts.insert(0, f"{run_id}│ {note}")
+            rate.skipped = 0
+        text = "\n".join(parts)
+        if self.console.is_terminal and self.console.color_system:
+            text = ("\x1b[31m" if stream == "stderr" else "\x1b[2m") + text + "\x1b[0m"
+        self.console.file.write(text + "\n")
+        self.console.file.flush()
+
+    def _say_skipped(self, run_id: str | None = None) -> None:
+        """What a run's flood left unshown, once the run (or its stage) is over."""
+        for (run, stream), rate in self._rates.items():
+            if rate.skipped and (run_id is None or run == run_id):
+                self._write_run_text(run, stream, rate, "")
 
     def _print(self, event: Event) -> None:
         out = self.console.print
@@ -85,6 +156,7 @@ class HeadlessPrinter:
             case StageStarted():
                 out(f"\n[bold reverse] {escape(event.stage)} [/]")
             case StageFinished():
+                self._say_skipped()
                 out(
                     f"[bold]{escape(event.stage)}[/] {escape(event.status)}: {escape(event.summary)}"
                 )
@@ -109,6 +181,7 @@ class HeadlessPrinter:
                 # Without the log lines, the newest point of each read says how the run goes.
                 out(f"[dim]{escape(event.run_id)}│ {escape(metrics_words(event.points[-1]))}[/]")
             case RunFinished():
+                self._say_skipped(event.run_id)
                 status = "ok" if event.returncode == 0 and not event.error_tail else "failed"
                 out(
                     f"[bold]{escape(event.run_id)}[/] {status} in {event.wall_s:.1f} s {escape(str(event.means))}"

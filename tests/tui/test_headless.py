@@ -293,3 +293,42 @@ def test_a_runs_long_lines_are_printed_whole_unwrapped_and_never_read_as_markup(
     long = "loss 0.5 " + "x" * 200
     printer(LogLine(stage="s", run_id="run_1", stream="stdout", text=f"{long}\n[bold]kept[/]"))
     assert out.getvalue().splitlines() == [f"run_1│ {long}", "run_1│ [bold]kept[/]"]
+
+
+def test_a_flood_is_shown_in_samples_at_a_readable_rate_and_the_gap_is_said():
+    from labtui.core.events import LogLine, RunFinished
+    from labtui.tui.headless import LineRate
+
+    now = [0.0]
+    out = io.StringIO()
+    printer = HeadlessPrinter(Console(file=out, color_system=None), clock=lambda: now[0])
+    burst = LineRate().burst
+    lines = [f"line {i}" for i in range(int(burst) + 500)]
+    printer(LogLine(stage="s", run_id="run_1", stream="stdout", text="\n".join(lines)))
+    shown = out.getvalue().splitlines()
+    assert len(shown) == burst + 1  # the newest of the read, after the count of the rest
+    assert shown[0] == "run_1│ … 500 lines not shown (stdout.log in the run folder has all)"
+    assert shown[-1] == f"run_1│ line {len(lines) - 1}"
+    printer(LogLine(stage="s", run_id="run_1", stream="stdout", text="while empty"))
+    now[0] = 1.0  # a second later the rate allows lines again
+    printer(LogLine(stage="s", run_id="run_1", stream="stdout", text="after a second"))
+    assert out.getvalue().splitlines()[-2:] == [
+        "run_1│ … 1 lines not shown (stdout.log in the run folder has all)",
+        "run_1│ after a second",
+    ]
+    printer(LogLine(stage="s", run_id="run_1", stream="stdout", text="\n".join(lines)))
+    printer(LogLine(stage="s", run_id="run_1", stream="stdout", text="unshown\nas well"))
+    printer(RunFinished(stage="s", run_id="run_1", returncode=0, wall_s=1.0))
+    said, finished = out.getvalue().splitlines()[-2:]
+    assert said == "run_1│ … 2 lines not shown (stdout.log in the run folder has all)"
+    assert finished.startswith("run_1 ok in 1.0 s")
+
+
+def test_a_runs_escape_sequences_never_reach_the_terminal():
+    from labtui.core.events import LogLine
+
+    out = io.StringIO()
+    printer = HeadlessPrinter(Console(file=out, color_system=None))
+    hostile = "\x1b]52;c;ZXZpbA==\x07clip \x1b[2J\x1b[31mred\x1b[0m\x07 bell\ttab\x00"
+    printer(LogLine(stage="s", run_id="run_1", stream="stdout", text=hostile))
+    assert out.getvalue() == "run_1│ clip red bell\ttab\n"
