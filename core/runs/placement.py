@@ -78,6 +78,7 @@ class OnCluster:
         *,
         run_dir: bool = True,
         array: JobArray | None = None,
+        log_mb: int = 0,
     ) -> OnCluster:
         node_run = NodeRun(
             argv=argv,
@@ -93,6 +94,7 @@ class OnCluster:
             stall_stop_s=watch.stall_stop_s,
             project_cap_mb=watch.project_cap_mb,
             gpu_log=gpu_log_pattern(root),
+            log_mb=log_mb,
         )
         earlier = earlier_job(root, node_run, commit, emit)
         return cls(root, node_run, settings, commit, earlier, array)

@@ -115,11 +115,12 @@ def prepare_run(
     env = {**_researcher_env(experiment, root / run_id), **run_env(root, run_id), **terms.env()}
     cap_mb = _project_cap(sandbox, project_cap_mb)
     watch = Watch(stall_s=stall_s, stall_stop_s=stall_stop_s, project_cap_mb=cap_mb)
+    log_mb = LimitsSection().run_log_mb if log_mb is None else log_mb
     job: OnCluster | None = None
     if cluster is not None and cluster.backend == "slurm":
         job = OnCluster.prepare(
             root, run_id, with_prepare(argv, experiment.prepare), env, timeout_s, stage, sandbox,
-            protected, watch, cluster, commit, emit, array=array,
+            protected, watch, cluster, commit, emit, array=array, log_mb=log_mb,
         )  # fmt: skip
     run_dir = root / run_id
     if run_dir.exists() and not (job and job.earlier):
@@ -135,7 +136,7 @@ def prepare_run(
     return ReadyRun(
         root, run_id, python, commit, smoke, terms, argv, env, timeout_s, protected, watch,
         environment, job, spec, tuple(experiment.prepare),
-        LimitsSection().run_log_mb if log_mb is None else log_mb,
+        log_mb,
     )  # fmt: skip
 
 

@@ -291,4 +291,6 @@ def _run_record(
         not_committed=large[0],
         not_committed_elsewhere=large[1],
         left_outside=left,
+        output_bytes={log.name: log.bytes for log in proc.logs},
+        logs_cut=[log.name for log in proc.logs if log.cut],
     )

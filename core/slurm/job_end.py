@@ -6,7 +6,7 @@ failure), that state in words the fix loop and the researcher can act on.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,7 +64,7 @@ def process_result(
     ended = "" if stopped else slurm_end(state, job_id, settings, run.timeout_s)
     if outcome is not None:
         process = outcome.process
-        return ProcessResult(**{**asdict(process), "scheduler_end": ended})
+        return replace(process, scheduler_end=ended)
     if not ended and not stopped:
         ended = f"ended as Slurm job {job_id} in state {state.state} without a result"
     code = state.exit_code.split(":")[0]

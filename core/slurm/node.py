@@ -25,7 +25,9 @@ from ..machine import sandbox_policy
 from ..machine.bubblewrap import bwrap_problem
 from ..machine.gpu import describe, gpu_sampling, memory_peaks
 from ..machine.processes import ProcessResult, run_process
+from ..machine.run_log import RunLogs
 from ..machine.watch import Watch
+from ..workspace.project import STATE_DIR
 
 if TYPE_CHECKING:
     from ..machine.sandbox import SandboxSpec
@@ -55,6 +57,7 @@ class NodeRun:
     stall_stop_s: float = 0.0
     project_cap_mb: int = 0
     gpu_log: str = ""  # where the node writes its GPU readings, %j the job id ('': nowhere)
+    log_mb: int = 0  # [limits] run_log_mb: the cap of run_dir's stdout.log and stderr.log
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,7 @@ def run_on_node(run: NodeRun) -> NodeOutcome:
                 stall_stop_s=run.stall_stop_s,
                 project_cap_mb=run.project_cap_mb,
             ),
+            logs=_run_logs(run),
         )
     return NodeOutcome(
         process=process,
@@ -103,6 +107,13 @@ def run_on_node(run: NodeRun) -> NodeOutcome:
         cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
         gpu_peak_mb=memory_peaks.peak_mb(devices),
     )
+
+
+def _run_logs(run: NodeRun) -> RunLogs | None:
+    """The run folder's logs, as a local run has them (none for a run without a folder)."""
+    if not run.run_dir:
+        return None
+    return RunLogs.from_mb(Path(run.run_dir), Path(run.cwd) / STATE_DIR / "logs", run.log_mb)
 
 
 def _unsaid(event: Event) -> None:

@@ -264,6 +264,10 @@ class RunRecord:
     not_committed: list[str] = field(default_factory=list)  # its files over commit_file_mb
     not_committed_elsewhere: list[str] = field(default_factory=list)  # the project's
     left_outside: LeftOutside = field(default_factory=LeftOutside)  # a failed run's stray files
+    # Bytes the run printed, by log file in its folder (stdout.log, stderr.log), and the logs
+    # [limits] run_log_mb cut (their head and tail kept).
+    output_bytes: dict[str, int] = field(default_factory=dict)
+    logs_cut: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {(_CUDA_KEY if k == "cuda_visible_devices" else k): v for k, v in _fields(self)}

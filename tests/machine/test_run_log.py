@@ -32,7 +32,7 @@ def test_over_the_cap_the_head_and_the_newest_tail_are_kept_and_the_cut_is_said(
         log.write(line)
     log.close()
     text = (tmp_path / "stdout.log").read_text()
-    head, marker, tail = text.partition("\n[labtui: ")
+    head, _, tail = text.partition("\n[labtui: ")
     assert head.startswith("line 00000\n") and len(head) <= 2000
     assert tail.endswith("line 01999\n")  # the newest bytes always survive
     kept_tail = tail.split("]\n", 1)[1]

@@ -56,6 +56,7 @@ DEADLINE_S = 600.0  # generous: every wait is on a condition, this only stops a 
 #   paper.pdf: compared by its text (PyMuPDF), as its bytes hold a creation date and a random id.
 MEASURED_KEY = re.compile(r"^(wall_s|started_at|peak_memory_mb|.*(^|_)time_s(_mean|_stderr)?)$")
 MEASURED_LINE = re.compile(r"^\| \S*time_s\S* \|.*$|wall time [0-9.]+ s", re.MULTILINE)
+TEST_HOME = re.compile(r"/tmp/pytest-of-[^/]+/pytest-\d+/[^/\"]+/home")
 LOOPBACK_URL = re.compile(r"http://127\.0\.0\.1:\d+")
 HEX_TOKEN = re.compile(r"\b[0-9a-f]{7,40}\b")
 COMPARED_BY_TEXT = {"paper.pdf"}
@@ -347,6 +348,8 @@ def comparable(root: Path, path: str, data: bytes, known: list[str]) -> bytes:
     text = MEASURED_LINE.sub("<measured>", text)
     text = LOOPBACK_URL.sub("<loopback>", text)
     text = text.replace(str(root), "<project>")
+    # The sandbox record names the home folder it emptied: the test that ran it had its own.
+    text = TEST_HOME.sub("<home>", text)
     return HEX_TOKEN.sub(lambda m: _commit_mask(m.group(0), known), text).encode("utf-8")
 
 
