@@ -4,6 +4,9 @@ replay and then the outbox, a thread that reads what it says and hands it to the
 
 A slow front end never slows the run: each has a bounded outbox, filled under the bus's delivery
 and drained by its own thread; one that falls too far behind is dropped and may attach again.
+A run's output is the one thing that can outpace any front end (a flood of a gigabyte): past
+``LOG_CHARS_BEHIND`` queued, its lines are left out rather than the front end, and a line says
+how many when the front end has caught up (the run folder's log has them all).
 """
 
 from __future__ import annotations
@@ -11,8 +14,9 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,26 +26,61 @@ if TYPE_CHECKING:
     from .host import EngineHost
 
 OUTBOX_LIMIT = 20_000  # messages a front end may lag behind before it is dropped
+LOG_CHARS_BEHIND = 4_000_000  # queued run output past which a front end is shown less of it
+_RUN_OUTPUT = ("stdout", "stderr")
+_RUN_ENDS = ("RunFinished", "RunAbandoned", "StageFinished")
 
 
 class Outbox:
     """What is waiting to be sent to one front end: raw messages and events, in order."""
 
-    def __init__(self, limit: int | None = None) -> None:
+    def __init__(self, limit: int | None = None, log_chars: int = LOG_CHARS_BEHIND) -> None:
         self._limit = limit or OUTBOX_LIMIT
         self._items: deque[bytes | dict[str, Any]] = deque()
         self._ready = threading.Condition()
         self._closed = False
+        self._log_chars_limit = log_chars
+        self._log_chars = 0  # of run output queued
+        self._left_out: dict[tuple[str, str, str], int] = {}  # (stage, run, stream) -> lines
 
     def offer(self, item: bytes | dict[str, Any]) -> bool:
         """Queue a message (bytes) or an event (its dict); False when the front end is too far
-        behind to take more (or already closed)."""
+        behind to take more (or already closed). Run output over the queued limit is counted,
+        not queued (and True: the front end is not behind on anything else)."""
         with self._ready:
             if self._closed or len(self._items) >= self._limit:
                 return False
+            if isinstance(item, dict) and not self._queue_run_output(item):
+                return True
             self._items.append(item)
             self._ready.notify()
             return True
+
+    def _queue_run_output(self, event: dict[str, Any]) -> bool:
+        """Whether ``event`` is queued: run output while under the limit, anything else always;
+        before either, the count of the lines left out of the runs it concerns."""
+        if event.get("type") == "LogLine" and event.get("stream") in _RUN_OUTPUT:
+            key = (event.get("stage", ""), event.get("run_id", ""), event["stream"])
+            text = event.get("text", "")
+            if self._log_chars + len(text) > self._log_chars_limit:
+                self._left_out[key] = self._left_out.get(key, 0) + text.count("\n") + 1
+                return False
+            self._log_chars += len(text)
+            self._say_left_out(lambda k: k == key)
+        elif event.get("type") in _RUN_ENDS:
+            self._say_left_out(lambda k: k[1] == event.get("run_id") or k[0] == event.get("stage"))
+        return True
+
+    def _say_left_out(self, concerns: Callable[[tuple[str, str, str]], bool]) -> None:
+        for key in [k for k in self._left_out if concerns(k)]:
+            stage, run_id, stream = key
+            lines = self._left_out.pop(key)
+            text = (
+                f"… {lines:,} lines not shown: this view fell behind the run "
+                f"(the run folder's {stream}.log has them all)"
+            )
+            line = {"type": "LogLine", "stage": stage, "run_id": run_id, "stream": stream}
+            self._items.append({**line, "ts": time.time(), "text": text})
 
     def close(self) -> None:
         """Nothing more will be offered; what is queued is still sent."""
@@ -56,6 +95,7 @@ class Outbox:
             while not self._items and not self._closed:
                 self._ready.wait()
             items, self._items = list(self._items), deque()
+            self._log_chars = 0
         if not items:
             return None
         return batched(items)

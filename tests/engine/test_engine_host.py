@@ -41,7 +41,7 @@ from labtui.core.engine.wire import (
     encode,
 )
 from labtui.core.errors import Aborted, LabtuiError
-from labtui.core.events import CheckpointDecided, Event, LogLine, StageFinished
+from labtui.core.events import AgentChunk, CheckpointDecided, Event, LogLine, StageFinished
 from labtui.core.journal import read_events
 from labtui.core.pipeline.session import Session
 from labtui.tui.remote_session import RemoteSession
@@ -175,8 +175,10 @@ def test_two_front_ends_see_the_same_events_and_only_the_first_answer_counts(pro
     on_disk = journal(root)
     decided = [(e.stage, e.action) for e in on_disk if isinstance(e, CheckpointDecided)]
     assert decided == [("literature", "approve"), ("ideas", "abort")]
-    # Replay then live, in order, nothing lost or repeated: each front end saw the journal.
-    assert as_json(first.seen) == as_json(on_disk) == as_json(second.seen)
+    # Replay then live, in order, nothing lost or repeated: each front end saw the journal, and
+    # live the chunks of each streamed reply too (the journal keeps the whole message only).
+    assert any(isinstance(e, AgentChunk) for e in first.seen)
+    assert as_json(unchunked(first.seen)) == as_json(on_disk) == as_json(unchunked(second.seen))
     assert not engine_files.info_path(root).exists() and not Path(engine.socket).exists()
     assert engine_files.read_last_outcome(root)["outcome"] == "stopped"
 
@@ -473,3 +475,7 @@ def test_labtui_rewind_goes_through_a_running_engine(project):
         assert follower.result() == "stopped"
         assert engine.ended() == 0
     assert [e.stage for e in journal(root) if isinstance(e, Rewound)] == ["literature"]
+
+
+def unchunked(events: list[Event]) -> list[Event]:
+    return [e for e in events if not isinstance(e, AgentChunk)]
