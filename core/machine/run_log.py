@@ -58,12 +58,14 @@ class CappedLog:
         self._current = 0  # index of the segment being written
         self._written_to_segment = 0
         self.total_bytes = 0
+        self._dropped = 0  # bytes overwritten in the tail: what the file will not have
         self._lock = threading.Lock()
         self._closed = False
 
     @property
     def cut(self) -> bool:
-        return self._segment is not None
+        """Whether bytes were dropped between head and tail (a rotated-over segment)."""
+        return self._dropped > 0
 
     def write(self, data: bytes) -> None:
         with self._lock:
@@ -95,6 +97,8 @@ class CappedLog:
         if self._segment is not None:
             self._segment.close()
             self._current = 1 - self._current
+            older = self._segments[self._current]
+            self._dropped += older.stat().st_size if older.exists() else 0
         self._segment = self._segments[self._current].open("wb")
         self._written_to_segment = 0
 
@@ -117,11 +121,11 @@ class CappedLog:
         parts = [p for p in (older, newer) if p.exists()]
         tail_bytes = sum(p.stat().st_size for p in parts)
         head_bytes = self._file.tell()
-        cut = self.total_bytes - head_bytes - tail_bytes
-        self._file.write(
-            f"\n[labtui: {cut:,} bytes cut here; {head_bytes:,} bytes kept before and "
-            f"{tail_bytes:,} after, of {self.total_bytes:,} ([limits] run_log_mb)]\n".encode()
-        )
+        if self.cut:
+            self._file.write(
+                f"\n[labtui: {self._dropped:,} bytes cut here; {head_bytes:,} bytes kept before "
+                f"and {tail_bytes:,} after, of {self.total_bytes:,} ([limits] run_log_mb)]\n".encode()
+            )
         for part in parts:
             with part.open("rb") as source:
                 while block := source.read(1 << 20):

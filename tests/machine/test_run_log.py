@@ -53,3 +53,12 @@ def test_a_run_leaves_both_streams_in_its_folder(tmp_path: Path) -> None:
     assert out[0] == "out 0" and out[-1] == "out 2999" and len(out) == 3000
     assert (tmp_path / "run_1" / "stderr.log").read_text() == "bad\n"
     assert {(w.name, w.cut) for w in result.logs} == {("stdout.log", False), ("stderr.log", False)}
+
+
+def test_output_of_exactly_the_cap_is_kept_whole_without_a_cut_note(tmp_path: Path) -> None:
+    log = CappedLog(tmp_path / "stdout.log", 4000)
+    for _ in range(40):
+        log.write(b"x" * 99 + b"\n")
+    log.close()
+    assert (tmp_path / "stdout.log").read_bytes() == (b"x" * 99 + b"\n") * 40
+    assert not log.cut
