@@ -249,13 +249,13 @@ class EngineHost:
 
     def run(self) -> tuple[str, str]:
         """Run the session; its outcome and, where it did not finish well, what to read."""
-        problems = self.session.model_problems()
-        if problems:
-            for problem in problems:
-                self.session.emit(ErrorEvent(message=problem, hint="see labtui doctor"))
-            self.session.journal.close()
-            return "failed", "; ".join(problems)
         try:
+            problems = self.session.model_problems()
+            if problems:
+                for problem in problems:
+                    self.session.emit(ErrorEvent(message=problem, hint="see labtui doctor"))
+                self.session.journal.close()
+                return "failed", "; ".join(problems)
             return self.session.run(self), ""
         except LabtuiError as exc:
             return "failed", f"{exc.message} ({exc.hint})" if exc.hint else exc.message
@@ -271,6 +271,11 @@ class EngineHost:
         def pipeline() -> None:
             try:
                 result.append(self.run())
+            except BaseException as exc:
+                # Without a result the loop below would wait on a wake byte it never reads:
+                # select answers at once, forever (an engine seen spinning at 70% of a CPU).
+                print(traceback.format_exc(), flush=True)
+                result.append(("crashed", f"the engine's pipeline ended: {exc!r}"))
             finally:
                 os.write(wake_w, b".")
 

@@ -479,3 +479,22 @@ def test_labtui_rewind_goes_through_a_running_engine(project):
 
 def unchunked(events: list[Event]) -> list[Event]:
     return [e for e in events if not isinstance(e, AgentChunk)]
+
+
+def test_a_pipeline_that_dies_past_its_own_handling_ends_the_engine_as_crashed(
+    project, monkeypatch, tmp_path
+):
+    """serve() waited for a result the dead pipeline thread never gave, on a wake byte it never
+    read: the select loop spun at 70% of a CPU forever."""
+    host = EngineHost(Session.open(project.root), auto=False)
+
+    def dies() -> tuple[str, str]:
+        raise SystemExit(3)  # what run()'s own except Exception does not catch
+
+    monkeypatch.setattr(host, "run", dies)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(tmp_path / "e.sock"))
+    server.listen()
+    with server:
+        assert host.serve(server) == "crashed"
+    host.session.journal.close()
