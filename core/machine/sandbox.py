@@ -181,9 +181,8 @@ class SandboxSpec:
         if not self.isolated:
             command = [*wrapper_command({**enter, **inside}), *argv]
         else:
-            programs = [argv[0]] if argv else []
             command = [
-                *self.bwrap_args(cwd, programs=programs),
+                *self.bwrap_args(cwd, programs=programs_of(argv)),
                 "--",
                 *wrapper_command(inside),
                 *argv,
@@ -349,6 +348,16 @@ _NETWORK_ERRORS = (
     "Errno 101",
     "Errno 111",
 )
+
+
+def programs_of(argv: list[str]) -> list[str]:
+    """The programs a command line runs, whose interpreters the sandbox must show: its first
+    word, and any absolute path to an executable after it (``[experiment] prepare`` runs the
+    experiment's interpreter behind ``sh -c``)."""
+    later = [
+        a for a in argv[1:] if os.path.isabs(a) and os.path.isfile(a) and os.access(a, os.X_OK)
+    ]
+    return argv[:1] + later
 
 
 def _user_tasks() -> int:

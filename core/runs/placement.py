@@ -27,7 +27,7 @@ from ..machine.gpu import (
 )
 from ..machine.processes import ProcessResult, run_process
 from ..machine.run_log import RunLogs
-from ..machine.sandbox import SandboxSpec
+from ..machine.sandbox import SandboxSpec, programs_of
 from ..machine.watch import Watch
 from ..slurm.jobs import JobArray, earlier_job, gpu_log_pattern, run_as_job
 from ..slurm.node import NodeRun
@@ -183,6 +183,6 @@ def run_here(
         cuda_visible_devices=lease.env.get(
             "CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES")
         ),
-        sandbox_record=spec.record(),
+        sandbox_record=spec.record(programs_of(command.argv)),
         spec=spec,
     )

@@ -20,6 +20,7 @@ from labtui.core.machine import bubblewrap, sandbox_policy
 from labtui.core.machine.processes import run_process
 from labtui.core.machine.run_env import SANDBOX_LOCATIONS, EnvPolicy, allowed
 from labtui.core.machine.sandbox import SandboxSpec
+from labtui.core.runs.run_setup import with_prepare
 from labtui.core.settings.sections import SandboxSection
 
 needs_bwrap = pytest.mark.skipif(
@@ -95,10 +96,13 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-def snoop(project: Path, settings: SandboxSection, python: str = sys.executable) -> dict:
+def snoop(
+    project: Path, settings: SandboxSection, python: str = sys.executable, prepare: str = ""
+) -> dict:
     spec = sandbox_policy.policy(settings, project)
+    argv = [python, "-c", SNOOP, json.dumps(TOKEN_FILES)]
     result = run_process(
-        [python, "-c", SNOOP, json.dumps(TOKEN_FILES)],
+        with_prepare(argv, [prepare] if prepare else []),
         cwd=project,
         timeout_s=60,
         run_id="run_1",
@@ -177,6 +181,18 @@ def test_a_venv_under_the_home_folder_still_runs_in_the_sandbox(
     assert seen["prefix"] == str(env_dir)
     assert SECRET not in json.dumps(seen)
     assert sorted(seen["home"]) == ["data", "venvs"]
+
+
+@needs_bwrap
+def test_a_venv_under_the_home_folder_runs_behind_prepare_steps_too(
+    project: Path, hostile_home: Path
+) -> None:
+    """With [experiment] prepare the command starts with `sh -c`: the interpreter after it is
+    still the one whose folders the sandbox binds back."""
+    env_dir = hostile_home / "venvs" / "exp"
+    venv.create(env_dir, with_pip=False, symlinks=True)
+    seen = snoop(project, _bwrap(), python=str(env_dir / "bin" / "python"), prepare="true")
+    assert seen["prefix"] == str(env_dir)
 
 
 def test_a_missing_read_path_names_labtui_toml_the_field_and_the_fix(project: Path) -> None:
