@@ -50,7 +50,7 @@ from labtui.core.events import (
 from labtui.core.machine.metric_lines import point_of
 
 from .editor import edit_product, open_in_editor
-from .job_words import elapsed_words, ended
+from .job_words import elapsed_words, ended, not_shown
 
 ROLE_STYLES = {"aider": "cyan", "reviewer": "magenta", "novelty": "yellow", "ideator": "green"}
 MAX_MESSAGE_CHARS = 2000
@@ -135,8 +135,7 @@ class HeadlessPrinter:
     def _write_run_text(self, run_id: str, stream: str, rate: LineRate, text: str) -> None:
         parts = [text] if text else []
         if rate.skipped:
-            note = f"… {rate.skipped:,} lines not shown ({stream}.log in the run folder has all)"
-            parts.insert(0, f"{run_id}│ {note}")
+            parts.insert(0, f"{run_id}│ {not_shown(rate.skipped, [stream])}")
             rate.skipped = 0
         text = "\n".join(parts)
         if self.console.is_terminal and self.console.color_system:

@@ -1,10 +1,13 @@
-"""A run's Slurm job in words, for the logs pane and the headless printer alike.
+"""A run's Slurm job, and what a flood of its output left unshown, in words, for the logs pane
+and the headless printer alike.
 
 Everything is computed from the JobState event (its elapsed seconds included), never from a
 clock, so that what is shown is the same on every replay and in every snapshot.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from labtui.core.events import JobState
 from labtui.core.slurm.queue import ENDED
@@ -57,3 +60,10 @@ def cluster_gpu_lines(job: JobState, width: int) -> list[str]:
         long = f"GPUs on the cluster: job {job.job_id} {job.state}"
         short = f"cluster job {job.job_id} {job.state}"
     return [long if len(long) <= width else short]
+
+
+def not_shown(skipped: int, streams: Sequence[str]) -> str:
+    """'… 5,971 lines not shown (stdout.log in the run folder has all)'."""
+    files = " and ".join(f"{stream}.log" for stream in streams)
+    have = "have" if len(streams) > 1 else "has"
+    return f"… {skipped:,} lines not shown ({files} in the run folder {have} all)"

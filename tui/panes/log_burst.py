@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 from labtui.core.events import LogLine
 
+from ..job_words import not_shown
+
 Row = tuple[str, str, str]  # run id, stream, one line of output
 
 
@@ -24,10 +26,7 @@ class Burst:
     streams: list[str] = field(default_factory=list)  # the streams they came from, in order
 
     def marker(self) -> str:
-        """'… 5,971 lines not shown (stdout.log in the run folder has all)'."""
-        files = " and ".join(f"{stream}.log" for stream in self.streams)
-        have = "have" if len(self.streams) > 1 else "has"
-        return f"… {self.skipped:,} lines not shown ({files} in the run folder {have} all)"
+        return not_shown(self.skipped, self.streams)
 
 
 def last_rows(events: Sequence[LogLine], limit: int) -> Burst:
