@@ -30,6 +30,7 @@ from labtui.core.events import (
     SearchStarted,
     SearchStep,
 )
+from labtui.core.journal import Journal, read_events
 from labtui.core.machine.metric_lines import metrics_reported
 from labtui.tui.panes.gpu_status import gpu_lines, gpu_status
 from labtui.tui.panes.ledger_view import LedgerView
@@ -554,6 +555,30 @@ def test_a_live_flood_shows_its_newest_lines_after_a_count_of_the_rest() -> None
         assert len(log_text(app)) == LOG_MAX_LINES
 
     run_app(steps)
+    run_app(replayed)
+
+
+def test_an_attach_rebuilds_the_log_from_the_bounded_journal_head_note_and_tail(
+    tmp_path: Path,
+) -> None:
+    """What a flood left in the journal (its head, a count, its tail) replays into the log in
+    the order it was printed, as `labtui attach` and a resume show it."""
+    journal = Journal(tmp_path)
+    journal.append(ev(RunStarted, stage="experiments", run_id="run_1"))
+    for block in range(2000):  # 64 lines of 1 KB a read: 128 MB printed
+        journal.append(log("\n".join(f"{block * 64 + n:07d} " + "x" * 1016 for n in range(64))))
+    journal.append(ev(RunFinished, stage="experiments", run_id="run_1", returncode=0, wall_s=9.0))
+    journal.close()
+    lines = [e for e in read_events(journal.path) if isinstance(e, LogLine)]
+
+    async def replayed(pilot: Pilot, app: LogsApp) -> None:
+        app.pane.write_log_lines(lines, live=False)
+        await pilot.pause()
+        shown = log_text(app)
+        note = next(i for i, line in enumerate(shown) if "not kept in the journal" in line)
+        assert shown[note - 1].startswith("0000") and shown[note + 1][:7] > shown[note - 1][:7]
+        assert shown[-1].startswith(f"{2000 * 64 - 1:07d} ")
+
     run_app(replayed)
 
 
