@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 from ..machine.run_log import LOG_NAMES
+from ..workspace.project import exclude_locally
 
 GITIGNORE_HEADER = "# labtui: files over [experiment] commit_file_mb stay on disk but out of git"
 
@@ -35,28 +36,23 @@ def restore_protected(root: Path, protected: list[str]) -> list[str]:
 def ignore_large_files(run_dir: Path, cap_mb: int) -> list[str]:
     """Files of the run folder over ``cap_mb`` (model checkpoints, say), listed in the folder's
     own .gitignore so that committing the run keeps them on disk but out of git; [] when none
-    (or ``cap_mb`` is 0: no cap). The run's logs (stdout.log, stderr.log) are always listed:
-    up to ``[limits] run_log_mb`` each, they are for reading, not for every clone to carry."""
-    if not run_dir.is_dir():
+    (or ``cap_mb`` is 0: no cap). The run's logs are not among them: they are never committed
+    (``exclude_logs``)."""
+    if not cap_mb or not run_dir.is_dir():
         return []
-    large = _files_over(run_dir, cap_mb) if cap_mb else []
-    logs = [name for name in LOG_NAMES.values() if (run_dir / name).is_file()]
-    lines = ["# labtui: the run's whole output, kept here but out of git", *logs] if logs else []
-    if large:
-        lines += [f"# labtui: files over {cap_mb} MB stay out of git ([experiment] commit_file_mb)"]
-        lines += [name for name in large if name not in logs]
-    if lines:
-        (run_dir / ".gitignore").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return [name for name in large if name not in logs]
-
-
-def _files_over(folder: Path, cap_mb: int) -> list[str]:
     cap = cap_mb * 1024 * 1024
-    return sorted(
-        path.relative_to(folder).as_posix()
-        for path in folder.rglob("*")
-        if path.is_file() and not path.is_symlink() and path.stat().st_size > cap
+    large = sorted(
+        path.relative_to(run_dir).as_posix()
+        for path in run_dir.rglob("*")
+        if path.is_file()
+        and not path.is_symlink()
+        and path.stat().st_size > cap
+        and not _is_run_log(run_dir, path)
     )
+    if large:
+        lines = [f"# labtui: files over {cap_mb} MB stay out of git ([experiment] commit_file_mb)"]
+        (run_dir / ".gitignore").write_text("\n".join([*lines, *large]) + "\n", encoding="utf-8")
+    return large
 
 
 def ignore_large_project_files(root: Path, cap_mb: int) -> list[str]:
@@ -88,3 +84,16 @@ def ignore_large_project_files(root: Path, cap_mb: int) -> list[str]:
         joiner = "" if not text or text.endswith("\n") else "\n"
         gitignore.write_text(text + joiner + "\n".join(lines) + "\n", encoding="utf-8")
     return large
+
+
+def _is_run_log(run_dir: Path, path: Path) -> bool:
+    return path.parent == run_dir and path.name in LOG_NAMES.values()
+
+
+def exclude_logs(root: Path, run_id: str, logs: list[str]) -> None:
+    """A run's stdout.log and stderr.log kept out of git, in this clone only: up to
+    ``[limits] run_log_mb`` each, they are for reading here, not for every clone to carry.
+    Listed by path in .git/info/exclude, which survives a rewind (a .gitignore in the run
+    folder went with the commit and left the logs showing as untracked)."""
+    if logs:
+        exclude_locally(root, [f"/{run_id}/{name}" for name in logs])

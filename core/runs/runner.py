@@ -39,7 +39,12 @@ from ..workspace.run_folder import (
 from . import strays
 from .judging import Ended, Verdict, judge, keeping_points
 from .placement import Executed
-from .project_guard import ignore_large_files, ignore_large_project_files, restore_protected
+from .project_guard import (
+    exclude_logs,
+    ignore_large_files,
+    ignore_large_project_files,
+    restore_protected,
+)
 from .run_setup import ReadyRun, prepare_run
 
 if TYPE_CHECKING:
@@ -161,6 +166,7 @@ def run_experiment(
         done = ready.execute(run_emit, stop, gpus, stage)
         verdict = _judged(ready, done, results, started, points, emit, stage)
         left = _clear_strays(ready, verdict, strays_to, emit, stage)
+        exclude_logs(ready.root, run_id, [log.name for log in done.process.logs])
         large = _keep_large_files_out(ready, experiment.commit_file_mb, emit, stage)
         record = _run_record(ready, started_at, done, verdict, results.source, large, left)
         write_run_record(ready.run_dir, record)

@@ -175,7 +175,7 @@ class Project:
         (LabtuiError) on a branch that is not labtui's own in a project that names one."""
         repo = self.repo
         self._check_branch()
-        self._clear_stale_index_lock()
+        self.clear_stale_index_lock()
         try:  # staging writes objects too: a full disk can stop it as well as the commit
             self._stage(repo, paths)
         except Exception as exc:  # git.GitCommandError; git is imported lazily
@@ -232,7 +232,7 @@ class Project:
         repairs, self._repairs = self._repairs, []
         return repairs
 
-    def _clear_stale_index_lock(self) -> None:
+    def clear_stale_index_lock(self) -> None:
         """A git killed mid-command (with labtui, or by hand) leaves ``.git/index.lock``, and
         every later commit fails on it. With no git working in the project the lock is stale:
         removed, and said. With one working it is refused, saying what to do."""
@@ -386,11 +386,15 @@ def git_processes_in(root: Path) -> list[int]:
 
 def exclude_locally(root: Path, patterns: list[str]) -> None:
     """Keep ``patterns`` out of git in this clone only (.git/info/exclude): labtui's state in a
-    repository whose .gitignore is the researcher's."""
-    git_dir = subprocess.run(
-        ["git", "rev-parse", "--absolute-git-dir"], cwd=root, capture_output=True, text=True
-    ).stdout.strip()
-    exclude = Path(git_dir) / "info" / "exclude"
+    repository whose .gitignore is the researcher's. In a worktree, the exclude file git reads
+    is the main repository's; in a folder that is no repository, nothing is written."""
+    found = subprocess.run(
+        ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
+        cwd=root, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if found.returncode != 0 or not found.stdout.strip():
+        return
+    exclude = Path(found.stdout.strip()) / "info" / "exclude"
     exclude.parent.mkdir(parents=True, exist_ok=True)
     have = exclude.read_text(encoding="utf-8").splitlines() if exclude.exists() else []
     new = [p for p in patterns if p not in have]
