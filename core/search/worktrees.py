@@ -48,7 +48,10 @@ def open_worker(project: Project, name: str, start: str) -> Project:
         folder.parent.mkdir(parents=True, exist_ok=True)
         git(project.root, "worktree", "prune")
         git(project.root, "worktree", "add", "--quiet", "--detach", str(folder), start)
-    return Project(folder, project.config)
+    worker = Project(folder, project.config)
+    # A worker killed mid-checkout (a crash, `labtui stop --now`) leaves its index.lock.
+    worker.clear_stale_index_lock()
+    return worker
 
 
 def reset_checkout(checkout: Project, commit: str) -> None:
