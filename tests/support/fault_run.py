@@ -54,9 +54,13 @@ DEADLINE_S = 600.0  # generous: every wait is on a condition, this only stops a 
 #       the experiment's own train_time_s metrics (final_info.json, all_results.json, and the
 #       notebook's rows and "wall time" of them);
 #   paper.pdf: compared by its text (PyMuPDF), as its bytes hold a creation date and a random id.
-MEASURED_KEY = re.compile(r"^(wall_s|started_at|peak_memory_mb|.*(^|_)time_s(_mean|_stderr)?)$")
+# ... and what differs with the machine's state: the variable names that reached a run (a Slurm
+# test in the same worker may have set SLURM_CONF), the bytes a run printed (its timings).
+MEASURED_KEY = re.compile(
+    r"^(wall_s|started_at|peak_memory_mb|env|output_bytes|.*(^|_)time_s(_mean|_stderr)?)$"
+)
 MEASURED_LINE = re.compile(r"^\| \S*time_s\S* \|.*$|wall time [0-9.]+ s", re.MULTILINE)
-TEST_HOME = re.compile(r"/tmp/pytest-of-[^/]+/pytest-\d+/[^/\"]+/home")
+TEST_HOME = re.compile(r"/tmp/pytest-of-[^/]+/pytest-\d+/(?:[^/\"]+/)+?home")
 LOOPBACK_URL = re.compile(r"http://127\.0\.0\.1:\d+")
 HEX_TOKEN = re.compile(r"\b[0-9a-f]{7,40}\b")
 COMPARED_BY_TEXT = {"paper.pdf"}

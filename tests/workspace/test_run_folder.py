@@ -77,7 +77,21 @@ OLD_RUN_RECORD = """{
     ]
   },
   "not_committed": [],
-  "not_committed_elsewhere": []
+  "not_committed_elsewhere": [],
+  "left_outside": {
+    "moved_to": "",
+    "moved": [],
+    "moved_count": 0,
+    "removed": [],
+    "removed_count": 0,
+    "freed_bytes": 0,
+    "why_removed": ""
+  },
+  "output_bytes": {
+    "stdout.log": 1234,
+    "stderr.log": 0
+  },
+  "logs_cut": []
 }
 """
 
