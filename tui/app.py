@@ -99,9 +99,15 @@ class LabtuiApp(App[None]):
         super().__init__()
         self.session = session
         self.auto = auto
-        self.title = f"labtui — {session.project_name}"
+        self.title = "labtui"
         self.outcome: str | None = None
-        self.progress = Progress(budget_usd=session.budget_usd, models=session.stage_models())
+        self.progress = Progress(phase="opening the project…")
+        self._project = ("", "local")  # name and cluster, once the session's facts are read
+        # A StartingSession opens its project (labtui.toml: pydantic, ~200 ms) after the first
+        # frame; every other session has its facts in memory and shows them in it.
+        self._facts_later = bool(getattr(session, "opens_after_paint", False))
+        if not self._facts_later:
+            self._take_facts()
         self._clock = clock
         self._edit_file = edit_file or self._edit_in_terminal
         self._inbox = EventInbox()
@@ -120,12 +126,13 @@ class LabtuiApp(App[None]):
     # -- screens ---------------------------------------------------------------------------
 
     def get_default_screen(self) -> MainScreen:
+        name, cluster = self._project
         self._main = MainScreen(
-            self.session.project_name,
+            name,
             self.progress,
             self._clock,
             commit_log=self.session.commit_log,
-            cluster=getattr(self.session, "cluster", "local"),
+            cluster=cluster,
             id="main",
         )
         return self._main
@@ -141,7 +148,15 @@ class LabtuiApp(App[None]):
         self.call_after_refresh(self._start_up)
 
     def _start_up(self) -> None:
-        """Paint the journal, then check the model (off the UI thread) before starting."""
+        """Show the project and paint the journal, then check the model (off the UI thread)
+        before starting."""
+        if self._facts_later:
+            try:
+                self._take_facts()
+            except Exception as error:
+                self._startup_failed("open the project", error)
+                return
+            self.main_screen.show_project(*self._project)
         try:
             history = self.session.history()
         except Exception as error:
@@ -155,6 +170,14 @@ class LabtuiApp(App[None]):
         self.main_screen.query_one(LogsPane).preload_plotext()  # while the model is checked
         self._set_phase("checking the model…")
         self._model_check = self._check_model()
+
+    def _take_facts(self) -> None:
+        session = self.session
+        self.title = f"labtui — {session.project_name}"
+        self.progress.budget_usd = session.budget_usd
+        self.progress.models = session.stage_models()
+        self.progress.phase = ""
+        self._project = (session.project_name, getattr(session, "cluster", "local"))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="startup", name="model-check")
     def _check_model(self) -> list[str]:

@@ -4,7 +4,9 @@ started from the app's pipeline worker, once the model is known to work.
 Before, the engine was started (and the model checked first, which imports litellm: about two
 seconds) before anything was on the screen. ``StartingSession`` is the ``Session`` the app sees
 meanwhile: the project's own facts and journal (an in-process ``core.pipeline.session.Session``
-that never runs), the model checked off the UI thread as the app always does, then, in ``run``,
+that never runs, opened when the app first asks for a fact: after its first frame, since loading
+``labtui.toml`` imports pydantic, ~200 ms), the model checked off the UI thread as the app always
+does, then, in ``run``,
 the background engine started and followed (a ``RemoteSession``): its events after the journal
 the app already painted go onto this session's bus, and steering goes to it. Leaving before the
 engine serves still leaves it running, as leaving after does.
@@ -20,12 +22,12 @@ from typing import TYPE_CHECKING
 from labtui.core.checkpoints import CheckpointPort
 from labtui.core.engine import files as engine_files
 from labtui.core.events import Bus, Event, Notice
+from labtui.core.workspace.history import CommitLog
 
 from .remote_session import DETACHED, RemoteSession
 
 if TYPE_CHECKING:
     from labtui.core.pipeline.session import Session as ProjectSession
-    from labtui.core.workspace.history import CommitLog
 
 StartEngine = Callable[[Path], object]  # starts the project's engine and waits until it serves
 
@@ -35,14 +37,19 @@ class StartingSession:
     then the background engine that ``run`` starts."""
 
     detachable = True  # the app's quit offers detach (the run goes on) beside stop
+    opens_after_paint = True  # the app reads the facts below once its first frame is out
 
     def __init__(
         self,
-        local: ProjectSession,
+        root: Path,
+        open_local: Callable[[Path], ProjectSession],
         start: StartEngine,
         attach: Callable[[Path], RemoteSession] = RemoteSession.attach,
     ) -> None:
-        self._local = local
+        self._root = root
+        self._open_local = open_local
+        self._opened: ProjectSession | None = None
+        self._opening = threading.Lock()
         self._start = start
         self._attach = attach
         self.bus = Bus()  # not the local session's: its journal must not record the engine's
@@ -53,6 +60,15 @@ class StartingSession:
         self._stop_requested = False
         self._detached = False
 
+    @property
+    def _local(self) -> ProjectSession:
+        """The project's own session, opened by the first fact asked for (a ConfigError then
+        names the field and the fix)."""
+        with self._opening:
+            if self._opened is None:
+                self._opened = self._open_local(self._root)
+            return self._opened
+
     # -- what front ends read ---------------------------------------------------------------
 
     @property
@@ -61,7 +77,7 @@ class StartingSession:
 
     @property
     def project_root(self) -> Path:
-        return self._local.project_root
+        return self._root
 
     @property
     def budget_usd(self) -> float:
@@ -73,7 +89,7 @@ class StartingSession:
 
     @property
     def commit_log(self) -> CommitLog:
-        return self._local.commit_log
+        return CommitLog(self._root)  # the git history needs no labtui.toml
 
     @property
     def engine_pid(self) -> int:

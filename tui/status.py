@@ -37,7 +37,7 @@ STAGE_MARKS: dict[str, tuple[str, str]] = {
 class Progress:
     """Where the pipeline stands, as far as the events tell."""
 
-    budget_usd: float = 0.0
+    budget_usd: float | None = None  # None until the session's facts are read
     models: Mapping[str, str] = field(default_factory=dict)
     stages: dict[str, str] = field(default_factory=lambda: dict.fromkeys(STAGES, "pending"))
     current: str = ""
@@ -135,8 +135,9 @@ def summary_line(project: str, progress: Progress, elapsed_s: float) -> Content:
     parts.append(Content(f"{format_tokens(progress.tokens)} tok"))
     if speed := speed_text(progress):
         parts.append(Content.styled(speed, "$text-muted"))
-    spend = f"${progress.cost_usd:.2f} / ${progress.budget_usd:.2f}"
-    over = progress.budget_usd and progress.cost_usd >= 0.8 * progress.budget_usd
+    budget = progress.budget_usd
+    spend = f"${progress.cost_usd:.2f}" + (f" / ${budget:.2f}" if budget is not None else "")
+    over = budget and progress.cost_usd >= 0.8 * budget
     parts.append(Content.styled(spend, "bold $text-warning" if over else ""))
     if progress.model:
         parts.append(Content.styled(progress.model, "$text-muted"))

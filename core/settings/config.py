@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ConfigError
 from ..stage_list import model_key
+from . import CONFIG_NAME
 from .sections import (
     AutonomySection,
     BudgetSection,
@@ -48,7 +49,6 @@ from .sections import (
     TreeSection,
 )
 
-CONFIG_NAME = "labtui.toml"
 ENV_PREFIX = "LABTUI_"
 
 

@@ -4,14 +4,20 @@ what the researcher did before the engine served (a note, stop, leaving) reaches
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.pilot import settle, wait_for
+from textual.pilot import Pilot
+from textual.widgets import Static
 
 from labtui.core.errors import LabtuiError
 from labtui.core.events import Bus, Event, Notice, StageStarted
+from labtui.tui.app import LabtuiApp
 from labtui.tui.remote_session import DETACHED
+from labtui.tui.screens import ErrorScreen
 from labtui.tui.starting_session import StartingSession
 
 TS = 1_700_000_000.0
@@ -85,7 +91,12 @@ class FakeEngine:
 def starting(tmp_path: Path, engine: FakeEngine) -> tuple[StartingSession, list[Path]]:
     started: list[Path] = []
     project = FakeProject(tmp_path, [event("literature"), event("ideas")])
-    session = StartingSession(project, started.append, lambda root: engine)  # type: ignore[arg-type]
+    session = StartingSession(
+        tmp_path,
+        lambda root: project,  # type: ignore[arg-type,return-value]
+        started.append,
+        lambda root: engine,  # type: ignore[arg-type,return-value]
+    )
     return session, started
 
 
@@ -136,3 +147,94 @@ def test_leaving_while_the_engine_starts_leaves_it_running(tmp_path: Path) -> No
     session.detach()  # the app left before the engine served
     assert session.run(port=object()) == DETACHED  # type: ignore[arg-type]
     assert started == [tmp_path] and engine.asked == ["detach"]
+
+
+def test_the_project_is_opened_by_the_first_fact_asked_for_not_before(tmp_path: Path) -> None:
+    """Opening loads labtui.toml (pydantic): the app asks after its first frame."""
+    opened: list[Path] = []
+
+    def open_project(root: Path) -> FakeProject:
+        opened.append(root)
+        return FakeProject(root, [])
+
+    session = StartingSession(tmp_path, open_project, lambda root: None)  # type: ignore[arg-type]
+    assert session.project_root == tmp_path and session.commit_log.root == tmp_path.resolve()
+    assert opened == []
+    assert session.project_name == "moons" and session.budget_usd == 10.0
+    session.history()
+    assert opened == [tmp_path]  # once
+
+
+def test_a_project_that_cannot_be_opened_says_why_when_asked(tmp_path: Path) -> None:
+    def open_project(root: Path) -> FakeProject:
+        raise LabtuiError(f"{root}/labtui.toml: [budget] usd: not a number", "write usd = 10")
+
+    session = StartingSession(tmp_path, open_project, lambda root: None)  # type: ignore[arg-type]
+    with pytest.raises(LabtuiError, match="usd"):
+        session.stage_models()
+
+
+# -- in the app: the first frame before the project, then its facts ------------------------
+
+
+def run_in_app(session: StartingSession, steps) -> LabtuiApp:  # type: ignore[no-untyped-def]
+    app = LabtuiApp(session)  # type: ignore[arg-type]
+
+    async def test() -> None:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await steps(app, pilot)
+
+    asyncio.run(test())
+    return app
+
+
+def text_of(app: LabtuiApp, selector: str) -> str:
+    return str(app.screen.query_one(selector, Static).render())
+
+
+def test_the_app_shows_the_project_it_opened_after_painting(tmp_path: Path) -> None:
+    project = FakeProject(tmp_path, [event("literature")])
+    project.cluster = "slurm"
+    started: list[Path] = []
+    session = StartingSession(
+        tmp_path,
+        lambda root: project,  # type: ignore[arg-type,return-value]
+        started.append,
+        lambda root: FakeEngine(replay=[event("literature")], live=[]),  # type: ignore[arg-type,return-value]
+    )
+
+    async def steps(app: LabtuiApp, pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: app.outcome == "finished")
+        await settle(pilot)
+        summary = text_of(app, "#status-summary")
+        assert "moons" in summary and "$0.00 / $10.00" in summary
+        assert text_of(app, "#gpu-status") == "GPUs on the cluster: no job yet"
+        assert app.title == "labtui — moons"
+
+    run_in_app(session, steps)
+    assert started == [tmp_path]
+
+
+def test_a_project_whose_labtui_toml_is_wrong_is_said_in_the_app_and_nothing_starts(
+    tmp_path: Path,
+) -> None:
+    from labtui.tui.commands.attach import open_project
+
+    (tmp_path / "labtui.toml").write_text('[budget]\nusd = "ten"\n')
+    started: list[Path] = []
+    session = StartingSession(tmp_path, open_project, started.append)
+
+    async def steps(app: LabtuiApp, pilot: Pilot) -> None:
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(app.screen, ErrorScreen) and bool(app.screen.query("#error-message"))
+            ),
+        )
+        assert "Could not open the project" in text_of(app, "#error-title")
+        message = text_of(app, "#error-message")
+        assert "labtui.toml" in message and "usd" in message
+        await pilot.press("q", "q")
+
+    app = run_in_app(session, steps)
+    assert started == [] and app.return_code == 1

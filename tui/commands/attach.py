@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from labtui.core.checkpoints import CheckpointRequest, Decision
+    from labtui.core.pipeline.session import Session as ProjectSession
 
     from ..session import Session
 
@@ -69,16 +70,28 @@ def cmd_attach(root: Path, *, headless: bool, auto: bool, parallel: int | None =
 
 
 def starting_session(root: Path, *, auto: bool, parallel: int | None) -> Session:
-    """The app's session on a project with no engine: painted at once, the engine started
-    once the model is checked (tui/starting_session.py)."""
-    from labtui.core.engine.host import start_engine as start
-    from labtui.core.pipeline.session import Session as ProjectSession
+    """The app's session on a project with no engine: painted at once, the project opened
+    after the first frame, the engine started once the model is checked
+    (tui/starting_session.py). A folder that is no project is said here, before any app."""
+    from labtui.core.settings import CONFIG_NAME
 
     from ..starting_session import StartingSession
 
-    return StartingSession(
-        ProjectSession.open(root), lambda where: start(where, auto=auto, parallel=parallel)
-    )
+    if not (root / CONFIG_NAME).exists():
+        open_project(root)  # raises the error that says what to do
+
+    def start(where: Path) -> object:
+        from labtui.core.engine.host import start_engine
+
+        return start_engine(where, auto=auto, parallel=parallel)
+
+    return StartingSession(root, open_project, start)
+
+
+def open_project(root: Path) -> ProjectSession:
+    from labtui.core.pipeline.session import Session as ProjectSession
+
+    return ProjectSession.open(root)
 
 
 class WatchOnly:

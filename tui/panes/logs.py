@@ -145,6 +145,12 @@ class LogsPane(Pane):
         yield Static(Text("no finished runs yet", style="dim italic"), id="run-results")
         yield LedgerView(self._search, id="ledger-view")
 
+    def set_cluster(self, cluster: str) -> None:
+        """Where runs execute, once the session's facts are read (before any run's output)."""
+        self._cluster = cluster
+        if self._sample is None and self._last_job is None:
+            self.query_one("#gpu-status", Static).update(idle_gpu_line(cluster))
+
     def on_mount(self) -> None:
         # Pane.on_mount (the title) runs too: Textual calls the handler of every class.
         self._apply_view()

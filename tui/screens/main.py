@@ -101,6 +101,13 @@ class MainScreen(Screen[None]):
     def status(self) -> StatusHeader:
         return self.query_one(StatusHeader)
 
+    def show_project(self, project: str, cluster: str) -> None:
+        """The session's facts, read once the screen is up (the app paints before them)."""
+        self.project = self.status.project = project
+        self.cluster = cluster
+        self.query_one(LogsPane).set_cluster(cluster)
+        self.status.refresh_status()
+
     def show_pane(self, pane_type: type[Pane]) -> None:
         """Focus a pane and let it fill the screen (the command palette's "Show …")."""
         pane = self.query_one(pane_type)
