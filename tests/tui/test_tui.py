@@ -37,7 +37,7 @@ from labtui.tui.app import LabtuiApp
 from labtui.tui.engine_bridge import EventInbox
 from labtui.tui.keybar import KeyBar
 from labtui.tui.palette import key_groups
-from labtui.tui.panes import LatexPane, flatten_means
+from labtui.tui.panes import LatexPane, Pane, flatten_means
 from labtui.tui.panes.logs import RunLog
 from labtui.tui.review_card import ReviewCard, score_table
 from labtui.tui.screens import (
@@ -530,13 +530,30 @@ def test_tab_cycles_panes_and_m_maximises() -> None:
         assert focused is not None
         return next(node.id for node in focused.ancestors if node.id in pane_ids)
 
+    def bordered() -> list[str]:
+        """The panes drawn as focused: marked, and in a border colour no other pane has."""
+        colours = {pane.id: pane.styles.border_top[1] for pane in app.main_screen.query(Pane)}
+        marked = [pane.id for pane in app.main_screen.query(".-focused")]
+        for pane_id in marked:
+            others = [colour for other, colour in colours.items() if other not in marked]
+            assert colours[pane_id] not in others
+        return marked
+
     async def steps(pilot: Pilot) -> None:
         await wait_for_end(pilot)
         order = []
         for _ in pane_ids:
             order.append(focused_pane())
+            assert bordered() == [focused_pane()]
             await pilot.press("tab")
         assert order == list(pane_ids)
+        latex = app.main_screen.query_one(LatexPane)
+        next(w for w in latex.query("*") if w.focusable).focus()  # not by tab: the border too
+        await pilot.pause()
+        assert bordered() == ["latex"]
+        app.main_screen.set_focus(None)
+        assert bordered() == []
+        await pilot.press("tab")
         assert focused_pane() == "dialogue"
         await pilot.press("shift+tab", "m")
         assert app.screen.maximized is app.main_screen.query_one(LatexPane)

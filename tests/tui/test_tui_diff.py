@@ -15,12 +15,12 @@ from pathlib import Path
 import git
 import pytest
 from support.git_history import HISTORY, commit, init_repo
+from support.pane_app import PaneApp
 from support.pilot import settle
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import Footer, Static
 
-import labtui.tui
 from labtui.core.events import CodeDiff
 from labtui.core.workspace.history import CommitEntry, CommitLog
 from labtui.core.workspace.project import CommitInfo
@@ -31,10 +31,8 @@ SIZE = (100, 30)
 FIXED_DATE = "2024-05-01T12:00:00+00:00"
 
 
-class DiffApp(App[None]):
+class DiffApp(PaneApp):
     """The pane as the main screen holds it, styled by the app's stylesheet, with a footer."""
-
-    CSS_PATH = str(Path(labtui.tui.__file__).parent / "labtui.tcss")
 
     def __init__(self, commit_log: CommitLog | None) -> None:
         super().__init__()

@@ -11,11 +11,11 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
-from textual.app import App, ComposeResult
+from support.pane_app import PaneApp
+from textual.app import ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import Footer, Static
 
-import labtui.tui
 from labtui.core.events import CompileResult, Event, LatexUpdated
 from labtui.core.latex.checks import referenced_figures
 from labtui.tui.panes import LatexPane
@@ -104,10 +104,8 @@ COMPILED = CompileResult(
 )
 
 
-class LatexApp(App[None]):
+class LatexApp(PaneApp):
     """One LatexPane filling the screen, styled as in labtui, fed ``events`` on mount."""
-
-    CSS_PATH = str(Path(labtui.tui.__file__).parent / "labtui.tcss")
 
     def __init__(self, events: Sequence[Event] = ()) -> None:
         super().__init__()

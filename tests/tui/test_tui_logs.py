@@ -11,14 +11,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from rich.text import Text
-from textual.app import App, ComposeResult
+from support.pane_app import PaneApp
+from textual.app import ComposeResult
 from textual.color import Color
 from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import Static
 
-import labtui.tui
 from labtui.core.events import (
     Event,
     GpuSample,
@@ -111,10 +111,8 @@ def finished(run_id: str, accuracy: float, loss: float, returncode: int = 0) -> 
     )
 
 
-class LogsApp(App[None]):
+class LogsApp(PaneApp):
     """Just the logs pane, styled like the real app."""
-
-    CSS_PATH = str(Path(labtui.tui.__file__).with_name("labtui.tcss"))
 
     def compose(self) -> ComposeResult:
         yield LogsPane(id="logs")

@@ -8,20 +8,19 @@ from textual.binding import Binding, BindingType
 from textual.containers import Grid
 from textual.message import Message
 from textual.reactive import Reactive
-from textual.screen import Screen
 from textual.widget import Widget
 
 from labtui.core.events import Event, LogLine
 
 from ..keybar import KeyBar
-from ..panes import DialoguePane, DiffPane, LatexPane, LogsPane, Pane, route
+from ..panes import DialoguePane, DiffPane, LatexPane, LogsPane, Pane, PaneScreen, route
 from ..status import Clock, Progress, StatusHeader
 
 if TYPE_CHECKING:
     from labtui.core.workspace.history import CommitLog
 
 
-class MainScreen(Screen[None]):
+class MainScreen(PaneScreen):
     """The status header, the 2×2 grid of live panes, and the footer with the keys."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -142,13 +141,6 @@ class MainScreen(Screen[None]):
             # Maximise the pane itself (not its inner scroller, which Textual's containers
             # refuse to maximise anyway): the maximised view keeps the title and status lines.
             self.maximize(pane, container=False)
-
-    @property
-    def focused_pane(self) -> Pane | None:
-        focused = self.focused
-        if focused is None:
-            return None
-        return next((node for node in focused.ancestors_with_self if isinstance(node, Pane)), None)
 
 
 # What the researcher is asked to judge, by checkpoint kind.
