@@ -113,6 +113,19 @@ class _StreamKept:
     dropped_lines: int = 0
     dropped_chars: int = 0
 
+    def admit_text(self, text: str) -> str | None:
+        """``admit`` of one read's lines joined by newlines: the head's text (None: no line).
+        Once the head is full, a read longer than the tail is counted, and only its end is
+        split into lines: the lines before cannot survive (a flood is not walked through)."""
+        if self.head_left > 0 or len(text) <= TAIL_CHARS + 1:
+            head = self.admit(text.split("\n"))
+            return "\n".join(head) if head else None
+        # The break before the newest lines that could fit; what precedes it never will.
+        cut = text.rfind("\n", 0, len(text) - TAIL_CHARS - 1) + 1
+        rest = text[cut:].split("\n")
+        self._hold(rest, skipped=(text.count("\n", 0, cut), cut))
+        return None
+
     def admit(self, lines: list[str]) -> list[str]:
         """The lines that go to the journal now (the head); the rest wait in the tail."""
         taken = 0
@@ -124,18 +137,19 @@ class _StreamKept:
         self._hold(lines[taken:])
         return lines[:taken]
 
-    def _hold(self, rest: list[str]) -> None:
-        """Keep the newest lines in the tail, counting what falls out. Only the lines that can
+    def _hold(self, rest: list[str], skipped: tuple[int, int] = (0, 0)) -> None:
+        """Keep the newest lines in the tail, counting what falls out (``skipped``: lines and
+        characters of the read before ``rest``, known not to fit). Only the lines that can
         survive are looked at one by one: a flood's read of 64 lines costs a sum, not a loop."""
         start, chars = len(rest), 0
         while start and chars + len(rest[start - 1]) + 1 <= TAIL_CHARS:
             start -= 1
             chars += len(rest[start]) + 1
-        if start:  # the read alone fills the tail: the old tail and the read's start fall out
+        if start or skipped[0]:  # the read alone fills the tail: the old tail falls out
             self._drop(len(self.tail), self.tail_chars)
             self.tail.clear()
             self.tail_chars = 0
-            self._drop(start, sum(map(len, rest[:start])) + start)
+            self._drop(start + skipped[0], sum(map(len, rest[:start])) + start + skipped[1])
         self.tail.extend(rest[start:])
         self.tail_chars += chars
         while self.tail_chars > TAIL_CHARS:
@@ -177,8 +191,8 @@ class OutputBudget:
 
     def _lines(self, event: LogLine) -> list[Event]:
         kept = self._streams.setdefault((event.run_id, event.stream), _StreamKept(event.stage))
-        head = kept.admit(event.text.split("\n"))
-        return [replace(event, text="\n".join(head))] if head else []
+        head = kept.admit_text(event.text)
+        return [replace(event, text=head)] if head is not None else []
 
     def _points(self, event: MetricsReported) -> list[Event]:
         seen = self._points_seen.get(event.run_id, 0)

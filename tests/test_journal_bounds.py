@@ -114,3 +114,27 @@ def test_a_rerun_of_the_same_run_id_starts_a_fresh_budget(tmp_path: Path) -> Non
         journal.append(RunFinished(stage="experiments", run_id="run_1", returncode=1, wall_s=1.0))
     journal.close()
     assert _lines(read_events(journal.path), "stderr") == ["Traceback 0", "Traceback 1"]
+
+
+def test_a_long_read_counted_without_its_lines_keeps_what_its_lines_would() -> None:
+    """Past the head, a read is counted and only its end split: the tail and the counts are
+    those the line-by-line bookkeeping gives, for reads of every shape around the tail's size."""
+    import random
+
+    from labtui.core.journal import _StreamKept
+
+    rng = random.Random(31)
+    by_text, by_lines = _StreamKept("experiments"), _StreamKept("experiments")
+    for _ in range(300):
+        width = rng.choice([0, 1, 40, 1023, 5000, 16_384])
+        count = rng.choice([1, 2, 7, 30, 64, 400])
+        text = "\n".join("y" * rng.randint(0, width) for _ in range(count))
+        head = by_text.admit_text(text)
+        lines = by_lines.admit(text.split("\n"))
+        assert head == ("\n".join(lines) if lines else None)
+        assert (by_text.tail, by_text.tail_chars) == (by_lines.tail, by_lines.tail_chars)
+        assert (by_text.dropped_lines, by_text.dropped_chars) == (
+            by_lines.dropped_lines,
+            by_lines.dropped_chars,
+        )
+    assert by_text.dropped_lines > 0  # the long reads were counted, not only held

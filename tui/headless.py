@@ -124,12 +124,12 @@ class HeadlessPrinter:
         not (the run folder's log has every line)."""
         key = (event.run_id, event.stream)
         rate = self._rates.get(key) or self._rates.setdefault(key, LineRate(clock=self._clock))
-        lines = event.text.split("\n")
-        shown = rate.take(len(lines))
+        count = event.text.count("\n") + 1
+        shown = rate.take(count)
         if not shown:
-            return
+            return  # a flood past its rate: counted, never split
         prefix = f"{event.run_id}│ "
-        text = "\n".join(prefix + line for line in lines[-shown:])
+        text = "\n".join(prefix + line for line in event.text.rsplit("\n", shown)[-shown:])
         self._write_run_text(event.run_id, event.stream, rate, without_controls(text))
 
     def _write_run_text(self, run_id: str, stream: str, rate: LineRate, text: str) -> None:

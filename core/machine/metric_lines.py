@@ -140,7 +140,7 @@ class MetricPoint:
 def metrics_reported(log: LogLine) -> MetricsReported | None:
     """The metrics the lines of one pipe read report (its newest MAX_PARSED_PER_READ lines), as
     an event beside the LogLine; None when they report none."""
-    lines = log.text.split("\n")[-MAX_PARSED_PER_READ:]
+    lines = log.text.rsplit("\n", MAX_PARSED_PER_READ)[-MAX_PARSED_PER_READ:]  # not all of a flood
     points = [_data_of(point) for point in map(parse_metrics, lines) if point is not None]
     if not points:
         return None

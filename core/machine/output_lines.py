@@ -43,13 +43,22 @@ class Tail:
 
     def extend(self, lines: list[str]) -> None:
         with self._lock:
-            for line in lines[-max(1, self._limit) :]:  # more lines than chars never survive
+            for line in lines[self._surviving(lines) :]:
                 line = line[-self._limit :] if self._limit else ""
                 self._lines.append(line)
                 self._chars += len(line) + 1
             # Drop whole old lines while the rest still covers the limit.
             while self._lines and self._chars - len(self._lines[0]) - 1 >= self._limit:
                 self._chars -= len(self._lines.popleft()) + 1
+
+    def _surviving(self, lines: list[str]) -> int:
+        """Where the newest lines that cover the limit begin (the last line at least): older ones
+        never survive, and a flood's read of hundreds of lines is not walked through."""
+        start, chars = len(lines), 0
+        while start and (chars < self._limit or start == len(lines)):
+            start -= 1
+            chars += len(lines[start]) + 1
+        return start
 
     def text(self) -> str:
         with self._lock:
@@ -122,29 +131,31 @@ class StreamPump(threading.Thread):
 
 
 class LineSplitter:
-    """Bytes of a stream in, whole lines out, as they complete. Universal newlines: '\r'
-    progress bars arrive as separate lines; a '\r\n' split across two chunks is one line
-    break; a newline-free flood is cut into MAX_LINE_CHARS pieces."""
+    """Bytes of a stream in, whole lines out, as they complete. Universal newlines ('\n', '\r'
+    and '\r\n', as Python's text files): '\r' progress bars arrive as separate lines; a '\r\n'
+    split across two chunks is one line break; a newline-free flood is cut into MAX_LINE_CHARS
+    pieces. A flood's read is split by str.split, never walked line by line in Python."""
 
     def __init__(self) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._pending = ""
 
     def feed(self, chunk: bytes) -> list[str]:
-        pending = self._pending + self._decoder.decode(chunk)
+        text = self._pending + self._decoder.decode(chunk)
         held = ""
-        if pending.endswith("\r"):
-            pending, held = pending[:-1], "\r"
-        *lines, pending = pending.splitlines(keepends=True) or [""]
-        if pending.endswith(("\n", "\r")):
-            lines.append(pending)
-            pending = ""
+        if text.endswith("\r"):  # perhaps the first half of a '\r\n'
+            text, held = text[:-1], "\r"
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        *lines, pending = text.split("\n")
         pending += held
+        if lines and max(map(len, lines)) > MAX_LINE_CHARS:
+            lines = [piece for line in lines for piece in _cut(line)]
         while len(pending) > MAX_LINE_CHARS:  # a newline-free flood: cut it, keep reading
             lines.append(pending[:MAX_LINE_CHARS])
             pending = pending[MAX_LINE_CHARS:]
         self._pending = pending
-        return [piece for line in lines for piece in _cut(line.rstrip("\r\n"))]
+        return lines
 
     def end(self) -> list[str]:
         """The last line, when the stream ended without a newline."""
