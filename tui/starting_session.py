@@ -6,10 +6,9 @@ seconds) before anything was on the screen. ``StartingSession`` is the ``Session
 meanwhile: the project's own facts and journal (an in-process ``core.pipeline.session.Session``
 that never runs, opened when the app first asks for a fact: after its first frame, since loading
 ``labtui.toml`` imports pydantic, ~200 ms), the model checked off the UI thread as the app always
-does, then, in ``run``,
-the background engine started and followed (a ``RemoteSession``): its events after the journal
-the app already painted go onto this session's bus, and steering goes to it. Leaving before the
-engine serves still leaves it running, as leaving after does.
+does, then, in ``run``, the background engine started and followed (a ``RemoteSession``): its
+events after the journal the app already painted go onto this session's bus, and steering goes
+to it. Leaving before the engine serves still leaves it running, as leaving after does.
 """
 
 from __future__ import annotations
