@@ -843,3 +843,31 @@ def test_the_search_record_counts_each_step_once() -> None:
     assert [step.step for step in record.ordered()] == [1, 2, 3, 4, 5]
     assert (record.best_step(), record.best_value()) == (4, 0.65)
     assert not record.apply(log("not a search event"))
+
+
+def test_the_run_log_keeps_its_drawn_lines_until_its_own_style_changes() -> None:
+    """A focus change restyles the log without changing how it looks: its drawn lines are
+    kept. A new theme changes its colours: they are drawn again."""
+
+    def text_colour(log: RunLog) -> Color:
+        segment = next(s for s in log.render_line(0) if "hello" in s.text)
+        assert segment.style is not None and segment.style.color is not None
+        return Color.from_rich_color(segment.style.color)
+
+    async def steps(pilot: Pilot, app: LogsApp) -> None:
+        log = app.query_one(RunLog)
+        log.write_lines(["hello"], [""])
+        await pilot.pause()
+        before = text_colour(log)
+        drawn = log._strips[0]
+        app.set_focus(None)
+        await pilot.pause()
+        log.focus()
+        await pilot.pause()
+        assert log.has_focus
+        assert text_colour(log) == before and log._strips[0] is drawn
+        app.theme = "textual-light" if app.theme != "textual-light" else "textual-dark"
+        await pilot.pause()
+        assert text_colour(log) != before
+
+    run_app(steps)

@@ -57,6 +57,7 @@ class RunLog(ScrollView, can_focus=True):
         self._first = 0  # the number of lines ever dropped: cache keys survive the trimming
         self._width = 0
         self._strips: LRUCache[int, Strip] = LRUCache(1024)
+        self._strips_base: Style | None = None  # the widget's style the strips were drawn in
         self._following = True  # new lines scroll into view (until the researcher scrolls up)
         self._end_pending = False  # a scroll to the end is scheduled for after the refresh
 
@@ -146,6 +147,9 @@ class RunLog(ScrollView, can_focus=True):
     def _strip(self, index: int, base: Style) -> Strip:
         selection = self.text_selection
         key = self._first + index
+        if base != self._strips_base:  # a theme or class changed the log's own style: redraw
+            self._strips.clear()
+            self._strips_base = base
         if selection is None and key in self._strips:
             return self._strips[key]
         # Text.render draws spans only (not Text.style): every style goes in as a span, the
@@ -169,10 +173,6 @@ class RunLog(ScrollView, can_focus=True):
         if selection is None:
             self._strips[key] = strip
         return strip
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._strips.clear()
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
         return selection.extract("\n".join(self._texts)), "\n"
