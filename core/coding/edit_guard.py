@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
 
+from ..python_ast import parse_code
 from ..source.python import is_main_guard
 from ..workspace.run_folder import FINAL_INFO
 
@@ -258,14 +259,14 @@ def _why_literal(text: str) -> str:
 
 def _parse(text: str) -> ast.Module | None:
     try:
-        return ast.parse(text)
+        return parse_code(text)
     except (SyntaxError, ValueError):
         return None
 
 
 def _syntax(text: str) -> str:
     try:
-        ast.parse(text)
+        parse_code(text)
     except SyntaxError as exc:
         return f"line {exc.lineno}: {exc.msg}"
     except ValueError as exc:

@@ -9,12 +9,13 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from ..python_ast import parse_code
 from ..source.python import is_main_guard
 
 
 def _parse(text: str) -> ast.Module | None:
     try:
-        return ast.parse(text)
+        return parse_code(text)
     except (SyntaxError, ValueError):
         return None
 

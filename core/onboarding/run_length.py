@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeGuard
 
+from ..python_ast import parse_code, parse_expression
 from ..source.python import is_call, literal, name_of
 from .python_survey import option_flag
 from .repo_facts import Constant, EntryPoint, Option
@@ -314,9 +315,7 @@ def first_write(conditions: Sequence[str], entry: EntryPoint) -> FirstWrite | No
     loops = [c.strip() for c in conditions if c.strip().startswith(_LOOPS[:2])]
     try:
         tests = [
-            ast.parse(c.strip(), mode="eval").body
-            for c in conditions
-            if not c.strip().startswith(_LOOPS)
+            parse_expression(c.strip()).body for c in conditions if not c.strip().startswith(_LOOPS)
         ]
     except (SyntaxError, ValueError, RecursionError):
         return None
@@ -383,7 +382,7 @@ def _loop_counters(loops: list[str], entry: EntryPoint) -> dict[str, tuple[str, 
     counters = {}
     for text in loops:
         try:
-            loop = ast.parse(f"{text.removeprefix('async ')}: pass").body[0]
+            loop = parse_code(f"{text.removeprefix('async ')}: pass").body[0]
         except (SyntaxError, ValueError, RecursionError):
             continue
         if not isinstance(loop, ast.For):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from ..python_ast import parse_expression
 from ..source.python import parse_module
 from .metric_names import MetricFound
 from .repo_facts import EntryPoint
@@ -26,7 +27,7 @@ def switched_off(metric: MetricFound, root: Path, entry: EntryPoint | None) -> s
         if condition.strip().startswith(_LOOPS):
             continue
         try:
-            test = ast.parse(condition.strip(), mode="eval").body
+            test = parse_expression(condition.strip()).body
         except (SyntaxError, ValueError, RecursionError):
             continue
         for part in _conjuncts(test):

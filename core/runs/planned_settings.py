@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..python_ast import parse_code
+
 # A value as a plan writes it: a quoted string, a number, a constant, or a bare word (a string
 # when the setting holds one: "BETA_SCHEDULE to linear").
 _VALUE = (
@@ -56,7 +58,7 @@ def module_constants(code: str) -> dict[str, Any]:
     """The literal values the module-level assignments of ``code`` give (``NAME = literal``;
     the last assignment wins); {} when it does not parse."""
     try:
-        tree = ast.parse(code)
+        tree = parse_code(code)
     except (SyntaxError, ValueError):
         return {}
     found: dict[str, Any] = {}

@@ -111,7 +111,9 @@ def _record_numbers(run: OfflineRun) -> WandbNumbers:
     where = str(run.where)
     if run.cut:
         where += f" (read up to where {run.cut})"
-    offered = list(dict.fromkeys([*run.history, *run.summary]))
+    # Sorted: the order of a history record's items is wandb's (it varied between two runs of
+    # the same script), and a message must read the same each time.
+    offered = sorted({*run.history, *run.summary})
 
     def lookup(name: str) -> list[Series]:
         series = series_of(run, name)

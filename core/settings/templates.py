@@ -8,7 +8,6 @@ dataset -> {"means": {...}}), ``plot.py``, ``prompt.json`` (system, task_descrip
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 import shutil
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TemplateError
+from ..python_ast import parse_code
 from .contract import FINAL_INFO
 
 REQUIRED_FILES = (
@@ -81,7 +81,7 @@ def find_template(name_or_path: str) -> Path:
 
 def _check_python(path: Path, problems: list[str]) -> None:
     try:
-        ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        parse_code(path.read_text(encoding="utf-8"), filename=str(path))
     except SyntaxError as exc:
         problems.append(f"{path.name}: Python syntax error at line {exc.lineno}: {exc.msg}")
     except UnicodeDecodeError:

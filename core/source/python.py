@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from ..python_ast import parse_code
 from .files import HEAD_BYTES, file_size, read_text
 
 
@@ -39,7 +40,7 @@ def parse_module(root: Path, rel: str) -> PythonModule | None:
     if file_size(root / rel) > HEAD_BYTES:
         return PythonModule(rel, None, text, f"not parsed: larger than {HEAD_BYTES // 1000} kB")
     try:
-        return PythonModule(rel, ast.parse(text, filename=rel), text)
+        return PythonModule(rel, parse_code(text, filename=rel), text)
     except (SyntaxError, ValueError, RecursionError) as err:
         line = f" (line {err.lineno})" if isinstance(err, SyntaxError) and err.lineno else ""
         return PythonModule(rel, None, text, f"{type(err).__name__}: {err.args[0]}{line}")

@@ -133,7 +133,7 @@ def test_a_key_the_run_never_logged_is_named_with_the_keys_it_has(real_run) -> N
     assert read.final_info is None
     assert read.problem.startswith(
         f'no key "validation/acc" in {where} (did you mean "validation/accuracy"? keys it '
-        "logged: validation/accuracy, train/loss, val.acc, best_acc); fix [results] metrics"
+        "logged: best_acc, train/loss, val.acc, validation/accuracy); fix [results] metrics"
     )
 
 
