@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
 
-from ..python_ast import parse_code
+from ..source.parse import parse_code
 from ..source.python import is_main_guard
 from ..workspace.run_folder import FINAL_INFO
 

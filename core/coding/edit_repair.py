@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from ..python_ast import parse_code
+from ..source.parse import parse_code
 from ..source.python import is_main_guard
 
 

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeGuard
 
-from ..python_ast import parse_code, parse_expression
+from ..source.parse import parse_code, parse_expression
 from ..source.python import is_call, literal, name_of
 from .python_survey import option_flag
 from .repo_facts import Constant, EntryPoint, Option

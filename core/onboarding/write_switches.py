@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from ..python_ast import parse_expression
+from ..source.parse import parse_expression
 from ..source.python import parse_module
 from .metric_names import MetricFound
 from .repo_facts import EntryPoint

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..python_ast import parse_code
+from ..source.parse import parse_code
 
 # A value as a plan writes it: a quoted string, a number, a constant, or a bare word (a string
 # when the setting holds one: "BETA_SCHEDULE to linear").

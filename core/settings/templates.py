@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TemplateError
-from ..python_ast import parse_code
+from ..source.parse import parse_code
 from .contract import FINAL_INFO
 
 REQUIRED_FILES = (

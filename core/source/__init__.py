@@ -1,4 +1,5 @@
-"""A researcher's repository read safely and never run: bounded file reads and listings (files) and
-Python modules parsed by ``ast`` (python). May import: the bottom layer only; the layers are
-pyproject.toml's import-linter contract.
+"""A researcher's repository read safely and never run: bounded file reads and listings (files),
+Python modules parsed by ``ast`` (python), and every parse of Python source one thread at a time
+(parse). In the bottom layer, under settings, which checks templates with it: it imports nothing
+of labtui; the layers are pyproject.toml's import-linter contract.
 """

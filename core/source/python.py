@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from ..python_ast import parse_code
 from .files import HEAD_BYTES, file_size, read_text
+from .parse import parse_code
 
 
 @dataclass

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from labtui.core import python_ast
+from labtui.core.source import parse as python_ast
 
 
 def test_parses_never_overlap_whatever_the_threads(monkeypatch: pytest.MonkeyPatch) -> None:
