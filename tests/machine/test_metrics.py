@@ -9,11 +9,11 @@ import pytest
 from labtui.core.machine.metric_lines import (
     MAX_PARSED_CHARS,
     MetricPoint,
-    MetricSeries,
     is_time_like,
     lower_is_better,
     parse_metrics,
 )
+from labtui.core.machine.metric_series import MetricSeries
 
 # -- parsing ---------------------------------------------------------------------------------
 

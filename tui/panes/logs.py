@@ -44,7 +44,8 @@ from labtui.core.events import (
     SearchStep,
 )
 from labtui.core.journal import stages_from
-from labtui.core.machine.metric_lines import MetricSeries, point_of
+from labtui.core.machine.metric_lines import point_of
+from labtui.core.machine.metric_series import MetricSeries
 
 from ..job_words import cluster_gpu_lines, ended, idle_gpu_line, state_words
 from .base import Pane

@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.color import Color
 from textual.widget import Widget
 
-from labtui.core.machine.metric_lines import MetricSeries, Segment
+from labtui.core.machine.metric_series import MetricSeries, Segment
 
 from .base import format_number
 
