@@ -25,6 +25,7 @@ from ..machine.gpu import (
     memory_peaks,
     shared_gpu_pool,
 )
+from ..machine.hardware import run_hardware
 from ..machine.processes import ProcessResult, run_process
 from ..machine.run_log import RunLogs
 from ..machine.sandbox import SandboxSpec, programs_of
@@ -46,6 +47,7 @@ class Executed:
     sandbox_record: dict[str, Any]
     spec: SandboxSpec | None = None  # the sandbox, where it can explain a failure here
     cluster_record: dict[str, Any] = field(default_factory=dict)  # the job ({}: ran here)
+    hardware: dict[str, Any] = field(default_factory=dict)  # machine.hardware.Hardware's record
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,7 @@ class OnCluster:
             outcome.sandbox,
             None,
             {**record, "node": outcome.host},
+            outcome.hardware,
         )
 
 
@@ -177,12 +180,12 @@ def run_here(
             watch=replace(watch, gpu_busy=gpu_busy),
             logs=command.logs,
         )
+    devices = lease.env.get("CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES"))
     return Executed(
         process=proc,
         gpu_peak_mb=memory_peaks.peak_mb(lease.devices),
-        cuda_visible_devices=lease.env.get(
-            "CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES")
-        ),
+        cuda_visible_devices=devices,
         sandbox_record=spec.record(programs_of(command.argv)),
         spec=spec,
+        hardware=run_hardware(devices).to_json(),
     )

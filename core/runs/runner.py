@@ -287,6 +287,7 @@ def _run_record(
         cuda_visible_devices=done.cuda_visible_devices,
         sandbox=done.sandbox_record,
         cluster=done.cluster_record,
+        hardware=done.hardware,
         limit_hit=proc.limit_hit,
         peak_memory_mb=round(proc.peak_rss_mb, 1),
         peak_gpu_memory_mb=round(done.gpu_peak_mb, 1),

@@ -24,6 +24,7 @@ from ..events import Event, GpuSample, LogLine, Notice
 from ..machine import sandbox_policy
 from ..machine.bubblewrap import bwrap_problem
 from ..machine.gpu import describe, gpu_sampling, memory_peaks
+from ..machine.hardware import run_hardware
 from ..machine.processes import ProcessResult, run_process
 from ..machine.run_log import RunLogs
 from ..machine.watch import Watch
@@ -68,6 +69,7 @@ class NodeOutcome:
     sandbox_note: str  # why it was not isolated on this node ('' when it was)
     cuda_visible_devices: str | None
     gpu_peak_mb: float
+    hardware: dict[str, Any] = field(default_factory=dict)  # the node's: machine.hardware
 
 
 def run_on_node(run: NodeRun) -> NodeOutcome:
@@ -106,6 +108,7 @@ def run_on_node(run: NodeRun) -> NodeOutcome:
         sandbox_note=spec.note,
         cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
         gpu_peak_mb=memory_peaks.peak_mb(devices),
+        hardware=run_hardware(os.environ.get("CUDA_VISIBLE_DEVICES")).to_json(),
     )
 
 

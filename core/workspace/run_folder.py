@@ -254,6 +254,8 @@ class RunRecord:
     cuda_visible_devices: str | None = None  # written as CUDA_VISIBLE_DEVICES
     sandbox: dict[str, Any] = field(default_factory=dict)  # core/machine/sandbox.py's record
     cluster: dict[str, Any] = field(default_factory=dict)  # the Slurm job ({}: ran here)
+    # What it ran on (core/machine/hardware.py): CPU model, cores, memory, each GPU it was given
+    hardware: dict[str, Any] = field(default_factory=dict)
     limit_hit: str = ""
     peak_memory_mb: float = 0.0
     peak_gpu_memory_mb: float = 0.0

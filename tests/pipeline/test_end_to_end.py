@@ -59,6 +59,7 @@ def assert_reviewed_paper(root: Path) -> None:
     accuracy = info["moons"]["means"]["test_accuracy_mean"]
     record = json.loads((root / "run_1" / "labtui_run.json").read_text())
     assert record["returncode"] == 0 and record["commit"]
+    assert record["hardware"]["cores"] >= 1 and record["hardware"]["memory_mb"] > 0
 
     descriptions = json.loads((root / "figures.json").read_text())
     assert set(descriptions) == {p.name for p in root.glob("*.png")} and all(descriptions.values())

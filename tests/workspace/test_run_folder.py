@@ -64,6 +64,12 @@ OLD_RUN_RECORD = """{
     "isolated": false
   },
   "cluster": {},
+  "hardware": {
+    "cpu": "AMD EPYC",
+    "cores": 2,
+    "memory_mb": 23997,
+    "gpus": []
+  },
   "limit_hit": "",
   "peak_memory_mb": 210.5,
   "peak_gpu_memory_mb": 0.0,
