@@ -14,11 +14,13 @@ from pathlib import Path, PurePosixPath
 
 from ..source.files import normal_path
 from ..source.python import PythonModule, decorators_of, is_main_guard, name_of, parse_module
+from ..source.script_settings import module_constants
 from .repo_facts import EntryPoint, NamedOption, Option, Tracker
 from .result_files import RESULT_WORDS
-from .script_options import OPTION_READERS, hydra_config, hydra_options, module_constants
+from .script_options import OPTION_READERS, hydra_config, hydra_options
 
 HYDRA_DIR = "hydra.run.dir"  # the Hydra override that places a run's outputs
+MAX_CONSTANTS = 60  # a prompt's survey stays short; a script's settings come first
 
 
 # -- scripts --------------------------------------------------------------------------------
@@ -109,7 +111,7 @@ def find_entry_points(
         else:
             options = OPTION_READERS[kind](module.nodes) if kind in OPTION_READERS else []
         names = _result_names(module.nodes)
-        constants = tuple(module_constants(module.tree))
+        constants = tuple(module_constants(module.tree)[:MAX_CONSTANTS])
         imports = graph.get(path, ())
         configurable = bool(_CONFIGURATOR.search(module.text))
         entries.append(

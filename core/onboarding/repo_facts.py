@@ -12,22 +12,13 @@ from __future__ import annotations
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from typing import TYPE_CHECKING, Any
 
+# A script's options and numbers are read in core/source/ (the settings of a run's script are
+# read there too, for layers onboarding may not be imported by); the survey's records name them.
+from ..source.argparse_options import Option as Option
+from ..source.script_settings import Constant as Constant
+
 if TYPE_CHECKING:
     from .command_draft import RunSizing
-
-
-@dataclass(frozen=True)
-class Option:
-    """A command-line option a script declares, or a key of its Hydra config."""
-
-    flags: tuple[str, ...]
-    dest: str
-    default: Any = None
-    type: str = ""
-    help: str = ""
-    required: bool = False
-    action: str = ""
-    subcommand: str = ""  # the argparse subparser or click/typer command it belongs to
 
 
 @dataclass(frozen=True)
@@ -36,16 +27,6 @@ class HydraConfig:
     config_name: str
     config_file: str = ""  # the YAML found, relative to the repository
     keys: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Constant:
-    """A number a script sets at its top level (``max_iters = 5000``): no command-line option
-    changes it, but a condition (``it % eval_interval == 0``) may read it."""
-
-    name: str
-    value: int | float
-    line: int
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
-"""The options a script declares, read from its code: argparse's add_argument calls, click's and
-typer's decorated commands, and the keys of a Hydra script's YAML config; and the numbers it sets
-at its top level (``max_iters = 5000``), which no option changes.
+"""The options a script declares, read from its code: argparse's add_argument calls
+(core/source/argparse_options.py, which the settings of a run's script read too), click's and
+typer's decorated commands, and the keys of a Hydra script's YAML config. The numbers it sets at
+its top level (``max_iters = 5000``) are core/source/script_settings.py's ``module_constants``.
 
 ``OPTION_READERS`` holds the reader for each kind of script; a Hydra script's config is found by
 ``hydra_config`` and read by ``hydra_options``. core/onboarding/python_survey.py tells a script's kind and
@@ -16,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from ..source.argparse_options import Option, argparse_options, option_dest
 from ..source.files import normal_path, read_text
 from ..source.python import (
     PythonModule,
@@ -27,52 +29,7 @@ from ..source.python import (
     name_of,
     type_name,
 )
-from .repo_facts import Constant, HydraConfig, Option
-
-MAX_CONSTANTS = 60  # a prompt's survey stays short; a script's settings come first
-
-
-def _dest(flags: tuple[str, ...]) -> str:
-    longs = [f for f in flags if f.startswith("--")] or list(flags)
-    return longs[0].lstrip("-").replace("-", "_") if longs else ""
-
-
-def _argparse_options(nodes: list[ast.AST]) -> list[Option]:
-    """Every add_argument call: on the parser, its argument groups and subparsers alike."""
-    calls = [
-        n
-        for n in nodes
-        if isinstance(n, ast.Call)
-        and isinstance(n.func, ast.Attribute)
-        and n.func.attr == "add_argument"
-    ]
-    subparsers = {  # fit = sub.add_parser("fit")
-        target.id: literal_text(n.value.args[0])
-        for n in nodes
-        if isinstance(n, ast.Assign) and is_call(n.value, "add_parser") and n.value.args
-        for target in n.targets
-        if isinstance(target, ast.Name)
-    }
-    options = []
-    for call in sorted(calls, key=lambda n: (n.lineno, n.col_offset)):
-        flags = tuple(v for v in map(literal, call.args) if isinstance(v, str))
-        if not flags:
-            continue
-        kw = {k.arg: k.value for k in call.keywords if k.arg}
-        action = literal_text(kw.get("action"))
-        switch = action in ("store_true", "store_false")
-        default = literal(kw.get("default"))
-        if "default" not in kw and switch:
-            default = action == "store_false"
-        positional = not flags[0].startswith("-")
-        required = bool(literal(kw.get("required"))) or (positional and "nargs" not in kw)
-        kind = "bool" if switch else type_name(kw.get("type"))
-        dest = literal_text(kw.get("dest")) or _dest(flags)
-        owner = call.func.value if isinstance(call.func, ast.Attribute) else None
-        sub = subparsers.get(owner.id, "") if isinstance(owner, ast.Name) else ""
-        help_text = literal_text(kw.get("help"))
-        options.append(Option(flags, dest, default, kind, help_text, required, action, sub))
-    return options
+from .repo_facts import HydraConfig
 
 
 def _command_name(node: ast.AST, group_only: bool) -> str:
@@ -104,7 +61,7 @@ def _click_options(nodes: list[ast.AST]) -> list[Option]:
             required = bool(literal(kw.get("required"))) or (
                 name == "argument" and "default" not in kw
             )
-            dest = (names[0] if names else _dest(flags)).replace("-", "_")
+            dest = (names[0] if names else option_dest(flags)).replace("-", "_")
             kind = "bool" if switch else type_name(kw.get("type"))
             action = "store_true" if switch else ""
             help_text = literal_text(kw.get("help"))
@@ -228,32 +185,4 @@ def hydra_options(root: Path, hydra: HydraConfig) -> list[Option]:
     return options
 
 
-# -- module constants -------------------------------------------------------------------------
-
-
-def module_constants(tree: ast.Module | None) -> list[Constant]:
-    """``max_iters = 5000``, ``EVAL_EVERY: int = 500``, ``epochs = float("inf")`` at the module's
-    top level: numbers only (a switch is no count), the last assignment of a name kept."""
-    found: dict[str, Constant] = {}
-    for node in tree.body if tree is not None else []:
-        if not isinstance(node, ast.Assign | ast.AnnAssign):
-            continue
-        value = _number(node.value)
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        for target in targets:
-            if isinstance(target, ast.Name) and value is not None:
-                found.pop(target.id, None)
-                found[target.id] = Constant(target.id, value, node.lineno)
-    return list(found.values())[:MAX_CONSTANTS]
-
-
-def _number(node: ast.AST | None) -> int | float | None:
-    if name_of(node) == "math.inf" or (
-        is_call(node, "float") and [literal(a) for a in node.args] in (["inf"], ["Infinity"])
-    ):
-        return float("inf")
-    value = literal(node)
-    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-OPTION_READERS = {"argparse": _argparse_options, "click": _click_options, "typer": _typer_options}
+OPTION_READERS = {"argparse": argparse_options, "click": _click_options, "typer": _typer_options}

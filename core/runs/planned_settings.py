@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..source.parse import parse_code
+from ..source.script_settings import script_settings
 
 # A value as a plan writes it: a quoted string, a number, a constant, or a bare word (a string
 # when the setting holds one: "BETA_SCHEDULE to linear").
@@ -55,23 +55,9 @@ def planned_settings(change: str) -> list[PlannedSetting]:
 
 
 def module_constants(code: str) -> dict[str, Any]:
-    """The literal values the module-level assignments of ``code`` give (``NAME = literal``;
-    the last assignment wins); {} when it does not parse."""
-    try:
-        tree = parse_code(code)
-    except (SyntaxError, ValueError):
-        return {}
-    found: dict[str, Any] = {}
-    for statement in tree.body:
-        if not isinstance(statement, ast.Assign | ast.AnnAssign) or statement.value is None:
-            continue
-        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-        try:
-            value = ast.literal_eval(statement.value)
-        except (ValueError, SyntaxError, TypeError):
-            continue
-        found.update({t.id: value for t in targets if isinstance(t, ast.Name)})
-    return found
+    """{name: literal value} of the module-level constants of ``code`` (the last assignment
+    wins; core/source/script_settings.py reads them); {} when it does not parse."""
+    return {s.name: s.value for s in script_settings(code) if s.kind == "constant"}
 
 
 def planned_change_problems(

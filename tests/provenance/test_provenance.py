@@ -25,6 +25,7 @@ from labtui.core.provenance.record import (
     report_markdown,
     run_sources,
 )
+from labtui.core.workspace.run_folder import RunRecord, write_run_record
 
 BASE = {"moons": {"means": {"test_accuracy_mean": 0.9367, "train_loss_mean": 0.1930}}}
 WIDER = {
@@ -491,3 +492,48 @@ def test_a_reviewers_summary_that_the_runs_contradict_is_refused(identical_proje
     # raised an IndexError listing the absent terms it did not have)
     with pytest.raises(ValueError, match="names too little of this paper: say what"):
         ground_review({**fields, "Summary": "It reports accuracy on a task."}, index)
+
+
+# -- a setting the code has is a traced fact, whatever its case or wherever the code sets it ----
+
+SETTINGS_SCRIPT = """import argparse
+
+n_features = 64  # a lowercase constant is as much a setting as EPOCHS
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--lr", type=float, default=3e-4)
+    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--out_dir", default="run_0")
+    return parser.parse_args()
+"""
+
+SETTINGS_PAPER = r"""\begin{abstract}
+With 64 features, a learning rate of 0.0003 and 20 epochs the network reaches 0.9367.
+\end{abstract}
+"""
+
+
+def test_a_lowercase_constant_and_an_argparse_default_are_traced(tmp_path: Path):
+    root = tmp_path / "p"
+    root.mkdir()
+    for args in (["init", "-q"], ["config", "user.email", "t@x.org"], ["config", "user.name", "t"]):
+        _git(root, *args)
+    (root / "experiment.py").write_text(SETTINGS_SCRIPT)
+    _git(root, "add", "experiment.py")
+    _git(root, "commit", "-qm", "baseline")
+    (root / "run_0").mkdir()
+    (root / "run_0" / "final_info.json").write_text(json.dumps(BASE))
+    argv = ["python", "experiment.py", "--out_dir=run_0", "--epochs", "20"]
+    write_run_record(root / "run_0", RunRecord(argv=argv, commit=_git(root, "rev-parse", "HEAD")))
+    (root / "paper.tex").write_text(SETTINGS_PAPER)
+
+    report = check_paper(root, root / "paper.tex")
+    assert report.untraced == []
+    traced = {w.text: (s.what, s.kind) for w, s in report.traced}
+    assert traced["64"] == ("n_features", "config")
+    assert traced["0.0003"] == ("--lr", "config"), "the default the command line left alone"
+    assert traced["20"] == ("--epochs", "config"), "the command line's value"
+    settings = {s.what: s.value for s in run_sources(root) if s.kind == "config"}
+    assert settings["--epochs"] == 20, "the command line's value replaces the default 10"
