@@ -29,9 +29,11 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from labtui.core.checkpoints import AutoApprove, CheckpointPort
+from labtui.core.engine.status import project_open_problems
 from labtui.core.errors import LabtuiError
 from labtui.core.events import CheckpointDecided, ErrorEvent, Event
 
+from .commands.common import EXIT_FAILED, EXIT_OK, finished_exit
 from .editor import edit_product, open_in_editor
 from .engine_bridge import (
     RESUME_HINT,
@@ -59,10 +61,9 @@ from .status import Clock, Progress
 
 __all__ = ["EXIT_NO_MODEL", "LabtuiApp", "run_tui"]
 
-EXIT_OK = 0
-EXIT_FAILED = 1
 FLUSH_INTERVAL_S = 0.1
-OUTCOME_EXIT_CODES = {"finished": EXIT_OK, "stopped": EXIT_OK, "failed": EXIT_FAILED}
+# a finished pipeline: finished_exit (its paper done or incomplete)
+OUTCOME_EXIT_CODES = {"stopped": EXIT_OK, "failed": EXIT_FAILED}
 
 
 def describe_crash(error: BaseException | None) -> tuple[str, str, str]:
@@ -101,6 +102,7 @@ class LabtuiApp(App[None]):
         self.auto = auto
         self.title = "labtui"
         self.outcome: str | None = None
+        self.open_problems: list[str] = []  # the paper's, read when the pipeline finished
         self.progress = Progress(phase="opening the project…")
         self._project = ("", "local")  # name and cluster, once the session's facts are read
         # A StartingSession opens its project (labtui.toml: pydantic, ~200 ms) after the first
@@ -341,6 +343,8 @@ class LabtuiApp(App[None]):
 
     def _pipeline_ended(self, outcome: str) -> None:
         self.outcome = outcome
+        if outcome == "finished":
+            self.open_problems = project_open_problems(self.session.project_root)
         if self._closing_down():
             return
         self._flush_bursts()
@@ -392,8 +396,12 @@ class LabtuiApp(App[None]):
 
     @property
     def exit_code(self) -> int:
+        """The process's exit status (``labtui run --help`` lists them): a run that finished
+        with its paper incomplete says so (EXIT_INCOMPLETE), as ``--headless`` does."""
         if self._crashed:
             return EXIT_FAILED
+        if self.outcome == "finished":
+            return finished_exit(self.open_problems)
         return OUTCOME_EXIT_CODES.get(self.outcome or "stopped", EXIT_FAILED)
 
     # -- quitting --------------------------------------------------------------------------

@@ -1,6 +1,7 @@
-"""The review checkpoint, laid out: the decision, how far the reviewer is to be trusted, the
-ensemble's scores (mean ± spread, each reviewer's, the last improvement round's before → after),
-then the meta-review's summary, strengths, weaknesses and questions.
+"""The review checkpoint, laid out: the decision (and why, where the paper's facts made it), how
+far the reviewer is to be trusted, the ensemble's scores (mean ± spread, each reviewer's, the last
+improvement round's before → after), then the meta-review's summary, strengths, weaknesses and
+questions.
 
 The card is built from the review record (``core.review.record.ReviewRecord``, the checkpoint's
 details read once); parts an older record lacks are left out, never guessed. The reviewer's
@@ -24,6 +25,7 @@ from labtui.core.review.calibration_store import Trust, reviewer_trust
 from labtui.core.review.facts import FactSheet
 from labtui.core.review.form import SCORE_RANGES
 from labtui.core.review.record import ReviewRecord
+from labtui.core.review.reviewer import rejection_note
 
 from .review_view import trust_spans
 
@@ -210,9 +212,12 @@ class ReviewCard(Vertical):
 
     def compose(self) -> ComposeResult:
         review = self.review
-        decision = decision_line(review)
+        lines = [decision_line(review)]
+        if review.decision_reason:  # why the facts made it a Reject, right under it
+            lines.append(Content.styled(rejection_note(review.decision_reason), "$text-error"))
         if self.trust is not None:  # under the decision, before the margin before the scores
-            decision = Content("\n").join([decision, trust_lines(self.trust)])
+            lines.append(trust_lines(self.trust))
+        decision = Content("\n").join(lines)
         yield Static(decision, id="review-decision")
         yield Static(score_table(review), id="review-scores")
         if review.facts is not None:

@@ -1,5 +1,5 @@
-"""A review, readable in a terminal (``labtui review``): the decision, how far this reviewer is
-to be trusted (its calibration, or that it has none), the scores as a table (the reviewers'
+"""A review, readable in a terminal (``labtui review``): the decision (and why, where the paper's
+facts made it), how far this reviewer is to be trusted (its calibration, or that it has none), the scores as a table (the reviewers'
 mean ± spread beside each reviewer's and the Area Chair's), then the meta-review's summary and
 the lists of the form."""
 
@@ -12,7 +12,7 @@ from rich.text import Text
 
 from labtui.core.review.calibration_store import CALIBRATE_HINT, Trust
 from labtui.core.review.form import SCORE_RANGES
-from labtui.core.review.reviewer import ReviewPanel
+from labtui.core.review.reviewer import ReviewPanel, rejection_note
 
 RICH_TONES = {"muted": "dim", "warning": "yellow", "error": "bold red"}
 
@@ -28,6 +28,8 @@ def print_review(
         f"[bold]{escape(title)}[/]: [{style}]{panel.decision}[/], "
         f"overall {panel.overall:.2f}/10{rule}"
     )
+    if panel.rejected_because:
+        console.print(Text(f"  {rejection_note(panel.rejected_because)}", style="red"))
     if trust is not None:
         spans = [(text, RICH_TONES[tone]) for text, tone in trust_spans(trust)]
         console.print(Text.assemble(*spans), highlight=False)

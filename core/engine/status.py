@@ -51,6 +51,13 @@ def paper_open_problems(state: PipelineState) -> list[str]:
     return [str(p) for p in WriteupResult.from_json(state.result("writeup")).open_problems]
 
 
+def project_open_problems(root: Path) -> list[str]:
+    """What the project's paper still lacks, as its journal on disk says: the app reads it when
+    a run it followed (here, or in an engine) finished, for its exit status."""
+    where, _ = _where_events(Path(root) / files.STATE_DIR / JOURNAL_NAME)
+    return paper_open_problems(replay(where))
+
+
 def paper_end_state(problems: list[str]) -> str:
     """ "every stage done", or "paper incomplete: …" naming the first open problems."""
     if not problems:

@@ -8,6 +8,11 @@ the parts present and missing, placeholders left, parts that repeat another, and
 own paper) the numbers traced to runs, untraced and contradicted, the figures included, the runs
 behind it and whether the idea's novelty was checked. The reviewer is shown the sheet, the review
 record keeps it, and scores the facts contradict are capped, each with its reason.
+
+A paper with open gaps is never accepted, whatever the reviewers said and whatever their mean: a
+1.5B model's project paper, its gaps open, was reviewed "Accept, 7/10" while the decision followed
+the mean Overall alone. Its Overall is capped at "Reject" and the panel's decision is Reject,
+with its gaps as the reason (:meth:`FactSheet.rejection`).
 """
 
 from __future__ import annotations
@@ -33,6 +38,12 @@ EXPECTED_PARTS = {
     "conclusion": ("conclusion", "discussion", "summary"),
 }
 _FIGURE_CAPTION = re.compile(r"^(?:Figure|Fig\.)\s*(\d+)\s*[:.]", re.M)
+# The highest Overall of a paper with open gaps: 3 is "Reject" on the NeurIPS form's 1-10 scale
+# (core/answers/review_answers.py), below its borderline 4 and 5.
+REJECT_OVERALL = 3
+# The gaps a PDF's text shows by itself that make it a Reject (see text_facts).
+UNFINISHED_KINDS = ("placeholder", "unwritten")
+SHOWN_GAPS = 3  # gaps a rejection's reason names before "and N more"
 
 
 @dataclass(frozen=True)
@@ -79,10 +90,14 @@ class FactSheet:
     runs: list[str] | None = None
     runs_without_results: list[str] = field(default_factory=list)
     novelty: str | None = None
+    # Gaps that make the paper unfinished (a project's: the write-up's unwaived gaps, each as
+    # Gap.text; a PDF's: its placeholders and unwritten parts). Older review.json: none.
+    open_gaps: list[str] = field(default_factory=list)
 
     def caps(self) -> list[Cap]:
         """The scores the facts bound: a paper without results cannot be sound or of quality,
-        one with placeholders or missing parts cannot be clear or well presented."""
+        one with placeholders or missing parts cannot be clear or well presented, and one with
+        open gaps cannot be better than a Reject overall."""
         caps = []
         no_results = self._no_results()
         if no_results:
@@ -90,7 +105,19 @@ class FactSheet:
         unfinished = self._unfinished()
         if unfinished:
             caps += [Cap(score, 2, unfinished) for score in ("Presentation", "Clarity")]
+        if self.open_gaps:
+            caps.append(Cap("Overall", REJECT_OVERALL, self.rejection))
         return caps
+
+    @property
+    def rejection(self) -> str:
+        """Why the paper is a Reject whatever its reviews say ('' when the facts leave the
+        decision to them): its open gaps, the first few named."""
+        if not self.open_gaps:
+            return ""
+        count, shown = len(self.open_gaps), "; ".join(self.open_gaps[:SHOWN_GAPS])
+        more = f"; and {count - SHOWN_GAPS} more" if count > SHOWN_GAPS else ""
+        return f"the paper has {count} open gap(s): {shown}{more}"
 
     @property
     def unverified(self) -> list[str]:
@@ -129,6 +156,8 @@ class FactSheet:
             f"- figures: {self.figures}"
             + (f" of the {self.figures_made} the runs' plots made" if self.figures_made else ""),
         ]
+        if self.open_gaps:
+            lines.append(f"- open gaps (the paper is unfinished): {'; '.join(self.open_gaps)}")
         if self.traced is not None:
             lines.append(
                 f"- numbers traced to a run: {self.traced}; matching no run: {self.untraced}; "
@@ -148,7 +177,15 @@ class FactSheet:
 
 
 def text_facts(markdown: str, pages: int | None) -> FactSheet:
-    """What the paper's text shows by itself (any PDF, with or without its project)."""
+    """What the paper's text shows by itself (any PDF, with or without its project).
+
+    Its open gaps are the template placeholders left and the parts too short to be written: a
+    paper with "PLEASE FILL IN CAPTION HERE" in it (one of The AI Scientist's own, in
+    shared/corpus) or a one-line conclusion is not finished, and no reviewer's enthusiasm makes
+    it acceptable. A part that repeats another is a fact the reviewer weighs, not a gap that
+    decides: read from a PDF it is often a conclusion restating the results (most of The AI
+    Scientist's papers in the corpus), a fault of style in an otherwise whole paper. (For a
+    project's own paper the write-up's gaps replace these: project_facts.)"""
     parts = markdown_parts(markdown)
     gaps = written_gaps(parts)
     titles = [p.title for p in parts]
@@ -164,6 +201,8 @@ def text_facts(markdown: str, pages: int | None) -> FactSheet:
         repeated=[f"{g.part} {g.problem}" for g in gaps if g.kind == "repeats"],
         unwritten=[g.part for g in gaps if g.kind == "unwritten"],
         figures=len(set(_FIGURE_CAPTION.findall(markdown))),
+        # the line a gap names is the extracted text's, which the reader of the PDF never sees
+        open_gaps=[f"{g.part}: {g.problem}" for g in gaps if g.kind in UNFINISHED_KINDS],
     )
 
 
@@ -171,8 +210,12 @@ def project_facts(
     markdown: str, pages: int | None, root: Path, gaps: list[Gap], provenance: dict[str, Any]
 ) -> FactSheet:
     """A project's own paper: its text's facts, and what its runs and its provenance.json say
-    (``gaps``: the write-up's check of the LaTeX, core/writeup/completeness.py)."""
+    (``gaps``: the write-up's check of the LaTeX, core/writeup/completeness.py, less those the
+    researcher waived). Its open gaps are those ``gaps``, which the pipeline asked to be mended
+    or waived, not what its text shows: a waived gap does not reject it, and a researcher's own
+    draft (no gaps checked) is left to its reviewers."""
     sheet = text_facts(markdown, pages)
+    sheet.open_gaps = [gap.text for gap in gaps]
     sheet.traced = len(provenance.get("traced") or [])
     sheet.untraced = len([u for u in provenance.get("untraced") or [] if not u.get("waived")])
     sheet.contradicted = len(
@@ -206,9 +249,9 @@ def capped(review: PaperReview, caps: list[Cap]) -> tuple[PaperReview, list[Capp
 
 @dataclass(frozen=True)
 class Reviewed:
-    """A panel's reviews with their scores capped by the paper's facts, the sheet they were
-    given and what the caps changed: what review.json keeps of a review
-    (``core.review.record.ReviewRecord.of``)."""
+    """A panel's reviews with their scores capped by the paper's facts (its decision Reject,
+    with the reason, where they reject the paper), the sheet they were given and what the caps
+    changed: what review.json keeps of a review (``core.review.record.ReviewRecord.of``)."""
 
     panel: ReviewPanel
     facts: FactSheet
@@ -216,7 +259,8 @@ class Reviewed:
 
 
 def capped_panel(panel: ReviewPanel, facts: FactSheet) -> Reviewed:
-    """Each review and the meta-review with the scores the facts bound capped."""
+    """Each review and the meta-review with the scores the facts bound capped, and the panel
+    rejecting the paper where its facts do (:meth:`FactSheet.rejection`)."""
     caps = facts.caps()
     reviews, changed = [], []
     for review in panel.reviews:
@@ -228,4 +272,5 @@ def capped_panel(panel: ReviewPanel, facts: FactSheet) -> Reviewed:
         meta = reviews[0]
     else:
         changed += meta_changes
-    return Reviewed(replace(panel, reviews=reviews, meta=meta), facts, changed)
+    panel = replace(panel, reviews=reviews, meta=meta, rejected_because=facts.rejection)
+    return Reviewed(panel, facts, changed)

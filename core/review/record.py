@@ -1,14 +1,14 @@
 """review.json as one typed record, read and written here only.
 
-A review record is the panel's review (the decision, the mean Overall against the threshold, each
-score's mean and spread, the meta-review and each review on the form, what each point named of the
+A review record is the panel's review (the decision, the mean Overall against the threshold or,
+where code's facts reject the paper, Reject and the reason why, each score's mean and spread, the meta-review and each review on the form, what each point named of the
 paper and the points left out), the facts the reviewers were given first and the scores they
 capped (``core.review.facts``), who reviewed (``reviewer_facts``: what finds the reviewer's
 calibration) and the improvement rounds done and undone. The review stage writes it, the review
 checkpoint carries it as its details, and ``labtui review --json`` prints it.
 
-Each part added since the first ensemble review (grounding, left out, facts, capped, unverified,
-reviewer) is optional, so that older files read as they were; a file that is not a review record
+Each part added since the first ensemble review (the decision's reason, grounding, left out,
+facts, capped, unverified, reviewer) is optional, so that older files read as they were; a file that is not a review record
 is a :class:`LabtuiError` naming the file and the field.
 """
 
@@ -25,6 +25,7 @@ from ..workspace.artifacts import PAPER_REVIEW
 from .calibration_store import write_json
 from .facts import CappedScore, FactSheet, Reviewed
 from .form import LIST_FIELDS, SCORE_RANGES, PaperReview
+from .reviewer import rejection_note
 
 Item = TypeVar("Item")
 # The fields every review on the form has (core.answers.review_answers.ReviewForm's names).
@@ -106,6 +107,7 @@ class ReviewRecord(_Part):
     it was read, without the parts it lacked."""
 
     decision: str
+    decision_reason: str = ""  # why the facts made it Reject ('' where the reviews decided)
     overall: float
     threshold: float = 0.0
     scores: Annotated[dict[str, Spread], AfterValidator(_every_score)]
@@ -180,13 +182,15 @@ class ReviewRecord(_Part):
         )
 
     def markdown(self) -> str:
-        """The record as Markdown: decision, scores with their spread, the meta-review's summary,
-        strengths and weaknesses, and the rounds undone."""
+        """The record as Markdown: decision (and why, where the facts decided it), scores with
+        their spread, the meta-review's summary, strengths and weaknesses, and the rounds
+        undone."""
         count = len(self.reviews)
         threshold = f" (Accept from {self.threshold:g})" if self.threshold else ""
         lines = [
             f"**{self.decision}** · overall {self.overall:.2f}/10{threshold} · "
             f"{count} reviewer{'s' if count > 1 else ''}",
+            *([f"*{rejection_note(self.decision_reason)}*"] if self.decision_reason else []),
             "",
             *self._score_table(),
             "",

@@ -267,11 +267,13 @@ def standalone_llm(model: str, budget_usd: float, emit: Callable[[Event], None])
 @dataclass(frozen=True)
 class ReviewPanel:
     """Reviews of one paper: each reviewer's, the Area Chair's meta-review of them, and the
-    decision: the reviewers' mean Overall against the threshold (the AC's when it is 0)."""
+    decision: the reviewers' mean Overall against the threshold (the AC's when it is 0), or
+    Reject where code's facts about the paper reject it (``core.review.facts.capped_panel``)."""
 
     reviews: list[PaperReview]
     meta: PaperReview
     threshold: float = 0.0
+    rejected_because: str = ""  # why the facts reject the paper ('' when they leave it open)
 
     def scores(self) -> dict[str, tuple[float, float]]:
         """Each score as the ensemble's mean and spread (standard deviation, 0 for one)."""
@@ -285,6 +287,8 @@ class ReviewPanel:
 
     @property
     def decision(self) -> str:
+        if self.rejected_because:
+            return "Reject"
         if not self.threshold:
             return self.meta.decision
         return "Accept" if self.overall >= self.threshold else "Reject"
@@ -294,6 +298,7 @@ class ReviewPanel:
         of each review named of the paper (the evidence that they are about it)."""
         return {
             "decision": self.decision,
+            "decision_reason": self.rejected_because,
             "overall": self.overall,
             "threshold": self.threshold,
             "scores": {name: {"mean": m, "spread": s} for name, (m, s) in self.scores().items()},
@@ -309,6 +314,11 @@ class ReviewPanel:
                 "reviews": [list(r.left_out) for r in self.reviews],
             },
         }
+
+
+def rejection_note(reason: str) -> str:
+    """A decision the facts made, as every front end says it under the decision."""
+    return f"Reject whatever the reviews say: {reason}"
 
 
 def _mean_and_spread(values: list[int]) -> tuple[float, float]:

@@ -1,5 +1,7 @@
 """Review: the compiled paper reviewed by ``[review] ensemble`` reviewers and an Area Chair
 (``core.review.reviewer``) into ``review.json``; the mean Overall goes back into the idea archive.
+The write-up's gaps the researcher did not waive make the paper a Reject whatever the reviewers
+said (``core.review.facts``).
 
 An improvement round (``[review] improvements`` of them before the checkpoint, and one more per
 `improve` at it) sends the meta-review to aider with the writer's model, traces the revised
@@ -17,6 +19,7 @@ from ..coding.edit_guard import PAPER_ONLY
 from ..errors import LabtuiError, StageFailed
 from ..pdf.document import page_count
 from ..provenance.checks import text_contradiction
+from ..provenance.record import load_waivers
 from ..review.facts import FactSheet, Reviewed, capped_panel, project_facts
 from ..review.record import (
     Improvement,
@@ -25,7 +28,7 @@ from ..review.record import (
     read_review_record,
     save_review_record,
 )
-from ..review.reviewer import read_paper, review_panel, reviewer_facts
+from ..review.reviewer import read_paper, rejection_note, review_panel, reviewer_facts
 from ..stage_context import StageContext, StageOutput
 from ..stage_protocol import DeclaredStage
 from ..workspace.artifacts import (
@@ -38,7 +41,7 @@ from ..workspace.artifacts import (
 from ..workspace.ideas import load_archive, save_archive
 from ..workspace.stage_results import ExperimentsResult, ReviewResult
 from ..writeup.compile_rounds import compile_paper
-from ..writeup.completeness import project_gaps
+from ..writeup.completeness import gap_key, project_gaps
 from ..writeup.number_trace import trace_numbers
 
 
@@ -97,14 +100,20 @@ def _review(ctx: StageContext) -> Reviewed:
     reviewed = capped_panel(panel, facts)
     for change in reviewed.capped:
         ctx.say(change.said)
+    if reviewed.panel.rejected_because:
+        ctx.say(rejection_note(reviewed.panel.rejected_because))
     return reviewed
 
 
 def _facts(ctx: StageContext, paper: str) -> FactSheet:
-    """What code establishes about the project's paper before a model reads it."""
+    """What code establishes about the project's paper before a model reads it: its open gaps
+    (those the researcher waived at the write-up's checkpoint are accepted, not open) reject it
+    whatever its reviews say."""
     root = ctx.project.root
     tex = root / ctx.config.paper.tex
+    waived = load_waivers(root)
     gaps = [] if ctx.config.paper.sections else project_gaps(root, tex)
+    gaps = [gap for gap in gaps if gap_key(gap) not in waived]
     try:
         provenance = json.loads((root / PROVENANCE).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):

@@ -117,7 +117,9 @@ def test_without_a_model_the_error_says_how_to_name_one(tex_pdf, tmp_path):
 def test_an_ensemble_of_three_and_an_area_chair_give_mean_scores_with_spread(
     tex_pdf, llm_server, tmp_path
 ):
-    overall = iter([3, 5, 4] * 2)
+    # the paper is one short introduction, a Reject by its facts (Overall at most 3): the
+    # reviewers' Overall stay below that cap, so that their mean and spread are theirs
+    overall = iter([1, 3, 2] * 2)
 
     def reviewer(request):
         text = json.dumps(request["messages"])
@@ -125,7 +127,7 @@ def test_an_ensemble_of_three_and_an_area_chair_give_mean_scores_with_spread(
             assert text.count("Review ") >= 3, "the Area Chair reads every review"
             # written by hand: an Area Chair's summary that names what the paper has
             summary = "The reviewers agree: a clear study of a small MLP, but on two moons only."
-            return fenced_json({**REVIEW, "Overall": 4, "Summary": summary})
+            return fenced_json({**REVIEW, "Overall": 2, "Summary": summary})
         return fenced_json({**REVIEW, "Overall": next(overall)})
 
     llm_server.default("scripted-review", reviewer)
@@ -133,8 +135,9 @@ def test_an_ensemble_of_three_and_an_area_chair_give_mean_scores_with_spread(
     done = run_labtui("review", str(tex_pdf), *three, "--json", env=_env(llm_server))
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
-    assert sorted(r["Overall"] for r in result["reviews"]) == [3, 4, 5]
-    assert result["scores"]["Overall"] == {"mean": 4.0, "spread": 0.82}
+    assert sorted(r["Overall"] for r in result["reviews"]) == [1, 2, 3]
+    assert result["scores"]["Overall"] == {"mean": 2.0, "spread": 0.82}
+    assert result["decision_reason"].startswith("the paper has 1 open gap(s): Introduction: ")
     # the paper has an introduction only: code sees the missing parts, and Clarity is capped
     assert result["facts"]["missing"] == ["method", "experiments or results", "conclusion"]
     assert result["scores"]["Clarity"] == {"mean": 2.0, "spread": 0.0}
@@ -145,7 +148,7 @@ def test_an_ensemble_of_three_and_an_area_chair_give_mean_scores_with_spread(
 
     readable = run_labtui("review", str(tex_pdf), *three, env=_env(llm_server))
     assert readable.returncode == 0, readable.stderr
-    assert "reviewers: mean ± spread" in readable.stdout and "4.00 ± 0.82" in readable.stdout
+    assert "reviewers: mean ± spread" in readable.stdout and "2.00 ± 0.82" in readable.stdout
 
 
 def test_a_review_of_placeholders_is_refused_and_never_printed(tex_pdf, llm_server, tmp_path):
@@ -226,6 +229,29 @@ def printed_review(trust: Trust | None, color: bool = False) -> str:
         console = Console(file=out, width=200, force_terminal=True, color_system="standard")
     print_review(ReviewPanel([review], review, 6.0), "paper.pdf", console, trust=trust)
     return out.getvalue()
+
+
+def test_a_pdf_with_a_placeholder_left_is_a_reject_said_under_the_decision():
+    """The reviewer accepted it, 8/10; the text facts of a PDF alone reject it."""
+    import io
+
+    from rich.console import Console
+
+    from labtui.core.review.facts import capped_panel, text_facts
+    from labtui.core.review.form import parse_review
+    from labtui.core.review.reviewer import ReviewPanel
+    from labtui.tui.review_view import print_review
+
+    review = parse_review({**REVIEW, "Overall": 8, "Decision": "Accept"})
+    sheet = text_facts("## Conclusion\nCONCLUSIONS HERE", pages=1)
+    reviewed = capped_panel(ReviewPanel([review], review, 6.0), sheet)
+    out = io.StringIO()
+    print_review(reviewed.panel, "paper.pdf", Console(file=out, width=200, color_system=None))
+    assert out.getvalue().splitlines()[:2] == [
+        "paper.pdf: Reject, overall 3.00/10 (Accept from 6)",
+        "  Reject whatever the reviews say: the paper has 1 open gap(s): Conclusion: still "
+        "holds the template's 'CONCLUSIONS HERE'",
+    ]
 
 
 def test_the_review_says_an_uncalibrated_reviewer_as_a_warning_with_the_way_to_calibrate():

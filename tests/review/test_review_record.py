@@ -60,9 +60,11 @@ def test_a_record_written_reads_back_the_same(tmp_path: Path) -> None:
     assert ReviewRecord.from_json(saved, "review.json").to_json() == saved
     # the keys and spellings readers of review.json know
     assert list(saved) == [
-        "decision", "overall", "threshold", "scores", "meta_review", "reviews", "grounding",
-        "left_out", "facts", "capped", "unverified", "reviewer", "improvements", "undone",
+        "decision", "decision_reason", "overall", "threshold", "scores", "meta_review", "reviews",
+        "grounding", "left_out", "facts", "capped", "unverified", "reviewer", "improvements",
+        "undone",
     ]  # fmt: skip
+    assert saved["decision_reason"] == "" and saved["facts"]["open_gaps"] == [], "no gap decided"
     assert saved["capped"][0] == {
         "score": "Quality",
         "from": 2,
@@ -100,6 +102,7 @@ def test_a_file_from_before_the_facts_and_the_reviewer_reads_as_it_was(tmp_path:
     record = read_review_record(tmp_path)
     assert record is not None and record.to_json() == old, "written back as it was read"
     assert record.facts is None and record.reviewer is None and record.capped == []
+    assert record.decision_reason == "", "the reviews decided, as they then always did"
     assert record.improvements[0].pages is None and record.rounds == 1
     assert record.markdown().startswith("**Reject** · overall 4.00/10 (Accept from 6) · 1 reviewer")
 

@@ -705,6 +705,12 @@ def review_details() -> dict[str, Any]:
     }
 
 
+HOLLOW_GAPS = [
+    "Related Work, line 41: repeats a paragraph of the Abstract",
+    "Conclusions and Future Work, line 88: still holds the template's 'CONCLUSIONS HERE'",
+]
+HOLLOW_REJECTION = f"the paper has 2 open gap(s): {'; '.join(HOLLOW_GAPS)}"
+
 ASKS: dict[str, Ask] = {
     "literature": Ask(
         "literature",
@@ -861,7 +867,8 @@ ASKS: dict[str, Ask] = {
         "latex/template.tex",
         options=BLOCKED_ACTIONS,
     ),
-    # The review of a hollow paper: the facts its reviewers were given, and the scores capped.
+    # The review of a hollow paper: the facts its reviewers were given, the scores capped, and
+    # the decision its open gaps made, whatever the reviewers said.
     "review_facts": Ask(
         "review",
         "review",
@@ -871,6 +878,7 @@ ASKS: dict[str, Ask] = {
         options=(*ACTIONS, IMPROVE),
         details={
             **review_details(),
+            "decision_reason": HOLLOW_REJECTION,
             "facts": {
                 "pages": 2,
                 "parts": ["Abstract", "Introduction", "Related Work", "Results"],
@@ -882,9 +890,11 @@ ASKS: dict[str, Ask] = {
                 "traced": 0,
                 "untraced": 0,
                 "novelty": "unchecked",
+                "open_gaps": HOLLOW_GAPS,
             },
             "capped": [
-                {"score": "Quality", "from": 3, "to": 1, "why": "no number is traced to a run"}
+                {"score": "Quality", "from": 3, "to": 1, "why": "no number is traced to a run"},
+                {"score": "Overall", "from": 5, "to": 3, "why": HOLLOW_REJECTION},
             ],
             "unverified": ["Originality"],
         },

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
 from conftest import run_labtui
 
 from labtui.core.settings.templates import builtin_templates_dir
@@ -22,6 +23,18 @@ def test_help_lists_commands():
     assert result.returncode == 0
     for command in ("new", "run", "doctor", "templates"):
         assert command in result.stdout
+
+
+def test_run_help_says_its_exit_statuses(capsys):
+    from labtui.tui.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["run", "--help"])
+    said = capsys.readouterr().out
+    assert "exit status:" in said
+    for line in ("0  the pipeline finished: every stage done", "2  a usage error",
+                 "3  the pipeline finished, but the paper is incomplete"):  # fmt: skip
+        assert f"\n  {line}" in said, line
 
 
 def test_templates_lists_moons():

@@ -612,6 +612,29 @@ def test_quit_while_running_asks_then_stops_cooperatively() -> None:
     assert app.outcome == "stopped" and app.return_code == 0
 
 
+@pytest.mark.parametrize(("problems", "code"), [([], 0), (["Results, line 70: no number"], 3)])
+def test_a_finished_run_exits_incomplete_while_its_paper_has_open_problems(
+    tmp_path: Path, problems: list[str], code: int
+) -> None:
+    """The exit status labtui run --headless gives, read from the project's journal: what
+    the write-up found its paper still lacks."""
+    from labtui.core.events import StageFinished
+    from labtui.core.journal import Journal
+
+    journal = Journal(tmp_path / ".labtui")
+    journal.append(StageFinished(stage="writeup", result={"open_problems": problems}))
+    journal.close()
+    app = LabtuiApp(FakeSession(ask=None, root=tmp_path))
+
+    async def steps(pilot: Pilot) -> None:
+        await wait_for_end(pilot)
+        await pilot.press("q")  # the pipeline is over: q leaves at once
+
+    run_app(app, steps)
+    assert app.outcome == "finished" and app.open_problems == problems
+    assert app.return_code == code
+
+
 # -- edit, notes, help, palette --------------------------------------------------------------
 
 

@@ -1,21 +1,34 @@
 """Issue 28's hollow paper, reproduced with a scripted model: the write-up leaves the sections a
 1.5B model left (one copied sentence three times, labels, promises, no numbers),
 and labtui names each gap, waits for the researcher in co-pilot mode, and under --auto ends
-with "paper incomplete", never "every stage done"."""
+with "paper incomplete" (exit status 3), never "every stage done"; its review is a Reject even
+where the reviewer accepts it."""
 
 from __future__ import annotations
 
 import json
+import signal
+from types import SimpleNamespace
 
 from conftest import TEST_API_KEY, wire_project
 from support.hollow_paper import HOLLOW, filled
-from support.research_script import MoonsResearch, last_user_text, whole_file_edit
+from support.research_script import (
+    REVIEW,
+    MoonsResearch,
+    fenced_json,
+    last_user_text,
+    whole_file_edit,
+)
 
 from labtui.core.checkpoints import AutoApprove, CheckpointRequest, Decision
 from labtui.core.engine.status import paper_end_state, paper_open_problems, project_status
 from labtui.core.pipeline.session import Session
 from labtui.core.settings.config import load_config, save_config
+from labtui.core.stages.review import _facts
 from labtui.core.workspace.project import Project
+from labtui.core.writeup.completeness import gap_key, project_gaps, record_gaps
+from labtui.tui.commands.common import EXIT_INCOMPLETE
+from labtui.tui.commands.run import cmd_run
 from labtui.tui.commands.status import status_line
 
 TEX = "latex/template.tex"
@@ -99,7 +112,52 @@ def test_under_auto_the_hollow_paper_ends_incomplete_not_done(
     assert ("Quality", 1) in capped and ("Soundness", 1) in capped, review["capped"]
     assert all(r["Quality"] <= 1 and r["Soundness"] <= 1 for r in review["reviews"])
     assert review["capped"][0]["why"] == "no number in the paper is traced to a run"
+    assert review["decision"] == "Reject" and review["decision_reason"].startswith(
+        f"the paper has {len(review['facts']['open_gaps'])} open gap(s): "
+    ), "its open gaps decided, not its reviewer"
     prompts = [json.dumps(r["messages"]) for r in llm_server.requests_for("scripted-review")]
     assert any("Facts about this paper, established by code" in p for p in prompts)
     status = status_line(project_status(project.root))
     assert f"· paper incomplete: {len(problems)} open problem(s)" in status, "labtui status says it"
+
+
+def accepting_reviewer(request) -> str:
+    """TEST-ONLY reviewer taken in by the hollow paper: Accept, 8/10, top marks; done when asked
+    to reconsider."""
+    if last_user_text(request).startswith("Reflection round"):
+        return json.dumps({"done": True})
+    scores = {"Quality": 4, "Clarity": 4, "Soundness": 4, "Presentation": 4, "Overall": 8}
+    return fenced_json({**REVIEW, **scores, "Decision": "Accept"}, "My review:")
+
+
+def test_headless_auto_exits_incomplete_and_an_accepting_review_is_a_reject(
+    tmp_path, llm_server, arxiv_server, monkeypatch, capsys
+):
+    project = hollow_project(tmp_path, llm_server, arxiv_server, monkeypatch, auto=True)
+    llm_server.default("scripted-review", accepting_reviewer)
+    hang_up = signal.getsignal(signal.SIGHUP)  # the headless run takes SIGHUP as Ctrl-C
+    try:
+        code = cmd_run(project.root, headless=True, auto=True)
+    finally:
+        signal.signal(signal.SIGHUP, hang_up)
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("pipeline finished: paper incomplete: "), last
+    assert code == EXIT_INCOMPLETE == 3, "a script tells an incomplete paper from a done one"
+
+    review = json.loads((project.root / "review.json").read_text(encoding="utf-8"))
+    gaps = review["facts"]["open_gaps"]
+    assert any("reports no number of run_1" in gap for gap in gaps), gaps
+    assert review["decision"] == "Reject", "an Accept of a paper with open gaps"
+    assert review["decision_reason"].startswith(f"the paper has {len(gaps)} open gap(s): ")
+    overall = next(c for c in review["capped"] if c["score"] == "Overall")
+    assert (overall["from"], overall["to"], overall["why"]) == (8, 3, review["decision_reason"])
+    assert review["overall"] == 3.0 and review["reviews"][0]["Decision"] == "Accept", (
+        "the reviewer's own word is kept; its score is capped"
+    )
+
+    # the gaps the researcher waives are accepted: they no longer reject the paper
+    root = project.root
+    tex_gaps = project_gaps(root, root / TEX)
+    record_gaps(root, tex_gaps, {gap_key(gap): "a first draft, on purpose" for gap in tex_gaps})
+    sheet = _facts(SimpleNamespace(project=project, config=load_config(root)), "")
+    assert sheet.open_gaps == [] and sheet.rejection == ""

@@ -1,6 +1,7 @@
 """``labtui run``: the pipeline from where the project stands — followed in the app (a background
 engine runs it), started in the background (``--detach``), or run in this process with its events
-printed (``--headless``, as scripts and CI want)."""
+printed (``--headless``, as scripts and CI want). Its exit status tells a finished pipeline whose
+paper is incomplete (3) from one with every stage done (0): ``common.RUN_EXIT_STATUSES``."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ from .common import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
+    RUN_EXIT_STATUSES,
     TYPE_CHECKING,
     Subparsers,
     add_project_dir,
     add_run_options,
+    finished_exit,
     project_dir,
     say,
     say_model_problems,
@@ -30,7 +33,12 @@ NAME = "run"
 
 
 def add_parser(subparsers: Subparsers) -> None:
-    run = subparsers.add_parser(NAME, help="run the pipeline from where the project stands")
+    run = subparsers.add_parser(
+        NAME,
+        help="run the pipeline from where the project stands",
+        epilog=RUN_EXIT_STATUSES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # the statuses one a line
+    )
     add_project_dir(run)
     run.add_argument(
         "--headless", action="store_true",
@@ -120,11 +128,12 @@ def _run_headless(session: Any, auto: bool) -> int:
     port = AutoApprove() if auto else TerminalCheckpointPort(root=session.project.root)
     _hang_up_like_ctrl_c()
     outcome = session.run(port)
-    done = (
-        f": {paper_end_state(paper_open_problems(session.state))}" if outcome == "finished" else ""
-    )
-    print(f"pipeline {outcome}{done}")
-    return EXIT_OK if outcome == "finished" else EXIT_FAILED
+    if outcome != "finished":
+        print(f"pipeline {outcome}")
+        return EXIT_FAILED
+    open_problems = paper_open_problems(session.state)
+    print(f"pipeline {outcome}: {paper_end_state(open_problems)}")
+    return finished_exit(open_problems)
 
 
 def _hang_up_like_ctrl_c() -> None:
