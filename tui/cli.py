@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .commands import (
     attach,
+    check,
     doctor,
     import_,
     init,
@@ -44,6 +45,7 @@ COMMANDS: tuple[Command, ...] = (
     rewind,
     templates,
     review,
+    check,
 )
 
 

@@ -16,6 +16,10 @@ from pathlib import Path
 
 from ..latex.checks import check_references, referenced_figures
 from ..latex.source import balanced_group, section_span, section_titles, strip_comments
+from ..prose.check import prose_defects
+from ..prose.copied import Shingles
+from ..prose.defect import QUOTED_CHARS, clipped, line_at
+from ..prose.tense import promises
 from ..provenance.checks import AnalysisCheck, paper_contradictions
 from ..provenance.numbers import Source, numbers_to_check, trace_written
 from .ledger_appendix import latex_escaped
@@ -40,21 +44,17 @@ _PREAMBLE = re.compile(
 _LABEL = re.compile(
     r"^\s*(?:\\textbf\{|\\emph\{|\*\*)?\s*([A-Za-z][A-Za-z ]{1,40}?)\s*\}?\s*:", re.M
 )
+# A paragraph that opens with a part's name in bold, no colon: "\textbf{Introduction} \\".
+_BOLD_NAME = re.compile(
+    r"^\s*\\(?:textbf|textsc|emph|textit)\{\s*([A-Za-z][A-Za-z ]{1,40}?)\s*\}", re.M
+)
 SECTION_WORDS = frozenset(
     "title abstract introduction related work background method methods experimental setup "
     "experiments results conclusion conclusions future".split()
 )
-# A promise instead of a report. A sentence about future work may use the future tense.
-_FUTURE = re.compile(
-    r"\b(?:we|this (?:paper|section|work|study)|the (?:paper|section))\s+"
-    r"(?:will|shall|are going to|is going to|plan to|intend to)\b",
-    re.I,
-)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
-_MARKDOWN = re.compile(r"```|^\s*#{1,6}\s|\*\*[^*\n]+\*\*", re.M)
 _BRACE = re.compile(r"(?<!\\)[{}]")
 _ENV = re.compile(r"\\(begin|end)\s*\{([^}]*)\}")
-QUOTED_CHARS = 80
 
 
 @dataclass(frozen=True)
@@ -71,19 +71,7 @@ class SectionRules:
     sources: list[Source] = field(default_factory=list)  # provenance.run_sources(root)
     claims: bool = False  # the paper's claims are checked where its results are stated
     instructions: tuple[str, ...] = ()  # the request's own phrases (instruction_phrases)
-
-
-def clipped(text: str, chars: int = QUOTED_CHARS) -> str:
-    """``text`` on one line, cut to ``chars`` with an ellipsis: as a problem quotes it."""
-    line = " ".join(text.split())
-    return line if len(line) <= chars else line[: chars - 1] + "…"
-
-
-def _quoted(text: str, at: int) -> str:
-    """The line of ``text`` around index ``at``, clipped, as a problem quotes it."""
-    start = text.rfind("\n", 0, at) + 1
-    end = text.find("\n", at)
-    return clipped(text[start : end if end >= 0 else len(text)])
+    known: Shingles | None = None  # texts it must not copy (default: labtui's own)
 
 
 def section_problems(body: str, rules: SectionRules) -> list[str]:
@@ -94,34 +82,16 @@ def section_problems(body: str, rules: SectionRules) -> list[str]:
         return problems
     problems += check_references(body, rules.bib_text, rules.paper_dir, list(rules.graphics_dirs))
     if rules.reports:
-        problems += promises(body)
+        problems += [d.sentence for d in promises(body)]
     if rules.root is not None:
         problems += _untraced(body, rules)
     return problems
 
 
-# A LaTeX command written in JSON with one backslash decodes as a JSON escape: "\textbf" is a tab
-# and "extbf", "\begin" a backspace and "egin", "\frac" a form feed, "\ref" a carriage return
-# (Qwen2.5-Coder-1.5B's introduction began "\textbf{Introduction:}" and was placed as a tab and
-# "extbf"). Such characters in a section are that, never text.
-_ESCAPED_COMMAND = re.compile(r"[\b\f\r]|\t(?=[a-z])")
-
-
-def _escape_problems(body: str) -> list[str]:
-    found = _ESCAPED_COMMAND.search(body)
-    if not found:
-        return []
-    lost = {"\t": "t", "\b": "b", "\f": "f", "\r": "r"}[found.group(0)]
-    word = re.match(r"[A-Za-z]*", body[found.end() :])
-    command = "\\" + lost + (word.group(0) if word else "")
-    return [
-        f"A LaTeX command lost its backslash to JSON (“{command}” arrived as a control "
-        f"character and “{command[2:]}”): in JSON write every backslash twice, “\\\\{command[1:]}”."
-    ]
-
-
 def _form_problems(body: str, rules: SectionRules) -> list[str]:
-    problems = _escape_problems(body)
+    # Markup of another format, lost backslashes (a JSON escape ate "\t" of "\textbf"), text
+    # copied from labtui's prompts or giving instructions, stray lines: as a reviewer reads them.
+    problems = [d.sentence for d in prose_defects(body, known=rules.known)]
     left = placeholders_left(body)
     if left:
         problems.append(
@@ -138,7 +108,7 @@ def _form_problems(body: str, rules: SectionRules) -> list[str]:
     preamble = _PREAMBLE.search(body)
     if preamble:
         problems.append(
-            f"The text contains “{preamble.group(0).rstrip('{')}” (in “{_quoted(body, preamble.start())}”), "
+            f"The text contains “{preamble.group(0).rstrip('{')}” (in “{line_at(body, preamble.start())}”), "
             "which is not part of a section's body: answer only the body of the "
             f"{rules.name}, without \\documentclass, \\usepackage, \\begin{{document}}, a "
             "\\section heading or the title; labtui places it under the heading."
@@ -146,12 +116,6 @@ def _form_problems(body: str, rules: SectionRules) -> list[str]:
     label = labelled_paragraph(body)
     if label:
         problems.append(label)
-    markdown = _MARKDOWN.search(body)
-    if markdown:
-        problems.append(
-            f"The text uses Markdown (“{markdown.group(0).strip()}” in “"
-            f"{_quoted(body, markdown.start())}”): write LaTeX (\\textbf{{...}}, no code fences)."
-        )
     if not rules.figures and re.search(r"\\includegraphics|\\begin\s*\{figure", body):
         problems.append(
             f"Figures belong in the Results section only: leave the figure out of the {rules.name}."
@@ -163,12 +127,14 @@ def _form_problems(body: str, rules: SectionRules) -> list[str]:
 def labelled_paragraph(body: str) -> str:
     """The problem of the first paragraph that opens with a part's label ("METHOD:",
     "\\textbf{Results:}", or any label in capitals at the very start); '' when none does."""
-    for match in _LABEL.finditer(body):
+    matches = sorted([*_LABEL.finditer(body), *_BOLD_NAME.finditer(body)], key=lambda m: m.start())
+    for match in matches:
         label = match.group(1).strip()
         opens = match.start() == 0 or not body[: match.start()].strip()
-        if set(label.lower().split()) <= SECTION_WORDS or (opens and label.isupper()):
+        named = set(label.lower().split()) <= SECTION_WORDS
+        if named or (opens and label.isupper() and match.re is _LABEL):
             return (
-                f"A paragraph begins with the label “{label}:” (in “{_quoted(body, match.start(1))}”): "
+                f"A paragraph begins with the label “{label}:” (in “{line_at(body, match.start(1))}”): "
                 "write the paragraph without a label; labtui adds the section's heading."
             )
     return ""
@@ -187,13 +153,13 @@ def _math_problems(body: str) -> list[str]:
     dollars = [m.start() for m in _DOLLAR.finditer(text)]
     if len(dollars) % 2:
         return [
-            f"A $ opens math that no $ closes (in “{_quoted(body, dollars[-1])}”): write \\$ "
+            f"A $ opens math that no $ closes (in “{line_at(body, dollars[-1])}”): write \\$ "
             "for a dollar sign, or close the math."
         ]
     for start, end in zip(dollars[::2], dollars[1::2], strict=True):
         if _TEXT_IN_MATH.search(text, start, end):
             return [
-                f"Math ($…$) holds a heading or running text (in “{_quoted(body, start)}”): "
+                f"Math ($…$) holds a heading or running text (in “{line_at(body, start)}”): "
                 "use $ only around a formula."
             ]
     return []
@@ -204,7 +170,7 @@ def _unbalanced(body: str) -> list[str]:
     for match in _BRACE.finditer(strip_comments(body)):
         depth += 1 if match.group(0) == "{" else -1
         if depth < 0:
-            return [f"A closing brace has no opening one (in “{_quoted(body, match.start())}”)."]
+            return [f"A closing brace has no opening one (in “{line_at(body, match.start())}”)."]
     if depth:
         return [f"{depth} opening brace(s) are never closed: close every {{ with }}."]
     opened: list[str] = []
@@ -214,7 +180,7 @@ def _unbalanced(body: str) -> list[str]:
         elif not opened or opened.pop() != match.group(2):
             return [
                 f"\\end{{{match.group(2)}}} closes no matching \\begin (in "
-                f"“{_quoted(body, match.start())}”)."
+                f"“{line_at(body, match.start())}”)."
             ]
     return [f"\\begin{{{opened[-1]}}} is never ended: add \\end{{{opened[-1]}}}."] if opened else []
 
@@ -253,19 +219,6 @@ def salvaged(body: str, rules: SectionRules) -> Salvaged | None:
     if section_problems(text, rules):
         return None
     return Salvaged(text, tuple(dropped))
-
-
-def promises(body: str) -> list[str]:
-    """The first sentence of ``body`` that promises what will be done (not about future work),
-    as a problem; []."""
-    for sentence in _SENTENCE.split(" ".join(strip_comments(body).split())):
-        if _FUTURE.search(sentence) and "future" not in sentence.lower():
-            shown = clipped(sentence)
-            return [
-                f"“{shown}” promises what will be done: report what was done and what the runs "
-                "showed, in the past or present tense."
-            ]
-    return []
 
 
 def _untraced(body: str, rules: SectionRules) -> list[str]:

@@ -55,13 +55,22 @@ WHOLE = {
     "such features it has, and so how flexible its decision boundary can be on a small sample.",
     "METHOD HERE": "The baseline network has one hidden layer of tanh units trained with Adam on "
     "the cross-entropy loss. Our change doubles the number of hidden units and keeps everything "
-    "else, so that any difference in test accuracy is due to the width alone.",
+    "else, so that any difference in test accuracy is due to the width alone. A wider layer gives "
+    "the network more features to combine, and so a more flexible decision boundary; on a small "
+    "and noisy training sample that flexibility may fit the noise rather than the two moons.",
     "EXPERIMENTAL SETUP HERE": "Each run trains on the same noisy two-moons sample and is tested "
     "on a held-out sample drawn from the same distribution. Every configuration is trained with "
-    "three seeds, and we report the mean test accuracy with its standard error over those seeds.",
-    "RESULTS HERE": "The wider network reached a mean test accuracy of 0.9053 (standard error "
-    "0.0041) against 0.9367 for the baseline run\\_0, a difference of -0.031. "
+    "three seeds, and we report the mean test accuracy with its standard error over those seeds. "
+    "The two runs differ only in the width of the hidden layer; the optimiser, the learning rate, "
+    "the number of epochs and the data are those of the baseline.",
+    "RESULTS HERE": "Table~\\ref{tab:runs} compares the two runs. The wider network reached a "
+    "mean test accuracy of 0.9053 (standard error 0.0041) against 0.9367 for the baseline "
+    "run\\_0, a difference of -0.031, larger than the spread of the seeds. "
     "Figure~\\ref{fig:test_accuracy} shows the accuracy of every run.\n\n"
+    "\\begin{table}[t]\n  \\centering\n  \\begin{tabular}{lr}\n    Run & Test accuracy \\\\\n"
+    "    run\\_0 & 0.9367 \\\\\n    run\\_1 & 0.9053 $\\pm$ 0.0041 \\\\\n  \\end{tabular}\n"
+    "  \\caption{Mean test accuracy of each run over its seeds.}\n  \\label{tab:runs}\n"
+    "\\end{table}\n\n"
     "\\begin{figure}[t]\n  \\centering\n  \\includegraphics[width=0.7\\textwidth]{test_accuracy.png}\n"
     "  \\caption{Test accuracy of each run.}\n  \\label{fig:test_accuracy}\n\\end{figure}",
     "CONCLUSIONS HERE": "Doubling the hidden layer lowered test accuracy on two moons in our runs, "

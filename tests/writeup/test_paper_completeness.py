@@ -36,8 +36,14 @@ def test_the_hollow_paper_is_named_gap_by_gap():
         ("unwritten", "Introduction"),
         ("unwritten", "Related Work"),
         ("unwritten", "Background"),
+        ("label", "Background"),
+        ("unwritten", "Method"),
         ("label", "Method"),
+        ("promise", "Method"),
+        ("unwritten", "Experimental Setup"),
         ("label", "Experimental Setup"),
+        ("promise", "Experimental Setup"),
+        ("unwritten", "Results"),
         ("label", "Results"),
         ("promise", "Results"),
         ("placeholder", "Conclusions and Future Work"),
@@ -47,6 +53,7 @@ def test_the_hollow_paper_is_named_gap_by_gap():
         ("setting", "Method"),
         ("setting", "Experimental Setup"),
         ("no_results", "Results"),
+        ("no_table", "Results"),
         ("figure", ""),
     ]
     texts = [g.text for g in paper_gaps(paper(HOLLOW), sources=SOURCES, runs=["run_1"])]
@@ -62,7 +69,7 @@ def test_a_whole_paper_passes_untouched():
 
 def test_what_the_results_and_the_abstract_must_carry():
     no_figure = dict(WHOLE, **{"RESULTS HERE": WHOLE["RESULTS HERE"].split("\n\n")[0]})
-    assert gaps_of(no_figure) == [("figure", "")]
+    assert gaps_of(no_figure) == [("unwritten", "Results"), ("no_table", "Results"), ("figure", "")]
     unreferenced = dict(
         WHOLE,
         **{
@@ -77,11 +84,11 @@ def test_what_the_results_and_the_abstract_must_carry():
         WHOLE,
         **{
             "RESULTS HERE": "The wider network did worse than the baseline in every seed we ran, as Figure~\\ref{fig:test_accuracy} shows for each run. "
-            * 2
-            + WHOLE["RESULTS HERE"].split("\n\n", 1)[1]
+            * 4
+            + WHOLE["RESULTS HERE"].split("\n\n")[-1]
         },
     )
-    assert gaps_of(no_numbers) == [("no_results", "Results")]
+    assert gaps_of(no_numbers) == [("no_results", "Results"), ("no_table", "Results")]
     no_finding = dict(
         WHOLE,
         **{
@@ -91,10 +98,12 @@ def test_what_the_results_and_the_abstract_must_carry():
     assert gaps_of(no_finding) == [("no_finding", "Abstract")]
 
 
-def test_a_real_small_models_paper_reports_no_number_in_its_results():
+def test_a_real_small_models_paper_is_read_as_a_reviewer_reads_it():
     # Recorded (moons b8, at 163f82b): the 1.5B model's paper that labtui compiled and a review
-    # accepted. Its Results section describes the runs and the figures; run_1's numbers are only
-    # in the conclusion ("0.9367 against 0.9367"). Every other part is written and its own.
+    # accepted, 7/10. Read as a reviewer reads it (issue 40), by general rules, every defect
+    # class it has is named: a command that lost its backslash, a Method too short that
+    # promises, HTML inside LaTeX, instructions copied from the idea and the plots prompt,
+    # Results with no run's number and no table of the runs.
     tex = (B8 / "latex" / "template.tex").read_text(encoding="utf-8")
     assert [p.title for p in paper_parts(tex)] == [
         "Abstract", "Introduction", "Related Work", "Background", "Method",
@@ -104,6 +113,25 @@ def test_a_real_small_models_paper_reports_no_number_in_its_results():
     gaps = paper_gaps(
         tex, sources=run_sources(B8), runs=["run_1"], figures=figures, paper_dir=B8 / "latex"
     )
-    assert [g.text for g in gaps] == [
-        "Results, line 127: reports no number of run_1 (its results are in run_1/final_info.json)"
+    assert [(g.kind, g.part, g.line) for g in gaps] == [
+        ("lost_backslash", "Related Work", 77),
+        ("unwritten", "Method", 95),
+        ("promise", "Method", 97),
+        ("markup", "Experimental Setup", 103),
+        ("copied", "Results", 129),
+        ("copied", "Results", 131),
+        ("copied", "Results", 132),
+        ("no_results", "Results", 127),
+        ("no_table", "Results", 127),
     ]
+    said = "\n".join(g.text for g in gaps)
+    for words in (
+        "“\\textbf” in “extbf{Introduction}”",
+        "is too short to say anything (38 words; at least 60)",
+        "“\\ The experiment will be performed as follows: 1.” promises what will be done",
+        "HTML markup (“<p>”)",
+        "“The experiment should compare early stopping",
+        "“The reader should look for the final accuracy value",
+        "reports no number of run_1",
+    ):
+        assert words in said, words

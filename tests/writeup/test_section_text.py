@@ -210,7 +210,8 @@ def test_a_real_small_models_whole_document_gives_up_its_own_section(tmp_path):
         assert "\\section" not in result.body and "\\documentclass" not in result.body
         assert result.body.startswith("A title that states the question")
         assert any("other section" in change for change in result.changes)
-        assert "copies the request's own words" in section_problems(result.body, rules)[0]
+        # labtui's own prompts, read as any reader's check reads them (core/prose/copied.py)
+        assert "is copied from labtui's own prompts" in section_problems(result.body, rules)[0]
 
 
 def test_a_real_small_models_background_that_pastes_the_prompt_is_refused(tmp_path):
@@ -227,7 +228,7 @@ def test_a_real_small_models_background_that_pastes_the_prompt_is_refused(tmp_pa
     problems = section_problems(
         result.body, SectionRules("background", "", tmp_path, instructions=phrases)
     )
-    assert "copies the request's own words" in problems[0]
+    assert "is copied from labtui's own prompts" in problems[0]
     assert copied_instructions("Label noise flips a share of the labels.", phrases) is None
 
 

@@ -1,0 +1,39 @@
+"""The future tense where finished work is reported: a Results section, a conclusion, an abstract,
+a method or a setup describe runs that ran, so "we will show" and "the experiment will be
+performed as follows" (Qwen2.5-Coder-1.5B's whole Method) promise what the paper should report.
+A sentence about future work may use the future tense."""
+
+from __future__ import annotations
+
+import re
+
+from .defect import PROMISE, Defect, clipped
+
+_FUTURE = re.compile(
+    r"\b(?:we|this (?:paper|section|work|study)|the (?:paper|section|study|experiments?|runs?"
+    r"|evaluation|training|analysis|results?))\s+(?:will|shall|are going to|is going to|plan to"
+    r"|intend to|would like to)\b",
+    re.I,
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_FUTURE_WORK = re.compile(r"\bfuture\b|\bnext step|\bfollow-up\b", re.I)
+
+
+def promises(text: str) -> list[Defect]:
+    """The first sentence of ``text`` that promises what will be done (not about future
+    work), as a defect; []."""
+    flat = " ".join(text.split())
+    for sentence in _SENTENCE.split(flat):
+        if _FUTURE.search(sentence) and not _FUTURE_WORK.search(sentence):
+            quoted = clipped(sentence)
+            at = text.find(sentence.split()[0]) if sentence.split() else 0
+            return [
+                Defect(
+                    PROMISE,
+                    max(at, 0),
+                    quoted,
+                    f"“{quoted}” promises what will be done.",
+                    "Report what was done and what the runs showed, in the past or present tense.",
+                )
+            ]
+    return []
