@@ -10,7 +10,16 @@ from .experiment_answers import FigureDescriptions, Plan, PlanEdit, RunAnalysis
 from .idea_answers import IdeaProposal, IdeaProposals, IdeaRecord, IdeaReflection, NoveltyStep
 from .literature_answers import LiteratureStep
 from .review_answers import ReviewForm, ReviewReflection
-from .writeup_answers import CitationProposal, CitationSelection, SectionText, TitleAbstract
+from .writeup_answers import (
+    CitationProposal,
+    CitationSelection,
+    PaperClosing,
+    PaperFrame,
+    RelatedWork,
+    RunReading,
+    SectionText,
+    TitleAbstract,
+)
 
 RECORDS: tuple[type[BaseModel], ...] = (
     ReviewForm,
@@ -29,4 +38,8 @@ RECORDS: tuple[type[BaseModel], ...] = (
     CitationSelection,
     SectionText,
     TitleAbstract,
+    PaperFrame,
+    RunReading,
+    PaperClosing,
+    RelatedWork,
 )

@@ -4,11 +4,11 @@
 for them (``core.writeup.citations``), a section's LaTeX and the title and abstract
 (``core.writeup.sections``), each bounded in length."""
 
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, create_model
 
-from .checks import Flag, Prose, answer_error, must_be_list_of, states
+from .checks import Flag, Prose, answer_error, must_be_list_of, needs_items, states
 from .record import Record
 from .variants import Filled, Is, Need, Variant, Variants
 
@@ -138,3 +138,99 @@ class TitleAbstract(Record):
         Prose(40, "the abstract in LaTeX: the problem, what was done, the main result"),
         AfterValidator(at_most_chars(ABSTRACT_CHARS)),
     ]
+
+
+# -- the words around a paper's facts (core.writeup.slots) ------------------------------------------
+
+# ``[paper] writer = "slots"``: code writes the facts (the table of runs, the setup, what each run
+# changed) and a model only the words around them, a few sentences a field, in plain text that
+# labtui escapes and places. Each sentence is checked before it is placed.
+SLOT_CHARS = 800
+
+
+def _slot(min_words: int, about: str) -> Any:
+    return Annotated[Prose(min_words, about), AfterValidator(at_most_chars(SLOT_CHARS))]
+
+
+class PaperFrame(Record):
+    """The paper's title and the words of its introduction, background and method."""
+
+    model_config = ConfigDict(title="paper frame")
+    shape: ClassVar[str] = (
+        '{"title": <the title>, "problem": <2-3 sentences>, "idea": <2-3 sentences>, '
+        '"background": <2-3 sentences>}'
+    )
+
+    title: Annotated[
+        Prose(3, "the paper's title, one line of plain text"),
+        AfterValidator(at_most_chars(TITLE_CHARS)),
+    ]
+    problem: _slot(15, "the problem this work studies and why it matters, in plain text")
+    idea: _slot(15, "the idea the runs test and how it changes the baseline, in plain text")
+    background: _slot(
+        15, "the concepts the idea builds on, for a reader new to them, in plain text"
+    )
+
+
+class RunReading(Record):
+    """What one run's result means for the idea, beside the numbers code wrote."""
+
+    model_config = ConfigDict(title="run reading")
+    shape: ClassVar[str] = '{"reading": <1-2 sentences>}'
+
+    reading: _slot(8, "what this run's result means for the idea, in plain text")
+
+
+class PaperClosing(Record):
+    """The limits of the study and its conclusion."""
+
+    model_config = ConfigDict(title="paper closing")
+    shape: ClassVar[str] = '{"limitations": <1-3 sentences>, "conclusion": <2-3 sentences>}'
+
+    limitations: _slot(10, "what these runs cannot tell, in plain text")
+    conclusion: _slot(12, "what was found and what to try next, in plain text")
+
+
+class RelatedSentence(Record):
+    model_config = ConfigDict(title="related sentence")
+
+    key: str = Field(description="the bibliography key of the paper")
+    sentence: _slot(8, "how that paper relates to this work, in plain text")
+
+
+class RelatedWork(Record):
+    """One sentence for each of some papers of the bibliography; labtui adds the citation."""
+
+    model_config = ConfigDict(title="related work")
+    shape: ClassVar[str] = '{"sentences": [{"key": <a key>, "sentence": <one sentence>}, ...]}'
+
+    sentences: Annotated[
+        list[RelatedSentence],
+        BeforeValidator(must_be_list_of("objects")),
+        AfterValidator(needs_items(1, "a sentence about one paper")),
+        Field(json_schema_extra={"minItems": 1}),
+    ]
+
+
+def related_answer(keys: tuple[str, ...]) -> type[RelatedWork]:
+    """RelatedWork whose keys are the bibliography's (an enum in the schema, so a constrained
+    server names only papers that exist), at most one sentence a paper."""
+    if not keys:
+        return RelatedWork
+    sentence = create_model(
+        "RelatedSentence",
+        __base__=RelatedSentence,
+        key=(Literal[keys], Field(description="the bibliography key of the paper")),
+    )
+    return create_model(
+        "RelatedWork",
+        __base__=RelatedWork,
+        sentences=(
+            Annotated[
+                list[sentence],
+                BeforeValidator(must_be_list_of("objects")),
+                AfterValidator(needs_items(1, "a sentence about one paper")),
+            ],
+            Field(json_schema_extra={"minItems": 1, "maxItems": len(keys)}),
+        ),
+    )

@@ -108,3 +108,30 @@ def bib_text_of(tex_text: str, latex_dir: Path) -> str:
     if not paths:
         paths = sorted(latex_dir.glob("*.bib"))
     return "\n".join(read_text_lenient(p) for p in paths if p.is_file())
+
+
+_TITLE = re.compile(r"\btitle\s*=\s*[{\"]", re.I)
+
+
+def bib_titles(bib_text: str) -> dict[str, str]:
+    """{key: title} of a .bib text's entries, the title's braces taken off ('' without one)."""
+    found = {}
+    heads = [
+        m
+        for m in BIB_ENTRY.finditer(bib_text)
+        if m.group(1).lower() not in {"string", "comment", "preamble"}
+    ]
+    for head, following in zip(heads, [*heads[1:], None], strict=True):
+        body = bib_text[head.end() : following.start() if following else len(bib_text)]
+        title = _TITLE.search(body)
+        text = ""
+        if title:
+            depth, chars = 1, []
+            for ch in body[title.end() :]:
+                depth += {"{": 1, "}": -1}.get(ch, 0)
+                if depth == 0 or (ch == '"' and body[title.end() - 1] == '"'):
+                    break
+                chars.append(ch)
+            text = " ".join("".join(chars).replace("{", "").replace("}", "").split())
+        found[head.group(2)] = text
+    return found

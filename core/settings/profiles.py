@@ -39,7 +39,10 @@ LOCAL: dict[tuple[str, str], Any] = {
     ("review", "ensemble"): 1,
     ("review", "reflections"): 1,
     ("review", "few_shot"): 0,  # an example paper with its review is ~4k tokens per reviewer
-    ("review", "paper_chars"): 16000,  # ~4k tokens: fits an 8k context with the form and reply
+    ("review", "paper_chars"): 16000,
+    # code writes the facts, the model a few checked sentences: a 1.5B model's whole sections
+    # held HTML, copied prompts and invented hardware (the moons b8 paper)
+    ("paper", "writer"): "slots",  # ~4k tokens: fits an 8k context with the form and reply
 }
 
 

@@ -16,11 +16,15 @@ class PaperSection(Section):
     sections: list[str] = []  # noqa: RUF012 (pydantic copies it per section)
     r"""The parts the agents write: \section titles of the paper, or files it \input s; the rest
     stays as you wrote it. Empty: the template's placeholders (TITLE HERE, INTRO HERE, …)."""
-    writer: Literal["sections", "aider"] = "sections"
+    writer: Literal["sections", "slots", "aider"] = "sections"
     """How the template's sections are written. "sections": each section's text is a JSON
     answer that labtui checks (no preamble, numbers traced to runs, known citations) and places
-    itself, so a small model can write one section at a time; "aider": aider edits the whole
-    .tex for each section (kept to bench the two against each other)."""
+    itself, so a model can write one section at a time; "slots" (the small-model profile's):
+    code writes every fact (the table of runs, the setup with the hardware as recorded, what
+    each run changed, the figures, the citations) and the model only a few checked sentences
+    around them (title, problem, idea, background, a reading per run, limitations,
+    conclusion), each sentence that fails a check dropped; "aider": aider edits the whole .tex
+    for each section (kept to bench against the others)."""
     mend_rounds: Count = 1
     """How often the "sections" writer sends the whole draft's gaps (a part left unwritten or
     repeating another, a promise in the Results, a run without numbers, a figure left out) back

@@ -34,6 +34,7 @@ from ..writeup.sections import (
     rewrite_section,
     write_sections,
 )
+from ..writeup.slot_paper import place_facts, write_slot_paper
 
 __all__ = ["SECTIONS", "STAGE", "placeholders_left"]
 
@@ -98,14 +99,20 @@ def run(ctx: StageContext) -> StageOutput:
             "restore the template's placeholders with git, or revise the paper by hand",
         )
     flagged: list[dict[str, str]] = []
-    if ctx.config.paper.writer == "aider":
+    if ctx.config.paper.writer == "slots":
+        write_slot_paper(ctx, gathered_facts(ctx, figures, facts["literature"]))
+        left = placeholders_left(tex_path.read_text(encoding="utf-8"))
+    elif ctx.config.paper.writer == "aider":
+        place_facts(ctx)  # the setup is code's: aider is not asked for it
         left = _write_with_aider(ctx, coder, facts)
+        place_facts(ctx)
     else:
         flagged = _write_as_answers(ctx, figures, facts["literature"])
         left = placeholders_left(tex_path.read_text(encoding="utf-8"))
         if left:
             ctx.say(f"placeholders still in the paper: {', '.join(left)}")
-    run_rounds(ctx, coder, ctx.config.paper.tex, max(0, ctx.config.limits.citation_rounds))
+    if ctx.config.paper.writer != "slots":  # slots cite the bibliography's papers themselves
+        run_rounds(ctx, coder, ctx.config.paper.tex, max(0, ctx.config.limits.citation_rounds))
     _search_ledger_appendix(ctx, tex_path)
     trace_numbers(ctx, coder)
     return _draft_output(ctx, left, flagged)
@@ -117,8 +124,11 @@ def _write_as_answers(
     """Each section a checked, placed answer (core/writeup/sections.py), then the whole draft's
     gaps sent back to the sections that have them; the sections flagged."""
     facts = gathered_facts(ctx, figures, literature)
+    place_facts(ctx)  # the setup is code's: its placeholder goes, and no model is asked for it
     written = write_sections(ctx, facts)
+    place_facts(ctx)  # again: a section asked twice may have replaced a table with its words
     _mend_gaps(ctx, facts)
+    place_facts(ctx)
     return [_flag_record(f) for f in written.flagged]
 
 

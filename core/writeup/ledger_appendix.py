@@ -28,6 +28,13 @@ _LATEX_SPECIAL = {
     "}": ")",
     "~": r"\textasciitilde{}",
     "^": r"\^{}",
+    # characters pdflatex's utf8 input does not know: what code writes must compile
+    "−": "-",
+    "→": r"$\rightarrow$",
+    "±": r"$\pm$",
+    "×": r"$\times$",
+    "≤": r"$\leq$",
+    "≥": r"$\geq$",
 }
 
 

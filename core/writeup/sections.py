@@ -142,7 +142,7 @@ def _write(
     """Ask for the section, place it and commit it; False (flagged, or on a revision kept as it
     was) when no answer passed the checks and none could be salvaged."""
     tex_path = ctx.project.root / ctx.config.paper.tex
-    rules = _rules(ctx, section, tex_path.read_text(encoding="utf-8"))
+    rules = section_rules(ctx, section, tex_path.read_text(encoding="utf-8"))
     asked = _ask(ctx, section, rules, facts, written, revision)
     answer = asked.answer or _salvaged(ctx, section, rules, asked)
     if answer is None and revision:
@@ -290,7 +290,9 @@ def _with_the_figures(ctx: StageContext, tex: str, body: str, facts: PaperFacts)
     return body, tex
 
 
-def _rules(ctx: StageContext, section: Section, tex: str) -> SectionRules:
+def section_rules(ctx: StageContext, section: Section, tex: str) -> SectionRules:
+    """What a text placed in ``section`` is checked against: its bibliography, its figures,
+    whether it reports, the runs that trace its numbers and claims, the prompt it must not copy."""
     root = ctx.project.root
     paper_dir = (root / ctx.config.paper.tex).parent
     traced = section.heading in _TRACED

@@ -375,7 +375,7 @@ def test_an_improvement_round_revises_recompiles_and_reviews_again(project, llm_
     start = subjects.index("review: Reject, overall 3.00/10")
     assert subjects[start + 1 :] == [
         "review: improvement round 1",  # (its numbers are unchanged: provenance.json too)
-        "review: paper.pdf after improvement round 1 (4 pages)",
+        "review: paper.pdf after improvement round 1 (5 pages)",
         "review: Reject, overall 4.00/10",
     ]
     improve_asks = [
@@ -510,7 +510,7 @@ def test_an_edit_at_the_compile_checkpoint_is_compiled_and_that_paper_reviewed(p
     assert _pipeline_to_review(project, llm_server, port) == "stopped"
     subjects = _subjects(project.root)
     edited = subjects.index("compile: researcher edited latex/template.tex")
-    assert subjects[edited + 1] == "compile: paper.pdf (4 pages)", "compiled again after the edit"
+    assert subjects[edited + 1] == "compile: paper.pdf (5 pages)", "compiled again after the edit"
     assert "one change of width" in " ".join(pdf_text(project.root / "paper.pdf").split())
     assert ANSWERED[1][-30:] in _asked(llm_server)[0], "the reviewer read the edited paper"
 
@@ -530,5 +530,5 @@ def test_a_paper_edited_after_its_last_compile_is_compiled_again_before_the_revi
 
     assert Session.open(project.root).run(ReviewPort(Decision("approve"))) == "finished"
     subjects = _subjects(project.root)
-    assert "review: paper.pdf of the paper as it stands (4 pages)" in subjects
+    assert "review: paper.pdf of the paper as it stands (5 pages)" in subjects
     assert ANSWERED[1][-30:] in _asked(llm_server)[-1], "the reviewer read the edited paper"

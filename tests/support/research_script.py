@@ -277,7 +277,9 @@ class MoonsResearch:
             "method": (
                 "We double the number of hidden units of the baseline network and keep "
                 "everything else fixed: the data, the optimiser, the learning rate, the number of "
-                "epochs and the seeds, so that any difference comes from the width alone."
+                "epochs and the seeds, so that any difference comes from the width alone. A "
+                "wider layer gives the network more features to combine into its decision "
+                "boundary."
             ),
             "experimental setup": (
                 "Each configuration is trained with three seeds, Adam, 150 epochs and 200 "

@@ -1,0 +1,168 @@
+"""The model's words around the paper's facts, asked slot by slot and checked sentence by sentence
+(``[paper] writer = "slots"``, the small-model profile's writer).
+
+A 1.5B model can write a sentence about a number it is given; it cannot be trusted to copy a
+number, a setting or a machine's name into prose. So it is asked only for words: the title, the
+problem and why it matters, the idea, the background, one reading of each run's effect, the
+limitations and the conclusion, one sentence per paper of the bibliography. Each answer is plain
+text that labtui escapes; each sentence is checked as the part it lands in is checked (numbers
+traced to the runs, claims held to the effects, time and speed claims too, no promise in a
+report, no markup, nothing copied from labtui's prompts, no setup the records do not bear out).
+A sentence that fails is dropped, not the slot; a slot left with no sentence is asked again with
+the problems quoted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..answers.validation import validate
+from ..errors import UnusableAnswer
+from ..prose.check import prose_defects
+from ..provenance.setup_claims import RecordedSetup, setup_defects
+from ..settings.prompts import prompt_path
+from ..stage_context import StageContext
+from .ledger_appendix import latex_escaped
+from .section_text import (
+    SectionRules,
+    clipped,
+    instruction_phrases,
+    section_problems,
+    title_problems,
+)
+
+SLOT_MAX_TOKENS = 700  # a slot answer is a few hundred tokens; a looping model stops in a minute
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+_COMMANDS = re.compile(r"\\[A-Za-z]+|\$[^$]+\$")
+PLAIN_TEXT = "Write plain text: labtui writes the LaTeX; no commands, no math."
+
+
+@dataclass(frozen=True)
+class SlotRules:
+    """Where a slot's sentences land, and so what they are checked against."""
+
+    rules: SectionRules
+    others: bool = False  # Background or Related Work: only sentences about this work hold a setup
+    title: bool = False
+    reports: bool = False  # it reports finished work (or feeds the abstract): no promise
+
+
+@dataclass
+class Checked:
+    """A slot's sentences that passed, as LaTeX, and those dropped with why."""
+
+    text: str = ""
+    dropped: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def sentences(self) -> list[str]:
+        return [s for s in _SENTENCE.split(self.text) if s.strip()]
+
+
+def sentence_problems(raw: str, where: SlotRules, setup: RecordedSetup) -> list[str]:
+    """Why the plain-text sentence ``raw`` cannot stand where ``where`` puts it; []."""
+    problems = [
+        d.sentence for d in prose_defects(raw, known=where.rules.known, reports=where.reports)
+    ]
+    if _COMMANDS.search(raw):
+        problems.append(f"“{clipped(raw, 60)}” holds LaTeX. {PLAIN_TEXT}")
+    latex = latex_escaped(raw)
+    if where.title:
+        return problems + title_problems(raw)
+    problems += section_problems(latex, where.rules)
+    problems += [d.problem for d in setup_defects(latex, setup, others_part=where.others)]
+    return problems
+
+
+def checked(raw: str, where: SlotRules, setup: RecordedSetup) -> Checked:
+    """The sentences of ``raw`` that pass, escaped to LaTeX, and those dropped."""
+    if where.title:
+        problems = sentence_problems(raw.strip(), where, setup)
+        return Checked("", [(raw, problems[0])]) if problems else Checked(latex_escaped(raw))
+    kept, dropped = [], []
+    for sentence in _SENTENCE.split(" ".join(raw.split())):
+        problems = sentence_problems(sentence, where, setup)
+        if problems:
+            dropped.append((sentence, problems[0]))
+        else:
+            kept.append(latex_escaped(sentence))
+    return Checked(" ".join(kept), dropped)
+
+
+def ask_slots(
+    ctx: StageContext,
+    prompt: str,
+    record: type[BaseModel],
+    slots: Mapping[str, SlotRules],
+    setup: RecordedSetup,
+    **values: Any,
+) -> dict[str, Checked] | None:
+    """The record's answer to the prompt ``prompt``, each of its ``slots`` (fields) checked
+    where it lands."""
+    instructions = _instructions(ctx, prompt)
+    slots = {name: _with(where, instructions) for name, where in slots.items()}
+    return ask_checked(
+        ctx,
+        prompt,
+        record,
+        lambda answer: {
+            name: checked(getattr(answer, name), where, setup) for name, where in slots.items()
+        },
+        **values,
+    )
+
+
+def _instructions(ctx: StageContext, prompt: str) -> tuple[str, ...]:
+    return instruction_phrases(prompt_path(prompt, ctx.project.root).read_text(encoding="utf-8"))
+
+
+def _with(where: SlotRules, instructions: tuple[str, ...]) -> SlotRules:
+    return replace(where, rules=replace(where.rules, instructions=instructions))
+
+
+def ask_checked(
+    ctx: StageContext,
+    prompt: str,
+    record: type[BaseModel],
+    check: Callable[[Any], dict[str, Checked]],
+    **values: Any,
+) -> dict[str, Checked] | None:
+    """The answer to ``prompt`` as ``record``, its slots checked by ``check``; asked again
+    while a slot keeps no sentence (the problems quoted); after the re-asks, what the last
+    answer kept, or None when no answer was usable."""
+
+    def parse(data: Any, strict: bool = True) -> dict[str, Checked]:
+        found = check(validate(record, data))
+        empty = [name for name, c in found.items() if not c.text and c.dropped]
+        if strict and empty:
+            raise ValueError(" ".join(f"{n}: {found[n].dropped[0][1]}" for n in empty[:3]))
+        return found
+
+    text = ctx.prompt(prompt, shape=getattr(record, "shape", ""), notes=ctx.notes_block(), **values)
+    try:
+        found = ctx.llm(role="writer").ask_json(
+            [{"role": "user", "content": text}],
+            parse,
+            schema=record,
+            max_tokens=SLOT_MAX_TOKENS,
+            fallback=lambda data: parse(data, strict=False),
+        )
+    except UnusableAnswer as exc:
+        what = prompt.removeprefix("slots_")
+        ctx.say(f"no usable {what} answer ({exc.problem}); labtui writes the facts alone there")
+        return None
+    _say_dropped(ctx, found)
+    return found
+
+
+def _say_dropped(ctx: StageContext, found: dict[str, Checked]) -> None:
+    for name, slot in found.items():
+        for sentence, problem in slot.dropped[:3]:
+            ctx.say(
+                f"the {name}: labtui left out “{clipped(sentence, 90)}” ({clipped(problem, 140)})"
+            )
