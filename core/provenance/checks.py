@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..latex.source import strip_comments
+from ..prose.check import prose_defects
+from ..prose.defect import Defect
 from ..runs.effects import Effect, project_effects
 from ..workspace.run_folder import run_number
 from .claims import CITATION, SENTENCE_BREAK, contradictions, sentences
@@ -28,10 +30,12 @@ class AnalysisCheck:
     traced: list[tuple[Written, Source]] = field(default_factory=list)
     untraced: list[Written] = field(default_factory=list)
     contradicted: list[Contradiction] = field(default_factory=list)
+    # what any reader sees at once: markup, lost backslashes, labtui's own words, instructions
+    prose: list[Defect] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not self.untraced and not self.contradicted
+        return not self.untraced and not self.contradicted and not self.prose
 
     def problems(self) -> list[str]:
         """One sentence per problem, for a re-ask."""
@@ -41,7 +45,7 @@ class AnalysisCheck:
             "leave it out."
             for w in self.untraced
         ]
-        return numbers + [c.problem for c in self.contradicted]
+        return numbers + [c.problem for c in self.contradicted] + [d.sentence for d in self.prose]
 
     def markdown(self) -> str:
         """For the checkpoint: each untraced number and each contradicted claim."""
@@ -53,6 +57,7 @@ class AnalysisCheck:
             lines.append(f"**{len(self.untraced)} number(s) match no run**: {listed}")
         for c in self.contradicted:
             lines.append(f"**Contradicted**: “{c.sentence}” — {c.problem}")
+        lines += [f"**Not a report of the run**: {d.problem}" for d in self.prose]
         return "\n\n".join(lines)
 
 
@@ -75,7 +80,9 @@ def check_analysis(text: str, found: list[Effect], sources: list[Source]) -> Ana
         for sentence in sentences(text)
         if (c := contradictions(sentence, {run: found}, analysed)) is not None
     ]
-    return AnalysisCheck(report.traced, report.untraced, contradicted)
+    # a plain text: no LaTeX to hold to, but labtui's own words and other formats' markup
+    prose = prose_defects(text, latex=False, reports=True)
+    return AnalysisCheck(report.traced, report.untraced, contradicted, prose)
 
 
 # -- the paper -----------------------------------------------------------------------------------

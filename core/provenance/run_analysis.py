@@ -114,12 +114,19 @@ def _withhold(review: RunReview, check: AnalysisCheck) -> RunReview:
     untraced = {w.text for w in check.untraced}
     contradicted = {c.sentence.strip(): c.problem for c in check.contradicted}
     kept, withheld = [], []
+    start = 0
     for sentence in sentences(review.analysis):
         bare = sentence.strip()
+        at = review.analysis.find(bare, start)
+        start = max(start, at)
+        end = at + len(bare)
+        defect = next((d.problem for d in check.prose if at <= d.at < end), None)
         if bare in contradicted:
             withheld.append(f"“{bare}” — {contradicted[bare]}")
         elif any(number in bare for number in untraced):
             withheld.append(f"“{bare}” — cites a number no run produced")
+        elif defect is not None:
+            withheld.append(f"“{bare}” — {defect}")
         else:
             kept.append(bare)
     for sentence, problem in contradicted.items():  # a claim split across sentences

@@ -226,18 +226,20 @@ class _Layout:
         return "\n\n".join(p for p in paragraphs if p)
 
     def _figures(self) -> list[str]:
-        found = []
+        """One paragraph that points at every figure, then the figures: parallel figures read
+        alike, and said one by one they would read as a paragraph repeated."""
+        said, floats = [], []
         for name, description in self.facts.figures.items():
             caption = latex_escaped(caption_of(description))
             shown = caption[:1].lower() + caption[1:] if caption[:2].istitle() else caption
             label = figure_label(name)
-            found.append(
-                f"Figure~\\ref{{{label}}} shows {shown.rstrip('.')}.\n"
+            said.append(f"Figure~\\ref{{{label}}} shows {shown.rstrip('.')}")
+            floats.append(
                 "\\begin{figure}[t]\n  \\centering\n"
                 f"  \\includegraphics[width=0.7\\textwidth]{{{name}}}\n"
                 f"  \\caption{{{caption}}}\n  \\label{{{label}}}\n\\end{{figure}}"
             )
-        return found
+        return ["; ".join(said) + "." if said else "", *floats]
 
     def conclusion(self) -> str:
         self._missing("conclusion", self.conclusion_words)
@@ -257,18 +259,20 @@ class _Layout:
         )
 
     def related(self) -> str:
-        sentences = [
-            f"{slot.text.rstrip('.')} \\citep{{{key}}}."
-            for key, slot in self.words.related.items()
-            if slot.text
-        ]
-        self._missing("related work", *sentences)
-        if sentences:
-            return " ".join(sentences)
-        listed = "; ".join(
-            f"{latex_escaped(title)} \\citep{{{key}}}" for key, title in self.words.titles.items()
+        """A checked sentence with its citation for each paper the model wrote of, and the
+        bibliography's other papers named by their titles."""
+        written = {key: slot.text for key, slot in self.words.related.items() if slot.text}
+        self._missing("related work", *written.values())
+        sentences = [f"{text.rstrip('.')} \\citep{{{key}}}." for key, text in written.items()]
+        others = "; ".join(
+            f"{latex_escaped(title)} \\citep{{{key}}}"
+            for key, title in self.words.titles.items()
+            if key not in written and title
         )
-        return f"This work builds on the papers of its bibliography: {listed}." if listed else ""
+        if others:
+            also = "also builds on" if sentences else "builds on"
+            sentences.append(f"This work {also}: {others}.")
+        return " ".join(sentences)
 
 
 def changes_list(changes: dict[str, RunChanges], base: str) -> str:

@@ -20,7 +20,7 @@ MIN_WORDS = 25  # fewer words than this in a part: not written
 # Method was 38 words: one sentence and a numbered step it never took).
 SUBSTANCE_WORDS = 60
 _SUBSTANCE_TITLES = ("method", "approach", "setup", "experimental", "result")
-REPEAT_MIN_WORDS = 8  # paragraphs shorter than this are not compared
+REPEAT_MIN_WORDS = 15  # shorter paragraphs are not compared: parallel figures read alike
 REPEAT_RATIO = 0.8  # word-sequence similarity from which a paragraph repeats another
 # Parts that report finished work: the future tense there is a promise.
 _FLOATS = re.compile(r"\\begin\{(figure|table)\*?\}.*?\\end\{\1\*?\}", re.DOTALL)
