@@ -42,7 +42,14 @@ _FIGURE_CAPTION = re.compile(r"^(?:Figure|Fig\.)\s*(\d+)\s*[:.]", re.M)
 # (core/answers/review_answers.py), below its borderline 4 and 5.
 REJECT_OVERALL = 3
 # The gaps a PDF's text shows by itself that make it a Reject (see text_facts).
-UNFINISHED_KINDS = ("placeholder", "unwritten")
+# What makes a PDF unfinished whoever reviews it: a placeholder, a part too short to say
+# anything, and what any reader sees at once (core/prose/): markup of another format, commands
+# that lost their backslash, labtui's own words or instructions, promises of finished work,
+# stray lines. None fires on The AI Scientist's five papers in shared/corpus but their one
+# placeholder.
+UNFINISHED_KINDS = (
+    "placeholder", "unwritten", "markup", "lost_backslash", "copied", "promise", "stray",
+)  # fmt: skip
 SHOWN_GAPS = 3  # gaps a rejection's reason names before "and N more"
 
 
@@ -179,15 +186,15 @@ class FactSheet:
 def text_facts(markdown: str, pages: int | None) -> FactSheet:
     """What the paper's text shows by itself (any PDF, with or without its project).
 
-    Its open gaps are the template placeholders left and the parts too short to be written: a
-    paper with "PLEASE FILL IN CAPTION HERE" in it (one of The AI Scientist's own, in
-    shared/corpus) or a one-line conclusion is not finished, and no reviewer's enthusiasm makes
-    it acceptable. A part that repeats another is a fact the reviewer weighs, not a gap that
+    Its open gaps are the template placeholders left, the parts too short to be written and the
+    defects any reader sees (UNFINISHED_KINDS): a paper with "PLEASE FILL IN CAPTION HERE" in it
+    (one of The AI Scientist's own, in shared/corpus), a one-line conclusion or HTML in its
+    Method is not finished, and no reviewer's enthusiasm makes it acceptable. A part that repeats another is a fact the reviewer weighs, not a gap that
     decides: read from a PDF it is often a conclusion restating the results (most of The AI
     Scientist's papers in the corpus), a fault of style in an otherwise whole paper. (For a
     project's own paper the write-up's gaps replace these: project_facts.)"""
     parts = markdown_parts(markdown)
-    gaps = written_gaps(parts)
+    gaps = written_gaps(parts, latex=False)
     titles = [p.title for p in parts]
     return FactSheet(
         pages=pages,

@@ -75,7 +75,8 @@ def _paragraphs(part: Part) -> list[tuple[int, list[str]]]:
     offset = 0
     for block in re.split(r"(\n\s*\n)", _FLOATS.sub(" ", part.body)):
         words = [w.lower() for w in plain_words(block)]
-        if len(words) >= REPEAT_MIN_WORDS and not _CAPTION.match(block):
+        cells = block.count("|") + block.count("&")  # a table's rows repeat its header
+        if len(words) >= REPEAT_MIN_WORDS and not _CAPTION.match(block) and cells < 2:
             found.append((part.line + part.body.count("\n", 0, offset), words))
         offset += len(block)
     return found
