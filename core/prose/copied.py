@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..source.parse import parse_code
-from .defect import COPIED, Defect, clipped
+from .defect import COPIED, Defect, clipped, sentences_at
 
 SHARED_WORDS = 8  # consecutive words shared with labtui's texts: copied, not written
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -48,7 +48,6 @@ _INSTRUCTION = re.compile(
     r"|\byou\s+(?:should|must|need\s+to|have\s+to)\b|^(?:please|answer|respond|return|write)\b",
     re.I,
 )
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
 
 Shingles = frozenset[tuple[str, ...]]
 
@@ -149,10 +148,7 @@ def instructions(text: str, limit: int = 3) -> list[Defect]:
     """The sentences that give an instruction instead of reporting ("The experiment should
     compare…", "The reader should look for…", "You must…"), at most ``limit``."""
     found: list[Defect] = []
-    start = 0
-    for piece in _SENTENCE.split(text):
-        at = text.find(piece, start)
-        start = max(at, start)
+    for at, piece in sentences_at(text):
         if _INSTRUCTION.search(piece.strip()) and len(found) < limit:
             quoted = clipped(piece)
             found.append(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from .defect import PROMISE, Defect, clipped
+from .defect import PROMISE, Defect, clipped, sentences_at
 
 _FUTURE = re.compile(
     r"\b(?:we|this (?:paper|section|work|study)|the (?:paper|section|study|experiments?|runs?"
@@ -15,22 +15,19 @@ _FUTURE = re.compile(
     r"|intend to|would like to)\b",
     re.I,
 )
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _FUTURE_WORK = re.compile(r"\bfuture\b|\bnext step|\bfollow-up\b", re.I)
 
 
 def promises(text: str) -> list[Defect]:
     """The first sentence of ``text`` that promises what will be done (not about future
     work), as a defect; []."""
-    flat = " ".join(text.split())
-    for sentence in _SENTENCE.split(flat):
+    for at, sentence in sentences_at(text):
         if _FUTURE.search(sentence) and not _FUTURE_WORK.search(sentence):
             quoted = clipped(sentence)
-            at = text.find(sentence.split()[0]) if sentence.split() else 0
             return [
                 Defect(
                     PROMISE,
-                    max(at, 0),
+                    at,
                     quoted,
                     f"“{quoted}” promises what will be done.",
                     "Report what was done and what the runs showed, in the past or present tense.",

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..machine.hardware import Hardware
-from ..prose.defect import Defect, clipped
+from ..prose.defect import Defect, clipped, sentences_at
 from ..runs.script_constants import command_and_commit, run_settings, script_code, script_of
 from ..workspace.run_folder import RunFolderError, RunRecord, read_run_record, result_folders
 
@@ -46,7 +46,6 @@ _USED = re.compile(
     r"|includ\w*|train(?:s|ed|ing)?|combin\w*|buil[dt]\w*|rel(?:y|ies|ied) on)\b[^.;]{0,60}$",
     re.I,
 )
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\\])|\n\s*\n")
 
 _GPU = re.compile(
     r"\b(?:GPUs?|CUDA|NVIDIA|Tesla|[AHV]100|RTX\s?\d{3,4}|GTX\s?\d{3,4}|TPUs?|graphics cards?)\b"
@@ -154,11 +153,8 @@ def setup_defects(text: str, setup: RecordedSetup, *, others_part: bool = False)
     used (Adam, dropout) is claimed only in such sentences anywhere ("Dropout prevents
     overfitting" says what dropout does)."""
     found = []
-    start = 0
-    for sentence in _SENTENCE.split(text):
-        at = text.find(sentence, start)
-        start = max(at, start)
-        if not sentence.strip() or _CITES.search(sentence):
+    for at, sentence in sentences_at(text):
+        if _CITES.search(sentence):
             continue
         ours = bool(_THIS_WORK.search(sentence))
         if others_part and not ours:

@@ -154,7 +154,7 @@ def _gaps_by_section(gaps: list) -> dict[Section, list[str]]:
     for gap in gaps:
         title = (gap.part or "results").lower()
         section = next((s for s in SECTIONS if s.heading in title), None)
-        if section is not None:
+        if section is not None and section.heading != "experimental":  # code writes the setup
             by_section.setdefault(section, []).append(gap.sentence)
     return by_section
 

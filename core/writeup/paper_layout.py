@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..prose.copied import instructions
+from ..prose.defect import sentences_at
 from ..runs.effects import HIGHER, LOWER, fmt, overall
 from ..runs.run_changes import RunChanges
 from .ledger_appendix import DESCRIPTION_COMMAND, latex_escaped
@@ -27,7 +28,6 @@ from .section_text import (
 from .setup_facts import setup_latex
 from .slots import Checked
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\\])")
 _MACROS = f"\\providecommand{{\\{DESCRIPTION_COMMAND}}}[1]{{#1}}"
 
 
@@ -59,9 +59,12 @@ def compose(
     facts: PaperFacts,
     results: list[RunResults],
     changes: dict[str, RunChanges],
+    search: str = "",
 ) -> Composed:
-    """``tex`` with every part written: the title, the abstract and each section."""
+    """``tex`` with every part written: the title, the abstract and each section. ``search``:
+    the strategy whose ledger the appendix lists ("climb", "tree"; '' for none)."""
     layout = _Layout(root, tex, words, facts, results, changes)
+    layout.search = search
     bodies = {
         "abstract": layout.abstract(),
         "introduction": layout.introduction(),
@@ -106,7 +109,8 @@ def _with_macros(tex: str) -> str:
 
 
 def _first(text: str) -> str:
-    return _SENTENCE.split(text.strip(), 1)[0] if text.strip() else ""
+    found = sentences_at(text.strip())
+    return found[0][1] if found else ""
 
 
 class _Layout:
@@ -125,6 +129,7 @@ class _Layout:
         self.runs, self.changes = results, changes
         self.base = results[0].run if results else "run_0"
         self.facts_only: list[str] = []
+        self.search = ""
         frame, closing = words.frame, words.closing
         self.problem = words.said(frame, "problem")
         self.idea = words.said(frame, "idea")
@@ -223,6 +228,12 @@ class _Layout:
             reading = self.words.readings.get(result.run)
             paragraphs.append(" ".join(s for s in [finding, reading.text if reading else ""] if s))
         paragraphs += self._figures()
+        if self.search:
+            name = {"climb": "hill-climb", "tree": "tree search"}.get(self.search, self.search)
+            paragraphs.append(
+                f"The appendix lists every step of the {name} in order, with its metric and what "
+                "it changed, as the search's ledger recorded it."
+            )
         return "\n\n".join(p for p in paragraphs if p)
 
     def _figures(self) -> list[str]:

@@ -19,6 +19,7 @@ from ..runs.effect_text import describe
 from ..runs.effects import overall
 from ..runs.run_changes import RunChanges, run_changes
 from ..stage_context import StageContext
+from ..workspace.stage_results import ExperimentsResult
 from .paper_layout import PaperWords, compose, with_facts
 from .project_texts import project_shingles
 from .results_table import RunResults, project_results
@@ -66,7 +67,11 @@ def write_slot_paper(ctx: StageContext, facts: PaperFacts) -> list[str]:
         related=_related(ctx, gathered, titles),
         titles=titles,
     )
-    composed = compose(root, tex, words, facts, results, gathered.changes)
+    search = ctx.result(ExperimentsResult).search
+    strategy = (
+        search.strategy if search is not None and search.strategy in ("climb", "tree") else ""
+    )
+    composed = compose(root, tex, words, facts, results, gathered.changes, strategy)
     tex_path.write_text(composed.tex, encoding="utf-8")
     ctx.commit(
         f"{ctx.stage}: the paper from the runs' records, with the model's checked words",

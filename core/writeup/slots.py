@@ -24,6 +24,7 @@ from pydantic import BaseModel
 from ..answers.validation import validate
 from ..errors import UnusableAnswer
 from ..prose.check import prose_defects
+from ..prose.defect import sentences_at
 from ..provenance.setup_claims import RecordedSetup, setup_defects
 from ..settings.prompts import prompt_path
 from ..stage_context import StageContext
@@ -37,7 +38,6 @@ from .section_text import (
 )
 
 SLOT_MAX_TOKENS = 700  # a slot answer is a few hundred tokens; a looping model stops in a minute
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _COMMANDS = re.compile(r"\\[A-Za-z]+|\$[^$]+\$")
 PLAIN_TEXT = "Write plain text: labtui writes the LaTeX; no commands, no math."
 
@@ -61,7 +61,7 @@ class Checked:
 
     @property
     def sentences(self) -> list[str]:
-        return [s for s in _SENTENCE.split(self.text) if s.strip()]
+        return [sentence for _, sentence in sentences_at(self.text)]
 
 
 def sentence_problems(raw: str, where: SlotRules, setup: RecordedSetup) -> list[str]:
@@ -85,7 +85,7 @@ def checked(raw: str, where: SlotRules, setup: RecordedSetup) -> Checked:
         problems = sentence_problems(raw.strip(), where, setup)
         return Checked("", [(raw, problems[0])]) if problems else Checked(latex_escaped(raw))
     kept, dropped = [], []
-    for sentence in _SENTENCE.split(" ".join(raw.split())):
+    for _, sentence in sentences_at(" ".join(raw.split())):
         problems = sentence_problems(sentence, where, setup)
         if problems:
             dropped.append((sentence, problems[0]))
