@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..latex.source import strip_comments
+from ..machine.metric_lines import is_time_like
 
 
 @dataclass(frozen=True)
@@ -239,8 +240,12 @@ def trace(tex_text: str, sources: list[Source]) -> Traced:
 
 def trace_written(written_numbers: list[Written], sources: list[Source]) -> Traced:
     """Each number with the first source it matches (results first, then derived values, then
-    configuration), or untraced."""
-    ordered = sorted(sources, key=lambda s: ("result", "derived", "config").index(s.kind))
+    configuration; within each, a measured time last: it varies from run to run, and a number
+    that matches both a time and an accuracy is the accuracy's), or untraced."""
+    ordered = sorted(
+        sources,
+        key=lambda s: (("result", "derived", "config").index(s.kind), _a_measured_time(s)),
+    )
     report = Traced()
     for written in written_numbers:
         source = next(
@@ -251,6 +256,15 @@ def trace_written(written_numbers: list[Written], sources: list[Source]) -> Trac
         else:
             report.traced.append((written, source))
     return report
+
+
+def _a_measured_time(source: Source) -> bool:
+    words = source.what.split()
+    return (
+        source.kind != "config"
+        and bool(words)
+        and is_time_like(words[1] if len(words) > 1 else words[0])
+    )
 
 
 def _plausible(written: Written, source: Source) -> bool:

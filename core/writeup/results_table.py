@@ -80,12 +80,13 @@ def verdict_word(e: Effect) -> str:
 
 
 def results_table(runs: list[RunResults], baseline: str = "run_0") -> str:
-    """The LaTeX table of every run by metric: mean ± s.e., the difference against the
-    baseline (absolute and in percent), the verdict."""
+    """The LaTeX table of every run by primary metric (its results, not its times: those are
+    the setup's wall times): mean ± s.e., the difference against the baseline (absolute and in
+    percent), the verdict."""
     several = len({e.dataset for r in runs for e in r.effects}) > 1
     rows = []
     for result in runs:
-        for e in result.effects:
+        for e in result.primary:
             name = f"{e.dataset} {e.metric}" if several else e.metric
             value = fmt(e.value) + (f" $\\pm$ {fmt(e.stderr, NOISE_DIGITS)}" if e.stderr else "")
             is_base = result.run == baseline
@@ -108,7 +109,7 @@ def results_table(runs: list[RunResults], baseline: str = "run_0") -> str:
             *rows,
             "\\bottomrule",
             "\\end{tabular}",
-            f"\\caption{{Every finished run by metric: the mean over its seeds with the standard "
+            f"\\caption{{Every finished run by primary metric: the mean over its seeds with the standard "
             f"error, the difference from the baseline {base} (in percent in brackets) and the "
             "verdict: within noise where the difference is at most twice the combined standard "
             "error, identical where the printed digits agree.}",

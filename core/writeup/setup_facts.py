@@ -202,13 +202,15 @@ def _shown_name(setting: Setting) -> str:
 
 def _value(value: Any) -> str:
     """A setting's value as the table shows it: a number as Python writes it, anything else
-    in typewriter letters, clipped."""
+    in typewriter letters, clipped; each a name provenance does not trace (the code at the
+    run's commit is where it comes from, and a 0.01 traced to the first run value it rounds to
+    would say otherwise)."""
     if isinstance(value, bool) or value is None or not isinstance(value, int | float):
         text = repr(value) if not isinstance(value, str) else value
         clipped = text if len(text) <= _VALUE_CHARS else text[: _VALUE_CHARS - 1] + "…"
         # a name, not a result: a tuple's numbers are no single setting provenance can trace
         return f"\\texttt{{\\{DESCRIPTION_COMMAND}{{{latex_escaped(clipped)}}}}}"
-    return repr(value)
+    return _name(repr(value))
 
 
 def _changes(changes: list[RunChanges]) -> str:

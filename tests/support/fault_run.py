@@ -52,14 +52,21 @@ DEADLINE_S = 600.0  # generous: every wait is on a condition, this only stops a 
 #   measured times and sizes: a run's wall time, start time and peak memory (run_*/labtui_run.json's
 #       wall_s, started_at, peak_memory_mb),
 #       the experiment's own train_time_s metrics (final_info.json, all_results.json, and the
-#       notebook's rows and "wall time" of them);
-#   paper.pdf: compared by its text (PyMuPDF), as its bytes hold a creation date and a random id.
+#       notebook's rows and "wall time" of them, the paper's rows of them in its table of runs,
+#       its "Run time." paragraph, provenance.json's traced numbers of them);
+#   paper.pdf: compared by its text (PyMuPDF), as its bytes hold a creation date and a random id,
+#       its measured times masked and its lines flowed again.
 # ... and what differs with the machine's state: the variable names that reached a run (a Slurm
 # test in the same worker may have set SLURM_CONF), the bytes a run printed (its timings).
 MEASURED_KEY = re.compile(
     r"^(wall_s|started_at|peak_memory_mb|env|output_bytes|.*(^|_)time_s(_mean|_stderr)?)$"
 )
-MEASURED_LINE = re.compile(r"^\| \S*time_s\S* \|.*$|wall time [0-9.]+ s", re.MULTILINE)
+MEASURED_LINE = re.compile(
+    r"^\| \S*time_s\S* \|.*$|wall time [0-9.]+ s|^.*time(?:\\?_| )s(?:\\?_| )(?:mean|stderr).*$"
+    r"|^.*Wall time of each run.*$",
+    re.MULTILINE,
+)
+MEASURED_TIME = re.compile(r"\b[0-9]+\.[0-9] (?:s|min|h)\b")  # the paper's wall times
 TEST_HOME = re.compile(r"/tmp/pytest-of-[^/]+/pytest-\d+/(?:[^/\"]+/)+?home")
 LOOPBACK_URL = re.compile(r"http://127\.0\.0\.1:\d+")
 HEX_TOKEN = re.compile(r"\b[0-9a-f]{7,40}\b")
@@ -335,7 +342,9 @@ def end_state(root: Path) -> EndState:
         p.parent.name: without_measured(json.loads(p.read_text(encoding="utf-8")))
         for p in sorted(root.glob("run_*/final_info.json"))
     }
-    return EndState(files, results, pdf_text(root / "paper.pdf"))
+    # its lines flowed again: a wall time of another width breaks the paragraph elsewhere
+    text = " ".join(pdf_text(root / "paper.pdf").split())
+    return EndState(files, results, MEASURED_TIME.sub("<measured>", text))
 
 
 def comparable(root: Path, path: str, data: bytes, known: list[str]) -> bytes:
@@ -364,9 +373,13 @@ def _commit_mask(token: str, known: list[str]) -> str:
 def without_measured(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: without_measured(v) for k, v in value.items() if not MEASURED_KEY.match(str(k))}
-    if isinstance(value, list):
-        return [without_measured(v) for v in value]
+    if isinstance(value, list):  # provenance.json's traced numbers of a time are measured too
+        return [without_measured(v) for v in value if not _of_a_time(v)]
     return value
+
+
+def _of_a_time(entry: Any) -> bool:
+    return isinstance(entry, dict) and "time_s" in str(entry.get("what", ""))
 
 
 def differences(reference: EndState, other: EndState) -> list[str]:
