@@ -51,7 +51,7 @@ READINGS = [
     {
         "reading": "The wider layer made no difference beyond the noise of the seeds, so width is "
         "not what limits this network on two moons."
-    },  # fmt: skip
+    },
 ]
 CLOSING = {
     "limitations": "Only one data set and three seeds were used, so small effects of width stay "
@@ -67,7 +67,7 @@ RELATED = {
             "key": "srivastava2014dropout",
             "sentence": "Dropout regularises wide networks, which "
             "these runs leave out to isolate the width.",
-        },  # fmt: skip
+        },
     ]
 }
 
