@@ -48,6 +48,11 @@ def numstat(output: str) -> list[tuple[str, int, int]]:
     return found
 
 
+# labtui's own files at the project's top (its .json files are results by their suffix): a run's
+# commit may carry a change labtui made to its settings, never one of the experiment's
+_LABTUI_FILES = frozenset({NOTES, "labtui.toml", ".gitignore"})
+
+
 def _count(text: str) -> int:
     return int(text) if text.isdigit() else 0
 
@@ -57,7 +62,7 @@ def is_experiment_code(path: str, own_folder: str = "") -> bool:
     run's folder (``own_folder`` is the run's, relative to the project, wherever it is), not
     labtui's state, LaTeX or notebook, not a figure or result file."""
     parts = PurePosixPath(path).parts
-    if not parts or parts[0] in _NOT_CODE_FOLDERS or path == NOTES:
+    if not parts or parts[0] in _NOT_CODE_FOLDERS or path in _LABTUI_FILES:
         return False
     if run_number(parts[0]) is not None or imported_number(parts[0]) is not None:
         return False

@@ -168,11 +168,12 @@ class _Layout:
     def introduction(self) -> str:
         self._missing("introduction", self.problem)
         opening = " ".join(s for s in [self.problem, _first(self.idea)] if s)
-        runs = len(self.runs) - 1
+        count = len(self.runs) - 1
+        runs, each = _counted(count, "run"), "each changing" if count > 1 else "changing"
         method, results = self._ref("sec:method", "Section"), self._ref("sec:results", "Section")
         setup = self._ref("sec:experimental", "Section")
         roadmap = (
-            f"We compare {runs} run(s) with the baseline {latex_escaped(self.base)}, each changing "
+            f"We compare {runs} with the baseline {latex_escaped(self.base)}, {each} "
             f"its code as {method} describes. Table~\\ref{{{TABLE_LABEL}}} in {results} reports "
             f"every run with the verdict labtui computed, and {setup} gives the settings, "
             "software and hardware the runs recorded."
@@ -296,6 +297,13 @@ def changes_list(changes: dict[str, RunChanges], base: str) -> str:
         f"Each run changes the baseline {latex_escaped(base)} as its commit shows:\n"
         f"\\begin{{itemize}}\n{items}\n\\end{{itemize}}"
     )
+
+
+def _counted(count: int, noun: str) -> str:
+    """ "one run", "three runs", "12 runs"."""
+    words = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+    said = words[count] if 0 <= count < len(words) else str(count)
+    return f"{said} {noun}{'' if count == 1 else 's'}"
 
 
 def _overall_text(result: RunResults) -> str:

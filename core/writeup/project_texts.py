@@ -14,7 +14,9 @@ from typing import Any
 
 from ..events import Refused
 from ..journal import JOURNAL_NAME, read_events
-from ..prose.copied import Shingles, with_texts
+from ..prose.copied import Shingles, shingles, with_texts
+from ..runs.effect_text import describe
+from ..runs.effects import overall, project_effects
 from ..workspace.artifacts import IDEAS, PLAN
 from ..workspace.project import STATE_DIR
 
@@ -24,8 +26,20 @@ _QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"|'[^'\n]{12,}'")
 
 
 def project_shingles(root: Path) -> Shingles:
-    """labtui's own texts and the project's instructions and refusals, as shared runs of words."""
-    return with_texts(project_texts(Path(root)))
+    """labtui's own texts and the project's instructions and refusals, as shared runs of words,
+    less the words labtui writes into the paper about these runs: a refusal states the computed
+    effects ("run_1 is worse than run_0 on test_accuracy_mean"), and the paper's sentence of
+    findings says the same, as code wrote it."""
+    return with_texts(project_texts(Path(root))) - shingles(fact_texts(Path(root)))
+
+
+def fact_texts(root: Path) -> list[str]:
+    """The effects of the project's runs as labtui says them (overall and one by one)."""
+    found = project_effects(root)
+    texts = [
+        overall([e for e in effects if e.primary] or effects).text for effects in found.values()
+    ]
+    return texts + [describe(e) for effects in found.values() for e in effects]
 
 
 def project_texts(root: Path) -> list[str]:
