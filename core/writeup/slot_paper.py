@@ -120,6 +120,7 @@ def _reading(ctx: StageContext, gathered: _Context, result: RunResults) -> Check
         idea=gathered.facts.idea,
         run=result.run,
         change=change.summary() if change else "(not recorded)",
+        verdict=overall(result.primary).text,
         effects="\n".join(f"- {describe(e)}" for e in result.effects),
     )
     return answer.get("reading") if answer else None

@@ -72,8 +72,8 @@ def sentence_problems(raw: str, where: SlotRules, setup: RecordedSetup) -> list[
     if _COMMANDS.search(raw):
         problems.append(f"“{clipped(raw, 60)}” holds LaTeX. {PLAIN_TEXT}")
     latex = latex_escaped(raw)
-    if where.title:
-        return problems + title_problems(raw)
+    if where.title:  # a title claims what the abstract does: held to the runs alike
+        return problems + title_problems(raw) + section_problems(latex, where.rules)
     problems += section_problems(latex, where.rules)
     problems += [d.problem for d in setup_defects(latex, setup, others_part=where.others)]
     return problems

@@ -80,7 +80,7 @@ def slot_answers(research: MoonsResearch):
         if "labtui writes its facts" in text:
             asked["frame"] += 1
             return fenced_json(FRAMES[min(asked["frame"], len(FRAMES)) - 1])
-        if "say what this result means for the idea" in text:
+        if "say what this verdict means for the idea" in text:
             asked["reading"] += 1
             return fenced_json(READINGS[min(asked["reading"], len(READINGS)) - 1])
         if "- limitations:" in text:
