@@ -29,10 +29,7 @@ from .time_claims import (
 # better or worse by the metric's direction ("lower loss" improves); "faster"/"slower" move
 # the times and rates the run reports (time_claims.py).
 CLAIM_WORDS = {
-    BETTER: r"improv\w*|better|outperform\w*|gains?|gained|enhanc\w*|boost\w*|superior"
-    # a change said to keep a network from overfitting claims it generalised better (a 1.5B
-    # model's title "Label Smoothing with Dropout Prevents Overfitting" over a worse run)
-    r"|(?:prevent|mitigat|avoid|curb)\w*\s+overfitting",
+    BETTER: r"improv\w*|better|outperform\w*|gains?|gained|enhanc\w*|boost\w*|superior",
     WORSE: r"wors\w*|degrad\w*|deteriorat\w*|hurts?|harm(?:s|ed|ful)?|underperform\w*|inferior",
     "up": r"increas\w*|higher|rais(?:e|es|ed|ing)|rose|rises?|rising|grew|grows?|larger",
     "down": r"decreas\w*|lower(?:s|ed|ing)?|drops?|dropp\w*|declin\w*|fell|falls?|falling"
@@ -53,8 +50,7 @@ NEGATION = re.compile(
 # A clause that speculates or states a purpose rather than a result.
 SPECULATION = re.compile(
     r"\b(?:may|might|could|would|should|will|shall|expect\w*|hope\w*|hypothes\w*|whether|if)\b"
-    r"|\bto\s+(?:further\s+)?(?:improv|increas|decreas|reduc|boost|enhanc|lower|rais|prevent"
-    r"|mitigat|avoid|curb)\w*",
+    r"|\bto\s+(?:further\s+)?(?:improv|increas|decreas|reduc|boost|enhanc|lower|rais)\w*",
     re.I,
 )
 # A sentence that admits the effect may be noise excuses a small claim within noise.

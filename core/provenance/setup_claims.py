@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..latex.source import blank_out
 from ..machine.hardware import Hardware
 from ..prose.defect import Defect, clipped, sentences_at
 from ..runs.script_constants import command_and_commit, run_settings, script_code, script_of
@@ -33,6 +34,7 @@ _THIS_WORK = re.compile(
     r"|was (?:trained|run))\b",
     re.I,
 )
+_CODE_WRITTEN = re.compile(r"\\labtuistep\{[^{}]*\}")
 _CITES = re.compile(r"\\cite\w*\{|\[\d+(?:[,–-]\s*\d+)*\]|et al\.")
 _NEGATED = re.compile(
     r"\b(?:without|no|not|instead of|rather than|unlike|neither|nor|never|lacks?|omit\w*"
@@ -153,6 +155,7 @@ def setup_defects(text: str, setup: RecordedSetup, *, others_part: bool = False)
     used (Adam, dropout) is claimed only in such sentences anywhere ("Dropout prevents
     overfitting" says what dropout does)."""
     found = []
+    text = _CODE_WRITTEN.sub(blank_out, text)  # labtui's own facts, from the records
     for at, sentence in sentences_at(text):
         if _CITES.search(sentence):
             continue

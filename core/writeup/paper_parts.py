@@ -92,6 +92,8 @@ def paper_parts(tex_text: str) -> list[Part]:
     parts = []
     for match in _PART.finditer(text):
         token = match.group(0)
+        if token.startswith("\\appendix"):
+            break  # what follows is no part of the paper's argument (a search's ledger)
         if token.startswith("\\begin"):
             end = _ABSTRACT_END.search(text, match.end())
             body_end = end.start() if end else len(text)

@@ -1,14 +1,15 @@
 """The paper's Experimental Setup, written by code from the records: the task as the template's
 README says it, the command the baseline ran, the settings it used (read from the code at its
-commit: constants and option defaults, by name and value), what each run changed (from its
-commit), the seeds, the software (Python and the packages the script imports, as the run record
-has them), the hardware as recorded (labtui_run.json: CPU, cores, memory, each GPU or none) and
-the wall time of each run. A small model wrote "conducted on a GPU with 16GB of memory … 50
-epochs" about CPU runs of 150; here no model retypes a fact.
+commit: constants and option defaults, by name and value) with the runs that changed each (what
+else a run's commit changed is the Method's list, core/writeup/paper_layout.py), the seeds, the
+software (Python and the packages the script imports, as the run record has them), the hardware
+as recorded (labtui_run.json: CPU, cores, memory, each GPU or none) and the wall time of each
+run. A small model wrote "conducted on a GPU with 16GB of memory … 50 epochs" about CPU runs of
+150; here no model retypes a fact.
 
-Values that are names, not results (versions, the hardware, times, what a run changed) are
-wrapped in ``\\labtuistep``, which provenance reads as a name; the settings' numbers stay
-plain, and provenance traces each to the code.
+Values are wrapped in ``\\labtuistep``, which provenance reads as a name, not a result: the
+settings (the code at the run's commit is where each comes from), versions, the hardware, the
+times.
 """
 
 from __future__ import annotations
@@ -113,7 +114,6 @@ def setup_latex(root: Path, baseline: str = "run_0") -> str:
         _task(root),
         _command(base, settings, bool(changes)),
         _settings_table(settings, changes, baseline),
-        _changes(changes),
         _seeds_said(runs),
         _software(root, base),
         _hardware(runs),
@@ -211,13 +211,6 @@ def _value(value: Any) -> str:
         # a name, not a result: a tuple's numbers are no single setting provenance can trace
         return f"\\texttt{{\\{DESCRIPTION_COMMAND}{{{latex_escaped(clipped)}}}}}"
     return _name(repr(value))
-
-
-def _changes(changes: list[RunChanges]) -> str:
-    if not changes:
-        return ""
-    said = [f"{latex_escaped(c.run)} {_name(c.summary())}." for c in changes]
-    return "\\paragraph{What each run changed.} Computed from each run's commit: " + " ".join(said)
 
 
 def _seeds_said(runs: list[RanAs]) -> str:

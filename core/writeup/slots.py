@@ -26,6 +26,7 @@ from ..errors import UnusableAnswer
 from ..prose.check import prose_defects
 from ..prose.defect import sentences_at
 from ..provenance.setup_claims import RecordedSetup, setup_defects
+from ..runs.effects import BETTER, overall, project_effects
 from ..settings.prompts import prompt_path
 from ..stage_context import StageContext
 from .ledger_appendix import latex_escaped
@@ -73,10 +74,42 @@ def sentence_problems(raw: str, where: SlotRules, setup: RecordedSetup) -> list[
         problems.append(f"“{clipped(raw, 60)}” holds LaTeX. {PLAIN_TEXT}")
     latex = latex_escaped(raw)
     if where.title:  # a title claims what the abstract does: held to the runs alike
-        return problems + title_problems(raw) + section_problems(latex, where.rules)
+        problems += title_problems(raw) + section_problems(latex, where.rules)
+        return problems + _title_claim(raw, where.rules)
     problems += section_problems(latex, where.rules)
     problems += [d.problem for d in setup_defects(latex, setup, others_part=where.others)]
     return problems
+
+
+# A title's headline claim of a gain: a 1.5B model titled a worse run "Label Smoothing with
+# Dropout Prevents Overfitting on Two Moons". In a title it is a claim about these runs; in a
+# sentence ("dropout prevents overfitting") it says what a technique is for.
+_TITLE_GAIN = re.compile(
+    r"\b(?:improv|boost|enhanc|outperform|better|beat|help|prevent\w*\s+overfit|mitigat\w*\s+overfit"
+    r"|reduc\w*\s+overfit)\w*",
+    re.I,
+)
+
+
+_QUESTION = re.compile(
+    r"\s*(?:does|do|did|is|are|can|could|when|how|what|why|which|will)\b|.*\?\s*$", re.I
+)
+
+
+def _title_claim(title: str, rules: SectionRules) -> list[str]:
+    """A title that claims a gain no run showed (no run better than the baseline); a title that
+    asks ("Does a Wider Layer Help …") claims nothing."""
+    gain = _TITLE_GAIN.search(title)
+    if gain is None or rules.root is None or _QUESTION.match(title):
+        return []
+    verdicts = {
+        r: overall([e for e in found if e.primary] or found)
+        for r, found in project_effects(rules.root).items()
+    }
+    if not verdicts or any(v.verdict == BETTER for v in verdicts.values()):
+        return []
+    said = "; ".join(v.text for v in verdicts.values())
+    return [f"The title claims a gain (“{gain.group(0)}”), but no run did better: {said}."]
 
 
 def checked(raw: str, where: SlotRules, setup: RecordedSetup) -> Checked:
