@@ -33,8 +33,9 @@ from labtui.core.engine.status import project_open_problems
 from labtui.core.errors import LabtuiError
 from labtui.core.events import CheckpointDecided, ErrorEvent, Event
 
-from .commands.common import EXIT_FAILED, EXIT_OK, finished_exit
+from .commands.common import EXIT_FAILED, EXIT_OK
 from .editor import edit_product, open_in_editor
+from .endings import describe_crash, detached_message, pipeline_exit_code
 from .engine_bridge import (
     RESUME_HINT,
     CheckpointAsked,
@@ -62,16 +63,6 @@ from .status import Clock, Progress
 __all__ = ["EXIT_NO_MODEL", "LabtuiApp", "run_tui"]
 
 FLUSH_INTERVAL_S = 0.1
-# a finished pipeline: finished_exit (its paper done or incomplete)
-OUTCOME_EXIT_CODES = {"stopped": EXIT_OK, "failed": EXIT_FAILED}
-
-
-def describe_crash(error: BaseException | None) -> tuple[str, str, str]:
-    """Title, message and hint of the error dialog for a pipeline that raised."""
-    if isinstance(error, LabtuiError):
-        return "The pipeline stopped", error.message, error.hint or RESUME_HINT
-    name = type(error).__name__ if error is not None else "Unknown error"
-    return "The pipeline crashed", f"{name}: {error}", RESUME_HINT
 
 
 class LabtuiApp(App[None]):
@@ -396,13 +387,9 @@ class LabtuiApp(App[None]):
 
     @property
     def exit_code(self) -> int:
-        """The process's exit status (``labtui run --help`` lists them): a run that finished
-        with its paper incomplete says so (EXIT_INCOMPLETE), as ``--headless`` does."""
-        if self._crashed:
-            return EXIT_FAILED
-        if self.outcome == "finished":
-            return finished_exit(self.open_problems)
-        return OUTCOME_EXIT_CODES.get(self.outcome or "stopped", EXIT_FAILED)
+        return pipeline_exit_code(
+            crashed=self._crashed, outcome=self.outcome, open_problems=self.open_problems
+        )
 
     # -- quitting --------------------------------------------------------------------------
 
@@ -447,14 +434,6 @@ class LabtuiApp(App[None]):
         self.main_screen.dialogue.write(
             Text("■ stopping at the next safe point (q again leaves now)", style="bold")
         )
-
-
-def detached_message(session: Session) -> str:
-    pid = getattr(session, "engine_pid", 0)
-    return (
-        f"labtui: detached; the run goes on in its engine (pid {pid}). "
-        f"Follow it again: labtui attach {session.project_root}"
-    )
 
 
 def run_tui(session: Session, auto: bool = False) -> int:
