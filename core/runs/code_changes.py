@@ -31,8 +31,8 @@ class FileChange:
     functions: tuple[str, ...] = ()
 
     def words(self) -> str:
-        """``changes experiment.py (+12/−3 lines; train, evaluate)``."""
-        named = f"; {', '.join(self.functions)}" if self.functions else ""
+        """``changes experiment.py (+12/−3 lines in train, evaluate)``."""
+        named = f" in {', '.join(self.functions)}" if self.functions else ""
         return f"changes {self.path} (+{self.added}/−{self.removed} lines{named})"
 
 

@@ -62,10 +62,6 @@ def _difference_cell(e: Effect) -> str:
     return fmt_signed(e.difference) + relative
 
 
-def _label(e: Effect, several_datasets: bool) -> str:
-    return f"{e.dataset} {e.metric}" if several_datasets else e.metric
-
-
 def effects_markdown(found: list[Effect]) -> str:
     """A compact Markdown table of the effects, for notes.md and for the model's prompt; every
     number in it is one provenance traces back to the runs."""
@@ -81,7 +77,7 @@ def effects_markdown(found: list[Effect]) -> str:
     ]
     for e in found:
         rows.append(
-            f"| {_label(e, several)} | {_value_cell(e.value, e.stderr)} | "
+            f"| {e.name(several)} | {_value_cell(e.value, e.stderr)} | "
             f"{_value_cell(e.baseline, e.base_stderr)} | {_difference_cell(e)} | "
             f"{_verdict_cell(e)} |"
         )
@@ -104,7 +100,7 @@ def describe(e: Effect, several_datasets: bool = False) -> str:
     """One effect in words: "run_1's test_accuracy_mean is 0.8047 against 0.9367 for run_0:
     worse by 0.1320 (beyond noise ±0.0203)"."""
     head = (
-        f"{e.run}'s {_label(e, several_datasets)} is {fmt(e.value)} against "
+        f"{e.run}'s {e.name(several_datasets)} is {fmt(e.value)} against "
         f"{fmt(e.baseline)} for {e.baseline_run}"
     )
     if e.verdict == IDENTICAL:

@@ -142,6 +142,11 @@ class Effect:
         """The difference in percent of the baseline; None when the baseline is 0."""
         return self.difference / abs(self.baseline) * 100 if self.baseline else None
 
+    def name(self, several_datasets: bool) -> str:
+        """The metric as said where the runs span several data sets (diffusion's four each
+        report a 'train_loss_mean'): with its data set."""
+        return f"{self.dataset} {self.metric}" if several_datasets else self.metric
+
     @property
     def noise_unknown(self) -> bool:
         return self.noise is None and self.verdict != IDENTICAL
@@ -313,8 +318,11 @@ def overall(found: list[Effect]) -> Overall:
     run, base = found[0].run, found[0].baseline_run
     verdicts = {e.verdict for e in primary}
 
+    several = len({e.dataset for e in primary}) > 1
+
     def named(verdict: str) -> str:
-        return ", ".join(e.metric for e in primary if e.verdict == verdict)
+        chosen = [e for e in primary if e.verdict == verdict]
+        return ", ".join(e.name(several) for e in chosen)
 
     unknown = any(e.noise_unknown for e in primary)
     if verdicts == {IDENTICAL}:

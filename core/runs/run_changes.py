@@ -62,7 +62,7 @@ class RunChanges:
 
     def summary(self) -> str:
         """In plain words, settings first: ``sets N_FEATURES from 64 to 512; changes
-        experiment.py (+12/−3 lines; train, evaluate)``."""
+        experiment.py (+12/−3 lines in train, evaluate)``."""
         if not self.commit:
             return f"what {self.run} changed against {self.baseline} is not recorded"
         said = [change.words() for change in self.settings] + [f.words() for f in self.files]

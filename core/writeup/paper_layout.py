@@ -15,7 +15,13 @@ from ..prose.defect import sentences_at
 from ..runs.effects import HIGHER, LOWER, fmt, overall
 from ..runs.run_changes import RunChanges
 from .ledger_appendix import DESCRIPTION_COMMAND, latex_escaped
-from .results_table import TABLE_LABEL, RunResults, finding_sentence, results_table
+from .results_table import (
+    TABLE_LABEL,
+    RunResults,
+    datasets_of,
+    finding_sentence,
+    results_table,
+)
 from .section_facts import PaperFacts
 from .section_text import (
     body_span,
@@ -162,7 +168,8 @@ class _Layout:
         if not self.runs:
             return "No run finished."
         base = self.runs[0]
-        said = "; ".join(f"{latex_escaped(e.metric)} {fmt(e.value)}" for e in base.primary)
+        several = len(datasets_of(base.primary)) > 1
+        said = "; ".join(f"{latex_escaped(e.name(several))} {fmt(e.value)}" for e in base.primary)
         return f"Only the baseline {latex_escaped(base.run)} ran, with {said}."
 
     def introduction(self) -> str:
@@ -190,13 +197,18 @@ class _Layout:
         if not primary:
             return ""
         way = {HIGHER: "higher is better", LOWER: "lower is better"}
-        named = ", ".join(
-            f"{latex_escaped(e.metric)} ({way.get(e.direction, 'no direction declared')})"
-            for e in primary
+        directions = {e.metric: way.get(e.direction, "no direction declared") for e in primary}
+        named = ", ".join(f"{latex_escaped(m)} ({d})" for m, d in directions.items())
+        datasets = datasets_of(primary)
+        each = (
+            f" on each of its {len(datasets)} data sets "
+            f"({', '.join(latex_escaped(d) for d in datasets)})"
+            if len(datasets) > 1
+            else ""
         )
         return (
-            f"The runs are compared on {named}: for each, the mean over the run's seeds with "
-            "its standard error, as the run's final\\_info.json records it."
+            f"The runs are compared on {named}{each}: for each, the mean over the run's seeds "
+            "with its standard error, as the run's final\\_info.json records it."
         )
 
     def method(self) -> str:

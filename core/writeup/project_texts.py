@@ -39,7 +39,10 @@ def fact_texts(root: Path) -> list[str]:
     texts = [
         overall([e for e in effects if e.primary] or effects).text for effects in found.values()
     ]
-    return texts + [describe(e) for effects in found.values() for e in effects]
+    for effects in found.values():
+        several = len({e.dataset for e in effects}) > 1
+        texts += [describe(e, several) for e in effects]
+    return texts
 
 
 def project_texts(root: Path) -> list[str]:

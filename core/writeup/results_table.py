@@ -73,6 +73,11 @@ def project_results(root: Path, baseline: str = "run_0") -> list[RunResults]:
     return found
 
 
+def datasets_of(effects: list[Effect] | tuple[Effect, ...]) -> list[str]:
+    """The data sets the effects span, in order."""
+    return list(dict.fromkeys(e.dataset for e in effects))
+
+
 def verdict_word(e: Effect) -> str:
     if is_time_like(e.metric) and e.verdict in _TIME_WORDS:
         return _TIME_WORDS[e.verdict]
@@ -87,7 +92,7 @@ def results_table(runs: list[RunResults], baseline: str = "run_0") -> str:
     rows = []
     for result in runs:
         for e in result.primary:
-            name = f"{e.dataset} {e.metric}" if several else e.metric
+            name = e.name(several)
             value = fmt(e.value) + (f" $\\pm$ {fmt(e.stderr, NOISE_DIGITS)}" if e.stderr else "")
             is_base = result.run == baseline
             difference = "--" if is_base else _difference(e)
@@ -99,7 +104,7 @@ def results_table(runs: list[RunResults], baseline: str = "run_0") -> str:
     base = latex_escaped(baseline)
     return "\n".join(
         [
-            "\\begin{table}[t]",
+            "\\begin{table}[tbp]",  # a tall table (4 data sets by 4 metrics) has a page of its own
             "\\centering",
             "\\small",
             "\\begin{tabular}{llrrl}",
@@ -135,9 +140,14 @@ def change_name(changes: RunChanges | None) -> str:
     return f"\\{DESCRIPTION_COMMAND}{{{latex_escaped(summary)}}}" if summary else ""
 
 
+# More primary metrics than this and the sentence names only those beyond noise; the table has all.
+FINDING_NUMBERS = 4
+
+
 def finding_sentence(result: RunResults, changes: RunChanges | None) -> str:
     """One run against the baseline in one sentence, with the numbers of its primary metrics:
-    "run\\_1 (sets N\\_FEATURES from 64 to 512) is worse than run\\_0 on …: 0.9053 against 0.9367"."""
+    "run\\_1 (sets N\\_FEATURES from 64 to 512) is worse than run\\_0 on …: 0.9053 against 0.9367".
+    With many metrics (several data sets), only those beyond noise are quoted."""
     primary = result.primary
     if not primary:
         return ""
@@ -145,8 +155,15 @@ def finding_sentence(result: RunResults, changes: RunChanges | None) -> str:
     what = change_name(changes)
     run = latex_escaped(result.run)
     if what:
-        said = said.replace(run, f"{run} ({what})", 1)
+        said = said.replace(run, f"{run}, which {what},", 1)
+    several = len(datasets_of(primary)) > 1
+    quoted = primary
+    if len(primary) > FINDING_NUMBERS:
+        quoted = [e for e in primary if e.verdict in (BETTER, WORSE, CHANGED)][:FINDING_NUMBERS]
     numbers = "; ".join(
-        f"{latex_escaped(e.metric)} {fmt(e.value)} against {fmt(e.baseline)}" for e in primary
+        f"{latex_escaped(e.name(several))} {fmt(e.value)} against {fmt(e.baseline)}" for e in quoted
     )
+    if len(primary) > FINDING_NUMBERS:
+        table = f"Table~\\ref{{{TABLE_LABEL}}} gives all {len(primary)}"
+        numbers = f"{numbers}; {table}" if numbers else table
     return f"{said[:1].upper()}{said[1:]} ({numbers})."

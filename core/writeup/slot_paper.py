@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from ..answers.writeup_answers import PaperClosing, PaperFrame, RunReading, related_answer
 from ..latex.bibliography import bib_text_of, bib_titles
+from ..prose.copied import shingles
 from ..provenance.setup_claims import RecordedSetup, recorded_setup
 from ..runs.effect_text import describe
 from ..runs.effects import overall
@@ -92,25 +93,28 @@ def _slot(
 
 def _frame(ctx: StageContext, gathered: _Context) -> dict[str, Checked] | None:
     changes = "\n".join(f"- {run}: {c.summary()}" for run, c in gathered.changes.items())
+    task = task_words(ctx.project.root)
+    placed = shingles([task])  # the Setup's task paragraph: said there, not again
     return ask_slots(
         ctx,
         "slots_frame",
         PaperFrame,
         {
             "title": SlotRules(gathered.rules["abstract"], title=True),
-            "problem": _slot(gathered, "introduction", reports=True),
-            "idea": _slot(gathered, "method", reports=True),
-            "background": _slot(gathered, "background", others=True),
+            "problem": replace(_slot(gathered, "introduction", reports=True), placed=placed),
+            "idea": replace(_slot(gathered, "method", reports=True), placed=placed),
+            "background": replace(_slot(gathered, "background", others=True), placed=placed),
         },
         gathered.setup,
         idea=gathered.facts.idea,
         changes=changes or "- only the baseline ran",
-        task=task_words(ctx.project.root) or "(not described)",
+        task=task or "(not described)",
     )
 
 
 def _reading(ctx: StageContext, gathered: _Context, result: RunResults) -> Checked | None:
     change = gathered.changes.get(result.run)
+    several = len({e.dataset for e in result.effects}) > 1
     answer = ask_slots(
         ctx,
         "slots_reading",
@@ -121,7 +125,7 @@ def _reading(ctx: StageContext, gathered: _Context, result: RunResults) -> Check
         run=result.run,
         change=change.summary() if change else "(not recorded)",
         verdict=overall(result.primary).text,
-        effects="\n".join(f"- {describe(e)}" for e in result.effects),
+        effects="\n".join(f"- {describe(e, several)}" for e in result.effects),
     )
     return answer.get("reading") if answer else None
 

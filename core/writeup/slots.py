@@ -24,6 +24,7 @@ from pydantic import BaseModel
 from ..answers.validation import validate
 from ..errors import UnusableAnswer
 from ..prose.check import prose_defects
+from ..prose.copied import Shingles, copied_text
 from ..prose.defect import sentences_at
 from ..provenance.setup_claims import RecordedSetup, setup_defects
 from ..runs.effects import BETTER, overall, project_effects
@@ -51,6 +52,9 @@ class SlotRules:
     others: bool = False  # Background or Related Work: only sentences about this work hold a setup
     title: bool = False
     reports: bool = False  # it reports finished work (or feeds the abstract): no promise
+    # what code places elsewhere in the paper (the Setup's task, in the README's words): a
+    # 1.5B model's Background copied it, and the paper said it twice
+    placed: Shingles = frozenset()
 
 
 @dataclass
@@ -78,7 +82,11 @@ def sentence_problems(raw: str, where: SlotRules, setup: RecordedSetup) -> list[
         return problems + _title_claim(raw, where.rules)
     problems += section_problems(latex, where.rules)
     problems += [d.problem for d in setup_defects(latex, setup, others_part=where.others)]
-    return problems
+    return problems + [
+        f"“{d.quoted}” repeats what the Experimental Setup already says: say what this part "
+        "adds, in words of your own."
+        for d in copied_text(raw, where.placed, limit=1)
+    ]
 
 
 # A title's headline claim of a gain: a 1.5B model titled a worse run "Label Smoothing with

@@ -119,7 +119,7 @@ def test_a_changed_function_is_named_with_the_lines_counted(
         FileChange("helpers.py", 1, 0, ()),
     ), "evaluate and main are as they were; a new file counts its lines"
     assert changes.summary() == (
-        "sets n_features from 64 to 128; changes experiment.py (+3/−2 lines; train); "
+        "sets n_features from 64 to 128; changes experiment.py (+3/−2 lines in train); "
         "changes helpers.py (+1/−0 lines)"
     )
 

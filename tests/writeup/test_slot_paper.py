@@ -43,7 +43,8 @@ FRAMES = [
         "the width alone.",
         "background": "A multilayer perceptron with one hidden layer maps a point of the plane "
         "to class scores through a nonlinearity and is trained on the cross-entropy loss. Say "
-        "nothing about hardware, data sizes or training lengths: labtui states them.",
+        "nothing about hardware, data sizes or training lengths: labtui states them. A small "
+        "multilayer perceptron learns to separate two interleaving half circles in the plane.",
     },
 ]
 READINGS = [
@@ -112,11 +113,15 @@ def test_code_writes_the_facts_and_only_checked_words_surround_them(project, llm
     # the model's words that passed, and none that failed
     assert "Does a Wider Hidden Layer Help" in tex and "width is not what limits" in tex
     for left_out in ("GPU with 16GB", "width}", "improved the test accuracy",
-                     "Say nothing about hardware", "will be extended"):  # fmt: skip
+                     "Say nothing about hardware", "will be extended",
+                     "learns to separate two interleaving half circles in the plane."):  # fmt: skip
         assert left_out not in tex, left_out
     said = " ".join(e.text for e in read_events(root / ".labtui" / "journal.jsonl")
                     if isinstance(e, Notice))  # fmt: skip
     assert "labtui left out “The experiments were conducted on a GPU" in said
+    # the README's task is the Setup's: a Background that copies it would say it twice
+    assert tex.count("learns to separate two interleaving half circles") == 1
+    assert "repeats what the Experimental Setup already says" in said
 
     # a paper with no gap, that compiles
     assert project_gaps(root, root / TEX) == []
