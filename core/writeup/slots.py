@@ -99,6 +99,10 @@ _TITLE_GAIN = re.compile(
 )
 
 
+# a negation just before the gain (within three words): "Does Not Prevent", "Fails to Improve"
+_DENIED = re.compile(
+    r"\b(?:not|n't|no|never|fails?\s+to|failed\s+to|without|nor)(?:\W+\w+){0,2}\W*$", re.I
+)
 _QUESTION = re.compile(
     r"\s*(?:does|do|did|is|are|can|could|when|how|what|why|which|will)\b|.*\?\s*$", re.I
 )
@@ -109,6 +113,8 @@ def _title_claim(title: str, rules: SectionRules) -> list[str]:
     asks ("Does a Wider Layer Help …") claims nothing."""
     gain = _TITLE_GAIN.search(title)
     if gain is None or rules.root is None or _QUESTION.match(title):
+        return []
+    if _DENIED.search(title[: gain.start()]):  # "… Does Not Prevent Overfitting": no gain claimed
         return []
     verdicts = {
         r: overall([e for e in found if e.primary] or found)

@@ -91,6 +91,10 @@ def test_the_frame_keeps_its_true_words_and_drops_a_false_title_and_an_instructi
     assert title.text == "" and "run_1 is worse than run_0" in title.dropped[0][1], (
         "'Label Smoothing with Dropout Prevents Overfitting' over a worse run"
     )
+    # the same model's answer when told why, in issue 40's last moons bench: it claims no gain
+    denied = "Label Smoothing with Dropout Does Not Prevent Overfitting on Two Moons"
+    as_title = where(root, prompt, traced=True, claims=True, reports=True, title=True)
+    assert checked(denied, as_title, setup).text == denied
     idea = checked(frame.idea, where(root, prompt, traced=True, claims=False, reports=True), setup)
     assert "This experiment should compare" not in idea.text and idea.text
     assert "is an instruction" in idea.dropped[0][1]
