@@ -22,7 +22,9 @@ from ..workspace.project import STATE_DIR
 
 # The fields of ideas.json and plan.json that tell what to do, not what was found.
 INSTRUCTION_FIELDS = ("Experiment", "experiment", "change", "measure")
-_QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"|'[^'\n]{12,}'")
+# What a refusal quotes of the answer it refused: “…”, "…" or '…' (an apostrophe inside, as in
+# "doesn't", does not end a quote; nor does a short 'word' quoted in between start one).
+_QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"|(?<!\w)'(?:[^'\n]|'(?=\w)){12,}'(?!\w)")
 
 
 def project_shingles(root: Path) -> Shingles:

@@ -1,10 +1,14 @@
-"""The paper's findings where the runs span several data sets (diffusion_2d's four each report a
+"""The paper's words beside its facts. Its findings where the runs span several data sets (diffusion_2d's four each report a
 train_loss_mean): every metric named with its data set, the sentence of findings short enough to
 read, the table with all of them."""
 
 from __future__ import annotations
 
+from labtui.core.events import Refused
+from labtui.core.journal import Journal
+from labtui.core.prose.copied import copied_text
 from labtui.core.runs.effects import effects, overall
+from labtui.core.writeup.project_texts import project_shingles
 from labtui.core.writeup.results_table import (
     TABLE_LABEL,
     RunResults,
@@ -68,3 +72,29 @@ def test_a_single_data_set_keeps_its_plain_metric_names_and_all_its_numbers():
         "Run\\_1 is worse than run\\_0 on test\\_accuracy\\_mean "
         "(test\\_accuracy\\_mean 0.8497 against 0.9367)."
     )
+
+
+def test_a_review_refusal_quoting_the_paper_makes_no_copy_of_it(tmp_path):
+    """labtui check after a review: the reviewer quoted the paper's own limitations, labtui
+    refused them, and the refusal is no text the paper copied (the real refusal of issue 40's
+    moons bench; a short 'summary' quoted in between had paired the quotes the wrong way)."""
+
+    reason = (
+        "Strengths item 1 ('The paper provides a clear and concise summary of its main "
+        "findings') names nothing this paper contains (it has no 'summary'): say which "
+        "experiment, section, table or claim of this paper it is about; Weaknesses item 1 ('The "
+        "paper does not provide information about the generalization error or perfor…') names "
+        "nothing this paper contains: say which experiment, section, table or claim of this "
+        "paper it is about"
+    )
+    journal = Journal(tmp_path / ".labtui")
+    journal.append(Refused(stage="review", what="answer", reason=reason))
+    journal.close()
+    known = project_shingles(tmp_path)
+    paper = (
+        "The runs do not provide information about the generalization error or the performance "
+        "of the model on unseen data."
+    )
+    assert copied_text(paper, known) == []
+    own = "Say which experiment, section, table or claim of this paper it is about."
+    assert copied_text(own, known), "labtui's own words in the refusal still count"
