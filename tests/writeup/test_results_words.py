@@ -1,6 +1,7 @@
-"""The paper's words beside its facts. Its findings where the runs span several data sets (diffusion_2d's four each report a
-train_loss_mean): every metric named with its data set, the sentence of findings short enough to
-read, the table with all of them."""
+"""The paper's words beside its facts: its findings where the runs span several data sets
+(diffusion_2d's four each report a train_loss_mean), every metric named with its data set, the
+sentence of findings short enough to read, the table with all of them; and a review's refusals,
+which quote the paper, are no text the paper copied."""
 
 from __future__ import annotations
 
