@@ -25,6 +25,7 @@ from .time_claims import (
     is_speed_metric,
 )
 
+EFFECT = "effect"  # an effect of the change at all, in either direction
 # What a clause may claim. "better"/"worse" judge quality; "up"/"down" move a value, which is
 # better or worse by the metric's direction ("lower loss" improves); "faster"/"slower" move
 # the times and rates the run reports (time_claims.py).
@@ -35,6 +36,10 @@ CLAIM_WORDS = {
     "down": r"decreas\w*|lower(?:s|ed|ing)?|drops?|dropp\w*|declin\w*|fell|falls?|falling"
     r"|reduc\w*|smaller",
     "significant": r"significant(?:ly)?|significance",
+    # "the schedule does have an impact on training time and energy distance" (a 1.5B model's
+    # conclusion of a run identical to its baseline): a change beyond noise, in each metric named
+    EFFECT: r"ha(?:s|ve|d|ving)\s+(?:a|an)\s+(?:\w+\s+)?(?:impact|effect|influence)"
+    r"|affect(?:s|ed)|impacted|influenced",
     FASTER: FASTER_WORDS,
     SLOWER: SLOWER_WORDS,
 }

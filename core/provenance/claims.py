@@ -33,6 +33,7 @@ from .claim_words import (
     CITATION,
     CLAIM,
     CLAUSE_BREAK,
+    EFFECT,
     HEDGE,
     MAX_WORDS_APART,
     NEGATION,
@@ -70,7 +71,7 @@ _GENERIC = re.compile(r"\b(?:performance|results?|generali[sz]ation|quality)\b",
 
 @dataclass(frozen=True)
 class _Claim:
-    kind: str  # better | worse | up | down | significant | faster | slower
+    kind: str  # better | worse | up | down | significant | effect | faster | slower
     keys: frozenset[Key] | None  # the metrics it is about; None: the run as a whole
     phrase: str  # the metric as the sentence names it, or ""
 
@@ -78,6 +79,9 @@ class _Claim:
         if self.kind == "significant":
             where = f" in {self.phrase}" if self.phrase else ""
             return f"the change{where} is significant"
+        if self.kind == EFFECT:
+            where = f" on {self.phrase}" if self.phrase else ""
+            return f"the change had an effect{where}"
         if self.kind in SPEED_KINDS:
             where = f" in {self.phrase}" if self.phrase else ""
             return f"{run} ran {self.kind} than the baseline{where}"
@@ -130,6 +134,9 @@ def _clause_claims(
     for match in CLAIM.finditer(clause):
         if _baseline_is_subject(clause[: match.start()]):
             continue
+        if match.lastgroup == EFFECT:
+            found += _effect_claims(match, clause, named)
+            continue
         if match.lastgroup in SPEED_KINDS:
             claim = _speed_claim(match, clause, named, keys)
         else:
@@ -170,6 +177,15 @@ def _claim(
         [(keys, phrase)] = sentence_metrics.items()
         return _Claim(kind, keys, phrase)
     return _Claim(kind, None, "")
+
+
+def _effect_claims(match: re.Match, clause: str, named: list[Mention]) -> list[_Claim]:
+    """ "has an impact on A and B": an effect claimed on each metric named after the words;
+    on the run as a whole when the clause names none."""
+    after = [m for m in named if m.end > match.start()]
+    if not after:
+        return [_Claim(EFFECT, None, "")] if _GENERIC.search(clause) else []
+    return [_Claim(EFFECT, m.keys, m.phrase) for m in after]
 
 
 def _speed_claim(
@@ -249,6 +265,8 @@ def _expected_move(claim: _Claim, e: Effect) -> str | None:
 
 
 def _contradicts(claim: _Claim, e: Effect, hedged: bool) -> bool:
+    if claim.kind == EFFECT:
+        return e.verdict == IDENTICAL or (e.verdict == WITHIN_NOISE and not hedged)
     if claim.kind == "significant":
         return e.verdict in (IDENTICAL, WITHIN_NOISE)
     if e.verdict == IDENTICAL:
@@ -267,6 +285,8 @@ def _contradicts(claim: _Claim, e: Effect, hedged: bool) -> bool:
 
 
 def _overall_contradicts(claim: _Claim, summary: Overall, hedged: bool) -> bool:
+    if claim.kind == EFFECT:
+        return summary.verdict == IDENTICAL or (summary.verdict == WITHIN_NOISE and not hedged)
     if claim.kind == "significant":
         return summary.verdict in (IDENTICAL, WITHIN_NOISE)
     opposite = WORSE if claim.kind == BETTER else BETTER

@@ -15,6 +15,7 @@ negated part ("without dropout") claims nothing.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -69,7 +70,7 @@ _GPU_CODE = re.compile(
 )
 _CPU_MAKER = re.compile(r"\b(Intel|AMD|Xeon|EPYC|Ryzen|Core i\d|Apple M\d|Graviton|ARM)\b")
 _COUNTED = re.compile(
-    r"(\d[\d,]*(?:\.\d+)?)\s+(?:training\s+|test\s+|validation\s+)?"
+    r"(\d[\d,]*(?:\.\d+)?)\s+(?:training\s+|test\s+|validation\s+|time\s+|diffusion\s+)?"
     r"(epochs?|iterations?|steps|updates|samples|data points|points|examples|images|sentences|"
     r"instances|documents)\b",
     re.I,
@@ -78,6 +79,11 @@ _NAMED_VALUE = re.compile(
     r"\b(batch size|learning rate|weight decay|hidden (?:units|size|dimension)|momentum)"
     r"\s+(?:of|is|was|=|set to|is set to|was set to)?\s*\$?(\d+(?:\.\d+)?(?:[eE]-?\d+)?)",
     re.I,
+)
+# A setting by its name in the code and a value: "NUM_TIMESTEPS = 50", "N_TRAIN of 200"
+_CODE_SETTING = re.compile(
+    r"\b([A-Za-z_][A-Za-z0-9_]*_[A-Za-z0-9_]+|[A-Z][A-Z0-9]{2,})\s*(?:=|:|of|is|was|set to|to)\s*"
+    r"[`'’]?(-?\d+(?:\.\d+)?(?:[eE]-?\d+)?)(?![\d.]*\w)"
 )
 # A part of the model or its training, and how code that has it spells it (lower case).
 _PARTS = {
@@ -115,6 +121,8 @@ class RecordedSetup:
     settings: frozenset[float] = frozenset()  # every number the runs' settings hold
     code: str = ""  # the runs' scripts as they ran, lower case
     runs: tuple[str, ...] = field(default_factory=tuple)
+    # each setting by its name in the code, with every value a run gave it
+    named: Mapping[str, frozenset[float]] = field(default_factory=dict)
 
     @property
     def gpus(self) -> list[str]:
@@ -126,12 +134,16 @@ def recorded_setup(root: Path) -> RecordedSetup:
     root = Path(root)
     hardware: list[Hardware] = []
     settings: set[float] = set()
+    named: dict[str, set[float]] = {}
     code: list[str] = []
     runs: list[str] = []
     clustered = False
     for run in result_folders(root):
         runs.append(run.name)
-        settings.update(run_settings(root, run).values())
+        ran = run_settings(root, run)
+        settings.update(ran.values())
+        for name, value in ran.items():
+            named.setdefault(name, set()).add(value)
         argv, commit = command_and_commit(run)
         code.append(script_code(root, script_of(argv), commit))
         try:
@@ -144,7 +156,12 @@ def recorded_setup(root: Path) -> RecordedSetup:
                 hardware.append(found)
             clustered = clustered or bool(record.cluster)
     return RecordedSetup(
-        tuple(hardware), clustered, frozenset(settings), "\n".join(code).lower(), tuple(runs)
+        tuple(hardware),
+        clustered,
+        frozenset(settings),
+        "\n".join(code).lower(),
+        tuple(runs),
+        {name: frozenset(values) for name, values in named.items()},
     )
 
 
@@ -171,7 +188,7 @@ def setup_defects(text: str, setup: RecordedSetup, *, others_part: bool = False)
 def _unsupported(sentence: str, setup: RecordedSetup, ours: bool) -> str:
     """What the sentence claims that the records and code do not bear out, every such thing;
     ''."""
-    checks = [_hardware_claim, _counted_claim, _named_value_claim]
+    checks = [_hardware_claim, _counted_claim, _named_value_claim, _code_setting_claim]
     problems = [check(sentence, setup) for check in ([*checks, _part_claim] if ours else checks)]
     return "; ".join(p for p in problems if p)
 
@@ -230,6 +247,19 @@ def _named_value_claim(sentence: str, setup: RecordedSetup) -> str:
         value = float(found.group(2))
         if not any(abs(value - s) <= 1e-9 * max(1.0, abs(s)) for s in setup.settings):
             return f"it states a {found.group(1)} of {found.group(2)}, which no setting of the runs holds"
+    return ""
+
+
+def _code_setting_claim(sentence: str, setup: RecordedSetup) -> str:
+    """A setting named as the code names it, with a value no run gave it: "setting
+    NUM_TIMESTEPS = 50" where every run had 100 (a 1.5B model's diffusion_2d conclusion)."""
+    plain = sentence.replace("\\_", "_")
+    for found in _CODE_SETTING.finditer(plain):
+        had = setup.named.get(found.group(1))
+        value = float(found.group(2))
+        if had and not any(abs(value - h) <= 1e-9 * max(1.0, abs(h)) for h in had):
+            values = ", ".join(f"{h:g}" for h in sorted(had))
+            return f"it states {found.group(1)} = {found.group(2)}, but the runs had {values}"
     return ""
 
 

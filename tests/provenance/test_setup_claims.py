@@ -88,6 +88,19 @@ def test_what_the_records_and_code_bear_out_is_no_alarm(tmp_path):
     assert problems("Prior work trained on a GPU for 50 epochs.", root, others=True) == []
 
 
+def test_a_setting_named_as_the_code_names_it_is_held_to_the_values_the_runs_gave_it(tmp_path):
+    root = project(tmp_path, NUMPY, CPU)
+    # a 1.5B model's diffusion_2d conclusion, in the names of this code
+    [said] = problems(
+        "In particular, setting ACTIVATION = 'relu' with EPOCHS = 50 is identical to the "
+        "baseline result.",
+        root,
+    )
+    assert said.endswith(": it states EPOCHS = 50, but the runs had 150.")
+    assert problems("The baseline sets EPOCHS = 150 and N\\_TRAIN of 200.", root) == []
+    assert problems("A point x_1 = 5 lies on the moon.", root) == [], "no setting of the code"
+
+
 def test_the_hardware_is_held_to_the_record_where_the_code_could_use_a_gpu(tmp_path):
     cpu_torch = project(tmp_path, TORCH, CPU)
     [said] = problems("The runs trained on an NVIDIA GPU.", cpu_torch)

@@ -10,6 +10,7 @@ import pytest
 
 from labtui.core.errors import TemplateError
 from labtui.core.provenance.checks import check_analysis
+from labtui.core.provenance.claims import contradictions
 from labtui.core.provenance.numbers import Source, numbers_in_text
 from labtui.core.runs.effect_text import effects_markdown
 from labtui.core.runs.effects import (
@@ -221,6 +222,31 @@ def test_an_improvement_claimed_for_identical_runs_is_contradicted():
     )
     assert significance.claims == "the change is significant"
     assert "identical to run_0 on every primary metric" in significance.says
+
+
+def test_an_effect_claimed_on_each_metric_named_is_held_to_each():
+    """A 1.5B model's conclusion of a diffusion_2d run identical to its baseline (issue 40): "an
+    impact on training time and energy distance" claims an effect on both, and the energy
+    distance did not move; a time that did move does not excuse it."""
+    base = {"spiral": {"energy_distance_mean": 0.001713, "train_time_s_mean": 38.13}}
+    base_se = {"spiral": {"energy_distance_stderr": 0.00041, "train_time_s_stderr": 2.1}}
+    run = {"spiral": {"energy_distance_mean": 0.001713, "train_time_s_mean": 32.24}}
+    run_se = {"spiral": {"energy_distance_stderr": 0.00041, "train_time_s_stderr": 0.37}}
+    runs = {"run_1": effects(run, base, stderrs=run_se, base_stderrs=base_se, run="run_1")}
+    said = contradictions(
+        "The experiments show that the Beta Schedule and Number of Diffusion Steps do have an "
+        "impact on training time and energy distance.",
+        runs,
+        None,
+    )
+    assert said is not None and said.claims == "the change had an effect on energy distance"
+    assert "energy_distance_mean is 0.001713 against 0.001713" in said.says
+    for holds in (
+        "The schedule does not affect the energy distance.",  # negated
+        "The effect of the schedule on the energy distance is within noise.",  # no claim of one
+        "The change affected the training time.",  # it did: faster beyond noise
+    ):
+        assert contradictions(holds, runs, None) is None, holds
 
 
 def test_the_moons_analysis_has_the_wrong_direction_and_two_invented_numbers():
