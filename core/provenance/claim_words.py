@@ -26,6 +26,8 @@ from .time_claims import (
 )
 
 EFFECT = "effect"  # an effect of the change at all, in either direction
+SLIGHT = "slight"  # a change called small
+SLIGHT_PERCENT = 5.0  # beyond noise and at least this far from the baseline is no slight change
 # What a clause may claim. "better"/"worse" judge quality; "up"/"down" move a value, which is
 # better or worse by the metric's direction ("lower loss" improves); "faster"/"slower" move
 # the times and rates the run reports (time_claims.py).
@@ -38,6 +40,10 @@ CLAIM_WORDS = {
     "significant": r"significant(?:ly)?|significance",
     # "the schedule does have an impact on training time and energy distance" (a 1.5B model's
     # conclusion of a run identical to its baseline): a change beyond noise, in each metric named
+    # "only a slight difference in test accuracy" of a drop of 9 % (a 1.5B model's limitations)
+    # (the adjective alone: the noun may make a claim of its own, "a slight improvement")
+    SLIGHT: r"(?:slight|small|marginal|negligible|minor|tiny)(?=\s+(?:\w+\s+)?(?:differences?"
+    r"|changes?|drops?|decreases?|increases?|gains?|improvements?|declines?|variations?)\b)",
     EFFECT: r"ha(?:s|ve|d|ving)\s+(?:a|an)\s+(?:\w+\s+)?(?:impact|effect|influence)"
     r"|affect(?:s|ed)|impacted|influenced",
     FASTER: FASTER_WORDS,

@@ -37,6 +37,8 @@ from .claim_words import (
     HEDGE,
     MAX_WORDS_APART,
     NEGATION,
+    SLIGHT,
+    SLIGHT_PERCENT,
     SPECULATION,
     Key,
     Mention,
@@ -82,6 +84,9 @@ class _Claim:
         if self.kind == EFFECT:
             where = f" on {self.phrase}" if self.phrase else ""
             return f"the change had an effect{where}"
+        if self.kind == SLIGHT:
+            where = f" in {self.phrase}" if self.phrase else ""
+            return f"the change{where} is slight"
         if self.kind in SPEED_KINDS:
             where = f" in {self.phrase}" if self.phrase else ""
             return f"{run} ran {self.kind} than the baseline{where}"
@@ -134,8 +139,8 @@ def _clause_claims(
     for match in CLAIM.finditer(clause):
         if _baseline_is_subject(clause[: match.start()]):
             continue
-        if match.lastgroup == EFFECT:
-            found += _effect_claims(match, clause, named)
+        if match.lastgroup in (EFFECT, SLIGHT):
+            found += _claims_on_named(match, clause, named)
             continue
         if match.lastgroup in SPEED_KINDS:
             claim = _speed_claim(match, clause, named, keys)
@@ -179,13 +184,14 @@ def _claim(
     return _Claim(kind, None, "")
 
 
-def _effect_claims(match: re.Match, clause: str, named: list[Mention]) -> list[_Claim]:
-    """ "has an impact on A and B": an effect claimed on each metric named after the words;
-    on the run as a whole when the clause names none."""
+def _claims_on_named(match: re.Match, clause: str, named: list[Mention]) -> list[_Claim]:
+    """An impact on A and B, a slight difference in A and B: the claim on each metric named
+    after the words; on the run as a whole when the clause names none."""
+    kind = match.lastgroup or ""
     after = [m for m in named if m.end > match.start()]
     if not after:
-        return [_Claim(EFFECT, None, "")] if _GENERIC.search(clause) else []
-    return [_Claim(EFFECT, m.keys, m.phrase) for m in after]
+        return [_Claim(kind, None, "")] if _GENERIC.search(clause) else []
+    return [_Claim(kind, m.keys, m.phrase) for m in after]
 
 
 def _speed_claim(
@@ -264,7 +270,15 @@ def _expected_move(claim: _Claim, e: Effect) -> str | None:
     return improves if claim.kind == BETTER else ("down" if improves == "up" else "up")
 
 
+def _far(e: Effect) -> bool:
+    """Beyond noise and far from the baseline: no slight change."""
+    far = e.relative is None or abs(e.relative) >= SLIGHT_PERCENT
+    return e.verdict in (BETTER, WORSE) and far
+
+
 def _contradicts(claim: _Claim, e: Effect, hedged: bool) -> bool:
+    if claim.kind == SLIGHT:
+        return _far(e)
     if claim.kind == EFFECT:
         return e.verdict == IDENTICAL or (e.verdict == WITHIN_NOISE and not hedged)
     if claim.kind == "significant":
@@ -285,6 +299,8 @@ def _contradicts(claim: _Claim, e: Effect, hedged: bool) -> bool:
 
 
 def _overall_contradicts(claim: _Claim, summary: Overall, hedged: bool) -> bool:
+    if claim.kind == SLIGHT:
+        return False  # a run as a whole: held per metric only, where the metric is named
     if claim.kind == EFFECT:
         return summary.verdict == IDENTICAL or (summary.verdict == WITHIN_NOISE and not hedged)
     if claim.kind == "significant":

@@ -249,6 +249,26 @@ def test_an_effect_claimed_on_each_metric_named_is_held_to_each():
         assert contradictions(holds, runs, None) is None, holds
 
 
+def test_a_change_called_slight_is_held_to_its_size():
+    """A 1.5B model's limitations of a moons run 9 % worse in accuracy (issue 40): "only a
+    slight difference in test accuracy and train loss"."""
+    runs = {"run_1": effects(FELL, BASE, stderrs=FELL_SE, base_stderrs=BASE_SE, run="run_1")}
+    said = contradictions(
+        "The results only showed a slight difference in test accuracy and train loss between the "
+        "runs, but did not provide a more comprehensive analysis.",
+        runs,
+        None,
+    )
+    assert said is not None
+    assert said.claims == (
+        "the change in test accuracy is slight and the change in train loss is slight"
+    )
+    close = {"moons": {"test_accuracy_mean": 0.9301, "train_loss_mean": 0.1950}}
+    within = {"run_1": effects(close, BASE, stderrs=BASE_SE, base_stderrs=BASE_SE, run="run_1")}
+    assert contradictions("A slight decrease in test accuracy.", within, None) is None
+    assert contradictions("Not a slight drop in test accuracy.", runs, None) is None
+
+
 def test_the_moons_analysis_has_the_wrong_direction_and_two_invented_numbers():
     found = effects(FELL, BASE, stderrs=FELL_SE, base_stderrs=BASE_SE, run="run_1")
     sources = [Source(0.01, "run_1", "LEARNING_RATE", kind="config")]
@@ -256,10 +276,12 @@ def test_the_moons_analysis_has_the_wrong_direction_and_two_invented_numbers():
     assert [w.text for w in check.untraced] == ["0.8367", "0.02"]
     assert [w.text for w, _ in check.traced] == ["0.8047"], "run_1 is not a number"
     [wrong] = check.contradicted
-    assert wrong.claims == "test accuracy improved"
+    # "a slight improvement": slight it is not (14 % away), nor an improvement
+    assert wrong.claims == "the change in test accuracy is slight and test accuracy improved"
     assert wrong.problem == (
-        "You wrote that test accuracy improved, but run_1's test_accuracy_mean is 0.8047 "
-        "against 0.9367 for run_0: worse by 0.132 (beyond noise ±0.013)."
+        "You wrote that the change in test accuracy is slight and test accuracy improved, but "
+        "run_1's test_accuracy_mean is 0.8047 against 0.9367 for run_0: worse by 0.132 (beyond "
+        "noise ±0.013)."
     )
     problems = check.problems()
     assert len(problems) == 3 and "0.8367" in problems[0] and "0.02" in problems[1]
