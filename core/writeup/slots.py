@@ -103,6 +103,8 @@ _TITLE_GAIN = re.compile(
 _DENIED = re.compile(
     r"\b(?:not|n't|no|never|fails?\s+to|failed\s+to|without|nor)(?:\W+\w+){0,2}\W*$", re.I
 )
+# A sentence that leans on the one before it ("This suggests …"): it goes when that one does.
+_ANAPHOR = re.compile(r"\s*(?:this|these|that|those|it|they|such|thus|hence|therefore)\b", re.I)
 _QUESTION = re.compile(
     r"\s*(?:does|do|did|is|are|can|could|when|how|what|why|which|will)\b|.*\?\s*$", re.I
 )
@@ -132,8 +134,14 @@ def checked(raw: str, where: SlotRules, setup: RecordedSetup) -> Checked:
         problems = sentence_problems(raw.strip(), where, setup)
         return Checked("", [(raw, problems[0])]) if problems else Checked(latex_escaped(raw))
     kept, dropped = [], []
+    last_dropped = False
     for _, sentence in sentences_at(" ".join(raw.split())):
         problems = sentence_problems(sentence, where, setup)
+        if not problems and last_dropped and _ANAPHOR.match(sentence):
+            problems = [
+                f"“{clipped(sentence, 60)}” refers to the sentence before it, which was left out."
+            ]
+        last_dropped = bool(problems)
         if problems:
             dropped.append((sentence, problems[0]))
         else:

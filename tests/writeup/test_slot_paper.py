@@ -58,8 +58,8 @@ CLOSING = {
     "limitations": "Only one data set and three seeds were used, so small effects of width stay "
     "hidden in the noise of the seeds.",
     "conclusion": "Doubling the hidden layer did not change test accuracy beyond noise on noisy "
-    "two moons. The experiments will be extended to label noise. A sweep over the training-set "
-    "size is the next experiment to run.",
+    "two moons. The experiments will be extended to label noise. This is the natural next step. "
+    "A sweep over the training-set size is the next experiment to run.",
 }
 RELATED = {
     "sentences": [
@@ -122,6 +122,9 @@ def test_code_writes_the_facts_and_only_checked_words_surround_them(project, llm
     # the README's task is the Setup's: a Background that copies it would say it twice
     assert tex.count("learns to separate two interleaving half circles") == 1
     assert "repeats what the Experimental Setup already says" in said
+    # a sentence that leans on a dropped one goes with it
+    assert "natural next step" not in tex and "refers to the sentence before it" in said
+    assert "A sweep over the training-set size is the next experiment to run." in tex
 
     # a paper with no gap, that compiles
     assert project_gaps(root, root / TEX) == []
