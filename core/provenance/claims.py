@@ -28,6 +28,7 @@ from ..runs.effects import (
     Effect,
     Overall,
     overall,
+    several_datasets,
 )
 from .claim_words import (
     CITATION,
@@ -317,7 +318,7 @@ def _described(e: Effect, several: bool) -> str:
 
 def _run_says(claim: _Claim, found: list[Effect], hedged: bool) -> str | None:
     """What this run's effects say against the claim, or None when they do not contradict it."""
-    several = len({e.dataset for e in found}) > 1
+    several = several_datasets(found)
     if claim.keys is None:
         summary = overall(found)
         if not _overall_contradicts(claim, summary, hedged):

@@ -15,6 +15,7 @@ from .effects import (
     Effect,
     fmt,
     overall,
+    several_datasets,
 )
 
 # -- numbers as printed --------------------------------------------------------------------------
@@ -67,7 +68,7 @@ def effects_markdown(found: list[Effect]) -> str:
     number in it is one provenance traces back to the runs."""
     if not found:
         return "No metric that both the run and the baseline report."
-    several = len({e.dataset for e in found}) > 1
+    several = several_datasets(found)
     run, base = found[0].run, found[0].baseline_run
     rows = [
         f"Effects of {run} against {base} (computed by labtui; values ± standard error):",

@@ -29,7 +29,7 @@ import math
 import re
 import statistics
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -311,6 +311,11 @@ class Overall:
     noise_unknown: bool = False
 
 
+def several_datasets(found: Iterable[Effect]) -> bool:
+    """Whether the effects span more than one data set: then each metric is said with its own."""
+    return len({e.dataset for e in found}) > 1
+
+
 def overall(found: list[Effect]) -> Overall:
     if not found:
         return Overall("none", "no metric that both the run and the baseline report")
@@ -318,7 +323,7 @@ def overall(found: list[Effect]) -> Overall:
     run, base = found[0].run, found[0].baseline_run
     verdicts = {e.verdict for e in primary}
 
-    several = len({e.dataset for e in primary}) > 1
+    several = several_datasets(primary)
 
     def named(verdict: str) -> str:
         chosen = [e for e in primary if e.verdict == verdict]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..prose.copied import instructions
 from ..prose.defect import sentences_at
-from ..runs.effects import HIGHER, LOWER, fmt, overall
+from ..runs.effects import HIGHER, LOWER, fmt, overall, several_datasets
 from ..runs.run_changes import RunChanges
 from .ledger_appendix import DESCRIPTION_COMMAND, latex_escaped
 from .results_table import (
@@ -168,7 +168,7 @@ class _Layout:
         if not self.runs:
             return "No run finished."
         base = self.runs[0]
-        several = len(datasets_of(base.primary)) > 1
+        several = several_datasets(base.primary)
         said = "; ".join(f"{latex_escaped(e.name(several))} {fmt(e.value)}" for e in base.primary)
         return f"Only the baseline {latex_escaped(base.run)} ran, with {said}."
 

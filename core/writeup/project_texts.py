@@ -16,7 +16,7 @@ from ..events import Refused
 from ..journal import JOURNAL_NAME, read_events
 from ..prose.copied import Shingles, shingles, with_texts
 from ..runs.effect_text import describe
-from ..runs.effects import overall, project_effects
+from ..runs.effects import overall, project_effects, several_datasets
 from ..workspace.artifacts import IDEAS, PLAN
 from ..workspace.project import STATE_DIR
 
@@ -42,7 +42,7 @@ def fact_texts(root: Path) -> list[str]:
         overall([e for e in effects if e.primary] or effects).text for effects in found.values()
     ]
     for effects in found.values():
-        several = len({e.dataset for e in effects}) > 1
+        several = several_datasets(effects)
         texts += [describe(e, several) for e in effects]
     return texts
 

@@ -25,6 +25,7 @@ from ..runs.effects import (
     fmt,
     metric_directions,
     overall,
+    several_datasets,
 )
 from ..runs.run_changes import RunChanges
 from ..workspace.run_folder import result_folders
@@ -156,7 +157,7 @@ def finding_sentence(result: RunResults, changes: RunChanges | None) -> str:
     run = latex_escaped(result.run)
     if what:
         said = said.replace(run, f"{run}, which {what},", 1)
-    several = len(datasets_of(primary)) > 1
+    several = several_datasets(primary)
     quoted = primary
     if len(primary) > FINDING_NUMBERS:
         quoted = [e for e in primary if e.verdict in (BETTER, WORSE, CHANGED)][:FINDING_NUMBERS]

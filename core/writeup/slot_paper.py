@@ -17,7 +17,7 @@ from ..latex.bibliography import bib_text_of, bib_titles
 from ..prose.copied import shingles
 from ..provenance.setup_claims import RecordedSetup, recorded_setup
 from ..runs.effect_text import describe
-from ..runs.effects import overall
+from ..runs.effects import overall, several_datasets
 from ..runs.run_changes import RunChanges, run_changes
 from ..stage_context import StageContext
 from ..workspace.stage_results import ExperimentsResult
@@ -114,7 +114,7 @@ def _frame(ctx: StageContext, gathered: _Context) -> dict[str, Checked] | None:
 
 def _reading(ctx: StageContext, gathered: _Context, result: RunResults) -> Checked | None:
     change = gathered.changes.get(result.run)
-    several = len({e.dataset for e in result.effects}) > 1
+    several = several_datasets(result.effects)
     answer = ask_slots(
         ctx,
         "slots_reading",
