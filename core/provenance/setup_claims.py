@@ -245,7 +245,7 @@ def _counted_claim(sentence: str, setup: RecordedSetup) -> str:
 def _named_value_claim(sentence: str, setup: RecordedSetup) -> str:
     for found in _NAMED_VALUE.finditer(sentence):
         value = float(found.group(2))
-        if not any(abs(value - s) <= 1e-9 * max(1.0, abs(s)) for s in setup.settings):
+        if not _holds(value, setup.settings):
             return f"it states a {found.group(1)} of {found.group(2)}, which no setting of the runs holds"
     return ""
 
@@ -257,10 +257,15 @@ def _code_setting_claim(sentence: str, setup: RecordedSetup) -> str:
     for found in _CODE_SETTING.finditer(plain):
         had = setup.named.get(found.group(1))
         value = float(found.group(2))
-        if had and not any(abs(value - h) <= 1e-9 * max(1.0, abs(h)) for h in had):
+        if had and not _holds(value, had):
             values = ", ".join(f"{h:g}" for h in sorted(had))
             return f"it states {found.group(1)} = {found.group(2)}, but the runs had {values}"
     return ""
+
+
+def _holds(value: float, values: frozenset[float]) -> bool:
+    """Whether ``value`` is one of ``values``, as a float read from text can be."""
+    return any(abs(value - v) <= 1e-9 * max(1.0, abs(v)) for v in values)
 
 
 def _part_claim(sentence: str, setup: RecordedSetup) -> str:
