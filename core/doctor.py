@@ -19,11 +19,14 @@ from .llm.budget import Ledger
 from .llm.client import LLM
 from .llm.litellm_setup import check_model
 from .llm.streaming import speed_words
+from .local_model.manage import describe as describe_local
+from .local_model.manage import problems as local_problems
 from .machine import bubblewrap, sandbox_policy
 from .machine.gpu import describe
 from .machine.host_limits import TASKS_FLOOR, TASKS_PER_CPU, containment, io_words, task_cap
 from .machine.interpreter import probe_interpreter
-from .settings.config import Config, ModelSpec, load_config
+from .settings import CONFIG_NAME
+from .settings.config import Config, LocalChoice, ModelSpec, config_in_effect, load_config
 from .settings.profiles import apply_profile
 from .settings.sections import LLMSection, SandboxSection
 from .slurm.doctor_check import cluster_findings
@@ -134,12 +137,22 @@ def _task_cap(settings: SandboxSection, in_cgroup: bool) -> str:
 
 def _models(config: Config) -> list[Check]:
     checks = []
+    local = [stage for stage in STAGE_MODEL_NEEDS if _is_local(config.model_for(stage))]
+    if local:
+        checks.append(_local_model(config, local))
     for stage in STAGE_MODEL_NEEDS:
         spec = config.model_for(stage)
         if spec is None:
             checks.append(
-                Check(f"model ({stage})", False, "none: set LABTUI_MODEL or [models] default")
+                Check(
+                    f"model ({stage})",
+                    False,
+                    "none: set LABTUI_MODEL or [models] default ([models] local = false "
+                    "turned labtui's own model off)",
+                )
             )
+            continue
+        if spec.local is not None:
             continue
         problems = check_model(spec)
         where = f" at {spec.api_base}" if spec.api_base else ""
@@ -148,13 +161,32 @@ def _models(config: Config) -> list[Check]:
     return checks
 
 
+def _is_local(spec: ModelSpec | None) -> bool:
+    return spec is not None and spec.local is not None
+
+
+def _local_model(config: Config, stages: list[str]) -> Check:
+    """labtui's own model, for the stages with no other: where its weights are and whether
+    their checksum was verified, its server's build, and the server (up, or started on demand)."""
+    choice = LocalChoice(config.models.local, config.models.local_idle_min)
+    status = describe_local(choice)
+    which = "every stage" if len(stages) == len(STAGE_MODEL_NEEDS) else ", ".join(stages)
+    detail = f"labtui's own, for {which} (set LABTUI_MODEL to use another): " + "; ".join(
+        status.lines()
+    )
+    return Check("model (local)", status.usable, detail)
+
+
 def _model_answers(config: Config) -> list[Check]:
     """One tiny request to each distinct model the stages use (none when none is configured;
     a model whose setup check failed is not called: that check already says why)."""
     specs: list[ModelSpec] = []
     for stage in STAGE_MODEL_NEEDS:
         spec = config.model_for(stage)
-        if spec is not None and spec not in specs and not check_model(spec):
+        if spec is None or spec in specs:
+            continue
+        usable = not local_problems(spec.local) if spec.local else not check_model(spec)
+        if usable:
             specs.append(spec)
     return [ping_model(spec, config.llm) for spec in specs]
 
@@ -173,12 +205,13 @@ def ping_model(spec: ModelSpec, settings: LLMSection) -> Check:
         update={"retries": 0, "max_tokens": PING_MAX_TOKENS, "json_mode": False}
     )
     model = LLM(spec, quick, Ledger(float("inf"), keep), keep, stage="doctor")
-    where = f" at {spec.api_base}" if spec.api_base else ""
     try:
         answer = model.chat([{"role": "user", "content": PING_PROMPT}], temperature=0.0)
     except LabtuiError as exc:
         fix = f"; fix: {exc.hint}" if exc.hint else ""
         return Check("model answer", False, f"{exc.message}{fix}")  # it names model and server
+    # read after the call: labtui's own model has an address only once its server runs
+    where = f" at {model.spec.api_base}" if model.spec.api_base else ""
     said = " ".join(answer.split())[:40]
     detail = f"{spec.name}{where} answered {said!r}"
     if timings:
@@ -204,7 +237,8 @@ def run_checks(project_dir: Path | None) -> list[Check]:
         _tool("chktex", "LaTeX lint", required=False, install=f"{apt} chktex"),
         Check("gpu", True, describe(), required=False),
     ]
-    config = Config()
+    # no project: labtui's defaults with the environment's LABTUI_<SECTION>__<FIELD> overrides
+    config = config_in_effect({}, Path.cwd() / CONFIG_NAME)
     if project_dir is not None:
         try:
             config = load_config(project_dir)

@@ -165,6 +165,11 @@ class StageContext:
                 f"set LABTUI_MODEL, or [models] default or [models] "
                 f"{model_key(stage)} in labtui.toml",
             )
+        if spec.local is not None:  # labtui's own model: where its server answers now
+            from .llm.local_server import ready_spec  # noqa: PLC0415 -- see the module docstring
+
+            spec = ready_spec(spec, self.say)
+            self.config.use_local_server(spec.api_base)
         return spec
 
     def llm(self, role: str = "") -> LLM:

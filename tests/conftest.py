@@ -59,6 +59,9 @@ def _isolated_env(monkeypatch, tmp_path):
         if name.startswith("LABTUI_") or name.endswith("_API_KEY"):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    # labtui's own model stays off unless a test turns it on (the fixture own_model): with
+    # nothing configured, a command would otherwise build its server and fetch 1.1 GB
+    monkeypatch.setenv("LABTUI_MODELS__LOCAL", "false")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     (tmp_path / "home").mkdir(exist_ok=True)
     # calibrations and cached reviews live in the test's own home, never the researcher's
@@ -68,6 +71,12 @@ def _isolated_env(monkeypatch, tmp_path):
         ("XDG_CONFIG_HOME", "config"),
     ):
         monkeypatch.setenv(name, str(tmp_path / "home" / folder))
+
+
+@pytest.fixture
+def own_model(monkeypatch):
+    """labtui's own local model as a researcher gets it: on whenever nothing is configured."""
+    monkeypatch.delenv("LABTUI_MODELS__LOCAL", raising=False)
 
 
 @pytest.fixture

@@ -343,7 +343,7 @@ def test_the_layer_check_fails_for_a_wrong_layer_or_order(text, layers):
     last = _row_of(text, "`stage_list.py`")
     moved = _without_line(text, last).replace(row, f"{row}\n{last}")
     assert any(
-        "the row for `stage_list.py` (layer 15) comes before the row for `pipeline/`" in problem
+        "the row for `stage_list.py` (layer 16) comes before the row for `pipeline/`" in problem
         for problem in layer_problems(moved, core_parts(), layers)
     )
     unlayered = Layers(layers.name, [[m for m in line if m != "retry"] for line in layers.lines])

@@ -53,6 +53,7 @@ from .screens import (
     ErrorScreen,
     HelpScreen,
     MainScreen,
+    ModelCheck,
     NoModelScreen,
     NoteScreen,
 )
@@ -173,19 +174,26 @@ class LabtuiApp(App[None]):
         self._project = (session.project_name, getattr(session, "cluster", "local"))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="startup", name="model-check")
-    def _check_model(self) -> list[str]:
+    def _check_model(self) -> ModelCheck:
         # model_problems() may import litellm and read provider settings: seconds, not frames.
-        return self.session.model_problems()
+        problems = self.session.model_problems()
+        return ModelCheck(problems, self.session.local_model_offer() if problems else None)
 
-    def _model_checked(self, problems: list[str]) -> None:
-        if problems:
+    def _model_checked(self, check: ModelCheck) -> None:
+        if check.problems:
             self._set_phase("no model")
-            self.push_screen(NoModelScreen(problems))
+            self.push_screen(NoModelScreen(check.problems, check.offer), self._model_set_up)
             return
         self.set_interval(FLUSH_INTERVAL_S, self._flush_bursts, name="flush-bursts")
         self._unsubscribe = self.session.bus.subscribe(self._on_bus_event)
         self._set_phase("running")
         self._pipeline = self._run_pipeline()
+
+    def _model_set_up(self, ready: bool | None) -> None:
+        """The no-model screen set up the local model: check again, and start."""
+        if ready:
+            self._set_phase("checking the model…")
+            self._model_check = self._check_model()
 
     def _startup_failed(self, what: str, error: BaseException | None) -> None:
         """Nothing starts; say what failed and how to fix it."""
@@ -322,8 +330,8 @@ class LabtuiApp(App[None]):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker, state = event.worker, event.state
         if worker is self._model_check:
-            if state == WorkerState.SUCCESS:
-                self._model_checked(list(worker.result or []))
+            if state == WorkerState.SUCCESS and isinstance(worker.result, ModelCheck):
+                self._model_checked(worker.result)
             elif state == WorkerState.ERROR:
                 self._startup_failed("check the model settings", worker.error)
         elif worker is self._pipeline:

@@ -1,7 +1,9 @@
 """How to configure a model: one text shared by the headless CLI and the TUI's no-model screen."""
 
 MODEL_HELP = """\
-labtui needs a language model. Configure one, then run `labtui` again:
+labtui needs a language model. Without one configured, it runs its own on this machine
+(Qwen2.5-Coder-1.5B-Instruct: 1.1 GB, nothing leaves the machine): `labtui model pull` sets it
+up ([models] local = false in labtui.toml turns it off). Or configure one, then run `labtui`:
 
   A hosted model (any litellm model string, with its provider key):
       export LABTUI_MODEL=anthropic/claude-sonnet-4-5

@@ -142,6 +142,9 @@ class RemoteSession:
     def model_problems(self) -> list[str]:
         return list(self._model_problems)
 
+    def local_model_offer(self) -> None:
+        return None  # the engine runs: its model was set up before it started
+
     # -- following the run --------------------------------------------------------------------
 
     def run(self, port: CheckpointPort) -> str:

@@ -10,6 +10,7 @@ from labtui.core.checkpoints import CheckpointPort
 from labtui.core.events import Bus, Event
 
 if TYPE_CHECKING:
+    from labtui.core.local_model.manage import LocalOffer
     from labtui.core.workspace.history import CommitLog
 
 
@@ -37,6 +38,8 @@ class Session(Protocol):
     def stage_models(self) -> dict[str, str]: ...
 
     def model_problems(self) -> list[str]: ...
+
+    def local_model_offer(self) -> LocalOffer | None: ...  # labtui's own model, to set up
 
     def run(self, port: CheckpointPort) -> str: ...
 

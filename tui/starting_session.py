@@ -26,6 +26,7 @@ from labtui.core.workspace.history import CommitLog
 from .remote_session import DETACHED, RemoteSession
 
 if TYPE_CHECKING:
+    from labtui.core.local_model.manage import LocalOffer
     from labtui.core.pipeline.session import Session as ProjectSession
 
 StartEngine = Callable[[Path], object]  # starts the project's engine and waits until it serves
@@ -104,6 +105,9 @@ class StartingSession:
 
     def model_problems(self) -> list[str]:
         return self._local.model_problems()
+
+    def local_model_offer(self) -> LocalOffer | None:
+        return self._local.local_model_offer()
 
     # -- the run ----------------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ from ..errors import ConfigError
 from ..events import AgentChunk, Event, Notice
 from ..llm.failures import model_retry_policy
 from ..llm.litellm_setup import api_key_for, load_litellm, prepare_litellm, register_model
+from ..llm.local_server import ready_spec
 from ..llm.server_idle import abandons_request, note_abandoned, wait_for_abandoned
 from ..llm.streaming import InactivityTimeout, Limits, consume_stream
 from ..settings.config import ModelSpec
@@ -260,6 +261,7 @@ def stream_completions(
     def streamed(
         messages: list[dict[str, Any]], functions: Any, stream: bool, temperature: Any = None
     ) -> tuple[Any, Any]:
+        ready_spec(spec, notice)  # labtui's own model: started again if it stopped since
         wait_for_abandoned(spec.api_base, limits, notice, spec.api_key)
         sent: list[Any] = []
 

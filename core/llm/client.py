@@ -53,6 +53,7 @@ from .failures import (
     rejects_response_format,
 )
 from .litellm_setup import api_key_for, load_litellm, prepare_litellm, register_model, token_price
+from .local_server import Restarts, done_with, ready_spec
 from .response_formats import STRUCTURED_MODES, response_format_for, step_down, structured_mode
 from .server_idle import abandons_request, note_abandoned, wait_for_abandoned
 from .streaming import Interrupted, Limits, StreamResult, consume_stream
@@ -293,9 +294,11 @@ class LLM:
         emitted, so a front end sees the retry notice and then the reply from the start.
         """
         retries = max(0, self.settings.retries)
+        restarts = Restarts()
 
         def once() -> str:
             try:
+                self._ready_server(kwargs, restarts)
                 return self._call_once(messages, kwargs, stream)
             except Exception as exc:
                 if (
@@ -312,6 +315,14 @@ class LLM:
             if not is_api_error(exc):
                 raise
             raise final_error(self.spec, self.stage, exc, retries + 1) from exc
+
+    def _ready_server(self, kwargs: dict[str, Any], restarts: Restarts) -> None:
+        """labtui's own model: its server running (started again if it stopped), and the
+        request sent where it answers now."""
+        if self.spec.local is not None:
+            self.spec = ready_spec(self.spec, self._notice, restarts)
+            kwargs["api_base"] = self.spec.api_base
+            kwargs["api_key"] = api_key_for(self.spec)
 
     def _call_once(
         self, messages: list[dict[str, Any]], kwargs: dict[str, Any], stream: bool
@@ -338,6 +349,8 @@ class LLM:
             if self.spec.api_base and (isinstance(exc, Interrupted) or abandons_request(exc)):
                 note_abandoned(self.spec.api_base)
             raise
+        finally:
+            done_with(self.spec)
         self.emit(AgentMessage(stage=self.stage, role=self.role, text=result.text))
         self._book(messages, result)
         return result.text

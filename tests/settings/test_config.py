@@ -6,7 +6,7 @@ from labtui.core.errors import ConfigError
 from labtui.core.settings.config import Config, load_config, render_config, save_config
 
 
-def test_render_and_load_round_trip(tmp_path):
+def test_render_and_load_round_trip(tmp_path, own_model):
     config = Config()
     config.models.default = "openai/qwen"
     config.models.api_base = "http://127.0.0.1:8000/v1"
@@ -18,7 +18,8 @@ def test_render_and_load_round_trip(tmp_path):
 
 def test_model_per_stage_falls_back_to_default_then_environment(tmp_path, monkeypatch):
     config = Config()
-    assert config.model_for("ideas") is None
+    own = config.model_for("ideas")  # nothing configured: labtui's own local model
+    assert own.local is not None and own.local.source is True and own.api_base == ""
     monkeypatch.setenv("LABTUI_MODEL", "anthropic/claude-x")
     assert config.model_for("ideas").name == "anthropic/claude-x"
     config.models.default = "openai/gpt-4o-mini"
@@ -177,3 +178,28 @@ def test_a_bad_override_names_the_variable(tmp_path, monkeypatch, variable, valu
     with pytest.raises(ConfigError, match=message) as info:
         load_config(tmp_path)
     assert info.value.hint
+
+
+def test_labtuis_own_model_is_the_default_a_configured_one_wins_and_false_turns_it_off(
+    tmp_path, monkeypatch, own_model
+):
+    monkeypatch.delenv("LABTUI_MODEL", raising=False)
+    config = Config()
+    assert config.uses_local_model and config.model_for("review").local.idle_min == 30
+    config.use_local_server("http://127.0.0.1:4321/v1")  # once its server runs
+    assert config.model_for("writeup").api_base == "http://127.0.0.1:4321/v1"
+    assert "local_url" not in render_config(config)  # the port is never written down
+    config.models.review = "anthropic/claude-y"  # one stage configured: the rest stay local
+    assert config.model_for("review").local is None and config.uses_local_model
+    (tmp_path / "labtui.toml").write_text("[models]\nlocal = false\n", encoding="utf-8")
+    assert load_config(tmp_path).model_for("ideas") is None
+    (tmp_path / "labtui.toml").write_text(
+        '[models]\nlocal = "/models/other.gguf"\nlocal_idle_min = 5\n', encoding="utf-8"
+    )
+    choice = load_config(tmp_path).model_for("ideas").local
+    assert choice.source == "/models/other.gguf" and choice.idle_min == 5
+    monkeypatch.setenv("LABTUI_MODELS__LOCAL", "false")
+    assert load_config(tmp_path).model_for("ideas") is None
+    monkeypatch.delenv("LABTUI_MODELS__LOCAL")
+    monkeypatch.setenv("LABTUI_MODEL", "openai/gpt-4o-mini")
+    assert load_config(tmp_path).model_for("ideas").local is None  # a configured model wins

@@ -26,6 +26,7 @@ def test_local_addresses(api_base, local):
 
 def test_a_local_api_base_gets_the_small_model_profile_and_says_which():
     config = Config()
+    config.models.default = "openai/qwen"
     config.models.api_base = "http://127.0.0.1:8080/v1"
     config.review.ensemble = 5  # the researcher's own choice is kept
     changed = apply_profile(config)
@@ -86,3 +87,17 @@ def test_a_review_without_a_project_takes_the_profile_from_a_local_server(monkey
     assert review_settings({"ensemble": 2}).ensemble == 2, "what the command line says stays"
     monkeypatch.setenv("LABTUI_LLM__PROFILE", "hosted")
     assert review_settings({}).ensemble == Config().review.ensemble
+
+
+def test_labtuis_own_model_gets_the_small_model_profile(monkeypatch):
+    monkeypatch.delenv("LABTUI_MODEL", raising=False)
+    monkeypatch.delenv("LABTUI_API_BASE", raising=False)
+    config = Config()
+    config.llm.profile = "auto"
+    changed = apply_profile(config)
+    assert config.paper.writer == "slots" and changed
+    assert profile_notice(config, changed).startswith("labtui's own local model: small-model")
+    hosted = Config()
+    hosted.llm.profile = "auto"
+    hosted.models.local = False
+    assert apply_profile(hosted) == []

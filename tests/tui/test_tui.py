@@ -14,12 +14,15 @@ import pytest
 from support.pilot import settle, wait_for
 from support.tui_scenes import (
     ASKS,
+    LOCAL_NOT_SET_UP,
     META_REVIEW,
     NO_MODEL,
     REVIEWERS,
     Ask,
     FakeSession,
+    ScriptedSetUp,
     ev,
+    local_offer,
     review_details,
     up_to_experiments,
     writeup_in_progress,
@@ -28,7 +31,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, RichLog, Static
 
 from labtui.core.checkpoints import Decision
-from labtui.core.errors import Aborted
+from labtui.core.errors import Aborted, LabtuiError
 from labtui.core.events import ErrorEvent, LogLine, RunFinished
 from labtui.core.machine.metric_lines import metrics_reported
 from labtui.core.review.form import SCORE_RANGES
@@ -577,6 +580,44 @@ def test_no_model_screen_and_the_pipeline_does_not_start() -> None:
     run_app(app, steps)
     assert not session.started.is_set()
     assert app.return_code == 2
+
+
+def test_the_local_model_set_up_from_the_no_model_screen_then_the_pipeline_starts() -> None:
+    set_up = ScriptedSetUp()
+    session = FakeSession(problems=[LOCAL_NOT_SET_UP], offer=local_offer(set_up))
+    app = LabtuiApp(session)
+
+    async def steps(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: isinstance(app.screen, NoModelScreen))
+        offer = str(app.screen.query_one("#no-model-offer", Static).render())
+        assert "Qwen2.5-Coder-1.5B-Instruct" in offer and "1.1 GB" in offer
+        await pilot.press("l")
+        await wait_for(pilot, lambda: len(app.screen.query(".no-model-step")) == 2)
+        await pilot.press("l")  # a second l while it works starts nothing more
+        session._problems = []  # set up: the next check finds the model
+        set_up.release.set()
+        await wait_for(pilot, session.started.is_set)
+
+    run_app(app, steps)
+
+
+def test_a_failed_set_up_is_said_on_the_screen_and_can_be_tried_again() -> None:
+    set_up = ScriptedSetUp(fail=LabtuiError("the disk is full (/cache)", "free 1.2 GB there"))
+    session = FakeSession(problems=[LOCAL_NOT_SET_UP], offer=local_offer(set_up))
+    app = LabtuiApp(session)
+
+    async def steps(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: isinstance(app.screen, NoModelScreen))
+        await pilot.press("l")
+        set_up.release.set()
+        problems = app.screen.query_one("#no-model-problems", Static)
+        await wait_for(pilot, lambda: "disk is full" in str(problems.render()))
+        assert "free 1.2 GB" in str(problems.render())
+        assert app.screen.check_action("set_up_local", ()) is True  # l may try again
+        await pilot.press("q")
+
+    run_app(app, steps)
+    assert not session.started.is_set() and app.return_code == 2
 
 
 def test_a_crash_shows_the_error_dialog() -> None:

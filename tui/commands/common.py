@@ -106,6 +106,25 @@ def say(text: str) -> None:
     print(f"labtui: {text}", file=sys.stderr)
 
 
+def problems_after_local_set_up(session: Session) -> list[str]:
+    """What keeps the models from answering, after labtui's own local model was set up here
+    (its build and download drawn with Rich) where that is what was missing."""
+    problems = session.model_problems()
+    offer = session.local_model_offer() if problems else None
+    if offer is None:
+        return problems
+    say(
+        f"no model configured: setting up labtui's own local model {offer.title} — "
+        + "; ".join(offer.todo)
+        + " (set LABTUI_MODEL to use another; [models] local = false turns this off)"
+    )
+    from ..model_progress import SetUpProgress
+
+    with SetUpProgress() as progress:
+        offer.set_up(progress)
+    return session.model_problems()
+
+
 def say_model_problems(problems: list[str]) -> int:
     """Each problem with the model settings, then how to set a model: EXIT_USAGE."""
     for problem in problems:
@@ -167,7 +186,10 @@ def start_engine(
 
     session = Session.open(root)
     try:
-        problems = session.model_problems()
+        if app_on_no_model:
+            problems = session.model_problems()
+        else:
+            problems = problems_after_local_set_up(session)
     finally:
         session.journal.close()
     if problems and app_on_no_model:

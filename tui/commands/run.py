@@ -20,6 +20,7 @@ from .common import (
     add_project_dir,
     add_run_options,
     finished_exit,
+    problems_after_local_set_up,
     project_dir,
     say,
     say_model_problems,
@@ -114,7 +115,7 @@ def _run_headless(session: Any, auto: bool) -> int:
 
     from ..headless import HeadlessPrinter, TerminalCheckpointPort
 
-    problems = session.model_problems()
+    problems = problems_after_local_set_up(session)
     if problems:
         return say_model_problems(problems)
     if not auto and not sys.stdin.isatty():

@@ -9,7 +9,7 @@ from .error import ErrorScreen
 from .help import HelpScreen, KeyGroups
 from .idea_picker import IdeaPickerScreen
 from .main import MainScreen
-from .no_model import EXIT_NO_MODEL, NoModelScreen
+from .no_model import EXIT_NO_MODEL, ModelCheck, NoModelScreen
 from .note import NoteScreen
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "IdeaPickerScreen",
     "KeyGroups",
     "MainScreen",
+    "ModelCheck",
     "NoModelScreen",
     "NoteScreen",
 ]
