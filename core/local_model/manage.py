@@ -43,6 +43,8 @@ class LocalModel:
     python: Path | None
     """The server's interpreter, once its virtual environment is built."""
     dirs: CacheDirs
+    sha256: str = ""
+    """The weights' SHA-256 as verified (the catalog's) or recorded (a file named); ''."""
 
     @property
     def ready(self) -> bool:
@@ -80,14 +82,18 @@ def local_model(choice: LocalChoice, dirs: CacheDirs | None = None) -> LocalMode
                 f"[models] local names {path}, which is not a file",
                 'give the path of a GGUF model file, "hub" or "wheels", or write local = true',
             )
-        return LocalModel(named_facts(path), path, f"the file {path}", python, dirs)
+        record = verified_record(path)
+        sha256 = record.sha256 if record is not None else ""
+        return LocalModel(named_facts(path), path, f"the file {path}", python, dirs, sha256)
     chosen = chosen_file(dirs) if source is True else None
     if chosen is not None:  # `labtui model use PATH`; a file gone or changed is not served
         weights = present(DEFAULT_MODEL, dirs)
-        return LocalModel(chosen.facts, weights, f"the file {chosen.path}", python, dirs)
+        where = f"the file {chosen.path}"
+        return LocalModel(chosen.facts, weights, where, python, dirs, chosen.record.sha256)
     weights = cached(DEFAULT_MODEL, dirs)
     origin = f"in {dirs.models}" if weights is not None else _FROM[_source(choice)]
-    return LocalModel(DEFAULT_MODEL, weights, origin, python, dirs)
+    sha256 = DEFAULT_MODEL.sha256 if weights is not None else ""
+    return LocalModel(DEFAULT_MODEL, weights, origin, python, dirs, sha256)
 
 
 def problems(choice: LocalChoice, dirs: CacheDirs | None = None) -> list[str]:
@@ -209,7 +215,8 @@ class LocalStatus:
     def lines(self) -> list[str]:
         if self.problem:
             return [self.problem]
-        checksum = f"SHA-256 {self.sha256[:12]}… verified" if self.sha256 else "not fetched"
+        checked = "verified" if self.sha256 == DEFAULT_MODEL.sha256 else "recorded"
+        checksum = f"SHA-256 {self.sha256[:12]}… {checked}" if self.sha256 else "no checksum yet"
         weights = f"{self.weights} ({checksum})" if self.weights else f"not fetched ({self.origin})"
         built = self.server_python or "not built (labtui model pull builds it)"
         if self.server is not None:
@@ -244,11 +251,10 @@ def describe(choice: LocalChoice, dirs: CacheDirs | None = None) -> LocalStatus:
     except LabtuiError as exc:
         title = DEFAULT_MODEL.title
         return LocalStatus(title, "", "", "", "", None, choice.idle_min, problem=str(exc))
-    record = verified_record(model.weights) if model.weights is not None else None
     return LocalStatus(
         title=model.facts.title,
         weights=str(model.weights or ""),
-        sha256=record.sha256 if record is not None else "",
+        sha256=model.sha256 if model.weights is not None else "",
         origin=model.origin,
         server_python=str(model.python or ""),
         server=server_status(model.facts, model.dirs),
