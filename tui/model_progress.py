@@ -23,9 +23,12 @@ if TYPE_CHECKING:
 
 
 class SetUpProgress:
-    """A ``ProgressSink`` drawn with Rich on stderr; use it as a context manager."""
+    """A ``ProgressSink`` drawn with Rich on stderr; use it as a context manager. Where stderr is
+    no terminal (a log file), a line a step and a quarter of its bytes instead of bars."""
 
     def __init__(self, console: Console | None = None) -> None:
+        self._console = console or Console(stderr=True)
+        self._said: dict[str, int] = {}  # step -> the quarters of it said (log files)
         self._bars = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -33,7 +36,7 @@ class SetUpProgress:
             TimeRemainingColumn(),
             TimeElapsedColumn(),
             TextColumn("[dim]{task.fields[detail]}"),
-            console=console or Console(stderr=True),
+            console=self._console,
         )
         self._tasks: dict[str, TaskID] = {}
 
@@ -50,6 +53,9 @@ class SetUpProgress:
         self._bars.stop()
 
     def __call__(self, step: Step) -> None:
+        if not self._console.is_terminal:
+            self._log(step)
+            return
         detail = step.detail[-60:]
         task = self._tasks.get(step.step)
         if task is None:
@@ -62,6 +68,14 @@ class SetUpProgress:
         self._bars.update(task, completed=completed, detail=detail, size=size)
         if step.total is not None and step.done >= step.total:
             self._bars.update(task, completed=step.total)
+
+    def _log(self, step: Step) -> None:
+        quarter = int((step.fraction or 0.0) * 4)
+        if self._said.get(step.step, -1) >= quarter:
+            return
+        self._said[step.step] = quarter
+        words = sized(step) or step.detail[:100]
+        print(f"labtui: {step.step}{': ' if words else ''}{words}", file=self._console.file)
 
 
 def sized(step: Step) -> str:

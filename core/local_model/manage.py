@@ -151,6 +151,12 @@ def serve(
     )
 
 
+def running(choice: LocalChoice, dirs: CacheDirs | None = None) -> ServerInfo | None:
+    """The server of ``choice``'s model when one runs; starts nothing."""
+    model = local_model(choice, dirs)
+    return server_status(model.facts, model.dirs)
+
+
 def stop(choice: LocalChoice, dirs: CacheDirs | None = None) -> bool:
     model = local_model(choice, dirs)
     return stop_server(model.facts, model.dirs)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import shlex
 import shutil
 import subprocess
@@ -176,7 +177,7 @@ def run_step(
     started = time.monotonic()
     try:
         while True:
-            sink(Progress(step, time.monotonic() - started, None, "s", tail[-1] if tail else ""))
+            sink(Progress(step, time.monotonic() - started, None, "s", _detail(tail)))
             try:
                 process.wait(timeout=TICK_S)
                 break
@@ -186,12 +187,26 @@ def run_step(
         if process.poll() is None:  # interrupted: no compiler left running on its own
             kill_group(process)
     copier.join(timeout=5.0)
-    sink(Progress(step, time.monotonic() - started, None, "s", tail[-1] if tail else ""))
+    sink(Progress(step, time.monotonic() - started, None, "s", _detail(tail)))
     if process.returncode != 0:
         raise LabtuiError(
             f"{step} failed (exit code {process.returncode}): {' | '.join(tail) or 'no output'}",
             _failure_hint(step, log.name),
         )
+
+
+# ninja's progress at the start of a line of the build: "[57/193] /usr/bin/g++ …"
+_NINJA_STEP = re.compile(r"^\[(\d+)/(\d+)\]")
+
+
+def _detail(tail: deque[str]) -> str:
+    """What the build is doing, short: the compiler's count of files where it gives one (a
+    compiler's command line is a screenful), else pip's latest line."""
+    if not tail:
+        return ""
+    if step := _NINJA_STEP.match(tail[-1]):
+        return f"compiling llama.cpp: {step[1]} of {step[2]} files"
+    return tail[-1][:100]
 
 
 def _copy_lines(process: subprocess.Popen[bytes], log: IO[str], tail: deque[str]) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support.own_model import STANDIN, kill_ours, our_processes, stand_in_server
 from support.waiting import wait_until
 
 from labtui.core.errors import LabtuiError
@@ -41,7 +42,6 @@ from labtui.core.local_model.server_state import (
 from labtui.core.local_model.supervisor import IdleWatch
 from labtui.core.machine.host_limits import usable_cpus
 
-STANDIN = Path(__file__).resolve().parents[1] / "support" / "standin_llama"
 FACTS = dataclasses.replace(QWEN_CODER_15B, id="standin-model", memory_mb=1)
 NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
@@ -82,35 +82,13 @@ class Rig:
         Path(f"{self.weights}.standin.json").write_text(json.dumps(behaviour))
 
 
-def our_processes(root: Path) -> list[int]:
-    """Live processes whose command line names the test's folder: supervisors, servers, racers."""
-    needle = str(root).encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            if needle in (entry / "cmdline").read_bytes() and process_start(int(entry.name)):
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
 @pytest.fixture
 def rig(tmp_path, monkeypatch):
-    monkeypatch.setenv(
-        "PYTHONPATH", os.pathsep.join(filter(None, [str(STANDIN), os.environ.get("PYTHONPATH")]))
-    )
+    stand_in_server(monkeypatch)
     weights = tmp_path / "weights.gguf"
     weights.write_bytes(b"GGUF stand-in weights")
     yield Rig(FACTS, CacheDirs(tmp_path / "cache"), weights, tmp_path)
-    for pid in our_processes(tmp_path):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    wait_until(lambda: not our_processes(tmp_path), "every process the test started to end")
+    kill_ours(tmp_path)
 
 
 def ask(
