@@ -21,8 +21,6 @@ def project(folder):
     return folder
 
 
-
-
 @pytest.fixture
 def own(tmp_path, monkeypatch):
     model = set_up_own_model(tmp_path, monkeypatch)
