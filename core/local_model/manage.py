@@ -96,6 +96,14 @@ def local_model(choice: LocalChoice, dirs: CacheDirs | None = None) -> LocalMode
     return LocalModel(DEFAULT_MODEL, weights, origin, python, dirs, sha256)
 
 
+def local_model_title(choice: LocalChoice, dirs: CacheDirs | None = None) -> str:
+    """ "Qwen2.5-Coder-1.5B-Instruct (local)": the model's name as a status bar shows it."""
+    try:
+        return f"{local_model(choice, dirs).facts.title} (local)"
+    except LabtuiError:
+        return "local model"
+
+
 def problems(choice: LocalChoice, dirs: CacheDirs | None = None) -> list[str]:
     """Why the local model cannot answer yet ([] when it can be started)."""
     try:

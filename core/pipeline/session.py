@@ -41,7 +41,7 @@ from ..journal import JOURNAL_NAME, Journal, PipelineState, read_events, replay
 from ..llm.budget import Ledger
 from ..llm.litellm_setup import check_model
 from ..llm.streaming import Interrupt, Interrupted, interruptible
-from ..local_model.manage import LocalOffer
+from ..local_model.manage import LocalOffer, local_model_title
 from ..local_model.manage import offer as local_offer
 from ..local_model.manage import problems as local_model_problems
 from ..settings.profiles import apply_profile, profile_notice
@@ -130,7 +130,10 @@ class Session:
         names: dict[str, str] = {}
         for stage in STAGES:
             spec = self.config.model_for(stage)
-            names[stage] = spec.name if spec is not None else ""
+            if spec is not None and spec.local is not None:
+                names[stage] = local_model_title(spec.local)
+            else:
+                names[stage] = spec.name if spec is not None else ""
         return names
 
     def context_for(
