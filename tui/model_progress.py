@@ -31,7 +31,7 @@ class SetUpProgress:
         self._said: dict[str, int] = {}  # step -> the quarters of it said (log files)
         self._bars = Progress(
             TextColumn("{task.description}"),
-            BarColumn(),
+            BarColumn(bar_width=24),
             TextColumn("{task.fields[size]}"),
             TimeRemainingColumn(),
             TimeElapsedColumn(),
@@ -56,7 +56,10 @@ class SetUpProgress:
         if not self._console.is_terminal:
             self._log(step)
             return
-        detail = step.detail[-60:]
+        if step.total is None and not step.done and step.step not in self._tasks:
+            self._said_once(step)  # a step with no length (a source skipped): a line, not a bar
+            return
+        detail = step.detail[:48]
         task = self._tasks.get(step.step)
         if task is None:
             # a step that cannot say how far it is (the build) gets a pulsing bar, no bytes
@@ -68,6 +71,11 @@ class SetUpProgress:
         self._bars.update(task, completed=completed, detail=detail, size=size)
         if step.total is not None and step.done >= step.total:
             self._bars.update(task, completed=step.total)
+
+    def _said_once(self, step: Step) -> None:
+        if step.step not in self._said:
+            self._said[step.step] = 0
+            self._bars.console.print(f"{step.step}: {step.detail}" if step.detail else step.step)
 
     def _log(self, step: Step) -> None:
         quarter = int((step.fraction or 0.0) * 4)

@@ -18,6 +18,7 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any
 
+from ..local_model.server_launch import N_CTX as SERVED_CONTEXT
 from ..settings.config import ModelSpec
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; litellm is imported lazily
@@ -122,7 +123,8 @@ def register_model(spec: ModelSpec) -> None:
         return  # check_model reports the unroutable name; nothing litellm could price
     entry = {
         "max_tokens": LOCAL_MAX_OUTPUT_TOKENS,
-        "max_input_tokens": LOCAL_CONTEXT_WINDOW,
+        # labtui's own server has the context it was started with; other servers an assumed one
+        "max_input_tokens": SERVED_CONTEXT if spec.local is not None else LOCAL_CONTEXT_WINDOW,
         "max_output_tokens": LOCAL_MAX_OUTPUT_TOKENS,
         "input_cost_per_token": spec.input_usd_per_mtok / 1e6,
         "output_cost_per_token": spec.output_usd_per_mtok / 1e6,
