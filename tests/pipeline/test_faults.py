@@ -57,6 +57,7 @@ def isolate(env: pytest.MonkeyPatch, home: Path) -> None:
         if name.startswith("LABTUI_") or name.endswith("_API_KEY"):
             env.delenv(name)
     env.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    env.setenv("LABTUI_MODELS__LOCAL", "false")
     home.mkdir(parents=True, exist_ok=True)
     env.setenv("HOME", str(home))
 
