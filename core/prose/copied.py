@@ -49,6 +49,17 @@ _INSTRUCTION = re.compile(
     re.I,
 )
 
+# A chat assistant talking to the person who asked, not a paper to its reader: the 1.5B model's
+# whole conclusion slot and the last sentence of its abstract read "I apologize for
+# misunderstanding your instructions." (moons, 2026-12-07).
+_CHAT = re.compile(
+    r"\bI\s+(?:apologi[sz]e|am\s+sorry|'m\s+sorry|hope\s+this|understand\s+(?:that|your))\b"
+    r"|\b(?:your|the\s+user'?s)\s+(?:instructions?|request|question|prompt)\b"
+    r"|\bas\s+an\s+AI\b|\blet\s+me\s+know\b"
+    r"|^(?:sure|certainly|of\s+course)\b[,!]|^here\s+(?:is|are)\s+(?:the|a|an|your)\b",
+    re.I,
+)
+
 Shingles = frozenset[tuple[str, ...]]
 
 
@@ -146,19 +157,27 @@ def _copied(text: str, start: int, end: int) -> Defect:
 
 def instructions(text: str, limit: int = 3) -> list[Defect]:
     """The sentences that give an instruction instead of reporting ("The experiment should
-    compare…", "The reader should look for…", "You must…"), at most ``limit``."""
+    compare…", "The reader should look for…", "You must…"), or that a chat assistant says to
+    the person who asked ("I apologize for misunderstanding your instructions."), at most
+    ``limit``."""
     found: list[Defect] = []
     for at, piece in sentences_at(text):
-        if _INSTRUCTION.search(piece.strip()) and len(found) < limit:
-            quoted = clipped(piece)
-            found.append(
-                Defect(
-                    COPIED,
-                    at,
-                    quoted,
-                    f"“{quoted}” is an instruction (from a prompt or a plan), not a report of "
-                    "this work.",
-                    "Report what was done and found, in the past or present tense.",
-                )
+        if len(found) >= limit:
+            break
+        quoted = clipped(piece)
+        if _INSTRUCTION.search(piece.strip()):
+            why = "is an instruction (from a prompt or a plan), not a report of this work"
+        elif _CHAT.search(piece.strip()):
+            why = "is a chat assistant speaking to the person who asked, not the paper"
+        else:
+            continue
+        found.append(
+            Defect(
+                COPIED,
+                at,
+                quoted,
+                f"“{quoted}” {why}.",
+                "Report what was done and found, in the past or present tense.",
             )
+        )
     return found

@@ -255,7 +255,8 @@ class _Layout:
         said, floats = [], []
         for name, description in self.facts.figures.items():
             caption = latex_escaped(caption_of(description))
-            shown = caption[:1].lower() + caption[1:] if caption[:2].istitle() else caption
+            shown = _SAYS_WHAT_IT_SHOWS.sub("", caption)  # "Figure 1 shows this figure plots …"
+            shown = shown[:1].lower() + shown[1:] if shown[:2].istitle() else shown
             label = figure_label(name)
             said.append(f"Figure~\\ref{{{label}}} shows {shown.rstrip('.')}")
             floats.append(
@@ -320,6 +321,14 @@ def _counted(count: int, noun: str) -> str:
 
 def _overall_text(result: RunResults) -> str:
     return overall(list(result.primary)).text
+
+
+# A caption that begins by saying it shows something, which the sentence pointing at it says.
+_SAYS_WHAT_IT_SHOWS = re.compile(
+    r"^(?:this|the)\s+(?:figure|plot|graph|chart|panel)\s+"
+    r"(?:plots|shows|displays|depicts|illustrates|presents)\s+",
+    re.I,
+)
 
 
 def caption_of(description: str) -> str:

@@ -75,6 +75,18 @@ def test_instructions_left_in_the_text_are_not_a_report():
     assert instructions("The purpose of this paper is to measure width.") == []
 
 
+def test_a_chat_assistant_talking_to_who_asked_is_not_the_paper():
+    # Recorded (moons, 2026-12-07, labtui's own model): the whole conclusion, and the abstract's
+    # last sentence, were "I apologize for misunderstanding your instructions."
+    [apology] = instructions(
+        "Dropout changed nothing. I apologize for misunderstanding your instructions."
+    )
+    assert apology.quoted.startswith("I apologize") and "chat assistant" in apology.problem
+    assert instructions("Here is the revised conclusion with the numbers.")
+    assert instructions("Dropout left the test accuracy at 0.9367 against 0.9367.") == []
+    assert instructions("Certainly the gain is small; we thank the reviewers.") == []
+
+
 def test_a_promise_where_finished_work_is_reported():
     # Recorded (moons b8): the whole Method was "The experiment will be performed as follows".
     [promise] = promises("The experiment will be performed as follows: 1. Compare …")
