@@ -6,7 +6,6 @@ chosen (``use PATH``). One model and server per machine, shared by every project
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from .common import EXIT_FAILED, EXIT_OK, TYPE_CHECKING, Subparsers
@@ -59,6 +58,8 @@ def _choice(directory: Path, source: str | None) -> LocalChoice:
 
 
 def cmd_status(choice: LocalChoice, *, as_json: bool) -> int:
+    import json
+
     from labtui.core.local_model.manage import describe
 
     facts = describe(choice)
