@@ -176,8 +176,7 @@ class LabtuiApp(App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="startup", name="model-check")
     def _check_model(self) -> ModelCheck:
         # model_problems() may import litellm and read provider settings: seconds, not frames.
-        problems = self.session.model_problems()
-        return ModelCheck(problems, self.session.local_model_offer() if problems else None)
+        return ModelCheck.of(self.session)
 
     def _model_checked(self, check: ModelCheck) -> None:
         if check.problems:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from labtui.core.errors import LabtuiError
+from ..errors import LabtuiError
 
 _ROOM_HINT = (
     "free some space there, or point XDG_CACHE_HOME at a disk with room "
@@ -75,15 +75,6 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
     with removed_unless_done(temporary, 4096, f"the record {path.name}"):
         temporary.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         os.replace(temporary, path)
-
-
-def read_json(path: Path) -> dict[str, Any] | None:
-    """A record written by ``write_json``; None when it is missing or not a JSON object."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def _size(count: int) -> str:

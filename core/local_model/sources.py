@@ -18,8 +18,9 @@ from typing import Any, Literal
 
 from labtui.core.errors import LabtuiError
 
+from ..workspace.json_records import read_json
 from .catalog import CacheDirs, ModelFacts
-from .disk import read_json, write_json
+from .disk import write_json
 from .gguf import read_gguf_header
 from .hub import HUB, from_hub
 from .placement import SourceUnavailable

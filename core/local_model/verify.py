@@ -15,8 +15,9 @@ from typing import Any
 
 from labtui.core.errors import LabtuiError
 
+from ..workspace.json_records import read_json
 from .catalog import ModelFacts
-from .disk import read_json, write_json
+from .disk import write_json
 from .gguf import NAME_KEY, read_gguf_header
 from .progress import Progress, ProgressSink, no_progress
 

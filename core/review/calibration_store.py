@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LabtuiError
+from ..workspace.json_records import read_json, write_json
 
 FORMAT = 1
 # Settings that change what the reviewer answers; the rest (the budget, improvement rounds run
@@ -155,25 +156,6 @@ def _measured(record: dict[str, Any], metrics: dict[str, Any]) -> str:
 
 def _number(value: Any) -> str:
     return "n/a" if value is None else f"{value:.2f}"
-
-
-def read_json(path: Path) -> dict[str, Any] | None:
-    """A JSON object written by ``write_json``; None when there is none to read."""
-    # a file another labtui is writing, or one a person broke, means "not known"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def write_json(path: Path, record: dict[str, Any]) -> None:
-    """Write ``record`` whole or not at all (a reader never sees half a file); OSError when
-    the folder cannot be written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".part")
-    partial.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    partial.replace(path)
 
 
 def _write(path: Path, record: dict[str, Any]) -> None:

@@ -20,7 +20,6 @@ import os
 import sys
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
@@ -29,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from ..errors import ConfigError
 from ..stage_list import STAGE_MODEL_NEEDS, model_key
 from . import CONFIG_NAME
+from .model_spec import LOCAL_MODEL_NAME, LocalChoice, ModelSpec
 from .sections import (
     AutonomySection,
     BudgetSection,
@@ -50,9 +50,6 @@ from .sections import (
 )
 
 ENV_PREFIX = "LABTUI_"
-# The name litellm routes labtui's own model by: an OpenAI-compatible server that serves one
-# model and answers any name with it (llama-cpp-python's does).
-LOCAL_MODEL_NAME = "openai/local"
 
 
 class Config(BaseModel):
@@ -126,37 +123,6 @@ class Config(BaseModel):
     def use_local_server(self, url: str) -> None:
         """Its server runs at ``url`` (kept in memory only: the port may differ next time)."""
         self._local_url = url
-
-
-@dataclass(frozen=True)
-class LocalChoice:
-    """How labtui's own model is to be run ([models] local and local_idle_min)."""
-
-    source: bool | str
-    """True: labtui's choice; a path: that GGUF file; "hub" or "wheels": where from."""
-    idle_min: float = 30.0
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    name: str
-    api_base: str = ""
-    api_key_env: str = "LABTUI_API_KEY"
-    input_usd_per_mtok: float = 0.0
-    output_usd_per_mtok: float = 0.0
-    local: LocalChoice | None = None
-    """Set for labtui's own model (core/local_model): a managed server, started on demand."""
-
-    @property
-    def api_key(self) -> str | None:
-        if self.local is not None:
-            return "none"  # the managed server checks no key; litellm's openai/ wants one
-        return os.environ.get(self.api_key_env) or None
-
-    @property
-    def is_local(self) -> bool:
-        """An OpenAI-compatible server we were pointed at: priced at zero, no provider key."""
-        return bool(self.api_base)
 
 
 SECTIONS: dict[str, type[BaseModel]] = {

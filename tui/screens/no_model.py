@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from labtui.core.local_model.manage import LocalOffer
     from labtui.core.local_model.progress import Progress
 
+    from ..session import Session
+
 EXIT_NO_MODEL = 2
 
 
@@ -34,6 +36,11 @@ class ModelCheck:
 
     problems: list[str]
     offer: "LocalOffer | None" = None
+
+    @classmethod
+    def of(cls, session: "Session") -> "ModelCheck":
+        problems = session.model_problems()
+        return cls(problems, session.local_model_offer() if problems else None)
 
 
 class NoModelScreen(Screen[bool]):
