@@ -39,7 +39,7 @@ from .server_state import SUPERVISOR_GRACE_S, ServerFiles, ServerState, read_sta
 from .supervisor import supervisor_argv
 
 HOST = "127.0.0.1"
-N_CTX = 16384  # labtui's prompts with aider's whole-file edits need it (README: 2.1 GB with it)
+N_CTX = 16384  # labtui's prompts with aider's whole-file edits need it (catalog.py: its memory)
 PORT_TAKEN = "address already in use"  # uvicorn's (and the stand-in's) words when bind fails
 PORT_ATTEMPTS = 3  # the chosen port may be taken before the server binds it (after the load)
 READY_POLL_S = 0.05

