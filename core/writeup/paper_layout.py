@@ -150,16 +150,22 @@ class _Layout:
         if not any(slots):
             self.facts_only.append(part)
 
+    def _idea_title(self) -> str:
+        """The idea's first sentence: its title. The rest is the plan's wording, imperatives
+        ("Set HIDDEN_UNITS = 8 … Compare …") that a paper must not repeat as its own."""
+        return latex_escaped(self.facts.idea.split(". ")[0].strip().rstrip("."))
+
     def title(self) -> str:
-        said = self.words.said(self.words.frame, "title")
-        return said or latex_escaped(self.facts.idea.split(". ")[0].rstrip("."))
+        return self.words.said(self.words.frame, "title") or self._idea_title()
 
     def abstract(self) -> str:
         self._missing("abstract", self.problem, self.idea)
+        idea = self._idea_title()
+        asked = idea if idea.endswith(("?", "!")) else f"{idea}."
         opening = (
             [_first(self.problem), _first(self.idea)]
             if self.problem or self.idea
-            else [f"This paper reports experiments on an idea: {latex_escaped(self.facts.idea)}"]
+            else [f"This paper reports experiments on an idea: {asked}"]
         )
         found = self.findings or [self._baseline_only()]
         return " ".join(s for s in [*opening, *found, _first(self.conclusion_words)] if s)
