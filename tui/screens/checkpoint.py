@@ -140,7 +140,10 @@ class CheckpointScreen(ModalScreen[Decision]):
         ),
     ]
 
-    revising: reactive[bool] = reactive(False, bindings=True)
+    # Not watched at mount: the screen can be torn down (the app closing) before its children
+    # exist, and the state at mount is the stylesheet's (note hidden) with the body focused.
+    revising: reactive[bool] = reactive(False, bindings=True, init=False)
+    AUTO_FOCUS = "#checkpoint-body"
 
     def __init__(
         self,
