@@ -9,8 +9,10 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, create_model
 
+from ..source.setting_edit import Editable
 from .checks import Prose, Text, answer_error, needs_items, states
 from .record import Record
+from .setting_answers import chosen, settings_field
 
 # -- the plan (core.stages.plan) ------------------------------------------------------------------
 
@@ -22,6 +24,24 @@ from .record import Record
 # drops minLength beside a pattern; the validator keeps it.
 NO_VALUES = r'^([^0-9"\\]|[A-Za-z_][0-9]+){%d,}$'
 _VALUE = re.compile(r"(?<![A-Za-z_0-9])[-+]?[0-9][0-9.,eE%-]*")
+
+
+# A value cut out of a sentence to keep it free of numbers leaves a hole: "When n_features is
+# increased to  metrics are lower" (the 1.5B model, held-out plan). Asked again, not kept.
+_CUT = re.compile(r"\b(?:to|from|by|than|of|at)(?: {2,}|\s*[,.;:)]|\s*$)|\s(?:=|->)\s")
+
+
+@states(unstated=("no word left without its value: a grammar cannot see a missing number",))
+def _whole_sentences(text: str) -> str:
+    found = _CUT.search(text)
+    if found:
+        start = max(0, found.start() - 30)
+        raise answer_error(
+            "cut_sentence",
+            f"reads as if a value was cut out ({text[start : found.end() + 15].strip()!r}): "
+            "say the comparison in words only (e.g. 'the wider network against the baseline')",
+        )
+    return text
 
 
 @states("pattern")
@@ -45,7 +65,10 @@ def WithoutValues(text: Any, min_chars: int) -> Any:
     llama.cpp drops minLength: a one-word "predict" came back, 2 of 2)."""
     pattern = NO_VALUES % min_chars
     return Annotated[
-        text, AfterValidator(_no_values), Field(json_schema_extra={"pattern": pattern})
+        text,
+        AfterValidator(_no_values),
+        AfterValidator(_whole_sentences),
+        Field(json_schema_extra={"pattern": pattern}),
     ]
 
 
@@ -58,6 +81,9 @@ class MetricExpectation(Record):
 
 class PlannedRunRecord(Record):
     change: Prose(2, "what this run changes in experiment.py")
+    # {name: value}: the settings the run changes, applied by code (core/runs/setting_changes.py);
+    # in a model's plan a list of the code's settings (plan_answer), in plan.json a table
+    settings: dict[str, Any] = Field(default_factory=dict)
     metrics: list[MetricExpectation] = Field(min_length=1, max_length=8)
     measure: WithoutValues(
         Prose(3, "the comparison that answers the question, in words, without values"), 12
@@ -75,8 +101,9 @@ class PlannedRunEdit(PlannedRunRecord):
 class Plan(Record):
     model_config = ConfigDict(title="plan")
     shape: ClassVar[str] = (
-        '{"runs": [{"change": <what the run changes>, "metrics": [{"metric": <a baseline '
-        'metric>, "expect": "higher" | "lower"}], "measure": <the comparison, no values>}, ...]}'
+        '{"runs": [{"change": <what the run changes>, "settings": [{"name": <a setting of the '
+        'code>, "value": <its new value>}], "metrics": [{"metric": <a baseline metric>, '
+        '"expect": "higher" | "lower"}], "measure": <the comparison, no values>}, ...]}'
     )
 
     runs: Annotated[list[PlannedRunRecord], AfterValidator(needs_items(1, "a planned run"))] = (
@@ -95,21 +122,26 @@ class PlanEdit(Record):
     )
 
 
-def plan_answer(metrics: tuple[str, ...], max_runs: int) -> type[Plan]:
+def plan_answer(
+    metrics: tuple[str, ...], max_runs: int, settings: tuple[Editable, ...] = ()
+) -> type[Plan]:
     """The plan a model may give for this baseline: its metrics are the only names, at most
-    ``max_runs`` runs (both in the schema, so a constrained server keeps to them)."""
-    if not metrics:
+    ``max_runs`` runs, and the settings it changes are the code's, with values of their types
+    (all in the schema, so a constrained server keeps to them)."""
+    if not metrics and not settings:
         return Plan
-    expectation = create_model(
-        "MetricExpectation",
-        __base__=MetricExpectation,
-        metric=(Literal[metrics], Field(description="a metric the baseline reports")),
-    )
-    run = create_model(
-        "PlannedRunRecord",
-        __base__=PlannedRunRecord,
-        metrics=(list[expectation], Field(min_length=1, max_length=len(metrics))),
-    )
+    fields: dict[str, Any] = {}
+    if metrics:
+        expectation = create_model(
+            "MetricExpectation",
+            __base__=MetricExpectation,
+            metric=(Literal[metrics], Field(description="a metric the baseline reports")),
+        )
+        fields["metrics"] = (list[expectation], Field(min_length=1, max_length=len(metrics)))
+    offered = settings_field(list(settings), required=False)
+    if offered is not None:
+        fields["settings"] = offered
+    run = create_model("PlannedRunRecord", __base__=PlannedRunRecord, **fields)
     return create_model(
         "Plan",
         __base__=Plan,
@@ -155,12 +187,14 @@ def _one_line(value: str) -> str:
 
 
 class Proposal(Record):
-    """One change a hill-climb or a tree search tries next; whether it is new is checked
-    against the ledger by the caller."""
+    """One change a hill-climb or a tree search tries next: settings of the code with new values
+    (made by labtui) or, with none, a change to the code in words (made by the coder); whether
+    it is new is checked against the ledger by the caller."""
 
     model_config = ConfigDict(title="proposal")
     shape: ClassVar[str] = (
-        '{"description": <the change in one line>, "change": <exactly what to change and why>}'
+        '{"description": <the change in one line>, "settings": [{"name": <a setting of the '
+        'code>, "value": <its new value>}], "change": <exactly what to change and why>}'
     )
 
     description: Annotated[
@@ -168,7 +202,24 @@ class Proposal(Record):
         AfterValidator(_one_line),
         Field(json_schema_extra={"maxLength": DESCRIPTION_CHARS}),
     ]
+    # {name: value}; in a model's answer a list of the code's settings (proposal_answer)
+    settings: dict[str, Any] = Field(default_factory=dict)
     change: Prose(6, "exactly what to change in the code, and why it should help")
+
+    @property
+    def chosen_settings(self) -> dict[str, Any]:
+        """The settings it sets, {name: value} ({} for a change to the code in words)."""
+        given: Any = self.settings
+        return dict(given) if isinstance(given, dict) else chosen(given)
+
+
+def proposal_answer(settings: tuple[Editable, ...], *, code_changes: bool = True) -> type[Proposal]:
+    """The proposal a model may give: the code's settings (those a search may change) as an
+    enum with typed values; without ``code_changes``, at least one setting and nothing else."""
+    offered = settings_field(list(settings), required=not code_changes)
+    if offered is None:
+        return Proposal
+    return create_model("Proposal", __base__=Proposal, settings=offered)
 
 
 # -- figure descriptions (core.stages.plots) ------------------------------------------------------

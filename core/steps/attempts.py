@@ -27,7 +27,7 @@ from ..workspace.notebook import append_failure
 from ..workspace.run_folder import finished_runs, recorded_commit
 
 if TYPE_CHECKING:
-    from ..coding.coder import Coder, EditResult
+    from ..coding.coder import CodeEditor, EditResult
     from ..stage_context import StageContext
     from ..workspace.project import CommitInfo, Project
 
@@ -68,8 +68,9 @@ class Ran(NamedTuple):
 
 @dataclass(frozen=True)
 class HandEdit:
-    """The researcher's own edit of experiment.py, run as a planned run: shaped like the
-    coder's EditResult where the notebook and the checkpoints read it."""
+    """An edit no coder made, run as a planned run: the researcher's own edit of the code, or
+    the settings labtui set itself (core/steps/settings_runs.py); shaped like the coder's
+    EditResult where the notebook and the checkpoints read it."""
 
     commit: CommitInfo
     reply: str = ""
@@ -119,7 +120,7 @@ def _run_commits(root: Path) -> dict[str, str]:
 
 def attempt_run(
     ctx: StageContext,
-    coder: Coder,
+    coder: CodeEditor,
     run_id: str,
     prompt: str,
     *,

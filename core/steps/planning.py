@@ -11,14 +11,16 @@ from typing import Any
 
 from ..answers.examples import example_strings
 from ..answers.experiment_answers import plan_answer
+from ..answers.setting_answers import offered
 from ..errors import StageFailed, UnusableAnswer
-from ..runs.planned_settings import changes_nothing
+from ..runs.setting_changes import project_settings, settings_table
 from ..settings.contract import code_text
 from ..stage_context import StageContext
 from ..workspace.artifacts import IDEAS, PLAN, PlannedRun, parse_plan, save_plan
 from ..workspace.ideas import Idea, load_archive
 from ..workspace.stage_results import IdeasResult, NoveltyResult
 from .attempts import code_files, code_now
+from .plan_checks import checked_plan
 
 
 def chosen_idea(ctx: StageContext) -> Idea:
@@ -59,7 +61,9 @@ def propose_plan(ctx: StageContext, idea: Idea, baseline: dict[str, Any]) -> lis
     root = ctx.project.root
     max_runs = max(1, ctx.config.limits.max_runs)
     metrics = baseline_metrics(baseline)
-    code = code_now(ctx.project, code_files(ctx.project))
+    files = code_files(ctx.project)
+    code = code_now(ctx.project, files)
+    settings = offered(project_settings(root, files))
     prompt = ctx.prompt(
         "plan",
         title=idea.title,
@@ -68,13 +72,19 @@ def propose_plan(ctx: StageContext, idea: Idea, baseline: dict[str, Any]) -> lis
         metrics=", ".join(metrics) or "the metrics the baseline reports",
         code=code_text(root, ctx.config.experiment),
         max_runs=max_runs,
+        settings=settings_table(settings),
         notes=ctx.notes_block(),
     )
+
+    def parse(data: Any) -> list[PlannedRun]:
+        runs = parse_plan(data, max_runs, metrics, settings=tuple(settings))
+        return checked_plan(runs, code, settings, idea.hypothesis)
+
     try:
         runs = ctx.llm(role="planner").ask_json(
             [{"role": "user", "content": prompt}],
-            lambda data: _changing(parse_plan(data, max_runs, metrics), code),
-            schema=plan_answer(metrics, max_runs),
+            parse,
+            schema=plan_answer(metrics, max_runs, tuple(settings)),
             # The baseline's numbers and the code are material; the format example is the plan's.
             examples=example_strings([{"role": "user", "content": prompt}], besides=baseline),
         )
@@ -89,19 +99,6 @@ def propose_plan(ctx: StageContext, idea: Idea, baseline: dict[str, Any]) -> lis
     ctx.tell("planner", plan_markdown(runs))
     save_plan(root, idea.name, runs)
     ctx.commit(f"plan: {len(runs)} run(s) for {idea.name}", [PLAN])
-    return runs
-
-
-def _changing(runs: list[PlannedRun], code: dict[str, str | None]) -> list[PlannedRun]:
-    """The runs, when each changes something; ValueError names a run whose settings all
-    keep the baseline's values."""
-    for number, run in enumerate(runs, 1):
-        same = changes_nothing(run.change, code)
-        if same:
-            raise ValueError(
-                f"run {number} ({run.change!r}) changes nothing: {same}; plan a value the "
-                "baseline does not have"
-            )
     return runs
 
 

@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any, TypedDict, cast
 
 from ..answers.experiment_answers import Plan, PlanEdit, plan_answer
+from ..answers.setting_answers import chosen
 from ..answers.validation import validate
 from ..errors import StageFailed
+from ..source.setting_edit import Editable
 
 IDEAS = "ideas.json"  # the idea archive (core/workspace/ideas.py)
 LITERATURE = "literature.json"  # the literature review's papers and summary
@@ -50,21 +52,36 @@ class PlannedRun:
     measure: str  # the comparison that answers the question, in words (no values)
     # metric -> the direction the change should move it ("higher" / "lower"), never a value
     expect: dict[str, str] = field(default_factory=dict)
+    # setting -> its value in this run: applied by code, no model asked (core/runs/setting_changes)
+    settings: dict[str, Any] = field(default_factory=dict)
 
 
 def parse_plan(
-    data: Any, max_runs: int, metrics: tuple[str, ...] = (), *, edited: bool = False
+    data: Any,
+    max_runs: int,
+    metrics: tuple[str, ...] = (),
+    *,
+    edited: bool = False,
+    settings: tuple[Editable, ...] = (),
 ) -> list[PlannedRun]:
     """Validated runs from the model's JSON (or the researcher's plan.json, ``edited``: metrics
     optional, numbers allowed); ValueError says what is wrong. ``metrics``: the baseline's, the
-    only names a model's run may be judged by (when known)."""
+    only names a model's run may be judged by (when known); ``settings``: the code's, the only
+    ones a model's run may change (their values are checked where the run applies them)."""
     runs = data.get("runs") if isinstance(data, dict) else None
     if isinstance(runs, list) and len(runs) > max_runs:  # said first: it changes the whole plan
         raise ValueError(f"the plan has {len(runs)} runs; at most {max_runs} are allowed")
-    record: type[Plan] | type[PlanEdit] = PlanEdit if edited else plan_answer(metrics, max_runs)
+    record: type[Plan] | type[PlanEdit] = (
+        PlanEdit if edited else plan_answer(metrics, max_runs, settings)
+    )
     plan: Plan | PlanEdit = validate(record, data)
     return [
-        PlannedRun(run.change, run.measure, {m.metric: m.expect for m in run.metrics})
+        PlannedRun(
+            run.change,
+            run.measure,
+            {m.metric: m.expect for m in run.metrics},
+            run.settings if isinstance(run.settings, dict) else chosen(run.settings),
+        )
         for run in plan.runs
     ]
 
@@ -104,6 +121,7 @@ def plan_record(runs: list[PlannedRun]) -> list[dict[str, Any]]:
     return [
         {
             "change": run.change,
+            **({"settings": run.settings} if run.settings else {}),
             "metrics": [{"metric": m, "expect": e} for m, e in run.expect.items()],
             "measure": run.measure,
         }

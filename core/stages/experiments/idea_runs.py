@@ -27,7 +27,8 @@ from ...steps.attempts import (
     run_in_project,
 )
 from ...steps.lanes import IdeaRuns
-from ...workspace.artifacts import NOTES
+from ...steps.settings_runs import settings_run
+from ...workspace.artifacts import NOTES, PlannedRun
 from ...workspace.notebook import (
     append_analysis,
     append_run,
@@ -58,7 +59,7 @@ def run_idea(
     root = ctx.project.root
     start_notebook(root, idea.title, idea.experiment, baseline)
     ctx.commit("notebook: start notes.md", [NOTES])
-    coder = ctx.coder()
+    coder = ctx.code_editor()
     first = _next_run_number(root)
     good = GoodCode(ctx.project.head(), "run_0")
     previous = f"The baseline (run_0) results are:\n{json.dumps(baseline, indent=1)}"
@@ -75,8 +76,7 @@ def run_idea(
             previous=previous,
             notes=ctx.notes_block(),
         )
-        change = step.change if step is not None else ""
-        outcome = _run_until_decided(ctx, coder, run_id, prompt, index, good, change)
+        outcome = _run_until_decided(ctx, coder, run_id, prompt, index, good, step)
         if not outcome.ok:
             abandoned[run_id] = outcome.problem
             continue
@@ -121,13 +121,19 @@ def _run_until_decided(
     prompt: str,
     index: int,
     good: GoodCode,
-    change: str = "",
+    step: PlannedRun | None = None,
 ) -> Attempted:
     """One planned run's attempts; when they all fail, the run is abandoned and (in co-pilot
     mode) the researcher decides: retry with a note, edit the code and run that, skip to
-    the next planned run, or abort. ``--auto`` and parallel ideas skip."""
+    the next planned run, or abort. ``--auto`` and parallel ideas skip. A run that only
+    changes settings is made by code, not asked of the coder (a revision note asks the coder)."""
+    by_code = step is not None and bool(step.settings)
     while True:
-        outcome = attempt_run(ctx, coder, run_id, prompt, index=index, change=change)
+        if by_code and step is not None:
+            outcome = settings_run(ctx, run_id, step.settings, index=index)
+        else:
+            change = step.change if step is not None else ""
+            outcome = attempt_run(ctx, coder, run_id, prompt, index=index, change=change)
         if outcome.ok:
             return outcome
         abandon_run(ctx, run_id, outcome, good.commit, good.run_id)
@@ -143,6 +149,7 @@ def _run_until_decided(
             ctx.prompt("experiment_fix", run_id=run_id, problem=outcome.problem, stderr="")
             + ctx.notes_block()
         )
+        by_code = False
 
 
 def _decide_after_failure(
