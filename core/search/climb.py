@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UnusableAnswer
+from ..runs.setting_changes import settings_table
 from ..settings.contract import code_text
 from ..stage_context import StageContext
 from ..workspace.artifacts import NOTES
@@ -34,7 +35,6 @@ from .ledger import CRASH, DISCARD, KEEP, Final, SearchLedger, Step
 from .seeds import measure_noise, seed_values
 from .shared import (
     checkpoint_due,
-    find_target,
     hours_used,
     idle_in_a_row,
     ledger_lines,
@@ -43,18 +43,26 @@ from .shared import (
     plan_directions,
     propose,
     result_step,
+    search_settings,
     step_clock,
     unproposed,
 )
+from .target import find_target
 from .worktrees import diff_between, keep_abandoned_tip, keep_results, open_checkout, reset_checkout
 
 if TYPE_CHECKING:
     from ..answers.experiment_answers import Proposal
-    from ..coding.coder import Coder
+    from ..coding.coder import CodeEditor
+    from ..source.setting_edit import Editable
     from ..steps.attempts import Attempted
     from ..workspace.ideas import Idea
 
 STRATEGY = "climb"
+SETTINGS_OR_CODE = (
+    'either new values for settings above (in "settings"; labtui sets them) or, with "settings" '
+    'empty, a change to the code in "change"'
+)
+SETTINGS_ONLY = 'new values for settings above, in "settings" (labtui sets them)'
 
 
 def run_climb(ctx: StageContext, idea: Idea, baseline: dict[str, Any]) -> SearchOutcome:
@@ -93,7 +101,7 @@ class Climb:
         self.best_tip = best_tip
         kept = [s.value for s in steps if s.status == KEEP and s.value is not None]
         self.best = kept[-1] if kept else frame.noise.values[0]
-        self.coder: Coder | None = None
+        self.coder: CodeEditor | None = None
 
     def go(self) -> str:
         """Attempts until a limit or the researcher ends the climb; the reason it ended."""
@@ -122,7 +130,14 @@ class Climb:
         """One attempt, from the proposal to its line in the ledger, committed and told."""
         with step_clock(self.ctx) as clock:
             try:
-                proposal = propose(self.work, self._proposal_prompt(), self.steps)
+                settings = search_settings(self.work, self.section)  # the best code's values
+                proposal = propose(
+                    self.work,
+                    self._proposal_prompt(settings),
+                    self.steps,
+                    settings,
+                    code_changes=self.section.code_changes,
+                )
             except UnusableAnswer as exc:
                 step, diff = unproposed(number, self.best_tip, exc, CRASH), ""
             else:
@@ -150,7 +165,7 @@ class Climb:
         """The proposal made by aider and run (with fixes), judged: the step and its diff."""
         work = self.work
         if self.coder is None:
-            self.coder = work.coder()
+            self.coder = work.code_editor()
         attempted = make_change(
             work,
             self.coder,
@@ -161,6 +176,7 @@ class Climb:
             target=self.target,
             attempts=1 + self.section.fix_attempts,
             earlier=self.steps,
+            settings=proposal.chosen_settings,
         )
         step = result_step(
             work,
@@ -206,7 +222,7 @@ class Climb:
             )
             self.best, self.best_tip = step.value or self.best, step.tip
 
-    def _proposal_prompt(self) -> str:
+    def _proposal_prompt(self, settings: list[Editable]) -> str:
         work, target = self.work, self.target
         return work.prompt(
             "climb_propose",
@@ -218,6 +234,8 @@ class Climb:
             best=f"{self.best:.6g}",
             threshold=f"{self.frame.noise.threshold:.4g}",
             code=code_text(work.project.root, work.config.experiment),
+            settings=settings_table(settings),
+            what=SETTINGS_OR_CODE if self.section.code_changes else SETTINGS_ONLY,
             ledger=ledger_lines(self.steps, target),
             directions=plan_directions(self.ctx, "try them, one at a time"),
             notes=work.notes_block(),

@@ -19,7 +19,8 @@ from ..workspace.project import Project
 from ..workspace.run_folder import run_name
 from ..workspace.stage_results import ExperimentsResult, SearchSummary
 from .ledger import Final, Noise, SearchLedger, Step
-from .shared import Target, note_step, search_markdown
+from .shared import note_step, search_markdown
+from .target import Target
 from .worktrees import bring_home, diff_between
 
 if TYPE_CHECKING:

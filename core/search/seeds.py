@@ -19,7 +19,7 @@ from ..slurm.jobs import JobArray
 from ..workspace.project import Project
 from ..workspace.run_folder import RunFolderError, has_results, read_final_info
 from .ledger import Noise, SearchLedger, copy_run_record
-from .shared import Target
+from .target import Target
 from .worktrees import drop_run_folder
 
 if TYPE_CHECKING:

@@ -1,7 +1,6 @@
 """What a hill-climb (core/search/climb.py) and a tree search (core/search/tree.py) share.
 
-- **The target**: the one metric they improve (``[climb]``/``[tree] metric``) and which way is
-  better, checked against the baseline's numbers before anything runs.
+- **The target**: the one metric they improve (core/search/target.py).
 - **A step**: a proposal asked of the model (``propose``; a model that never gives a usable one
   ends the search), made by aider and run with fix attempts (core/steps/attempts.py), timed and
   metered (``StepClock``), recorded as a ledger's Step (``result_step``) and, on the path to the
@@ -24,104 +23,30 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..answers.examples import example_strings
-from ..answers.experiment_answers import Proposal
+from ..answers.experiment_answers import Proposal, proposal_answer
+from ..answers.setting_answers import offered
 from ..answers.validation import validate
 from ..errors import ConfigError, UnusableAnswer
 from ..runs.effect_text import effects_markdown
-from ..runs.effects import UNKNOWN, direction_of, effects_of_runs, metric_directions
+from ..runs.effects import effects_of_runs, metric_directions
+from ..runs.setting_changes import planned_changes, project_settings
 from ..settings.contract import RunTerms
+from ..source.setting_edit import Editable
 from ..steps.attempts import Attempted, attempt_run, code_digest, code_files, code_now
+from ..steps.settings_runs import settings_run
 from ..workspace.artifacts import NOTES, load_plan
 from ..workspace.notebook import append_run, code_change, own_words
 from ..workspace.project import Project
-from ..workspace.run_folder import FinalInfo, run_name
-from .ledger import Final, Noise, SearchLedger, Step, finite
+from ..workspace.run_folder import run_name
+from .ledger import Final, Noise, SearchLedger, Step
+from .target import Target
 
 if TYPE_CHECKING:
-    from ..coding.coder import Coder
+    from ..coding.coder import CodeEditor
     from ..llm.budget import Meter
     from ..runs.runner import RunResult
     from ..settings.sections import SearchSection
     from ..stage_context import StageContext
-
-HIGHER, LOWER = "higher", "lower"
-
-
-# -- the target -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Target:
-    """The metric a search improves: ``dataset``'s mean ``name``, better ``direction``."""
-
-    dataset: str
-    name: str
-    direction: str
-
-    @property
-    def key(self) -> str:
-        return f"{self.dataset}.{self.name}"
-
-    def value(self, means: dict[str, Any]) -> float | None:
-        """The metric in a run's means ({dataset: {metric: value}}); None when it is absent."""
-        entry = means.get(self.dataset)
-        return finite(entry.get(self.name)) if isinstance(entry, dict) else None
-
-    def stderr(self, final_info: FinalInfo | None) -> float | None:
-        """The standard error the run reported of the metric's mean over its seeds (The AI
-        Scientist's "stderrs": "<metric>_stderr" beside "<metric>_mean"); None without one."""
-        entry = final_info.datasets.get(self.dataset) if final_info is not None else None
-        if entry is None:
-            return None
-        return finite(entry.stderrs.get(f"{self.name.removesuffix('_mean')}_stderr"))
-
-    def gain(self, value: float, over: float) -> float:
-        """How much better ``value`` is than ``over`` (negative: worse)."""
-        return value - over if self.direction == HIGHER else over - value
-
-    def best_of(self, values: list[float]) -> float:
-        return max(values) if self.direction == HIGHER else min(values)
-
-
-def find_target(
-    section: SearchSection, strategy: str, baseline: dict[str, Any], root: Path
-) -> Target:
-    """The metric ``[<strategy>] metric`` names among the baseline's means (or, when it names
-    none, the first the project declares), with its direction; a ConfigError names the field
-    and lists what the baseline reports."""
-    reported = [
-        (d, m) for d, values in baseline.items() for m in values if finite(values[m]) is not None
-    ]
-    listing = ", ".join(f"{d}.{m}" for d, m in reported) or "nothing"
-    declared = metric_directions(root)
-    if section.metric:
-        found = [(d, m) for d, m in reported if section.metric in (m, f"{d}.{m}")]
-        if len(found) != 1:
-            why = "names no mean of" if not found else "is ambiguous in"
-            raise ConfigError(
-                f"labtui.toml: [{strategy}] metric = {section.metric!r} {why} the baseline's "
-                f"final_info.json (run_0 reports {listing})",
-                f'write [{strategy}] metric = "<one of those>"',
-            )
-    else:
-        found = [
-            (d, m) for d, m in reported if m in declared or m.removesuffix("_mean") in declared
-        ]
-        found = found or reported
-        if not found:
-            raise ConfigError(
-                f"labtui.toml: [{strategy}] metric is empty and run_0 reports no number",
-                f'make the baseline report its metric, then write [{strategy}] metric = "<name>"',
-            )
-    dataset, name = found[0]
-    direction = section.direction or direction_of(name, declared)
-    if direction == UNKNOWN:
-        raise ConfigError(
-            f"labtui.toml: [{strategy}] direction is empty and labtui cannot tell whether a "
-            f"larger {name} is better",
-            f'write [{strategy}] direction = "higher" (or "lower")',
-        )
-    return Target(dataset, name, direction)
 
 
 # -- checkouts ---------------------------------------------------------------------------------
@@ -152,26 +77,57 @@ def step_clock(ctx: StageContext) -> Iterator[StepClock]:
         yield StepClock(time.monotonic(), meter)
 
 
-def propose(ctx: StageContext, prompt: str, earlier: list[Step]) -> Proposal:
-    """The model's next change: one line for the ledger and what to do;
-    a description the ledger already has is refused and asked again."""
+def search_settings(ctx: StageContext, section: SearchSection) -> list[Editable]:
+    """The settings a search's proposals may change: the code's (``[<strategy>] settings``
+    picks some); a name there the code does not state is a ConfigError listing what it has."""
+    found = offered(project_settings(ctx.project.root, code_files(ctx.project)))
+    if not section.settings:
+        return found
+    names = {setting.name: setting for setting in found}
+    unknown = [name for name in section.settings if name not in names]
+    if unknown:
+        raise ConfigError(
+            f"labtui.toml: [{ctx.config.experiment.strategy}] settings names {', '.join(unknown)}, "
+            f"which {', '.join(code_files(ctx.project))} does not state",
+            "name settings of the code: " + (", ".join(names) or "(it states none)"),
+        )
+    return [names[name] for name in section.settings]
+
+
+def propose(
+    ctx: StageContext,
+    prompt: str,
+    earlier: list[Step],
+    settings: list[Editable] | None = None,
+    *,
+    code_changes: bool = True,
+) -> Proposal:
+    """The model's next change: one line for the ledger, and settings of the code with new
+    values (``settings``: those it may name) or what to do to the code; a description the
+    ledger already has, or settings the code already has, is refused and asked again."""
     tried = {" ".join(step.description.lower().split()): step for step in earlier}
+    record = proposal_answer(tuple(settings or ()), code_changes=code_changes)
 
     def parse(data: Any) -> Proposal:
-        proposal = validate(Proposal, data)
+        proposal = validate(record, data)
         same = tried.get(proposal.description.lower())
         if same is not None:
             raise ValueError(
                 f"step {same.step} already tried {proposal.description!r} ({same.status}); "
                 "propose a different change"
             )
+        wanted = proposal.chosen_settings
+        if wanted and not planned_changes(settings or [], wanted):
+            held = ", ".join(f"{name} = {value!r}" for name, value in wanted.items())
+            raise ValueError(f"the code already has {held}; propose a value it does not have")
         return proposal
 
     messages = [{"role": "user", "content": prompt}]
     proposal = ctx.llm(role="searcher").ask_json(
-        messages, parse, schema=Proposal, examples=example_strings(messages)
+        messages, parse, schema=record, examples=example_strings(messages)
     )
-    ctx.tell("searcher", f"{proposal.description}\n\n{proposal.change}")
+    said = ", ".join(f"{n} = {v!r}" for n, v in proposal.chosen_settings.items())
+    ctx.tell("searcher", f"{proposal.description}\n\n{said or proposal.change}")
     return proposal
 
 
@@ -220,7 +176,7 @@ def idle_in_a_row(steps: list[Step]) -> str:
 
 def make_change(
     work: StageContext,
-    coder: Coder,
+    coder: CodeEditor,
     number: int,
     change: str,
     step_text: str,
@@ -229,10 +185,12 @@ def make_change(
     target: Target,
     attempts: int,
     earlier: list[Step],
+    settings: dict[str, Any] | None = None,
 ) -> Attempted:
     """aider's edit of ``change`` in ``work``'s checkout and its run ``run_<number>`` under the
     budget, with up to ``attempts`` tries (fixes of a crash, or of a run that reports no
-    metric); code that an ``earlier`` step already ran is not run again."""
+    metric); code that an ``earlier`` step already ran is not run again. ``settings``: the
+    proposal sets these and nothing else, so labtui makes it (one run, no model call)."""
     run_id = run_name(number)
 
     def reports_the_metric(result: RunResult) -> str:
@@ -240,6 +198,17 @@ def make_change(
             return ""
         return f"{run_id} ran but reports no {target.key} (its means: {json.dumps(result.means)[:300]})"
 
+    if settings:
+        return settings_run(
+            work,
+            run_id,
+            settings,
+            index=number,
+            terms=RunTerms(section.run_budget_s),
+            overrun_s=section.overrun_s,
+            known=known_code(earlier),
+            accept=reports_the_metric,
+        )
     return attempt_run(
         work,
         coder,

@@ -22,6 +22,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UnusableAnswer
+from ..runs.setting_changes import settings_table
 from ..settings.contract import code_text
 from ..stage_context import StageContext
 from ..workspace.notebook import start_notebook
@@ -31,9 +32,7 @@ from .frame import SearchFrame, SearchOutcome
 from .ledger import BUGGY, OK, Final, Noise, SearchLedger, Step
 from .seeds import measure_noise, seed_values
 from .shared import (
-    Target,
     checkpoint_due,
-    find_target,
     hours_used,
     idle_in_a_row,
     ledger_lines,
@@ -41,9 +40,11 @@ from .shared import (
     plan_directions,
     propose,
     result_step,
+    search_settings,
     step_clock,
     unproposed,
 )
+from .target import Target, find_target
 from .tree_rules import DRAFT, IMPROVE, Choice, best_finalist, choose, said, tree_markdown
 from .worktrees import (
     diff_between,
@@ -56,7 +57,8 @@ from .worktrees import (
 
 if TYPE_CHECKING:
     from ..answers.experiment_answers import Proposal
-    from ..coding.coder import Coder
+    from ..coding.coder import CodeEditor
+    from ..source.setting_edit import Editable
     from ..workspace.ideas import Idea
 
 STRATEGY = "tree"
@@ -89,7 +91,7 @@ class Worker:
     ) -> None:
         self.checkout: Project = open_worker(ctx.project, f"tree-{idea}-w{number}", start)
         self.work = ctx.in_checkout(self.checkout, stop, pauses=False)
-        self.coder: Coder | None = None
+        self.coder: CodeEditor | None = None
 
 
 class Tree:
@@ -175,8 +177,18 @@ class Tree:
         with step_clock(self.ctx) as clock:
             switch_checkout(worker.checkout, f"{self.prefix}/node-{choice.number}", base)
             try:
-                prompt = self._proposal_prompt(worker.work, choice)
-                proposal = propose(worker.work, prompt, list(choice.seen))
+                # an improvement may be settings of the node's code (labtui sets them); a draft
+                # or a fix is code
+                improving = choice.action == IMPROVE and parent is not None
+                settings = search_settings(worker.work, self.section) if improving else []
+                prompt = self._proposal_prompt(worker.work, choice, settings)
+                proposal = propose(
+                    worker.work,
+                    prompt,
+                    list(choice.seen),
+                    settings,
+                    code_changes=self.section.code_changes or not improving,
+                )
             except UnusableAnswer as exc:
                 node, diff = unproposed(choice.number, base, exc, BUGGY), ""
             else:
@@ -197,7 +209,7 @@ class Tree:
         work, checkout, section, target = worker.work, worker.checkout, self.section, self.target
         run_id = run_name(choice.number)
         if worker.coder is None:
-            worker.coder = work.coder()
+            worker.coder = work.code_editor()
         attempted = make_change(
             work,
             worker.coder,
@@ -208,6 +220,7 @@ class Tree:
             target=target,
             attempts=1,
             earlier=list(choice.seen),
+            settings=proposal.chosen_settings,
         )
         node = result_step(
             work,
@@ -246,7 +259,7 @@ class Tree:
         known = [*values, node.value] if node.value is not None else values
         self.frame.tell(node, self.target.best_of(known) if known else None)
 
-    def _proposal_prompt(self, work: StageContext, choice: Choice) -> str:
+    def _proposal_prompt(self, work: StageContext, choice: Choice, settings: list[Editable]) -> str:
         parent, section = choice.parent, self.section
         shared = {
             "title": self.idea.title,
@@ -271,6 +284,7 @@ class Tree:
                 direction=self.target.direction,
                 node=parent.step,
                 value=f"{self.target.key} {parent.value:.6g}",
+                settings=settings_table(settings),
                 ledger=ledger_lines(list(choice.seen), self.target),
                 **shared,
             )

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .ledger import BUGGY, OK, Step
-from .shared import Target
+from .target import Target
 
 if TYPE_CHECKING:
     from ..settings.sections import TreeSection

@@ -165,6 +165,12 @@ class SearchSection(Section):
     checkpoint_every: Count = 0
     """A checkpoint every this many attempts or nodes (0: only at the end); --auto never
     pauses."""
+    settings: list[str] = []  # noqa: RUF012 (pydantic copies it per section)
+    """The settings of the code a proposal may change (labtui sets them itself, no edit), e.g.
+    ["LEARNING_RATE", "HIDDEN_UNITS"]; empty: every setting the code states."""
+    code_changes: bool = True
+    """Whether a proposal may change the code itself (made by the coder); false: settings
+    only, each attempt made by labtui in milliseconds."""
 
 
 class ClimbSection(SearchSection):

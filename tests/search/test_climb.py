@@ -28,7 +28,7 @@ from labtui.core.events import SearchEnded, SearchStarted, SearchStep
 from labtui.core.provenance.numbers import trace
 from labtui.core.provenance.record import run_sources
 from labtui.core.search.ledger import SearchLedger
-from labtui.core.search.shared import find_target
+from labtui.core.search.target import find_target
 from labtui.core.settings.sections import ClimbSection
 from labtui.core.stages import experiments as experiments_stage
 from labtui.core.workspace.run_folder import FinalInfo
@@ -278,7 +278,7 @@ def test_tied_repeats_of_a_coarse_metric_take_the_noise_from_the_runs_own_standa
     0.001), so the spread of the repeats was 0, yet each run reported a standard error."""
     from labtui.core.search.ledger import Noise
     from labtui.core.search.seeds import noise_said
-    from labtui.core.search.shared import Target
+    from labtui.core.search.target import Target
 
     target = Target("moons", "test_accuracy_mean", "higher")
     final_info = {"moons": {"means": {}, "stderrs": {"test_accuracy_stderr": 0.0021}}}

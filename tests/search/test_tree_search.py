@@ -21,7 +21,7 @@ from support.search_script import (
 
 from labtui.core.events import SearchEnded, SearchStep
 from labtui.core.search.ledger import Step
-from labtui.core.search.shared import Target
+from labtui.core.search.target import Target
 from labtui.core.search.tree_rules import Choice, choose
 from labtui.core.settings.sections import TreeSection
 from labtui.core.stages import experiments as experiments_stage

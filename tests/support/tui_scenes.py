@@ -58,7 +58,8 @@ from labtui.core.review.form import SCORE_RANGES, parse_review
 from labtui.core.review.record import ReviewRecord
 from labtui.core.review.reviewer import ReviewPanel, reviewer_facts
 from labtui.core.search.ledger import Step, ledger_folder
-from labtui.core.search.shared import Target, ledger_lines
+from labtui.core.search.shared import ledger_lines
+from labtui.core.search.target import Target
 from labtui.core.settings.sections import ReviewSection
 from labtui.core.stage_list import STAGES
 from labtui.core.stages.experiments.run_text import diff_block
