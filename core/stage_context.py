@@ -28,11 +28,12 @@ from .workspace.project import CommitInfo, Project
 from .workspace.stage_results import StageResult
 
 if TYPE_CHECKING:
-    from .coding.coder import Coder
+    from .coding.coder import CodeEditor, Coder
     from .llm.budget import Ledger
     from .llm.client import LLM
 
 R = TypeVar("R", bound=StageResult)
+FUNCTION_EDITS = "function"  # [models] edit_format: labtui's own, not aider's
 
 
 @dataclass
@@ -190,16 +191,30 @@ class StageContext:
         review's improvement rounds revise the paper with the writer's model)."""
         from .coding.coder import Coder  # noqa: PLC0415 -- see the module docstring
 
+        edit_format = self.config.models.edit_format
         return Coder(
             self.project,
             self.model(model_of or self.stage),
             emit=self.emit,
             stage=self.stage,
             ledger=self.services.ledger,
-            edit_format=self.config.models.edit_format,
+            edit_format="whole" if edit_format == FUNCTION_EDITS else edit_format,
             max_tokens=self.config.llm.max_tokens,
             notes=self._researcher_notes,
         )
+
+    def code_editor(self) -> CodeEditor:
+        """The coder of the experiment's code: with ``[models] edit_format = "function"`` a
+        change is asked as the functions it replaces (core/coding/function_coder.py), aider
+        writing whole files as the last resort; else aider's coder."""
+        if self.config.models.edit_format != FUNCTION_EDITS:
+            return self.coder()
+        from .coding.function_coder import FunctionCoder  # noqa: PLC0415
+
+        return FunctionCoder(
+            self.project, self.llm("coder"), emit=self.emit, stage=self.stage,
+            fallback=self.coder,
+        )  # fmt: skip
 
     def literature(self):  # -> core.literature.arxiv.Literature: arXiv, cached in the project
         from .literature.arxiv import Literature  # noqa: PLC0415 -- see the module docstring

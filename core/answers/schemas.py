@@ -6,7 +6,8 @@ alone and is not listed.
 
 from pydantic import BaseModel
 
-from .experiment_answers import FigureDescriptions, Plan, PlanEdit, RunAnalysis
+from .code_answers import FunctionEdits
+from .experiment_answers import FigureDescriptions, Plan, PlanEdit, Proposal, RunAnalysis
 from .idea_answers import IdeaProposal, IdeaProposals, IdeaRecord, IdeaReflection, NoveltyStep
 from .literature_answers import LiteratureStep
 from .review_answers import ReviewForm, ReviewReflection
@@ -33,6 +34,8 @@ RECORDS: tuple[type[BaseModel], ...] = (
     Plan,
     PlanEdit,
     RunAnalysis,
+    Proposal,
+    FunctionEdits,
     FigureDescriptions,
     CitationProposal,
     CitationSelection,

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..checkpoints import ResearcherNotes
 from ..errors import LabtuiError
@@ -61,6 +61,22 @@ class EditResult:
     def explanation(self) -> str:
         """The reply without its edit blocks: what the coder said it changed and why."""
         return explanation_of(self.reply)
+
+
+class CodeEditor(Protocol):
+    """What a step asks of its coder: an edit of ``files`` for ``prompt``, verified and
+    committed (aider's :class:`Coder`, or core/coding/function_coder.py's)."""
+
+    def edit(
+        self,
+        files: list[str],
+        prompt: str,
+        *,
+        commit_message: str,
+        read_only: list[str] | None = None,
+        retries: int = 1,
+        policy: EditPolicy | None = None,
+    ) -> EditResult: ...
 
 
 # -- the bridge --------------------------------------------------------------------------------
