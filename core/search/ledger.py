@@ -121,7 +121,7 @@ class Noise:
 
     @property
     def threshold(self) -> float:
-        return self.sigmas * self.std
+        return self.sigmas * math.sqrt(2) * self.std
 
     def to_dict(self) -> dict[str, Any]:
         return {

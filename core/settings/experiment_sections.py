@@ -158,7 +158,8 @@ class SearchSection(Section):
     search: their spread with run_0 is the run-to-run noise."""
     noise_sigmas: Number = 2.0
     """A change counts as better only when it beats the best by more than this many standard
-    deviations of that noise."""
+    deviations of the difference of two runs (√2 times that noise): with 2, an attempt that
+    changes nothing is kept by chance about once in 400."""
     seeds: Count = 3
     """Runs of the best code with other seeds at the end: the result the paper reports is
     their mean and spread (0: the best single run)."""

@@ -78,7 +78,7 @@ def test_a_climb_keeps_two_improvements_discards_worse_and_noise_and_fixes_a_cra
     assert [s.value for s in steps] == pytest.approx([0.6, 0.55, 0.7, 0.65, 0.705])
     assert "within the noise" in steps[4].problem
     started = next(e for e in session.events if isinstance(e, SearchStarted))
-    assert started.metric == "toy.score" and started.noise == pytest.approx(0.008)
+    assert started.metric == "toy.score" and started.noise == pytest.approx(0.008 * 2**0.5)
     ended = next(e for e in session.events if isinstance(e, SearchEnded))
     assert ended.best_step == 3 and ended.seed_mean == pytest.approx(0.7)
 
@@ -286,7 +286,7 @@ def test_tied_repeats_of_a_coarse_metric_take_the_noise_from_the_runs_own_standa
     assert target.stderr(FinalInfo.of_means({"moons": {}})) is None
     tied = Noise([0.936667, 0.936667], 2.0, stderrs=[0.0021, 0.0025])
     assert tied.spread == 0 and tied.std == pytest.approx(0.0023)
-    assert tied.threshold == pytest.approx(0.0046)
+    assert tied.threshold == pytest.approx(2 * 2**0.5 * 0.0023), "a difference of two runs"
     assert "the noise is the runs' own standard error instead, 0.0023" in noise_said(target, tied)
     silent = Noise([0.5, 0.5, 0.5], 2.0)
     assert silent.threshold == 0
