@@ -152,16 +152,21 @@ def main() -> None:
     parser.add_argument("--formats", default="function")
     parser.add_argument("--out", default="")
     args = parser.parse_args()
-    os.environ.update(LABTUI_MODEL=args.model, LABTUI_API_BASE=args.url)
-    os.environ.setdefault("LABTUI_API_KEY", "none")
     out = Path(args.out or tempfile.mkdtemp(prefix="edit-formats-"))
     out.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for template in args.templates.split(","):
-        for edit_format in args.formats.split(","):
-            row = try_format(template, edit_format, out, sys.executable)
-            rows.append(row)
-            print(json.dumps(row), flush=True)
+    sys.path.insert(0, str(ROOT / "tests" / "bench"))
+    from recording_proxy import Recorder, RecordingProxy, StageTracker
+
+    tracker = StageTracker(out / "no-journal.jsonl")
+    with RecordingProxy(args.url, Recorder(out / "exchanges.jsonl"), tracker) as proxy:
+        os.environ.update(LABTUI_MODEL=args.model, LABTUI_API_BASE=proxy.base_url)
+        os.environ.setdefault("LABTUI_API_KEY", "none")
+        rows = []
+        for template in args.templates.split(","):
+            for edit_format in args.formats.split(","):
+                row = try_format(template, edit_format, out, sys.executable)
+                rows.append(row)
+                print(json.dumps(row), flush=True)
     (out / "rows.json").write_text(json.dumps(rows, indent=1))
     print(f"\n{out}")
 

@@ -46,7 +46,7 @@ import sys
 import tempfile
 import time
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -153,9 +153,17 @@ def check_search_options(args: argparse.Namespace) -> None:
     args.aa_setting = args.aa_setting or (AA_SETTING if args.aa else "")
 
 
-def run_logged(argv: list[str], cwd: Path, env: dict[str, str], log: Path, limit_s: float) -> int:
+def run_logged(
+    argv: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    log: Path,
+    limit_s: float,
+    until: Callable[[], bool] | None = None,
+) -> int:
     """Run a command with its output going to ``log``; a run past ``limit_s`` (0: none) has its
-    whole process group killed. Returns the exit code (-9 when killed)."""
+    whole process group killed. ``until``: once it says so, the run is interrupted (SIGINT, as
+    a researcher's ctrl-c: labtui stops resumably). Returns the exit code (-9 when killed)."""
     with log.open("ab") as out:
         out.write(f"\n$ {' '.join(argv)}\n".encode())
         out.flush()
@@ -169,12 +177,43 @@ def run_logged(argv: list[str], cwd: Path, env: dict[str, str], log: Path, limit
             start_new_session=True,
         )
         try:
+            if until is not None:
+                return _wait_until(process, until, limit_s, out)
             return process.wait(timeout=limit_s or None)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
             out.write(f"\n[real_model.py: killed after {limit_s:g} s]\n".encode())
             return -9
+
+
+def _wait_until(
+    process: subprocess.Popen[bytes], until: Callable[[], bool], limit_s: float, out: Any
+) -> int:
+    """Wait for ``process``; once ``until()`` holds, interrupt it and give it a minute."""
+    deadline = time.monotonic() + limit_s if limit_s else float("inf")
+    while process.poll() is None:
+        if until():
+            out.write(b"\n[real_model.py: --until reached, interrupting]\n")
+            os.killpg(process.pid, signal.SIGINT)
+            return process.wait(timeout=120)
+        if time.monotonic() > deadline:
+            raise subprocess.TimeoutExpired(process.args, limit_s)
+        time.sleep(2)
+    return process.returncode
+
+
+def stage_finished(journal: Path, stage: str) -> Callable[[], bool]:
+    """Whether the journal says ``stage`` finished (after the run began)."""
+
+    def finished() -> bool:
+        if not journal.is_file():
+            return False
+        text = journal.read_text(encoding="utf-8", errors="replace")
+        return f'"type": "StageFinished", "stage": "{stage}"' in text[start:]
+
+    start = journal.stat().st_size if journal.is_file() else 0
+    return finished
 
 
 @contextlib.contextmanager
@@ -226,8 +265,9 @@ def run_template(args: argparse.Namespace, template: str, arxiv_url: str) -> dic
                 flush=True,
             )
             started = time.perf_counter()
+            until = stage_finished(root / JOURNAL, args.until) if args.until else None
             run_rc = run_logged(
-                [labtui(), "run", "--headless", "--auto"], root, env, log, args.timeout
+                [labtui(), "run", "--headless", "--auto"], root, env, log, args.timeout, until
             )
             run_s = time.perf_counter() - started
     meta = {
@@ -321,6 +361,12 @@ def _parser() -> argparse.ArgumentParser:
         default=0.0,
         metavar="S",
         help="kill a template's labtui run after S seconds (default: never)",
+    )
+    parser.add_argument(
+        "--until",
+        default="",
+        metavar="STAGE",
+        help="interrupt the run (resumably) once STAGE has finished (default: run to the end)",
     )
     parser.add_argument(
         "--start-from",
