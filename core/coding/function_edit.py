@@ -76,7 +76,53 @@ def replace_definition(code: str, name: str, new: str) -> str:
         raise FunctionEditError(
             f"with the new {name} the file does not parse (line {exc.lineno}: {exc.msg})"
         ) from None
+    _check_kept_flow(name, "".join(lines[old.first - 1 : old.last]), body)
+    _check_names(name, code, result)
     return result
+
+
+# Statements that decide where a function goes next: one dropped changes what it does beyond
+# the change asked for. The 1.5B model, asked to add input noise to moons' train, dropped the
+# `break` that ends training at the budget's deadline.
+_FLOW = (ast.Break, ast.Continue, ast.Return, ast.Raise)
+
+
+def _check_kept_flow(name: str, old: str, new: str) -> None:
+    before, after = _flow(textwrap.dedent(old)), _flow(new)
+    dropped = [kind for kind, count in before.items() if after.get(kind, 0) < count]
+    if dropped:
+        said = " and ".join(f"a {kind} statement" for kind in dropped)
+        raise FunctionEditError(
+            f"the new {name} drops {said} that the change does not ask for; keep the rest of "
+            "the function as it is and make only the change"
+        )
+
+
+def _flow(code: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, _FLOW):
+            kind = type(node).__name__.lower()
+            counts[kind] = counts.get(kind, 0) + 1
+    return counts
+
+
+def _check_names(name: str, old: str, new: str) -> None:
+    """Names the new code uses that nothing defines (pyflakes), which the old code did not
+    have: a call of a helper the reply never wrote is a NameError at run time."""
+    introduced = sorted(_undefined(new) - _undefined(old))
+    if introduced:
+        raise FunctionEditError(
+            f"the new {name} uses {', '.join(introduced)}, which the code does not define: "
+            "write it inside the function, or use what the code has"
+        )
+
+
+def _undefined(code: str) -> set[str]:
+    from pyflakes import checker, messages  # noqa: PLC0415 -- only an edit needs it
+
+    found = checker.Checker(ast.parse(code), filename="<edit>")
+    return {m.message_args[0] for m in found.messages if isinstance(m, messages.UndefinedName)}
 
 
 def _checked(new: str, short: str) -> str:

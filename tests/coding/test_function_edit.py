@@ -63,3 +63,26 @@ def test_helpers_may_follow_the_definition_and_crlf_files_keep_their_endings():
         new
         == "import os\r\n\r\ndef f():\r\n    return g()\r\n\r\ndef g():\r\n    return 3\r\n\r\nX = 2\r\n"
     )
+
+
+def test_a_real_small_models_edit_that_calls_an_undefined_helper_or_drops_a_break_is_refused():
+    # Qwen2.5-Coder-1.5B, asked to add input noise in moons' train (tests/bench/edit_formats.py):
+    # it called add_noise_to_input, which it never wrote, and dropped the deadline's `break`.
+    start = MOONS.index("def train(")
+    end = MOONS.index("\ndef summarize(")
+    train = MOONS[start:end]
+    calls_helper = train.replace(
+        "        # Full-batch data loss",
+        "        add_noise_to_input(cache['x'], 0.05)\n        # Full-batch data loss",
+    )
+    with pytest.raises(FunctionEditError, match="uses add_noise_to_input, which the code does not"):
+        replace_definition(MOONS, "train", calls_helper)
+    no_break = train.replace("            break\n", "")
+    assert no_break != train
+    with pytest.raises(FunctionEditError, match="drops a break statement"):
+        replace_definition(MOONS, "train", no_break)
+    noisy = train.replace(
+        "        # Full-batch data loss",
+        "        x_train = x_train + rng.normal(0.0, 0.05, x_train.shape)\n        # Full-batch data loss",
+    )
+    assert "rng.normal(0.0, 0.05" in replace_definition(MOONS, "train", noisy)
