@@ -5,14 +5,15 @@
 ``core.search.tree``) and the figures' descriptions (``core.stages.plots``)."""
 
 import re
+import unicodedata
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, ConfigDict, Field, create_model
+from pydantic import AfterValidator, ConfigDict, Field, create_model, model_validator
 
 from ..source.setting_edit import Editable
 from .checks import Prose, Text, answer_error, needs_items, states
 from .record import Record
-from .setting_answers import chosen, settings_field
+from .setting_answers import chosen, no_settings_when_left_out, settings_field
 
 # -- the plan (core.stages.plan) ------------------------------------------------------------------
 
@@ -33,6 +34,13 @@ _CUT = re.compile(r"\b(?:to|from|by|than|of|at)(?: {2,}|\s*[,.;:)]|\s*$)|\s(?:=|
 
 @states(unstated=("no word left without its value: a grammar cannot see a missing number",))
 def _whole_sentences(text: str) -> str:
+    numeral = next((c for c in text if not c.isascii() and unicodedata.numeric(c, None)), None)
+    if numeral is not None:
+        # Kept from digits by the schema, the 1.5B model wrote "from ¾ to ¾" instead.
+        raise answer_error(
+            "predicts_value",
+            f"writes a number as {numeral!r}: name what is compared in words, without values",
+        )
     found = _CUT.search(text)
     if found:
         start = max(0, found.start() - 30)
@@ -85,6 +93,8 @@ class PlannedRunRecord(Record):
     # in a model's plan a list of the code's settings (plan_answer), in plan.json a table
     settings: dict[str, Any] = Field(default_factory=dict)
     metrics: list[MetricExpectation] = Field(min_length=1, max_length=8)
+
+    _settings_default = model_validator(mode="before")(classmethod(no_settings_when_left_out))
     measure: WithoutValues(
         Prose(3, "the comparison that answers the question, in words, without values"), 12
     )
@@ -205,6 +215,8 @@ class Proposal(Record):
     # {name: value}; in a model's answer a list of the code's settings (proposal_answer)
     settings: dict[str, Any] = Field(default_factory=dict)
     change: Prose(6, "exactly what to change in the code, and why it should help")
+
+    _settings_default = model_validator(mode="before")(classmethod(no_settings_when_left_out))
 
     @property
     def chosen_settings(self) -> dict[str, Any]:

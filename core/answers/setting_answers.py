@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, Field, create_model
 
 from ..source.setting_edit import Editable
+from .checks import states
 
 # A plan or a proposal changes a few settings at a time: one question per run.
 MAX_SETTINGS = 4
@@ -71,19 +72,30 @@ def setting_choice(settings: list[Editable]) -> Any:
 def settings_field(settings: list[Editable], *, required: bool) -> Any:
     """The ``settings`` field of a plan's run or a search's proposal: a list of the code's
     settings with their new values, at most MAX_SETTINGS; at least one when ``required``
-    (a climb that may only change settings). None when the code offers none."""
+    (a climb that may only change settings). The field itself is always required (an empty
+    list says "no setting"): left optional, the 1.5B model left it out and wrote "Change
+    HIDDEN_UNITS to 8" in words. None when the code offers none."""
     choice = setting_choice(settings)
     if choice is None:
         return None
     return (
         list[choice],
         Field(
-            default_factory=list,
             min_length=1 if required else 0,
             max_length=MAX_SETTINGS,
             description="settings of the code this changes, each with its new value",
         ),
     )
+
+
+@states(unstated=("a reply left without settings reads as none: lenient, not a rule",))
+def no_settings_when_left_out(record: type[BaseModel], data: Any) -> Any:
+    """A reply without ``settings`` (a server that does not decode with the schema, or a
+    scripted one) says no setting: the schema requires the field, the reading does not."""
+    field = record.model_fields.get("settings")
+    if isinstance(data, dict) and "settings" not in data and field and field.is_required():
+        return {**data, "settings": []}
+    return data
 
 
 def chosen(items: list[Any]) -> dict[str, Any]:

@@ -68,6 +68,10 @@ def test_a_sentence_with_a_value_cut_out_is_asked_again():
     with pytest.raises(ValueError, match=r"reads as if a value was cut out"):
         parse_plan({"runs": [_run({}, measure=held_out)]}, 2, METRICS)
     assert parse_plan({"runs": [_run({}, measure="the wider network against run_0")]}, 2, METRICS)
+    # The same model's next plan, digits forbidden by the schema, wrote the numbers another way.
+    fractions = "the effect of dropout when increasing the hidden units from ¾ to ¾"
+    with pytest.raises(ValueError, match=r"writes a number as '¾'"):
+        parse_plan({"runs": [_run({}, measure=fractions)]}, 2, METRICS)
 
 
 def test_an_expectation_against_the_ideas_hypothesis_is_asked_again():
