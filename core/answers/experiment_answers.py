@@ -8,12 +8,12 @@ import re
 import unicodedata
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, ConfigDict, Field, create_model, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, create_model
 
 from ..source.setting_edit import Editable
 from .checks import Prose, Text, answer_error, needs_items, states
 from .record import Record
-from .setting_answers import chosen, no_settings_when_left_out, settings_field
+from .setting_answers import WithSettings, settings_field
 
 # -- the plan (core.stages.plan) ------------------------------------------------------------------
 
@@ -34,7 +34,7 @@ _CUT = re.compile(r"\b(?:to|from|by|than|of|at)(?: {2,}|\s*[,.;:)]|\s*$)|\s(?:=|
 
 @states(unstated=("no word left without its value: a grammar cannot see a missing number",))
 def _whole_sentences(text: str) -> str:
-    numeral = next((c for c in text if not c.isascii() and unicodedata.numeric(c, None)), None)
+    numeral = next((c for c in text if not c.isascii() and unicodedata.numeric(c, -1) != -1), None)
     if numeral is not None:
         # Kept from digits by the schema, the 1.5B model wrote "from ¾ to ¾" instead.
         raise answer_error(
@@ -87,14 +87,10 @@ class MetricExpectation(Record):
     )
 
 
-class PlannedRunRecord(Record):
+class PlannedRunRecord(WithSettings):
+    # settings: those the run changes, applied by code (core/runs/setting_changes.py)
     change: Prose(2, "what this run changes in experiment.py")
-    # {name: value}: the settings the run changes, applied by code (core/runs/setting_changes.py);
-    # in a model's plan a list of the code's settings (plan_answer), in plan.json a table
-    settings: dict[str, Any] = Field(default_factory=dict)
     metrics: list[MetricExpectation] = Field(min_length=1, max_length=8)
-
-    _settings_default = model_validator(mode="before")(classmethod(no_settings_when_left_out))
     measure: WithoutValues(
         Prose(3, "the comparison that answers the question, in words, without values"), 12
     )
@@ -196,7 +192,7 @@ def _one_line(value: str) -> str:
     return " ".join(value.split())
 
 
-class Proposal(Record):
+class Proposal(WithSettings):
     """One change a hill-climb or a tree search tries next: settings of the code with new values
     (made by labtui) or, with none, a change to the code in words (made by the coder); whether
     it is new is checked against the ledger by the caller."""
@@ -212,17 +208,7 @@ class Proposal(Record):
         AfterValidator(_one_line),
         Field(json_schema_extra={"maxLength": DESCRIPTION_CHARS}),
     ]
-    # {name: value}; in a model's answer a list of the code's settings (proposal_answer)
-    settings: dict[str, Any] = Field(default_factory=dict)
     change: Prose(6, "exactly what to change in the code, and why it should help")
-
-    _settings_default = model_validator(mode="before")(classmethod(no_settings_when_left_out))
-
-    @property
-    def chosen_settings(self) -> dict[str, Any]:
-        """The settings it sets, {name: value} ({} for a change to the code in words)."""
-        given: Any = self.settings
-        return dict(given) if isinstance(given, dict) else chosen(given)
 
 
 def proposal_answer(settings: tuple[Editable, ...], *, code_changes: bool = True) -> type[Proposal]:

@@ -13,10 +13,11 @@ setting's facts (core/source/setting_edit.py).
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, Field, create_model, model_validator
 
 from ..source.setting_edit import Editable
 from .checks import states
+from .record import Record
 
 # A plan or a proposal changes a few settings at a time: one question per run.
 MAX_SETTINGS = 4
@@ -88,14 +89,28 @@ def settings_field(settings: list[Editable], *, required: bool) -> Any:
     )
 
 
-@states(unstated=("a reply left without settings reads as none: lenient, not a rule",))
-def no_settings_when_left_out(record: type[BaseModel], data: Any) -> Any:
-    """A reply without ``settings`` (a server that does not decode with the schema, or a
-    scripted one) says no setting: the schema requires the field, the reading does not."""
-    field = record.model_fields.get("settings")
-    if isinstance(data, dict) and "settings" not in data and field and field.is_required():
-        return {**data, "settings": []}
-    return data
+class WithSettings(Record):
+    """An answer that may set settings of the code: ``settings`` is {name: value} as plan.json
+    writes it, and a list of the code's settings in a model's answer (``settings_field``)."""
+
+    settings: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    @states(unstated=("a reply left without settings reads as none: lenient, not a rule",))
+    def _none_when_left_out(cls, data: Any) -> Any:
+        """A reply without ``settings`` (a server that does not decode with the schema, or a
+        scripted one) says no setting: the schema requires the field, the reading does not."""
+        field = cls.model_fields.get("settings")
+        if isinstance(data, dict) and "settings" not in data and field and field.is_required():
+            return {**data, "settings": []}
+        return data
+
+    @property
+    def chosen_settings(self) -> dict[str, Any]:
+        """The settings it sets, {name: value} ({} when none)."""
+        given: Any = self.settings
+        return dict(given) if isinstance(given, dict) else chosen(given)
 
 
 def chosen(items: list[Any]) -> dict[str, Any]:

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, TypedDict, cast
 
 from ..answers.experiment_answers import Plan, PlanEdit, plan_answer
-from ..answers.setting_answers import chosen
 from ..answers.validation import validate
 from ..errors import StageFailed
 from ..source.setting_edit import Editable
@@ -80,7 +79,7 @@ def parse_plan(
             run.change,
             run.measure,
             {m.metric: m.expect for m in run.metrics},
-            run.settings if isinstance(run.settings, dict) else chosen(run.settings),
+            run.chosen_settings,
         )
         for run in plan.runs
     ]
