@@ -14,6 +14,7 @@ from ..prose.copied import instructions
 from ..prose.defect import sentences_at
 from ..runs.effects import HIGHER, LOWER, fmt, overall, several_datasets
 from ..runs.run_changes import RunChanges
+from ..workspace.stage_results import SearchSummary
 from .ledger_appendix import DESCRIPTION_COMMAND, latex_escaped
 from .results_table import (
     TABLE_LABEL,
@@ -22,6 +23,7 @@ from .results_table import (
     finding_sentence,
     results_table,
 )
+from .search_outcome import NAMES, gain_held
 from .section_facts import PaperFacts
 from .section_text import (
     body_span,
@@ -65,12 +67,12 @@ def compose(
     facts: PaperFacts,
     results: list[RunResults],
     changes: dict[str, RunChanges],
-    search: str = "",
+    search: SearchSummary | None = None,
 ) -> Composed:
     """``tex`` with every part written: the title, the abstract and each section. ``search``:
-    the strategy whose ledger the appendix lists ("climb", "tree"; '' for none)."""
+    the search whose ledger the appendix lists (None for a plan's runs)."""
     layout = _Layout(root, tex, words, facts, results, changes)
-    layout.search = search
+    layout.search = search if search is not None and search.strategy in NAMES else None
     bodies = {
         "abstract": layout.abstract(),
         "introduction": layout.introduction(),
@@ -135,7 +137,7 @@ class _Layout:
         self.runs, self.changes = results, changes
         self.base = results[0].run if results else "run_0"
         self.facts_only: list[str] = []
-        self.search = ""
+        self.search: SearchSummary | None = None
         frame, closing = words.frame, words.closing
         self.problem = words.said(frame, "problem")
         self.idea = words.said(frame, "idea")
@@ -247,11 +249,11 @@ class _Layout:
             reading = self.words.readings.get(result.run)
             paragraphs.append(" ".join(s for s in [finding, reading.text if reading else ""] if s))
         paragraphs += self._figures()
-        if self.search:
-            name = {"climb": "hill-climb", "tree": "tree search"}.get(self.search, self.search)
+        if self.search is not None:
+            name = NAMES[self.search.strategy]
             paragraphs.append(
                 f"The appendix lists every step of the {name} in order, with its metric and what "
-                "it changed, as the search's ledger recorded it."
+                "it changed, as the search's ledger recorded it. " + gain_held(self.search)
             )
         return "\n\n".join(p for p in paragraphs if p)
 

@@ -69,10 +69,7 @@ def write_slot_paper(ctx: StageContext, facts: PaperFacts) -> list[str]:
         titles=titles,
     )
     search = ctx.result(ExperimentsResult).search
-    strategy = (
-        search.strategy if search is not None and search.strategy in ("climb", "tree") else ""
-    )
-    composed = compose(root, tex, words, facts, results, gathered.changes, strategy)
+    composed = compose(root, tex, words, facts, results, gathered.changes, search)
     tex_path.write_text(composed.tex, encoding="utf-8")
     ctx.commit(
         f"{ctx.stage}: the paper from the runs' records, with the model's checked words",
