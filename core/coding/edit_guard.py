@@ -22,7 +22,7 @@ from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
 
 from ..source.parse import parse_code
-from ..source.python import is_main_guard
+from ..source.python import is_main_guard, undefined_names
 from ..workspace.run_folder import FINAL_INFO
 
 # A file had to have more than this many non-blank lines for "deletes most of it" to apply: a
@@ -123,7 +123,8 @@ class Problem:
     with its numbers (shown to the researcher and quoted to the model)."""
 
     path: str
-    kind: str  # shrink | elision | syntax | contract | placeholder | new-file | other-file | place
+    # shrink | elision | syntax | contract | names | placeholder | new-file | other-file | place
+    kind: str
     reason: str
 
 
@@ -380,7 +381,25 @@ def check_edit(name: str, old: str | None, new: str, contract: Contract) -> list
     if elision:
         problems.append(elision)
     problems += contract_problems(name, new, contract)
+    if old is not None and name.endswith(".py"):
+        problems += undefined_problem(name, old, new)
     return problems
+
+
+def undefined_problem(name: str, old: str, new: str) -> list[Problem]:
+    """Names the new code uses that nothing defines and the old did not: a NameError when it
+    runs (the 1.5B model's whole moons file used ``rng`` where its train had no ``rng``)."""
+    introduced = sorted(undefined_names(new) - undefined_names(old))
+    if not introduced:
+        return []
+    return [
+        Problem(
+            name,
+            "names",
+            f"would use {', '.join(introduced)} in {name}, which nothing there defines: the run "
+            "would stop with a NameError",
+        )
+    ]
 
 
 # Every write-up edit (sections, refinement, provenance, LaTeX fixes, review rounds) changes the

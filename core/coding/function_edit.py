@@ -14,6 +14,8 @@ import ast
 import textwrap
 from dataclasses import dataclass
 
+from ..source.python import undefined_names
+
 
 class FunctionEditError(ValueError):
     """Why a definition cannot replace the named one; the sentence is quoted to the model."""
@@ -110,19 +112,12 @@ def _flow(code: str) -> dict[str, int]:
 def _check_names(name: str, old: str, new: str) -> None:
     """Names the new code uses that nothing defines (pyflakes), which the old code did not
     have: a call of a helper the reply never wrote is a NameError at run time."""
-    introduced = sorted(_undefined(new) - _undefined(old))
+    introduced = sorted(undefined_names(new) - undefined_names(old))
     if introduced:
         raise FunctionEditError(
             f"the new {name} uses {', '.join(introduced)}, which the code does not define: "
             "write it inside the function, or use what the code has"
         )
-
-
-def _undefined(code: str) -> set[str]:
-    from pyflakes import checker, messages  # noqa: PLC0415 -- only an edit needs it
-
-    found = checker.Checker(ast.parse(code), filename="<edit>")
-    return {m.message_args[0] for m in found.messages if isinstance(m, messages.UndefinedName)}
 
 
 def _checked(new: str, short: str) -> str:

@@ -16,18 +16,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..settings import CONFIG_NAME
 from ..source.setting_edit import (
     Editable,
     SettingError,
     check_value,
+    command_editables,
     config_editables,
     find_setting,
     python_editables,
+    set_command_setting,
     set_config_setting,
     set_python_setting,
 )
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
+COMMAND = "command"  # Editable.where of a setting given on [experiment] command
+COMMAND_KEY = "experiment.command"  # where labtui.toml holds the command
 
 
 @dataclass(frozen=True)
@@ -48,10 +53,11 @@ def _shown(value: Any) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-def project_settings(root: Path, files: list[str]) -> list[Editable]:
-    """The settings the experiment's ``files`` state, file by file in their order; a name
-    stated in two files is offered once, from the first (where the run's script reads it)."""
-    found: dict[str, Editable] = {}
+def project_settings(root: Path, files: list[str], command: str = "") -> list[Editable]:
+    """The settings the run's ``command`` gives (``--lr 3e-4``, ``trainer.max_steps=500``: they
+    override what the code says), then those the experiment's ``files`` state, file by file in
+    their order; a name stated twice is offered once, from the first."""
+    found: dict[str, Editable] = {s.name: s for s in command_editables(command)}
     for name in files:
         path = Path(root) / name
         if not path.is_file():
@@ -82,23 +88,50 @@ def planned_changes(settings: list[Editable], wanted: dict[str, Any]) -> list[Se
     return changes
 
 
-def apply_settings(root: Path, files: list[str], wanted: dict[str, Any]) -> list[SettingChange]:
-    """Set ``wanted`` in the project's files: each value rewritten in place and nothing else.
-    Nothing is written unless every setting is known and every value fits (SettingError)."""
-    settings = project_settings(root, files)
+def apply_settings(
+    root: Path, files: list[str], wanted: dict[str, Any], command: str = ""
+) -> list[SettingChange]:
+    """Set ``wanted`` in the project's files (a setting of the ``command`` in labtui.toml's
+    ``[experiment] command``): each value rewritten in place and nothing else. Nothing is
+    written unless every setting is known and every value fits (SettingError)."""
+    settings = project_settings(root, files, command)
     changes = planned_changes(settings, wanted)
     texts: dict[str, str] = {}
     for change in changes:
         setting = find_setting(settings, change.name)
+        if setting.where == COMMAND:
+            command = set_command_setting(command, setting, change.new)
+            continue
         path = Path(root) / setting.where
         text = texts.get(setting.where, path.read_text(encoding="utf-8"))
         # re-read the setting in the text as changed so far: its span moves with earlier edits
         current = find_setting(_file_settings(text, setting.where), setting.name)
         edit = set_python_setting if setting.where.endswith(".py") else set_config_setting
         texts[setting.where] = edit(text, current, change.new)
+    if any(change.where == COMMAND for change in changes):
+        config = Path(root) / CONFIG_NAME
+        text = config.read_text(encoding="utf-8")
+        key = find_setting(config_editables(text, CONFIG_NAME), COMMAND_KEY)
+        texts[CONFIG_NAME] = set_config_setting(text, key, command)
     for where, text in texts.items():
         (Path(root) / where).write_text(text, encoding="utf-8")
     return changes
+
+
+def read_command(root: Path, default: str) -> str:
+    """``[experiment] command`` as labtui.toml now has it (``default`` when it states none)."""
+    path = Path(root) / CONFIG_NAME
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    try:
+        value = find_setting(config_editables(text, CONFIG_NAME), COMMAND_KEY).value
+    except SettingError:
+        return default
+    return value if isinstance(value, str) else default
+
+
+def written_files(changes: list[SettingChange]) -> list[str]:
+    """The files the changes rewrote (labtui.toml for a setting of the command)."""
+    return sorted({CONFIG_NAME if c.where == COMMAND else c.where for c in changes})
 
 
 def commit_message(changes: list[SettingChange]) -> str:
@@ -138,6 +171,8 @@ __all__ = [
     "commit_message",
     "planned_changes",
     "project_settings",
+    "read_command",
     "same_value",
     "settings_table",
+    "written_files",
 ]

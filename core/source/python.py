@@ -133,3 +133,16 @@ def module_strings(tree: ast.Module | None) -> dict[str, str]:
         for target in node.targets
         if isinstance(target, ast.Name)
     }
+
+
+def undefined_names(code: str) -> set[str]:
+    """The names ``code`` uses that nothing defines (pyflakes: not assigned, imported, defined
+    or built in); empty when it does not parse. Read, never run."""
+    from pyflakes import checker, messages  # noqa: PLC0415 -- only an edit's check needs it
+
+    try:
+        tree = parse_code(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    found = checker.Checker(tree, filename="<edit>")
+    return {str(m.message_args[0]) for m in found.messages if isinstance(m, messages.UndefinedName)}

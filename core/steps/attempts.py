@@ -22,6 +22,8 @@ from ..coding.edit_guard import EditPolicy
 from ..events import Refused, RunAbandoned
 from ..runs.planned_settings import planned_change_problems
 from ..runs.runner import RunResult, configured, run_experiment
+from ..runs.setting_changes import read_command
+from ..settings import CONFIG_NAME
 from ..settings.contract import NO_TERMS, RunTerms, edit_files
 from ..workspace.notebook import append_failure
 from ..workspace.run_folder import finished_runs, recorded_commit
@@ -247,10 +249,16 @@ def abandon_run(
     run_*/), and the failure in notes.md, in one commit that says so. Returns that commit."""
     root = ctx.project.root
     files = code_files(ctx.project)
+    config = root / CONFIG_NAME
+    if config.is_file() and (kept := ctx.project.file_at(last_good, CONFIG_NAME)) is not None:
+        if kept != config.read_text(encoding="utf-8"):  # a setting of the command was changed
+            files = [*files, CONFIG_NAME]
     for name in files:
         restored = ctx.project.file_at(last_good, name)
         if restored is not None:
             (root / name).write_text(restored, encoding="utf-8")
+    experiment = ctx.config.experiment
+    experiment.command = read_command(root, experiment.command)
     _keep_failed_folder(ctx.project, run_id)
     append_failure(
         root, run_id, tried=outcome.tried, last_error=outcome.problem, reverted_to=good_run

@@ -63,7 +63,7 @@ def propose_plan(ctx: StageContext, idea: Idea, baseline: dict[str, Any]) -> lis
     metrics = baseline_metrics(baseline)
     files = code_files(ctx.project)
     code = code_now(ctx.project, files)
-    settings = offered(project_settings(root, files))
+    settings = offered(project_settings(root, files, ctx.config.experiment.command))
     prompt = ctx.prompt(
         "plan",
         title=idea.title,

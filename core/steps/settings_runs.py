@@ -14,7 +14,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..events import Refused
-from ..runs.setting_changes import SettingError, apply_settings, commit_message
+from ..runs.setting_changes import (
+    COMMAND_KEY,
+    SettingError,
+    apply_settings,
+    commit_message,
+    read_command,
+    written_files,
+)
+from ..settings import CONFIG_NAME
 from ..settings.contract import NO_TERMS, RunTerms
 from .attempts import (
     Attempted,
@@ -47,20 +55,27 @@ def settings_run(
     ``accept``: what is wrong with a run that ended well ('' when nothing)."""
     files = code_files(ctx.project)
     outcome = Attempted()
+    experiment = ctx.config.experiment
     try:
-        changes = apply_settings(ctx.project.root, files, settings)
+        changes = apply_settings(ctx.project.root, files, settings, experiment.command)
     except SettingError as exc:
         return _refused(ctx, run_id, outcome, f"its settings cannot be made: {exc}")
     if not changes:
         shown = ", ".join(f"{name} = {value!r}" for name, value in settings.items())
         return _refused(ctx, run_id, outcome, f"the code already has {shown}: nothing to run")
     message = commit_message(changes)
-    commit = ctx.commit(f"{message} ({run_id})", sorted({c.where for c in changes}))
+    written = written_files(changes)
+    if CONFIG_NAME in written:  # the run's command changed: this run and the next use it
+        experiment.command = read_command(ctx.project.root, experiment.command)
+    commit = ctx.commit(f"{message} ({run_id})", written)
     if commit is None:  # the files were written: a commit that says nothing changed is a bug
         return _refused(ctx, run_id, outcome, f"{message} changed no file")
     outcome.edit = HandEdit(commit, explanation=f"labtui set {message.removeprefix('settings: ')}")
     outcome.tried.append(f"attempt 1: {message} (set by labtui)")
-    digest = code_digest(code_now(ctx.project, files))
+    code = code_now(ctx.project, files)
+    if CONFIG_NAME in written:  # the same code under another command is another run
+        code[COMMAND_KEY] = experiment.command
+    digest = code_digest(code)
     outcome.digest = digest
     same = {**(known or {}), **code_of_runs(ctx.project)}.get(digest)
     if same is not None:

@@ -350,3 +350,22 @@ def test_a_real_small_models_whole_file_gets_its_entry_point_back() -> None:
     without_main = new.replace("def main() -> None:", "def run() -> None:")
     assert restored_entry(old, without_main).statements == ()
     assert restored_parts(old, old).text == old, "nothing left out, nothing added"
+
+
+def test_a_real_small_models_whole_file_that_uses_an_undefined_name_is_refused():
+    # Qwen2.5-Coder-1.5B's whole moons experiment.py for "add dropout" (issue 42's bench) used
+    # `rng` inside a function that had none: the run stopped with a NameError after minutes.
+    old = "import numpy as np\n\ndef train(seed):\n    r = np.random.default_rng(seed)\n    return r\n"
+    new = old.replace("    return r\n", "    mask = rng.random(3) > 0.1\n    return r\n")
+    (problem,) = check_edit("experiment.py", old, new, contract_for("experiment.py", old))
+    assert problem.kind == "names"
+    assert "would use rng in experiment.py, which nothing there defines" in problem.reason
+    assert (
+        check_edit(
+            "experiment.py",
+            old,
+            old.replace("default_rng(seed)", "default_rng(seed + 1)"),
+            contract_for("experiment.py", old),
+        )
+        == []
+    )
