@@ -11,6 +11,7 @@ import re
 
 import pytest
 from support.ports import ScriptedPort
+from support.recorded_replies import exchanges
 from support.research_script import fenced_json
 
 from labtui.core.answers.experiment_answers import plan_answer
@@ -113,3 +114,15 @@ class UntilExperiments(ScriptedPort):
         if request.stage == "experiments":
             return Decision("abort", "enough for this test")
         return Decision("approve")
+
+
+def test_a_real_small_models_numberless_plans_are_asked_again():
+    # Qwen2.5-Coder-1.5B on moons (issue 42's bench, qwen15_moons_numberless_plan.jsonl): kept
+    # from digits, its measure said "from  ¾ to  ¾", then "from ¾ to ¾"; it left out the
+    # settings (optional then) and said "Change HIDDEN_UNITS to 8 and add dropout" in words.
+    first, second = (json.loads(e["reply"]) for e in exchanges("qwen15_moons_numberless_plan"))
+    assert "settings" not in first["runs"][0]
+    with pytest.raises(ValueError, match=r"reads as if a value was cut out|writes a number as"):
+        parse_plan(first, 2, METRICS)
+    with pytest.raises(ValueError, match=r"writes a number as '¾'"):
+        parse_plan(second, 2, METRICS)
