@@ -30,6 +30,7 @@ from ..errors import ConfigError, UnusableAnswer
 from ..runs.effect_text import effects_markdown
 from ..runs.effects import effects_of_runs, metric_directions
 from ..runs.setting_changes import planned_changes, project_settings
+from ..runs.setting_words import settings_in_words
 from ..settings.contract import RunTerms
 from ..source.setting_edit import Editable
 from ..steps.attempts import Attempted, attempt_run, code_digest, code_files, code_now
@@ -106,10 +107,13 @@ def propose(
     values (``settings``: those it may name) or what to do to the code; a description the
     ledger already has, or settings the code already has, is refused and asked again."""
     tried = {" ".join(step.description.lower().split()): step for step in earlier}
-    record = proposal_answer(tuple(settings or ()), code_changes=code_changes)
+    choices = settings or []
+    record = proposal_answer(tuple(choices), code_changes=code_changes)
 
     def parse(data: Any) -> Proposal:
         proposal = validate(record, data)
+        if not proposal.chosen_settings and (worded := settings_in_words(proposal.change, choices)):
+            proposal = proposal.model_copy(update={"settings": worded})  # "HIDDEN_UNITS = 64"
         same = tried.get(proposal.description.lower())
         if same is not None:
             raise ValueError(
@@ -117,7 +121,7 @@ def propose(
                 "propose a different change"
             )
         wanted = proposal.chosen_settings
-        if wanted and not planned_changes(settings or [], wanted):
+        if wanted and not planned_changes(choices, wanted):
             held = ", ".join(f"{name} = {value!r}" for name, value in wanted.items())
             raise ValueError(f"the code already has {held}; propose a value it does not have")
         return proposal

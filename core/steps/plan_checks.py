@@ -1,5 +1,7 @@
 """What a model's plan is checked for before it is kept; each problem asks the model again.
 
+- **Settings said in words**: a run whose words are nothing but settings of the code gets them
+  as its settings (core/runs/setting_words.py), so code makes it.
 - **A run that changes nothing**: settings it names (in its ``settings`` or its words) all at the
   baseline's values; Qwen2.5-Coder-1.5B planned "Change BETA_SCHEDULE to 'linear'" for code
   whose schedule was linear.
@@ -15,9 +17,11 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from ..runs.planned_settings import changes_nothing
 from ..runs.setting_changes import SettingError, planned_changes
+from ..runs.setting_words import settings_in_words
 from ..source.setting_edit import Editable
 from ..workspace.artifacts import PlannedRun
 
@@ -32,6 +36,15 @@ _REVERSED = re.compile(
     r"\b(?:decreas\w*|reduc\w*|lower\w*|smaller|fewer|less|halv\w*|remov\w*|narrow\w*|shrink\w*)",
     re.IGNORECASE,
 )
+
+
+def with_worded_settings(runs: list[PlannedRun], settings: list[Editable]) -> list[PlannedRun]:
+    """Each run that lists no settings but whose words are nothing but settings of the code
+    ("HIDDEN_UNITS = 128"), with those settings: made by code, not by a coder."""
+    return [
+        run if run.settings else replace(run, settings=settings_in_words(run.change, settings))
+        for run in runs
+    ]
 
 
 def checked_plan(

@@ -20,7 +20,7 @@ from ..workspace.artifacts import IDEAS, PLAN, PlannedRun, parse_plan, save_plan
 from ..workspace.ideas import Idea, load_archive
 from ..workspace.stage_results import IdeasResult, NoveltyResult
 from .attempts import code_files, code_now
-from .plan_checks import checked_plan
+from .plan_checks import checked_plan, with_worded_settings
 
 
 def chosen_idea(ctx: StageContext) -> Idea:
@@ -78,7 +78,7 @@ def propose_plan(ctx: StageContext, idea: Idea, baseline: dict[str, Any]) -> lis
 
     def parse(data: Any) -> list[PlannedRun]:
         runs = parse_plan(data, max_runs, metrics, settings=tuple(settings))
-        return checked_plan(runs, code, settings, idea.hypothesis)
+        return checked_plan(with_worded_settings(runs, settings), code, settings, idea.hypothesis)
 
     try:
         runs = ctx.llm(role="planner").ask_json(

@@ -19,7 +19,7 @@ from labtui.core.answers.setting_answers import offered
 from labtui.core.checkpoints import CheckpointRequest, Decision
 from labtui.core.pipeline.session import Session
 from labtui.core.runs.setting_changes import project_settings
-from labtui.core.steps.plan_checks import checked_plan, stated_direction
+from labtui.core.steps.plan_checks import checked_plan, stated_direction, with_worded_settings
 from labtui.core.workspace.artifacts import PlannedRun, parse_plan
 
 METRICS = ("test_accuracy_mean", "train_loss_mean")
@@ -126,3 +126,26 @@ def test_a_real_small_models_numberless_plans_are_asked_again():
         parse_plan(first, 2, METRICS)
     with pytest.raises(ValueError, match=r"writes a number as '¾'"):
         parse_plan(second, 2, METRICS)
+
+
+def test_a_real_small_models_plan_against_its_hypothesis_then_settings_in_words(project):
+    # Qwen2.5-Coder-1.5B on moons with the settings enum (qwen15_moons_settings_plan.jsonl): it
+    # wrote "settings": [] and "change": "HIDDEN_UNITS = 128", first expecting the accuracy to
+    # fall though the idea's hypothesis said a wider layer raises it; asked again, it expected
+    # it to rise. Code reads the setting out of the words.
+    hypothesis = (
+        "Increasing HIDDEN_UNITS raises the test accuracy, because a wider hidden layer can fit "
+        "the curved boundary between the moons."
+    )
+    settings = list(_settings(project))
+    code = {"experiment.py": (project.root / "experiment.py").read_text()}
+    against, kept = (json.loads(e["reply"]) for e in exchanges("qwen15_moons_settings_plan"))
+    for answer in (against, kept):
+        assert answer["runs"][0]["settings"] == [] and answer["runs"][0]["change"] == (
+            "HIDDEN_UNITS = 128"
+        )
+    runs = with_worded_settings(parse_plan(against, 2, METRICS, settings=tuple(settings)), settings)
+    with pytest.raises(ValueError, match="expects test_accuracy_mean lower, but the idea's"):
+        checked_plan(runs, code, settings, hypothesis)
+    runs = with_worded_settings(parse_plan(kept, 2, METRICS, settings=tuple(settings)), settings)
+    assert checked_plan(runs, code, settings, hypothesis)[0].settings == {"HIDDEN_UNITS": 128}
