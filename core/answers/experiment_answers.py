@@ -208,7 +208,8 @@ class Proposal(WithSettings):
         AfterValidator(_one_line),
         Field(json_schema_extra={"maxLength": DESCRIPTION_CHARS}),
     ]
-    change: Prose(6, "exactly what to change in the code, and why it should help")
+    # two words: a settings change in words ("HIDDEN_UNITS = 64") is read by code
+    change: Prose(2, "exactly what to change in the code, and why it should help")
 
 
 def proposal_answer(settings: tuple[Editable, ...], *, code_changes: bool = True) -> type[Proposal]:

@@ -73,10 +73,13 @@ def replace_definition(code: str, name: str, new: str) -> str:
     placed = ending.join(placed.splitlines()) + ending
     result = "".join([*lines[: old.first - 1], placed, *lines[old.last :]])
     try:
-        ast.parse(result)
+        # compiled, not only parsed: ast.parse takes a `break` outside its loop, which the
+        # 1.5B model's re-indented train had (moons, issue 42)
+        compile(result, "<edit>", "exec", dont_inherit=True)
     except SyntaxError as exc:
         raise FunctionEditError(
-            f"with the new {name} the file does not parse (line {exc.lineno}: {exc.msg})"
+            f"with the new {name} the file does not compile (line {exc.lineno}: {exc.msg}); "
+            "keep the function's indentation as it was"
         ) from None
     _check_kept_flow(name, "".join(lines[old.first - 1 : old.last]), body)
     _check_names(name, code, result)

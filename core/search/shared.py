@@ -111,9 +111,7 @@ def propose(
     record = proposal_answer(tuple(choices), code_changes=code_changes)
 
     def parse(data: Any) -> Proposal:
-        proposal = validate(record, data)
-        if not proposal.chosen_settings and (worded := settings_in_words(proposal.change, choices)):
-            proposal = proposal.model_copy(update={"settings": worded})  # "HIDDEN_UNITS = 64"
+        proposal = validate(record, settings_from_words(data, choices))
         same = tried.get(proposal.description.lower())
         if same is not None:
             raise ValueError(
@@ -133,6 +131,24 @@ def propose(
     said = ", ".join(f"{n} = {v!r}" for n, v in proposal.chosen_settings.items())
     ctx.tell("searcher", f"{proposal.description}\n\n{said or proposal.change}")
     return proposal
+
+
+def settings_from_words(data: Any, settings: list[Editable]) -> Any:
+    """A proposal that lists no settings but whose change is nothing but settings of the code
+    in words ("HIDDEN_UNITS = 64", as the 1.5B model writes them), with those settings listed."""
+    if (
+        not isinstance(data, dict)
+        or data.get("settings")
+        or not isinstance(data.get("change"), str)
+    ):
+        return data
+    worded = settings_in_words(data["change"], settings)
+    if not worded:
+        return data
+    listed = [
+        {"name": n, "value": list(v) if isinstance(v, tuple) else v} for n, v in worded.items()
+    ]
+    return {**data, "settings": listed}
 
 
 NO_PROPOSAL = "(no usable proposal)"

@@ -86,3 +86,12 @@ def test_a_real_small_models_edit_that_calls_an_undefined_helper_or_drops_a_brea
         "        x_train = x_train + rng.normal(0.0, 0.05, x_train.shape)\n        # Full-batch data loss",
     )
     assert "rng.normal(0.0, 0.05" in replace_definition(MOONS, "train", noisy)
+
+
+def test_a_break_left_outside_its_loop_by_re_indentation_is_refused():
+    # The 1.5B model's second moons edit (issue 42's bench): its train's loop body came back
+    # indented unevenly, which parses, but leaves the budget's `break` outside the loop.
+    code = "def train():\n    for epoch in range(3):\n        if epoch:\n            break\n    return 1\n"
+    broken = "def train():\n    for epoch in range(3):\n        pass\n    if epoch:\n        break\n    return 1\n"
+    with pytest.raises(FunctionEditError, match="does not compile .*'break' outside loop"):
+        replace_definition(code, "train", broken)

@@ -1,0 +1,68 @@
+"""A climb whose proposals set settings of the code: made by labtui (a ``settings:`` commit, no
+coder asked), judged like any attempt; ``[climb] settings`` and ``code_changes`` say what the
+proposals may change. Scripted (TEST-ONLY) proposals on the toy experiment of
+tests/support/search_script.py, whose score is its SCORE constant."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import TEST_API_KEY
+from support.research_script import fenced_json, last_user_text
+from support.search_script import TOY, git, toy_session
+
+from labtui.core.errors import ConfigError
+from labtui.core.events import SearchStep
+from labtui.core.settings.sections import ClimbSection
+from labtui.core.stages import experiments as experiments_stage
+
+
+@pytest.fixture
+def session(tmp_path, llm_server, arxiv_server, monkeypatch):
+    monkeypatch.setenv("LABTUI_API_KEY", TEST_API_KEY)
+    climb = ClimbSection(
+        metric="score", direction="higher", run_budget_s=60, max_runs=3, seeds=0,
+        settings=["SCORE"], code_changes=False,
+    )  # fmt: skip
+    return toy_session(tmp_path / "p", llm_server.url, arxiv_server.url, "climb", climb)
+
+
+def proposals(*scores: float):
+    """TEST-ONLY: each proposal sets SCORE to the next score (the last one, in words)."""
+    queue = list(scores)
+
+    def reply(request):
+        assert last_user_text(request).startswith("You are running a hill-climb"), "no coder"
+        score = queue.pop(0)
+        given = [] if not queue else [{"name": "SCORE", "value": score}]
+        change = f"SCORE = {score}" if not queue else "a higher score should follow from a higher SCORE"
+        return fenced_json({"description": f"raise the score to {score}", "settings": given, "change": change})
+
+    return reply
+
+
+def test_settings_proposals_are_made_by_code_and_judged(session, llm_server):
+    llm_server.default("scripted-experiments", proposals(0.6, 0.59, 0.7))
+    output = experiments_stage.run(session.context_for("experiments"))
+    steps = [e for e in session.events if isinstance(e, SearchStep)]
+    assert [(s.step, s.status) for s in steps] == [(1, "keep"), (2, "discard"), (3, "keep")]
+    log = git(session.project.root, "log", "--all", "--format=%s")
+    assert "settings: SCORE 0.5 → 0.6 (run_1)" in log
+    assert "settings: SCORE 0.6 → 0.7 (run_3)" in log, "words that are only a setting"
+    assert output.result.search.best["value"] == pytest.approx(0.7)
+    asked = [json.dumps(r) for r in llm_server.requests_for("scripted-experiments")]
+    assert not [a for a in asked if "Make this change to" in a]
+    schema = llm_server.requests_for("scripted-experiments")[0]["response_format"]
+    assert '"const": "SCORE"' in json.dumps(schema) and '"minItems": 1' in json.dumps(schema)
+
+
+def test_a_setting_the_code_does_not_state_is_refused_before_any_run(session, llm_server):
+    session.config.climb.settings = ["SCORES"]
+    with pytest.raises(ConfigError) as raised:
+        experiments_stage.run(session.context_for("experiments"))
+    assert "[climb] settings names SCORES, which experiment.py does not state" in str(
+        raised.value.message
+    )
+    assert "SCORE" in raised.value.hint
+    assert (session.project.root / "experiment.py").read_text() == TOY
