@@ -95,6 +95,8 @@ def try_format(template: str, edit_format: str, out: Path, python: str) -> dict[
     before = (project.root / "experiment.py").read_text()
     started = time.monotonic()
     editor = ctx.code_editor()
+    if edit_format == "function" and not WHOLE_FALLBACK:
+        editor._fallback_factory = _no_fallback  # measure the format alone
     prompt = ctx.prompt(
         "search_edit", run_id="run_1", step_text="a format trial", change=change,
         budget_s="60", notes="",
@@ -124,6 +126,22 @@ def try_format(template: str, edit_format: str, out: Path, python: str) -> dict[
         json.dumps({**row, "reply": result.reply, "diff_after": after}, indent=1)
     )
     return row
+
+
+WHOLE_FALLBACK = os.environ.get("EDIT_FORMATS_FALLBACK", "") == "1"
+
+
+class _NoFallback:
+    """Instead of aider's whole file: the format's failure, as an unchanged result."""
+
+    def edit(self, files: list[str], prompt: str, **_: Any) -> Any:
+        from labtui.core.coding.coder import EditResult
+
+        return EditResult(False, [], None, "", "the function edit failed; no fallback here")
+
+
+def _no_fallback() -> _NoFallback:
+    return _NoFallback()
 
 
 def _parses(code: str) -> bool:
