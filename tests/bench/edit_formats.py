@@ -35,10 +35,11 @@ CHANGES = {  # one change per template that no setting makes, and the word it ca
         "function's random generator).",
         "0.05",
     ),
-    "diffusion_2d": (
-        "In train, clip the gradient norm to 1.0 after loss.backward() and before the "
-        "optimizer step, with torch.nn.utils.clip_grad_norm_.",
-        "clip_grad_norm_",
+    "diffusion_2d": (  # the template clips gradients already: another change here
+        "In train, add Gaussian noise with standard deviation 0.01 to x0 right after it is "
+        "taken from x_train, as data augmentation (use torch.randn with the function's "
+        "generator).",
+        "0.01",
     ),
     "grokking": (
         "In train, clip the gradient norm to 1.0 after loss.backward() and before the "
