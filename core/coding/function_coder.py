@@ -98,12 +98,13 @@ class FunctionCoder:
     def _message(self, prompt: str, texts: dict[str, str], names: list[str]) -> str:
         shown = "\n\n".join(f"{file}:\n```python\n{text}```" for file, text in texts.items())
         return (
-            f"{prompt}\n\nThe code:\n\n{shown}\n\nMake the change by replacing the functions it "
-            f"is in (at most three), each with its whole new definition; everything else of "
-            f"the file stays as it is. The functions you may replace: {', '.join(names)}.\n\n"
+            f"{prompt}\n\nThe code:\n\n{shown}\n\nMake the change in the functions it is in "
+            f"(at most three): for each, give its whole new definition, or only the statements "
+            f"to add together with the existing statement just before and just after them; "
+            f"everything else of the file stays as it is. The functions: {', '.join(names)}.\n\n"
             'Answer with one JSON object and nothing else:\n{"explanation": "<what you change '
             'and why>", "edits": [{"function": "<one of the functions above>", "code": "<its '
-            'whole new definition>"}]}'
+            'whole new definition, or the new statements between their neighbours>"}]}'
         )
 
     def _made(
