@@ -73,11 +73,14 @@ CLIMB_COLUMNS = (
 def experiment_rows(
     events: list[Event], exchanges: list[Event]
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """One row per run of the experiments stage (and one for the time after the last run), and
-    the stage's totals; ([], {}) when the stage never ran. A run of the stage's name made outside
+    """One row per run of the experiments stage's last span (and one for the time after the
+    last run), and the stage's totals; ([], {}) when the stage never ran. A run of the stage's name made outside
     its span (run_0, the baseline `labtui new` runs) is left out, and named in the totals."""
-    runs = stage_runs(events)
-    intervals = stage_intervals(events, last_ts(events, exchanges))
+    # The last time the stage ran: a project copied from an earlier bench (--start-from) keeps
+    # that bench's journal, whose runs are not this one's.
+    intervals = stage_intervals(events, last_ts(events, exchanges))[-1:]
+    since = intervals[0][0] if intervals else 0.0
+    runs = stage_runs([e for e in events if _ts(e) >= since])
     if not runs and not intervals:
         return [], {}
     calls = [x for x in exchanges if x.get("stage") == STAGE]
@@ -97,7 +100,8 @@ def experiment_rows(
     for row in rows:
         row["own_s"] = row["span_s"] - row["model_s"] - row["run_s"]
     total = _stage_total(intervals, inside, calls)
-    total["outside"] = [r["run"] for r in runs if r not in inside]
+    earlier = [r["run"] for r in stage_runs(events) if r["end"] < since]
+    total["outside"] = list(dict.fromkeys([*earlier, *(r["run"] for r in runs if r not in inside)]))
     return rows, total
 
 
