@@ -100,7 +100,8 @@ def experiment_rows(
     for row in rows:
         row["own_s"] = row["span_s"] - row["model_s"] - row["run_s"]
     total = _stage_total(intervals, inside, calls)
-    earlier = [r["run"] for r in stage_runs(events) if r["end"] < since]
+    counted = {r["run"] for r in inside}
+    earlier = [r["run"] for r in stage_runs(events) if r["end"] < since and r["run"] not in counted]
     total["outside"] = list(dict.fromkeys([*earlier, *(r["run"] for r in runs if r not in inside)]))
     return rows, total
 
