@@ -25,7 +25,8 @@ _SETS = r"(?:\s+from\s+`?\S+?`?)?\s*(?:\bto\b|=|->|→|:)\s*"
 _FILLER = re.compile(
     r"\b(?:set|sets|setting|change|changes|changing|the|a|an|and|its|value|values|of|in|"
     r"experiment\.py|increase|increases|decrease|decreases|raise|lower|use|run|with|instead|"
-    r"only|both|also|then|constant|parameter|hyperparameter|from|baseline)\b|[,.;:`'\"()\s]",
+    r"only|both|also|then|constant|parameter|hyperparameter|from|baseline|number|try|"
+    r"trying)\b|[,.;:`'\"()\s]",
     re.IGNORECASE,
 )
 
@@ -36,7 +37,9 @@ def settings_in_words(change: str, settings: list[Editable]) -> dict[str, Any]:
     found: dict[str, Any] = {}
     rest = change
     for setting in sorted(settings, key=lambda s: -len(s.name)):
-        pattern = re.compile(rf"`?\b{re.escape(setting.name)}\b`?{_SETS}`?(?P<value>{_VALUE})`?")
+        pattern = re.compile(
+            rf"`?\b{_spelled(setting.name)}\b`?{_SETS}`?(?P<value>{_VALUE})`?", re.IGNORECASE
+        )
         match = pattern.search(rest)
         if match is None:
             continue
@@ -48,6 +51,12 @@ def settings_in_words(change: str, settings: list[Editable]) -> dict[str, Any]:
     if not found or _FILLER.sub("", rest):
         return {}
     return found
+
+
+def _spelled(name: str) -> str:
+    """The setting's name as code writes it or as words do: HIDDEN_UNITS, hidden units."""
+    words = [re.escape(part) for part in re.split(r"[_.]", name) if part]
+    return rf"(?:{re.escape(name)}|{r'[ _]'.join(words)})"
 
 
 _UNFIT = object()

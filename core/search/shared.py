@@ -134,15 +134,14 @@ def propose(
 
 
 def settings_from_words(data: Any, settings: list[Editable]) -> Any:
-    """A proposal that lists no settings but whose change is nothing but settings of the code
-    in words ("HIDDEN_UNITS = 64", as the 1.5B model writes them), with those settings listed."""
-    if (
-        not isinstance(data, dict)
-        or data.get("settings")
-        or not isinstance(data.get("change"), str)
-    ):
+    """A proposal that lists no settings but whose change or description is nothing but
+    settings of the code in words ("HIDDEN_UNITS = 64", "Change the number of hidden units to
+    64.", as the 1.5B model writes them), with those settings listed."""
+    if not isinstance(data, dict) or data.get("settings"):
         return data
-    worded = settings_in_words(data["change"], settings)
+    # the change or, when it explains too much, the one-line description
+    said = [text for key in ("change", "description") if isinstance(text := data.get(key), str)]
+    worded = next((found for text in said if (found := settings_in_words(text, settings))), {})
     if not worded:
         return data
     listed = [

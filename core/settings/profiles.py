@@ -36,6 +36,9 @@ LOCAL: dict[tuple[str, str], Any] = {
     ("literature", "review_steps"): 6,
     ("literature", "full_text_chars"): 4000,  # ~1k tokens of a paper instead of ~5k
     ("limits", "max_runs"): 2,
+    # a climb of settings: the 1.5B model's code changes are whole-file edits of minutes that
+    # mostly fail, and a climb needs many attempts an hour (issue 42's bench)
+    ("climb", "code_changes"): False,
     ("limits", "citation_rounds"): 2,
     ("review", "ensemble"): 1,
     ("review", "reflections"): 1,

@@ -29,3 +29,14 @@ MOONS = Path(__file__).parents[2] / "templates" / "moons"
 )
 def test_words_that_are_only_settings_are_those_settings(words, settings):
     assert settings_in_words(words, project_settings(MOONS, ["experiment.py"])) == settings
+
+
+def test_a_setting_named_in_words_as_the_1_5b_model_writes_it():
+    # its climb proposal's description (issue 42's bench): the setting by its words
+    settings = project_settings(MOONS, ["experiment.py"])
+    assert settings_in_words("Change the number of hidden units to 64.", settings) == {
+        "HIDDEN_UNITS": 64
+    }
+    assert settings_in_words("Set the learning rate to 0.05", settings) == {"LEARNING_RATE": 0.05}
+    why = "Decrease the number of hidden units to 64. This can reduce the capacity"
+    assert settings_in_words(why, settings) == {}, "its change says more than the setting"
