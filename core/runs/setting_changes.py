@@ -94,6 +94,18 @@ def apply_settings(
     """Set ``wanted`` in the project's files (a setting of the ``command`` in labtui.toml's
     ``[experiment] command``): each value rewritten in place and nothing else. Nothing is
     written unless every setting is known and every value fits (SettingError)."""
+    changes, texts = changed_texts(root, files, wanted, command)
+    for where, text in texts.items():
+        (Path(root) / where).write_text(text, encoding="utf-8")
+    return changes
+
+
+def changed_texts(
+    root: Path, files: list[str], wanted: dict[str, Any], command: str = ""
+) -> tuple[list[SettingChange], dict[str, str]]:
+    """What setting ``wanted`` would change, and the files' texts with it ({file: new text}),
+    nothing written: what ``apply_settings`` writes, and what a search compares with the code
+    its earlier steps ran before it asks for a run."""
     settings = project_settings(root, files, command)
     changes = planned_changes(settings, wanted)
     texts: dict[str, str] = {}
@@ -113,9 +125,7 @@ def apply_settings(
         text = config.read_text(encoding="utf-8")
         key = find_setting(config_editables(text, CONFIG_NAME), COMMAND_KEY)
         texts[CONFIG_NAME] = set_config_setting(text, key, command)
-    for where, text in texts.items():
-        (Path(root) / where).write_text(text, encoding="utf-8")
-    return changes
+    return changes, texts
 
 
 def read_command(root: Path, default: str) -> str:
@@ -168,6 +178,7 @@ __all__ = [
     "SettingChange",
     "SettingError",
     "apply_settings",
+    "changed_texts",
     "commit_message",
     "planned_changes",
     "project_settings",

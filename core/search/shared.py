@@ -29,11 +29,18 @@ from ..answers.validation import validate
 from ..errors import ConfigError, UnusableAnswer
 from ..runs.effect_text import effects_markdown
 from ..runs.effects import effects_of_runs, metric_directions
-from ..runs.setting_changes import planned_changes, project_settings
+from ..runs.setting_changes import changed_texts, planned_changes, project_settings
 from ..runs.setting_words import settings_in_words
 from ..settings.contract import RunTerms
 from ..source.setting_edit import Editable
-from ..steps.attempts import Attempted, attempt_run, code_digest, code_files, code_now
+from ..steps.attempts import (
+    Attempted,
+    attempt_run,
+    code_digest,
+    code_files,
+    code_now,
+    code_of_runs,
+)
 from ..steps.settings_runs import settings_run
 from ..workspace.artifacts import NOTES, load_plan
 from ..workspace.notebook import append_run, code_change, own_words
@@ -119,9 +126,12 @@ def propose(
                 "propose a different change"
             )
         wanted = proposal.chosen_settings
+        held = ", ".join(f"{name} = {value!r}" for name, value in wanted.items())
         if wanted and not planned_changes(choices, wanted):
-            held = ", ".join(f"{name} = {value!r}" for name, value in wanted.items())
             raise ValueError(f"the code already has {held}; propose a value it does not have")
+        ran = wanted and ran_before(ctx, wanted, earlier)
+        if ran:
+            raise ValueError(f"{ran} already ran the code {held} gives; propose another change")
         return proposal
 
     messages = [{"role": "user", "content": prompt}]
@@ -131,6 +141,16 @@ def propose(
     said = ", ".join(f"{n} = {v!r}" for n, v in proposal.chosen_settings.items())
     ctx.tell("searcher", f"{proposal.description}\n\n{said or proposal.change}")
     return proposal
+
+
+def ran_before(ctx: StageContext, wanted: dict[str, Any], earlier: list[Step]) -> str:
+    """Which earlier step (or finished run) already ran the code that setting ``wanted`` gives
+    ('' when none): asked again before anything runs, a repeat costs seconds, not an attempt
+    (the 1.5B model proposed HIDDEN_UNITS = 64 three times in five attempts)."""
+    files = code_files(ctx.project)
+    _, texts = changed_texts(ctx.project.root, files, wanted)
+    digest = code_digest({**code_now(ctx.project, files), **texts})
+    return {**known_code(earlier), **code_of_runs(ctx.project)}.get(digest, "")
 
 
 def settings_from_words(data: Any, settings: list[Editable]) -> Any:

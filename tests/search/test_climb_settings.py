@@ -29,21 +29,25 @@ def session(tmp_path, llm_server, arxiv_server, monkeypatch):
 
 
 def proposals(*scores: float):
-    """TEST-ONLY: each proposal sets SCORE to the next score (the last one, in words)."""
+    """TEST-ONLY: each proposal (or re-ask) sets SCORE to the next score (the last one, in
+    words), each with its own description."""
     queue = list(scores)
 
     def reply(request):
-        assert last_user_text(request).startswith("You are running a hill-climb"), "no coder"
+        assert not last_user_text(request).startswith("Make this change"), "no coder asked"
         score = queue.pop(0)
         given = [] if not queue else [{"name": "SCORE", "value": score}]
-        change = f"SCORE = {score}" if not queue else "a higher score should follow from a higher SCORE"
-        return fenced_json({"description": f"raise the score to {score}", "settings": given, "change": change})
+        change = (
+            f"SCORE = {score}" if not queue else "a higher score should follow from a higher SCORE"
+        )
+        description = f"try the score {score} ({len(queue)} left)"
+        return fenced_json({"description": description, "settings": given, "change": change})
 
     return reply
 
 
 def test_settings_proposals_are_made_by_code_and_judged(session, llm_server):
-    llm_server.default("scripted-experiments", proposals(0.6, 0.59, 0.7))
+    llm_server.default("scripted-experiments", proposals(0.6, 0.59, 0.59, 0.7))
     output = experiments_stage.run(session.context_for("experiments"))
     steps = [e for e in session.events if isinstance(e, SearchStep)]
     assert [(s.step, s.status) for s in steps] == [(1, "keep"), (2, "discard"), (3, "keep")]
@@ -53,6 +57,8 @@ def test_settings_proposals_are_made_by_code_and_judged(session, llm_server):
     assert output.result.search.best["value"] == pytest.approx(0.7)
     asked = [json.dumps(r) for r in llm_server.requests_for("scripted-experiments")]
     assert not [a for a in asked if "Make this change to" in a]
+    repeat = "step 2 (discard) already ran the code SCORE = 0.59 gives; propose another change"
+    assert [a for a in asked if repeat in a], "a repeat is asked again, not run as an attempt"
     schema = llm_server.requests_for("scripted-experiments")[0]["response_format"]
     assert '"const": "SCORE"' in json.dumps(schema) and '"minItems": 1' in json.dumps(schema)
 
