@@ -118,7 +118,9 @@ def propose(
     record = proposal_answer(tuple(choices), code_changes=code_changes)
 
     def parse(data: Any) -> Proposal:
-        proposal = validate(record, settings_from_words(data, choices))
+        proposal = validate(
+            record, settings_from_words(data, choices, description=not code_changes)
+        )
         same = tried.get(proposal.description.lower())
         if same is not None:
             raise ValueError(
@@ -153,14 +155,16 @@ def ran_before(ctx: StageContext, wanted: dict[str, Any], earlier: list[Step]) -
     return {**known_code(earlier), **code_of_runs(ctx.project)}.get(digest, "")
 
 
-def settings_from_words(data: Any, settings: list[Editable]) -> Any:
+def settings_from_words(data: Any, settings: list[Editable], *, description: bool = False) -> Any:
     """A proposal that lists no settings but whose change or description is nothing but
     settings of the code in words ("HIDDEN_UNITS = 64", "Change the number of hidden units to
     64.", as the 1.5B model writes them), with those settings listed."""
     if not isinstance(data, dict) or data.get("settings"):
         return data
-    # the change or, when it explains too much, the one-line description
-    said = [text for key in ("change", "description") if isinstance(text := data.get(key), str)]
+    # the change or, in a climb of settings only (where words are the only way to say one),
+    # the one-line description when the change explains too much
+    keys = ("change", "description") if description else ("change",)
+    said = [text for key in keys if isinstance(text := data.get(key), str)]
     worded = next((found for text in said if (found := settings_in_words(text, settings))), {})
     if not worded:
         return data

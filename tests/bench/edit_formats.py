@@ -177,6 +177,7 @@ def main() -> None:
     from recording_proxy import Recorder, RecordingProxy, StageTracker
 
     tracker = StageTracker(out / "no-journal.jsonl")
+    tracker.current = lambda: "experiments"  # type: ignore[method-assign]  # no journal here
     with RecordingProxy(args.url, Recorder(out / "exchanges.jsonl"), tracker) as proxy:
         os.environ.update(LABTUI_MODEL=args.model, LABTUI_API_BASE=proxy.base_url)
         os.environ.setdefault("LABTUI_API_KEY", "none")

@@ -130,7 +130,7 @@ def test_a_real_small_models_numberless_plans_are_asked_again():
 
 def test_a_real_small_models_plan_against_its_hypothesis_then_settings_in_words(project):
     # Qwen2.5-Coder-1.5B on moons with the settings enum (qwen15_moons_settings_plan.jsonl): it
-    # wrote "settings": [] and "change": "HIDDEN_UNITS = 128", first expecting the accuracy to
+    # wrote "settings": [] and "change": "HIDDEN_UNITS=128", first expecting the accuracy to
     # fall though the idea's hypothesis said a wider layer raises it; asked again, it expected
     # it to rise. Code reads the setting out of the words.
     hypothesis = (
@@ -142,7 +142,7 @@ def test_a_real_small_models_plan_against_its_hypothesis_then_settings_in_words(
     against, kept = (json.loads(e["reply"]) for e in exchanges("qwen15_moons_settings_plan"))
     for answer in (against, kept):
         assert answer["runs"][0]["settings"] == [] and answer["runs"][0]["change"] == (
-            "HIDDEN_UNITS = 128"
+            "HIDDEN_UNITS=128"
         )
     runs = with_worded_settings(parse_plan(against, 2, METRICS, settings=tuple(settings)), settings)
     with pytest.raises(ValueError, match="expects test_accuracy_mean lower, but the idea's"):
