@@ -211,6 +211,11 @@ class Proposal(WithSettings):
     # two words: a settings change in words ("HIDDEN_UNITS = 64") is read by code
     change: Prose(2, "exactly what to change in the code, and why it should help")
 
+    @property
+    def what_changes(self) -> str:
+        """What the ledger keeps as the step's change: its settings, or its words for code."""
+        return self.settings_said or self.change
+
 
 def proposal_answer(settings: tuple[Editable, ...], *, code_changes: bool = True) -> type[Proposal]:
     """The proposal a model may give: the code's settings (those a search may change) as an

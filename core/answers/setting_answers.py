@@ -107,6 +107,14 @@ class WithSettings(Record):
         return data
 
     @property
+    def settings_said(self) -> str:
+        """``settings: HIDDEN_UNITS = 64, LEARNING_RATE = 0.1`` ('' when it sets none)."""
+        chosen = self.chosen_settings
+        return (
+            ("settings: " + ", ".join(f"{k} = {v!r}" for k, v in chosen.items())) if chosen else ""
+        )
+
+    @property
     def chosen_settings(self) -> dict[str, Any]:
         """The settings it sets, {name: value} ({} when none)."""
         given: Any = self.settings

@@ -185,7 +185,7 @@ class Climb:
             attempted,
             base=self.best_tip,
             description=proposal.description,
-            change=proposal.change,
+            change=proposal.what_changes,
         )
         step.best_before = self.best
         diff = diff_between(self.checkout, self.best_tip, "HEAD")

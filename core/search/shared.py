@@ -15,6 +15,7 @@ the other research helpers do.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -125,7 +126,7 @@ def propose(
         if same is not None:
             raise ValueError(
                 f"step {same.step} already tried {proposal.description!r} ({same.status}); "
-                "propose a different change"
+                "propose a different change" + untried_settings(choices, earlier)
             )
         wanted = proposal.chosen_settings
         held = ", ".join(f"{name} = {value!r}" for name, value in wanted.items())
@@ -133,16 +134,36 @@ def propose(
             raise ValueError(f"the code already has {held}; propose a value it does not have")
         ran = wanted and ran_before(ctx, wanted, earlier)
         if ran:
-            raise ValueError(f"{ran} already ran the code {held} gives; propose another change")
+            raise ValueError(
+                f"{ran} already ran the code {held} gives; propose another change"
+                + untried_settings(choices, earlier)
+            )
         return proposal
 
     messages = [{"role": "user", "content": prompt}]
     proposal = ctx.llm(role="searcher").ask_json(
-        messages, parse, schema=record, examples=example_strings(messages)
+        messages,
+        parse,
+        schema=record,
+        examples=example_strings(messages),
+        # a re-ask reuses the prompt's cached prefix (seconds), an unusable proposal costs an
+        # attempt, and three in a row end the search
+        reasks=max(ctx.config.llm.reasks, PROPOSAL_REASKS),
     )
     said = ", ".join(f"{n} = {v!r}" for n, v in proposal.chosen_settings.items())
     ctx.tell("searcher", f"{proposal.description}\n\n{said or proposal.change}")
     return proposal
+
+
+PROPOSAL_REASKS = 4
+
+
+def untried_settings(settings: list[Editable], earlier: list[Step]) -> str:
+    """'; settings no step has changed yet: A, B' ('' when every one was tried): the 1.5B
+    model, told only that its change was tried, proposed HIDDEN_UNITS again and again."""
+    changed = " ".join(step.change for step in earlier)
+    untried = [s.name for s in settings if not re.search(rf"\b{re.escape(s.name)}\b", changed)]
+    return f"; settings no step has changed yet: {', '.join(untried[:10])}" if untried else ""
 
 
 def ran_before(ctx: StageContext, wanted: dict[str, Any], earlier: list[Step]) -> str:

@@ -229,7 +229,7 @@ class Tree:
             attempted,
             base=base,
             description=proposal.description,
-            change=proposal.change,
+            change=proposal.what_changes,
         )
         diff = diff_between(checkout, base, "HEAD")
         if attempted.ok:

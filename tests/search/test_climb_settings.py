@@ -72,3 +72,18 @@ def test_a_setting_the_code_does_not_state_is_refused_before_any_run(session, ll
     )
     assert "SCORE" in raised.value.hint
     assert (session.project.root / "experiment.py").read_text() == TOY
+
+
+def test_a_repeat_is_told_which_settings_no_step_has_changed_yet():
+    from labtui.core.search.ledger import Step
+    from labtui.core.search.shared import untried_settings
+    from labtui.core.source.setting_edit import python_editables
+
+    settings = python_editables("HIDDEN_UNITS = 32\nLEARNING_RATE = 0.01\nEPOCHS = 150\n", "e.py")
+    earlier = [
+        Step(step=1, status="discard", description="wider", change="settings: HIDDEN_UNITS = 64")
+    ]
+    assert untried_settings(settings, earlier) == (
+        "; settings no step has changed yet: LEARNING_RATE, EPOCHS"
+    )
+    assert untried_settings(settings[:1], earlier) == ""
