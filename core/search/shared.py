@@ -146,16 +146,10 @@ def propose(
         parse,
         schema=record,
         examples=example_strings(messages),
-        # a re-ask reuses the prompt's cached prefix (seconds), an unusable proposal costs an
-        # attempt, and three in a row end the search
-        reasks=max(ctx.config.llm.reasks, PROPOSAL_REASKS),
     )
     said = ", ".join(f"{n} = {v!r}" for n, v in proposal.chosen_settings.items())
     ctx.tell("searcher", f"{proposal.description}\n\n{said or proposal.change}")
     return proposal
-
-
-PROPOSAL_REASKS = 4
 
 
 def untried_settings(settings: list[Editable], earlier: list[Step]) -> str:
