@@ -127,6 +127,7 @@ def write_steps(root: Path) -> None:
         folder.mkdir(parents=True)
         record = {"step": n, "status": status, "run_id": f"run_{n}", "run_s": run_s}
         record |= {"wall_s": 60.0 + 5 * n, "model_s": 1.0}
+        record |= {"proposer": "labtui"} if n == 2 else {}
         (folder / "step.json").write_text(json.dumps(record), encoding="utf-8")
 
 
@@ -142,6 +143,7 @@ def test_the_climb_is_read_from_its_ledger_and_its_calls_from_the_proxy(bench, t
         "kept": 1,
         "discarded": 1,
         "crashed": 1,
+        "by_labtui": 1,
         "wall_h": wall / 3600,
         "per_hour": pytest.approx(3 / (wall / 3600)),
         "calls_per": 4 / 3,

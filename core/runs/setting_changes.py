@@ -62,12 +62,13 @@ def project_settings(root: Path, files: list[str], command: str = "") -> list[Ed
         path = Path(root) / name
         if not path.is_file():
             continue
-        for setting in _file_settings(path.read_text(encoding="utf-8"), name):
+        for setting in file_settings(path.read_text(encoding="utf-8"), name):
             found.setdefault(setting.name, setting)
     return list(found.values())
 
 
-def _file_settings(text: str, name: str) -> list[Editable]:
+def file_settings(text: str, name: str) -> list[Editable]:
+    """The settings the text of experiment file ``name`` states ([] for a file of no kind)."""
     if name.endswith(".py"):
         return python_editables(text, name)
     if name.endswith(CONFIG_SUFFIXES):
@@ -117,7 +118,7 @@ def changed_texts(
         path = Path(root) / setting.where
         text = texts.get(setting.where, path.read_text(encoding="utf-8"))
         # re-read the setting in the text as changed so far: its span moves with earlier edits
-        current = find_setting(_file_settings(text, setting.where), setting.name)
+        current = find_setting(file_settings(text, setting.where), setting.name)
         edit = set_python_setting if setting.where.endswith(".py") else set_config_setting
         texts[setting.where] = edit(text, current, change.new)
     if any(change.where == COMMAND for change in changes):

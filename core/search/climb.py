@@ -25,13 +25,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UnusableAnswer
-from ..runs.setting_changes import settings_table
+from ..runs.setting_changes import planned_changes, settings_table
 from ..settings.contract import code_text
 from ..stage_context import StageContext
 from ..workspace.artifacts import NOTES
 from ..workspace.notebook import start_notebook
 from .frame import SearchFrame, SearchOutcome
-from .ledger import CRASH, DISCARD, KEEP, Final, SearchLedger, Step
+from .ledger import CRASH, DISCARD, KEEP, LABTUI, Final, SearchLedger, Step
+from .search_settings import LABTUI_STEP, back_to, labtui_proposal, search_settings, values_at
 from .seeds import measure_noise, seed_values
 from .shared import (
     checkpoint_due,
@@ -42,8 +43,8 @@ from .shared import (
     note_step,
     plan_directions,
     propose,
+    ran_before,
     result_step,
-    search_settings,
     step_clock,
     unproposed,
 )
@@ -129,17 +130,23 @@ class Climb:
     def attempt(self, number: int) -> Step:
         """One attempt, from the proposal to its line in the ledger, committed and told."""
         with step_clock(self.ctx) as clock:
+            settings = search_settings(self.work, self.section)  # the best code's values
             try:
-                settings = search_settings(self.work, self.section)  # the best code's values
                 proposal = propose(
                     self.work,
                     self._proposal_prompt(settings),
                     self.steps,
                     settings,
                     code_changes=self.section.code_changes,
+                    base=self.frame.start,
                 )
             except UnusableAnswer as exc:
-                step, diff = unproposed(number, self.best_tip, exc, CRASH), ""
+                own = self._labtui_step(settings, exc)
+                if own is None:
+                    step, diff = unproposed(number, self.best_tip, exc, CRASH), ""
+                else:
+                    step, diff = self._make(number, own)
+                    step.proposer = LABTUI
             else:
                 step, diff = self._make(number, proposal)
             clock.stamp(step)
@@ -160,6 +167,25 @@ class Climb:
             )
         self.frame.tell(step, self.best)
         return step
+
+    def _labtui_step(self, settings: list[Editable], error: UnusableAnswer) -> Proposal | None:
+        """labtui's own settings step when the model gave none it could use (None when every
+        nearby value has run): the climb goes on instead of ending on the model's repeats."""
+        work, steps = self.work, self.steps
+        if not self.section.labtui_steps:
+            return None
+        start = values_at(self.checkout, self.frame.start)
+
+        def is_new(wanted: dict[str, Any]) -> bool:
+            if not planned_changes(settings, wanted) or back_to(start, settings, wanted):
+                return False
+            return not ran_before(work, wanted, steps, self.frame.start)
+
+        changed = " ".join(step.change for step in steps)
+        proposal = labtui_proposal(settings, changed, is_new, error.problem[:160])
+        if proposal is not None:
+            work.tell("searcher", f"{LABTUI_STEP}: {proposal.description}")
+        return proposal
 
     def _make(self, number: int, proposal: Proposal) -> tuple[Step, str]:
         """The proposal made by aider and run (with fixes), judged: the step and its diff."""

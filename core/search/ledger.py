@@ -39,6 +39,7 @@ PARTIAL = ".partial"
 # Status words: a climb keeps, discards or gives up a crash; a tree's node is ok or buggy.
 KEEP, DISCARD, CRASH = "keep", "discard", "crash"
 OK, BUGGY = "ok", "buggy"
+MODEL, LABTUI = "model", "labtui"  # who proposed a step
 
 
 def ledger_folder(strategy: str, idea: str) -> str:
@@ -76,6 +77,7 @@ class Step:
     run_s: float = 0.0  # of that, the runs themselves
     model_s: float = 0.0  # of that, waiting for the model
     tokens: int = 0
+    proposer: str = MODEL  # who proposed it: the model, or labtui when the model gave nothing
 
     @property
     def overhead_s(self) -> float:

@@ -25,12 +25,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..answers.examples import example_strings
 from ..answers.experiment_answers import Proposal, proposal_answer
-from ..answers.setting_answers import offered
 from ..answers.validation import validate
-from ..errors import ConfigError, UnusableAnswer
+from ..errors import UnusableAnswer
 from ..runs.effect_text import effects_markdown
 from ..runs.effects import effects_of_runs, metric_directions
-from ..runs.setting_changes import changed_texts, planned_changes, project_settings
+from ..runs.setting_changes import changed_texts, planned_changes
 from ..runs.setting_words import settings_in_words
 from ..settings.contract import RunTerms
 from ..source.setting_edit import Editable
@@ -41,6 +40,7 @@ from ..steps.attempts import (
     code_files,
     code_now,
     code_of_runs,
+    digest_at,
 )
 from ..steps.settings_runs import settings_run
 from ..workspace.artifacts import NOTES, load_plan
@@ -86,23 +86,6 @@ def step_clock(ctx: StageContext) -> Iterator[StepClock]:
         yield StepClock(time.monotonic(), meter)
 
 
-def search_settings(ctx: StageContext, section: SearchSection) -> list[Editable]:
-    """The settings a search's proposals may change: the code's (``[<strategy>] settings``
-    picks some); a name there the code does not state is a ConfigError listing what it has."""
-    found = offered(project_settings(ctx.project.root, code_files(ctx.project)))
-    if not section.settings:
-        return found
-    names = {setting.name: setting for setting in found}
-    unknown = [name for name in section.settings if name not in names]
-    if unknown:
-        raise ConfigError(
-            f"labtui.toml: [{ctx.config.experiment.strategy}] settings names {', '.join(unknown)}, "
-            f"which {', '.join(code_files(ctx.project))} does not state",
-            "name settings of the code: " + (", ".join(names) or "(it states none)"),
-        )
-    return [names[name] for name in section.settings]
-
-
 def propose(
     ctx: StageContext,
     prompt: str,
@@ -110,9 +93,11 @@ def propose(
     settings: list[Editable] | None = None,
     *,
     code_changes: bool = True,
+    base: str = "",
 ) -> Proposal:
     """The model's next change: one line for the ledger, and settings of the code with new
-    values (``settings``: those it may name) or what to do to the code; a description the
+    values (``settings``: those it may name) or what to do to the code (``base``: the commit
+    the search started from, whose code ran as its baseline); a description the
     ledger already has, or settings the code already has, is refused and asked again."""
     tried = {" ".join(step.description.lower().split()): step for step in earlier}
     choices = settings or []
@@ -132,7 +117,7 @@ def propose(
         held = ", ".join(f"{name} = {value!r}" for name, value in wanted.items())
         if wanted and not planned_changes(choices, wanted):
             raise ValueError(f"the code already has {held}; propose a value it does not have")
-        ran = wanted and ran_before(ctx, wanted, earlier)
+        ran = wanted and ran_before(ctx, wanted, earlier, base)
         if ran:
             raise ValueError(
                 f"{ran} already ran the code {held} gives; propose another change"
@@ -160,14 +145,18 @@ def untried_settings(settings: list[Editable], earlier: list[Step]) -> str:
     return f"; settings no step has changed yet: {', '.join(untried[:10])}" if untried else ""
 
 
-def ran_before(ctx: StageContext, wanted: dict[str, Any], earlier: list[Step]) -> str:
-    """Which earlier step (or finished run) already ran the code that setting ``wanted`` gives
-    ('' when none): asked again before anything runs, a repeat costs seconds, not an attempt
-    (the 1.5B model proposed HIDDEN_UNITS = 64 three times in five attempts)."""
+def ran_before(
+    ctx: StageContext, wanted: dict[str, Any], earlier: list[Step], base: str = ""
+) -> str:
+    """Which earlier step, finished run or the ``base`` commit's code (the search's start)
+    already ran the code that setting ``wanted`` gives ('' when none): asked again before
+    anything runs, a repeat costs seconds, not an attempt (the 1.5B model proposed
+    HIDDEN_UNITS = 64 three times in five attempts)."""
     files = code_files(ctx.project)
     _, texts = changed_texts(ctx.project.root, files, wanted)
     digest = code_digest({**code_now(ctx.project, files), **texts})
-    return {**known_code(earlier), **code_of_runs(ctx.project)}.get(digest, "")
+    start = {digest_at(ctx.project, base): "the search's start (run_0's code)"} if base else {}
+    return {**start, **known_code(earlier), **code_of_runs(ctx.project)}.get(digest, "")
 
 
 def settings_from_words(data: Any, settings: list[Editable], *, description: bool = False) -> Any:

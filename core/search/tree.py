@@ -30,6 +30,7 @@ from ..workspace.project import Project
 from ..workspace.run_folder import run_name
 from .frame import SearchFrame, SearchOutcome
 from .ledger import BUGGY, OK, Final, Noise, SearchLedger, Step
+from .search_settings import search_settings
 from .seeds import measure_noise, seed_values
 from .shared import (
     checkpoint_due,
@@ -40,7 +41,6 @@ from .shared import (
     plan_directions,
     propose,
     result_step,
-    search_settings,
     step_clock,
     unproposed,
 )

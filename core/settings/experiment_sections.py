@@ -168,7 +168,8 @@ class SearchSection(Section):
     pauses."""
     settings: list[str] = []  # noqa: RUF012 (pydantic copies it per section)
     """The settings of the code a proposal may change (labtui sets them itself, no edit), e.g.
-    ["LEARNING_RATE", "HIDDEN_UNITS"]; empty: every setting the code states."""
+    ["LEARNING_RATE", "HIDDEN_UNITS"]; empty: every setting the code states, less those whose
+    name says they define the measurement (seeds, test and evaluation sizes, data, logging)."""
     code_changes: bool = True
     """Whether a proposal may change the code itself (made by the coder); false: settings
     only, each attempt made by labtui in milliseconds."""
@@ -189,6 +190,10 @@ class ClimbSection(SearchSection):
     runs aside."""
     fix_attempts: Count = 2
     """Fixes of a change whose run crashed before it is discarded as a crash."""
+    labtui_steps: bool = True
+    """When the model gives no usable proposal, labtui makes the attempt a settings step of its
+    own (the setting changed least, moved to its nearest value not yet run); false: the attempt
+    is lost, and three in a row end the climb."""
 
     @property
     def limit(self) -> int:

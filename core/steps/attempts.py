@@ -105,13 +105,17 @@ def code_now(project: Project, files: list[str]) -> dict[str, str | None]:
 def code_of_runs(project: Project) -> dict[str, str]:
     """{digest of the code: the first run that ran it} for every finished run, from the commit
     each run's record names (labtui_run.json)."""
-    files = code_files(project)
     known: dict[str, str] = {}
     for run_id, commit in _run_commits(project.root).items():
-        code = {name: project.file_at(commit, name) for name in files} if commit else {}
-        if any(text is not None for text in code.values()):
-            known.setdefault(code_digest(code), run_id)
+        if digest := digest_at(project, commit):
+            known.setdefault(digest, run_id)
     return known
+
+
+def digest_at(project: Project, commit: str) -> str:
+    """The digest of the experiment's code at ``commit`` ('' when it has none of its files)."""
+    code = {name: project.file_at(commit, name) for name in code_files(project)}
+    return code_digest(code) if any(text is not None for text in code.values()) else ""
 
 
 def _run_commits(root: Path) -> dict[str, str]:

@@ -197,6 +197,7 @@ def test_a_model_that_gives_no_usable_proposal_three_times_ends_the_climb_with_t
 ):
     root = session.project.root
     session.config.llm.reasks = 0
+    session.config.climb.labtui_steps = False
     llm_server.default("scripted-experiments", "I would try something clever, maybe later.")
     output = experiments_stage.run(session.context_for("experiments"))
 

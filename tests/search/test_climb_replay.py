@@ -126,6 +126,7 @@ def test_a_real_small_models_proposals_are_refused_until_one_passes_and_its_edit
 ):
     root = session.project.root
     before = (root / "experiment.py").read_text()
+    session.config.climb.labtui_steps = False  # recorded before labtui made steps of its own
     llm_server.script(MODEL, rejection(), *[e["reply"] for e in answered()])
     output = experiments_stage.run(session.context_for("experiments"))
 
@@ -212,6 +213,7 @@ def test_with_more_attempts_three_unusable_proposals_in_a_row_end_the_climb(sess
     their turns differ from the recording."""
     session.config.climb.max_runs = 10
     session.config.llm.reasks = 0
+    session.config.climb.labtui_steps = False  # what ends a climb labtui does not step into
     llm_server.script(MODEL, rejection(), *proposal_replies()[:IDLE_LIMIT])
     output = experiments_stage.run(session.context_for("experiments"))
 

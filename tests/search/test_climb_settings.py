@@ -87,3 +87,28 @@ def test_a_repeat_is_told_which_settings_no_step_has_changed_yet():
         "; settings no step has changed yet: LEARNING_RATE, EPOCHS"
     )
     assert untried_settings(settings[:1], earlier) == ""
+
+
+def test_when_the_model_gives_nothing_usable_labtui_steps_in_and_its_steps_are_judged(
+    session, llm_server
+):
+    session.config.llm.reasks = 0
+    llm_server.default("scripted-experiments", "I would try something clever, maybe later.")
+    output = experiments_stage.run(session.context_for("experiments"))
+
+    steps = [e for e in session.events if isinstance(e, SearchStep)]
+    # SCORE 0.5 is a fraction: its nearest moves stay below 1 (half, then 1.5 times)
+    assert [(s.status, s.description) for s in steps] == [
+        ("discard", "Set SCORE from 0.5 to 0.25 (labtui's step)"),
+        ("keep", "Set SCORE from 0.5 to 0.75 (labtui's step)"),
+        ("keep", "Set SCORE from 0.75 to 0.875 (labtui's step)"),
+    ]
+    log = git(session.project.root, "log", "--all", "--format=%s")
+    assert "settings: SCORE 0.5 → 0.75 (run_2)" in log
+    assert output.result.search.best["value"] == pytest.approx(0.875)
+    ledger = session.project.root / "ledgers" / "climb-higher_score" / "steps"
+    records = [json.loads(p.read_text()) for p in sorted(ledger.glob("*/step.json"))]
+    assert [r["proposer"] for r in records] == ["labtui"] * 3
+    assert all(
+        "as the model gave no usable proposal" in r["change"] or r["change"] for r in records
+    )
