@@ -12,12 +12,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import LabtuiError
 from ..latex.source import strip_comments
 from ..prose.check import prose_defects
 from ..prose.defect import Defect
-from ..runs.effects import Effect, project_effects
-from ..workspace.run_folder import run_number
-from .claims import CITATION, SENTENCE_BREAK, contradictions, sentences
+from ..runs.effects import (
+    Effect,
+    effects_of_runs,
+    metric_directions,
+    project_effects,
+)
+from ..workspace.run_folder import has_results, run_number
+from .claims import CITATION, SENTENCE_BREAK, contradictions, sentences, unmeasured_claims
 from .numbers import Contradiction, Source, Written, claim_spans, numbers_in_text, trace_written
 
 # -- a run's analysis ----------------------------------------------------------------------------
@@ -154,12 +160,30 @@ def paper_contradictions(root: Path, tex_text: str) -> list[Contradiction]:
     of them to be flagged)."""
     runs = project_effects(root)
     if not runs:
-        return []
+        keys = baseline_keys(root)
+        return [
+            c
+            for sentence, line in paper_sentences(tex_text)
+            if keys
+            if (c := unmeasured_claims(sentence, keys, line)) is not None
+        ]
     return [
         c
         for sentence, line in paper_sentences(tex_text)
         if (c := contradictions(sentence, runs, None, line)) is not None
     ]
+
+
+def baseline_keys(root: Path) -> list[tuple[str, str]]:
+    """(data set, metric) of every metric the baseline run_0 recorded ([] without it)."""
+    base = Path(root) / "run_0"
+    if not has_results(base):
+        return []
+    try:
+        found = effects_of_runs(base, base, metric_directions(root))
+    except LabtuiError:
+        return []
+    return list(dict.fromkeys((e.dataset, e.metric) for e in found))
 
 
 def text_contradiction(root: Path, text: str) -> str:

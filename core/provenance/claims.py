@@ -334,6 +334,23 @@ def _run_says(claim: _Claim, found: list[Effect], hedged: bool) -> str | None:
     return shown + more
 
 
+NOTHING_MEASURED = "only the baseline (run_0) finished in this project: no run measured a change"
+
+
+def unmeasured_claims(sentence: str, keys: list[Key], line: int = 0) -> Contradiction | None:
+    """The sentence's claims of an effect when the baseline is the only run: nothing can
+    support them (a climb that kept nothing; the 1.5B model's abstract said "Increasing the
+    number of hidden units significantly improves the test accuracy" and then "Only the
+    baseline run_0 ran"). Hedged and speculative sentences are not claims."""
+    if HEDGE.search(sentence):
+        return None
+    claims = [c for c in _claims_in(sentence, keys, None) if c.kind not in SPEED_KINDS]
+    if not claims:
+        return None
+    said = " and ".join(dict.fromkeys(c.words("the change") for c in claims))
+    return Contradiction(sentence, said, NOTHING_MEASURED, line)
+
+
 def contradictions(
     sentence: str, runs: Mapping[str, list[Effect]], analysed: str | None, line: int = 0
 ) -> Contradiction | None:
