@@ -7,6 +7,10 @@
   whose schedule was linear.
 - **Settings the code does not have, or values that do not fit**: the error gives the
   setting's facts (its type, its value now, its choices).
+- **A setting the code does not have, set in words**: "'NUM_DIFFUSION_STEPS' to 100" (the 1.5B
+  model, for code whose setting is NUM_TIMESTEPS) reads as a settings change of a name the
+  code never mentions; asked again with the nearest names. A run that says it adds the new
+  setting ("add a NUM_DIFFUSION_STEPS parameter") is a code change and goes to the coder.
 - **An expectation against the idea's own hypothesis**: the 1.5B model's plan expected the
   accuracy to fall where its idea said the change would raise it. Where the hypothesis says
   which way a metric moves and a run expects the other way, the run is asked again — unless the
@@ -16,6 +20,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import replace
 
@@ -30,6 +35,9 @@ HIGHER, LOWER = "higher", "lower"
 # or "fewer" often says what the run changes ("fewer features"), not how the metric moves.
 _UP = r"higher|increas\w*|rais\w*|rise|rises|rising|boost\w*"
 _DOWN = r"lower|decreas\w*|reduc\w*|falls?|falling|drops?|dropping|declin\w*"
+# "NUM_STEPS to 100", "'LR' = 0.1": a constant's name set to a value in words
+_NAME_SET_TO = re.compile(r"[\'\"`]?\b([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b[\'\"`]?\s*(?:to|=|:)\s*\S")
+_ADDS = re.compile(r"\b(?:add\w*|introduc\w*|creat\w*|defin\w*|implement\w*|new)\b", re.I)
 _NEGATION = re.compile(r"\b(?:not|no|never|n't|without)\b", re.IGNORECASE)
 # The run's own direction of change: "a smaller network", "decrease the learning rate".
 _REVERSED = re.compile(
@@ -75,7 +83,29 @@ def _run_problem(run: PlannedRun, code: dict[str, str | None], settings: list[Ed
             return f"changes nothing: the baseline already has {held}; plan another value"
         return ""
     same = changes_nothing(run.change, code)
-    return f"changes nothing: {same}; plan a value the baseline does not have" if same else ""
+    if same:
+        return f"changes nothing: {same}; plan a value the baseline does not have"
+    return _unknown_setting(run.change, code, settings)
+
+
+def _unknown_setting(change: str, code: dict[str, str | None], settings: list[Editable]) -> str:
+    """Why ``change`` sets, in words, a constant the code never mentions ('' when it does not,
+    or says it adds one)."""
+    if _ADDS.search(change):
+        return ""
+    text = "\n".join(t for t in code.values() if t)
+    for match in _NAME_SET_TO.finditer(change):
+        name = match.group(1)
+        if re.search(rf"\b{name}\b", text):
+            continue
+        names = [s.name for s in settings]
+        near = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+        hint = f" (did you mean {' or '.join(near)}?)" if near else ""
+        return (
+            f"sets {name}, which the code does not have{hint}; name one of its settings in "
+            f'"settings" ({", ".join(names[:12]) or "it states none"}), or say what code to add'
+        )
+    return ""
 
 
 def _against_hypothesis(run: PlannedRun, hypothesis: str, lowers: bool) -> str:

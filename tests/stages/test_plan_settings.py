@@ -63,6 +63,21 @@ def test_a_run_that_cannot_be_made_or_changes_nothing_is_asked_again(project):
         checked_plan(odd, code, settings, "")
 
 
+def test_a_setting_the_code_never_mentions_set_in_words_is_asked_again(project):
+    # the 1.5B model's diffusion plan: "'NUM_DIFFUSION_STEPS' to 100" for code with NUM_TIMESTEPS
+    settings = list(_settings(project))
+    code = {"experiment.py": (project.root / "experiment.py").read_text()}
+    unknown = [PlannedRun("'HIDDEN_WIDTH' to 128", "accuracy", {}, {})]
+    with pytest.raises(ValueError, match=r"sets HIDDEN_WIDTH, which the code does not have"):
+        checked_plan(unknown, code, settings, "")
+    try:
+        checked_plan(unknown, code, settings, "")
+    except ValueError as exc:
+        assert "did you mean HIDDEN_UNITS?" in str(exc)
+    added = [PlannedRun("Add a new HIDDEN_WIDTH = 128 setting for the layer", "acc", {}, {})]
+    assert checked_plan(added, code, settings, "") == added, "adding one is the coder's"
+
+
 def test_a_sentence_with_a_value_cut_out_is_asked_again():
     # The held-out plan of issue 42 (1.5B model): "increased to  metrics" lost its number.
     held_out = "When n_features is increased to  metrics are lower than the baseline"
