@@ -229,8 +229,27 @@ def proposal_answer(settings: tuple[Editable, ...], *, code_changes: bool = True
 # -- figure descriptions (core.stages.plots) ------------------------------------------------------
 
 
+@states(unstated=("no backticks: a pattern would make llama.cpp drop minLength",))
+def _no_code_names(text: str) -> str:
+    """A caption says what the figure shows in words: plot.py's names in backticks (the 1.5B
+    model's "for all runs listed in `labels`") mean nothing to the paper's reader."""
+    quoted = re.findall(r"`([^`]*)`", text)
+    if quoted:
+        raise ValueError(
+            f"the description quotes plot.py's code ({', '.join(f'`{q}`' for q in quoted[:3])}); "
+            "say in words what the figure shows, naming the runs it plots (run_0, run_1, ...)"
+        )
+    return text
+
+
 class FigureDescriptions(Record):
     model_config = ConfigDict(title="figure descriptions")
     shape: ClassVar[str] = '{"figures": {"<file name>": "<description>", ...}}'
 
-    figures: dict[str, Prose(4, "what the figure plots (axes, curves, runs) and what to see")]
+    figures: dict[
+        str,
+        Annotated[
+            Prose(4, "what the figure plots (axes, curves, runs) and what to see"),
+            AfterValidator(_no_code_names),
+        ],
+    ]

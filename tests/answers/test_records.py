@@ -247,3 +247,14 @@ def test_the_review_schema_carries_the_forms_rules():
     assert properties["Contribution"]["enum"] == [1, 2, 3, 4], "llama.cpp ignores a maximum"
     assert properties["Summary"]["minLength"] > len("...")
     assert properties["Ethical Concerns"]["type"] == "boolean"
+
+
+def test_a_figure_description_that_quotes_plot_py_is_asked_again():
+    from labtui.core.answers.experiment_answers import FigureDescriptions
+
+    # the 1.5B model's caption for moons, copied from plot.py's docstring
+    copied = "This plot shows the test accuracy per epoch for all runs listed in `labels`."
+    with pytest.raises(ValueError, match=r"quotes plot.py's code \(`labels`\)"):
+        validate(FigureDescriptions, {"figures": {"test_accuracy.png": copied}})
+    said = "This plot shows the test accuracy per epoch of run_0 and run_1."
+    assert validate(FigureDescriptions, {"figures": {"a.png": said}}).figures == {"a.png": said}
