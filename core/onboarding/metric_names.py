@@ -33,7 +33,7 @@ from ..source.python import (
     name_of,
     parse_module,
 )
-from .printed_metrics import SAMPLE_VALUE, Resolver, is_printer, rendered_lines, shown
+from .printed_metrics import SAMPLE_VALUE, BuiltTexts, Resolver, is_printer, rendered_lines, shown
 from .repo_facts import EntryPoint, RepoSurvey
 
 KINDS = ("tensorboard", "wandb", "mlflow", "lightning", "stdout")
@@ -146,12 +146,14 @@ Pairs = list[tuple[str, ast.AST]]
 @dataclass
 class _Scope:
     """What the reader knows inside one function, in reading order: the conditions around the
-    node, the literal values loop variables take, the keys put into dict variables so far."""
+    node, the literal values loop variables take, the keys put into dict variables so far, the
+    lines built before they are printed."""
 
     function: str = ""
     conditions: list[str] = field(default_factory=list)
     loops: dict[str, list[str]] = field(default_factory=dict)
     dicts: dict[str, Pairs] = field(default_factory=dict)
+    texts: BuiltTexts = field(default_factory=BuiltTexts)
 
 
 class _Reader(ast.NodeVisitor):
@@ -210,7 +212,7 @@ class _Reader(ast.NodeVisitor):
         if condition:
             self.scope.conditions.pop()
 
-    # -- dict variables -------------------------------------------------------------------------
+    # -- dict and text variables ----------------------------------------------------------------
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.generic_visit(node)
@@ -222,8 +224,13 @@ class _Reader(ast.NodeVisitor):
         if node.value is not None:
             self._assigned(node.target, node.value)
 
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.generic_visit(node)
+        self.scope.texts.extended(node)
+
     def _assigned(self, target: ast.AST, value: ast.AST) -> None:
-        """m = {...} / dict(...) starts m's keys; m["k"] = v adds one."""
+        """m = {...} / dict(...) starts m's keys; m["k"] = v adds one; msg = f"…" is a line."""
+        self.scope.texts.assigned(target, value)
         dicts = self.scope.dicts
         if isinstance(target, ast.Name):
             if isinstance(value, ast.Dict) or name_of(value) == "dict":
@@ -338,6 +345,7 @@ class _Reader(ast.NodeVisitor):
         )
 
     def _printed(self, node: ast.Call, name: str) -> None:
+        node = self.scope.texts.resolved(node)
         seen: set[str] = set()
         for line, step in rendered_lines(node, name, self._strings):
             point = parse_metrics(line)

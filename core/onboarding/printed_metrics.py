@@ -3,7 +3,10 @@
 ``rendered_lines`` renders the text of ``print(f"step {step} loss: {loss:.3f}")``,
 ``logger.info("Validation accuracy: %.2f", acc)``, ``"{} loss {}".format(…)`` or
 ``print("loss", loss)`` with a sample number for each placeholder (SAMPLE_STEP for one named like
-a step or epoch), one line per value of a loop variable over literals. core/onboarding/metric_names.py
+a step or epoch), one line per value of a loop variable over literals. A line the function built
+before the call (``msg = "… Test Loss {:.6f}".format(…)``, ``msg += f"…"``, then
+``logger.info(msg)``) is rendered from what was built: ``BuiltTexts`` keeps it by name.
+core/onboarding/metric_names.py
 runs the lines through the parser of a run's stdout (core/machine/metric_lines.py), so the names it
 proposes are the names a run's log is read back by.
 """
@@ -59,6 +62,8 @@ def rendered_lines(node: ast.Call, name: str, strings: Resolver) -> Iterator[Pie
 
 
 def _is_text(node: ast.AST) -> bool:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _is_text(node.left) or _is_text(node.right)  # "loss " + str(x), msg + f"…"
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
         node = node.left
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
@@ -84,6 +89,9 @@ def _pieces(node: ast.AST, strings: Resolver) -> list[Piece]:
             ("".join(text for text, _ in choice), next((s for _, s in choice if s), ""))
             for choice in itertools.islice(itertools.product(*parts), MAX_LINES)
         ]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and _is_text(node):
+        halves = itertools.product(_pieces(node.left, strings), _pieces(node.right, strings))
+        return [(a + b, sa or sb) for (a, sa), (b, sb) in itertools.islice(halves, MAX_LINES)]
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and _is_text(node.left):
         args = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
         return [_percent_text(str(getattr(node.left, "value", "")), args)]
@@ -92,6 +100,38 @@ def _pieces(node: ast.AST, strings: Resolver) -> list[Piece]:
         if node.func.attr == "format" and isinstance(template, ast.Constant):
             return [_format_text(str(template.value), node)]
     return [_sample(node)]
+
+
+class BuiltTexts:
+    """The lines one function builds before it prints them, by the name that holds each:
+    ``msg = "… Test Loss {:.6f}".format(epoch, loss)`` (or an f-string, a ``%`` format, a sum of
+    them, ``msg += …``), then ``logger.info(msg)``. Read in the function's order, the last
+    assignment standing; a name given anything else is forgotten, so ``msg = compute()`` after a
+    format is no line. Kept per function: a name in another function is another variable."""
+
+    def __init__(self) -> None:
+        self._held: dict[str, ast.expr] = {}
+
+    def assigned(self, target: ast.AST, value: ast.AST) -> None:
+        if isinstance(target, ast.Name):
+            if isinstance(value, ast.expr) and _is_text(value):
+                self._held[target.id] = value
+            else:
+                self._held.pop(target.id, None)
+
+    def extended(self, node: ast.AugAssign) -> None:
+        """``msg += f"…"``: the text so far and the new part, one line as Python joins them."""
+        name = node.target.id if isinstance(node.target, ast.Name) else ""
+        held = self._held.pop(name, None)  # msg *= 2, msg %= x: no longer a line known
+        if held is not None and isinstance(node.op, ast.Add):
+            self._held[name] = ast.BinOp(held, ast.Add(), node.value)
+
+    def resolved(self, call: ast.Call) -> ast.Call:
+        """The call with each argument that names a built line replaced by what built it."""
+        args = [self._held.get(a.id, a) if isinstance(a, ast.Name) else a for a in call.args]
+        if all(new is old for new, old in zip(args, call.args, strict=True)):
+            return call
+        return ast.copy_location(ast.Call(call.func, args, call.keywords), call)
 
 
 def _sample(node: ast.AST | None) -> Piece:

@@ -431,3 +431,50 @@ def test_a_result_file_on_disk_still_decides(tmp_path: Path) -> None:
     results, _reasons, _questions = _results(_repo(tmp_path, files))
     assert results["source"] == "csv"
     assert "val_acc" in results["metrics"]  # from the file, not the code's TensorBoard tags
+
+
+BUILT_FIRST = """\
+import argparse
+import logging
+
+logger = logging.getLogger(__name__)
+
+
+def evaluate(epoch, loss, correct, total):
+    msg = "Epoch {} Test Loss {:.6f} Accuracy {}/{}".format(epoch, loss, correct, total)
+    logger.info(msg)
+    line = f"epoch {epoch}"
+    line += f" val_ppl {2 ** loss:.2f}"
+    print(line)
+    note = "lr %.4f" % 0.1
+    note = describe(note)  # no longer the line built: nothing read from it
+    print(note)
+
+
+def elsewhere():
+    print(msg)  # another function's variable: not the line built in evaluate
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--epochs", type=int, default=3)
+    args = parser.parse_args()
+    for epoch in range(args.epochs):
+        evaluate(epoch, 0.5, 9, 10)
+"""
+
+
+def test_a_line_built_before_it_is_logged_is_read(tmp_path: Path) -> None:
+    """Issue 43: ``msg = '… Test Loss {:.6f} …'.format(…)`` then ``logger.info(msg)``; the
+    run-time parser reads the line, so init proposes its metric too."""
+    _facts, code = _read(_repo(tmp_path, {"train.py": BUILT_FIRST}))
+    built = parse_metrics(f"Epoch {SAMPLE_STEP} Test Loss {SAMPLE_VALUE} Accuracy 9/10")
+    assert built is not None and "test_loss" in built.values
+    assert [(m.name, m.where, m.step_expr) for m in code.found] == [
+        ("test_loss", "train.py:9", "epoch"),  # where it is logged, not where it is built
+        ("val_ppl", "train.py:12", "epoch"),  # built over two lines with +=
+    ]
+    results, reasons, _questions = _results(tmp_path)
+    assert results["source"] == "stdout"
+    assert results["metrics"]["test_loss"] == "lower"
+    assert "train.py:9 logger.info('Epoch {} Test Loss" in reasons["results.metrics"]
