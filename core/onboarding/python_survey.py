@@ -147,8 +147,20 @@ _OUTPUT_ORDER = ("hydra", "out", "result", "run", "exp", "work", "save", "log", 
 SMOKE_FLAG = re.compile(
     r"smoke(_test)?|debug|dry_?run|fast_dev_run|quick(_test)?|test_run|sanity(_check)?|tiny"
 )
+# The names of how long a run trains, one table for the two readers of it: the smoke run is
+# shortened by such an option (find_smoke_options) and the baseline bounded by it
+# (core/onboarding/run_length.py). Once they differed, and --niters shortened the smoke run while
+# the baseline ran unbounded, "no option sets how long a run trains".
+_PREFIX = r"(max|num|n|nb|total)"  # max_steps, num_iters, n_epochs, nepochs, nb_epochs, …
+_TRAIN = r"(train|training)_?"  # train_steps, max_train_steps, num_training_steps
+RUN_LENGTH = re.compile(
+    rf"({_PREFIX}_?)?({_TRAIN})?(steps|iters|iterations|epochs|updates)"
+    rf"|{_PREFIX}_({_TRAIN})?(step|iter|iteration|epoch|update)"
+    r"|(max|n)(iter|epoch)|epoch"  # maxiter (scipy's), niter (pix2pix's), nepoch; not nstep
+)
+# A smoke run is shortened by the run's length, or by how much data it reads.
 _SMOKE_COUNT = re.compile(
-    r"((max|num|n|total|train|training)_?)?(train_)?(steps|iters|iterations|epochs|samples|batches)"
+    rf"{RUN_LENGTH.pattern}|({_PREFIX}_?|{_TRAIN})?({_TRAIN})?(samples|batches)"
     r"|limit_train_batches|subset(_size)?|train_subset"
 )
 

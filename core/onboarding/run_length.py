@@ -28,7 +28,7 @@ from typing import Any, TypeGuard
 
 from ..source.parse import parse_code, parse_expression
 from ..source.python import is_call, literal, name_of
-from .python_survey import option_flag
+from .python_survey import RUN_LENGTH, option_flag
 from .repo_facts import Constant, EntryPoint, Option
 from .step_search import Unreadable, first_true
 
@@ -39,10 +39,6 @@ SMOKE_INTERVAL = {"step": 5, "epoch": 1}  # an interval in a smoke run: twice in
 UNBOUNDED = {"step": 10**4, "epoch": 10**3}
 _LOOPS = ("for ", "async for ", "while ")  # the recorder's loops among the conditions
 
-_LENGTH = re.compile(
-    r"(max_|num_|n_|total_|nb_)?(train_|training_)?(steps|iters|iterations|epochs|updates)"
-    r"|(max_|num_|n_)(train_)?(step|iter|iteration|epoch|update)|epoch"
-)
 _INTERVAL = re.compile(
     r"(?P<what>eval|evaluate|evaluation|val|valid|validation|test|log|logging|print|report"
     r"|display|summary|save|ckpt|checkpoint|sample|sampling|plot)"
@@ -175,7 +171,7 @@ def run_length_options(entry: EntryPoint) -> tuple[LengthOption, ...]:
     found = []
     for o in _command_line_options(entry):
         name = _name(o.dest)
-        if _LENGTH.fullmatch(name):
+        if RUN_LENGTH.fullmatch(name):
             unit, flag = _unit(name), option_flag(o)
             endless = no_end(o.default, name, unit)
             said = f"{o.default!r} by default" + (f", {endless}" if endless else "")
@@ -188,7 +184,9 @@ def run_length_options(entry: EntryPoint) -> tuple[LengthOption, ...]:
             )
     if not found:
         found = [
-            _constant_length(entry, c) for c in entry.constants if _LENGTH.fullmatch(_name(c.name))
+            _constant_length(entry, c)
+            for c in entry.constants
+            if RUN_LENGTH.fullmatch(_name(c.name))
         ]
     return tuple(sorted(found, key=lambda o: (o.unbounded, o.unit != "step")))
 

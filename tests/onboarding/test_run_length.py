@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from labtui.core.onboarding.repo_facts import Constant, EntryPoint, Option
-from labtui.core.onboarding.repo_scan import survey
+from labtui.core.onboarding.repo_scan import propose_setup, survey
 from labtui.core.onboarding.run_budget import (
     LengthProposal,
     baseline_cap,
@@ -371,6 +371,46 @@ def test_no_length_option_leaves_the_command_and_says_so(tmp_path: Path) -> None
     proposal = _propose(entry, ("{python}", "train.py"))
     assert proposal.command == ("{python}", "train.py") and proposal.smoke == ()
     assert "until [limits] run_timeout_s = 1800 s stops it" in proposal.command_reason
+
+
+NITERS = """\
+import argparse
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out_dir", default="out")
+    parser.add_argument("--niters", type=int, default=200000, help="generator iterations")
+    args = parser.parse_args()
+    for it in range(args.niters):
+        if it % 100 == 0:
+            print(f"iter {it} loss_G {0.7:.4f}")
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize("name", ["niters", "nepochs", "niter", "num_iters"])
+def test_a_run_length_by_another_name_bounds_the_baseline_and_shortens_the_smoke(
+    tmp_path: Path, name: str
+) -> None:
+    """Issue 43: --niters shortened the smoke run but was not read as the run's length, so the
+    baseline ran unbounded while the proposal said no option set it. One table of names now
+    serves both."""
+    entry = _entry(tmp_path, {"train.py": NITERS.replace("niters", name)})
+    length = run_length_option(entry)
+    assert length is not None and (length.flag, length.unbounded) == (f"--{name}", True)
+    draft = propose_setup(survey(tmp_path))
+    command = draft.values["experiment"]["command"].split()
+    smoke = draft.values["experiment"]["smoke_command"].split()
+    cap = baseline_cap(length.unit, LIMITS.run_timeout_s)
+    assert command[command.index(f"--{name}") + 1] == str(cap)  # not 200000, nor unbounded
+    assert smoke[smoke.index(f"--{name}") :][:2] == [f"--{name}", "1" if "epoch" in name else "10"]
+    reason = draft.reasons["experiment.command"]
+    assert f"--{name} is 200000 by default" in reason
+    assert "no option or constant sets how long a run trains" not in reason
 
 
 # -- first writes from the conditions as code spells them -----------------------------------------
