@@ -162,6 +162,13 @@ class Containment:
     def uses_cgroup(self) -> bool:
         return self.mechanism != "rlimits"
 
+    def cores(self) -> int:
+        """The cores a run may keep busy: its CPU quota's where a cgroup enforces one, else
+        every core this process may use."""
+        if self.uses_cgroup and self.cpu_quota_pct:
+            return max(1, self.cpu_quota_pct // 100)
+        return usable_cpus()
+
     def prefix(self) -> list[str]:
         """What the whole command line (bubblewrap included) is started behind."""
         if self.mechanism != "systemd-scope":

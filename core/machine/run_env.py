@@ -16,7 +16,8 @@ of known secrets is always one name short, so a run gets only what this module n
 * GPU and thread settings: ``CUDA_*``, ``CUDNN_*``, ``NVIDIA_*``, ``NCCL_*``, ROCm's, ``OMP_*``,
   ``KMP_*``, ``MKL_*``, ``NUMEXPR_*``, any ``*_NUM_THREADS``, the framework's allocator and
   compiler settings (``PYTORCH_*``, ``TORCH_*``, ``XLA_FLAGS``, ``JAX_*``), and a Slurm job's own
-  ``SLURM_*`` on a compute node;
+  ``SLURM_*`` on a compute node (``OMP_NUM_THREADS`` and ``MKL_NUM_THREADS`` are then set over
+  them by ``[experiment] threads``: ``thread_env``);
 * cache locations (``HF_HOME``, ``TORCH_HOME``, ``XDG_CACHE_HOME``, ``MPLCONFIGDIR``,
   ``TRITON_CACHE_DIR`` …) and ``TMPDIR``. Under bubblewrap they are pointed inside the sandbox's
   private /tmp instead (``SANDBOX_LOCATIONS``): the real ones are hidden or read-only there;
@@ -114,6 +115,16 @@ class EnvPolicy:
         """``pass_env`` names that labtui's environment does not have: they reach no run."""
         source = os.environ if source is None else source
         return [name for name in self.pass_env if name not in source]
+
+
+# What sizes a run's thread pools: OpenMP's (torch's intra-op pool, OpenBLAS's, numexpr's) and
+# MKL's; torch reads them when it is imported, so they work for any framework and any script.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def thread_env(threads: int) -> dict[str, str]:
+    """The variables that hold a run to ``threads`` threads per pool."""
+    return dict.fromkeys(THREAD_VARIABLES, str(max(1, threads)))
 
 
 def run_environment(

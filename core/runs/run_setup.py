@@ -3,8 +3,9 @@ and a search's terms), the files it may not change, its watchdog, and where it e
 the sandbox here, or as a Slurm job), with the interpreter's packages read for its record.
 Everything core/runs/runner.py decides before the run starts.
 
-The run's environment is labtui's own (less API keys), ``[experiment] env`` over it, and labtui's
-LABTUI_* variables over that.
+The run's environment is labtui's own (less API keys), the thread budget over it
+(``[experiment] threads``, else the cores the run is given), ``[experiment] env`` over that, and
+labtui's LABTUI_* variables over all.
 
 The interpreter is always passed in (``[experiment] python`` in labtui.toml): the researcher's
 environment is theirs, and labtui's own pins must not decide which numpy an experiment sees.
@@ -25,6 +26,7 @@ from ..machine import sandbox_policy
 from ..machine.disk_growth import ProjectGrowth
 from ..machine.gpu import GpuPool
 from ..machine.interpreter import probe_interpreter
+from ..machine.run_env import thread_env
 from ..machine.run_log import RunLogs
 from ..machine.sandbox import SandboxSpec
 from ..machine.watch import Watch
@@ -111,13 +113,15 @@ def prepare_run(
     if terms.budget_s:
         timeout_s = terms.budget_s + overrun_s
     protected = protected_files(root, experiment)
-    # labtui's own variables go over the researcher's [experiment] env
+    # labtui's own variables go over the researcher's [experiment] env, which goes over the
+    # thread budget (set per placement below: the cores a run is given depend on where it runs)
     env = {**_researcher_env(experiment, root / run_id), **run_env(root, run_id), **terms.env()}
     cap_mb = _project_cap(sandbox, project_cap_mb)
     watch = Watch(stall_s=stall_s, stall_stop_s=stall_stop_s, project_cap_mb=cap_mb)
     log_mb = LimitsSection().run_log_mb if log_mb is None else log_mb
     job: OnCluster | None = None
     if cluster is not None and cluster.backend == "slurm":
+        env = {**thread_env(experiment.threads or cluster.cpus), **env}
         job = OnCluster.prepare(
             root, run_id, with_prepare(argv, experiment.prepare), env, timeout_s, stage, sandbox,
             protected, watch, cluster, commit, emit, array=array, log_mb=log_mb,
@@ -131,6 +135,7 @@ def prepare_run(
         spec = sandbox_policy.resolve(sandbox, root, emit, stage)
         spec = spec.for_run_dir(run_dir).protecting(protected)
         watch = replace(watch, growth=_project_watch(spec, cap_mb))
+        env = {**thread_env(experiment.threads or spec.containment.cores()), **env}
     # On a cluster the node's sandbox is the node's to decide: here the interpreter is only read.
     environment = probe_interpreter(python, root, sandbox=spec)
     return ReadyRun(

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..events import Event, MetricPointData, Notice, RunFinished, RunStarted
 from ..machine.gpu import GpuPool
+from ..machine.run_env import THREAD_VARIABLES
 from ..machine.sandbox import SandboxSpec
 from ..settings.contract import NO_TERMS, RunTerms
 from ..settings.sections import ClusterSection, ExperimentSection, ResultsSection, SandboxSection
@@ -285,6 +286,7 @@ def _run_record(
         seed=ready.terms.seed,
         over_budget=verdict.over_budget,
         cuda_visible_devices=done.cuda_visible_devices,
+        threads={name: ready.env[name] for name in THREAD_VARIABLES if name in ready.env},
         sandbox=done.sandbox_record,
         cluster=done.cluster_record,
         hardware=done.hardware,

@@ -101,6 +101,13 @@ class ExperimentSection(Section):
     commit_file_mb: Count = 20
     """Files a run writes that are bigger than this (checkpoints, say) stay on disk but out of
     git (the run folder's .gitignore lists them)."""
+    threads: Count = 0
+    """Threads a run's numerical libraries use: $OMP_NUM_THREADS and $MKL_NUM_THREADS (torch
+    and numpy size their pools by them) for every run, as its labtui_run.json records. 0: the
+    cores the run is given (its Slurm job's [cluster] cpus; here every usable core, less
+    [sandbox] leave_cores where a cgroup caps the run's CPU), since a pool larger than that only
+    waits (an LSTM step took 100 s with 2 threads on a shared 2-core machine, 1.7 s with 1). An
+    OMP_NUM_THREADS in [experiment] env wins."""
 
     @model_validator(mode="after")
     def _edit_and_protect_apart(self) -> ExperimentSection:

@@ -252,6 +252,8 @@ class RunRecord:
     seed: int = 0  # a search's seed offset (0: the code's own seeds)
     over_budget: bool = False  # stopped at its budget and judged on what it had written
     cuda_visible_devices: str | None = None  # written as CUDA_VISIBLE_DEVICES
+    # The thread variables it got ($OMP_NUM_THREADS, $MKL_NUM_THREADS: [experiment] threads)
+    threads: dict[str, str] = field(default_factory=dict)
     sandbox: dict[str, Any] = field(default_factory=dict)  # core/machine/sandbox.py's record
     cluster: dict[str, Any] = field(default_factory=dict)  # the Slurm job ({}: ran here)
     # What it ran on (core/machine/hardware.py): CPU model, cores, memory, each GPU it was given
