@@ -187,12 +187,12 @@ def size_runs(
     lengths = run_length_options(entry)
     chosen = set(draft.get("results.metrics") or {})
     found = (code or metrics_in_code(survey, entry)).found
-    writes = [
-        write
-        for metric in found
-        if not chosen or metric.name in chosen
-        if (write := first_write(metric.conditions, entry)) is not None
+    read = [
+        (m.name, first_write(m.conditions, entry)) for m in found if not chosen or m.name in chosen
     ]
+    writes = [write for _name, write in read if write is not None]
+    # the smoke run is sized to the writes only where each proposed metric's is known
+    all_written = bool(chosen) and chosen <= {name for name, _ in read} and len(writes) == len(read)
     sized = bounded_commands(
         shlex.split(command),
         shlex.split(smoke) if smoke else None,
@@ -201,6 +201,7 @@ def size_runs(
         writes,
         limits,
         others=lengths[1:],
+        all_written=all_written,
     )
     reason = draft.reasons.get("experiment.command", "")
     draft.set(
@@ -270,14 +271,18 @@ def fit_to_smoke(
     after_first: tuple[float, float] | None = None,
 ) -> tuple[str, str]:
     """The proposal file's text with the baseline's count fitted to the pace the smoke run
-    measured (``after_first``: see ``fit_to_pace``), and what was done ('' and the text as it was when nothing changed: the count
-    was edited by the researcher, or it fits already)."""
+    measured (``after_first``: see ``fit_to_pace``), and what was done ('' and the text as it
+    was when nothing changed: the count was edited by the researcher, or it fits already).
+
+    A count the command leaves to the script's default is fitted too, the option added with
+    the fitted value: a 15-step default at 37 s a step otherwise ran past the timeout."""
     proposed = sizing.proposal
     line = _command_line(proposal)
     if line is None or proposed.count is None or not proposed.smoke_count:
         return proposal, ""
     tokens = shlex.split(line.group(2))
-    if given_count(tokens, sizing.option) != proposed.count:
+    given = given_count(tokens, sizing.option)
+    if (sizing.option.default if given is None else given) != proposed.count:
         return proposal, ""  # the researcher's own count stands
     count, why = fit_to_pace(
         sizing.option,

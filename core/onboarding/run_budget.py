@@ -36,6 +36,10 @@ from .run_length import (
 # smoke run's measurement (fit_to_pace) replaces it.
 GUESSED_PACE_S = {"step": 0.45, "epoch": 90.0}
 BUDGET_SHARE = 0.5  # of the budget: start-up, evaluation and a slower machine take the rest
+# A smoke run sized to the metric writes goes on this long after the last one first comes: its
+# pace after start-up is measured there. Not SMOKE_COUNT's 10 steps: at 37 s a step those were
+# most of a 15-step script's run.
+PACE_AFTER = {"step": 2, "epoch": 0}
 
 
 @dataclass(frozen=True)
@@ -72,11 +76,14 @@ def bounded_commands(
     limits: LimitsSection,
     *,
     others: Sequence[LengthOption] = (),
+    all_written: bool = False,
 ) -> LengthProposal:
     """The baseline's and the smoke run's tokens. ``length`` is run_length_option's answer,
     ``others`` the rest of run_length_options (one with no end is bounded too, unless it is a
     "no limit" beside a bounded ``length``); ``first_writes`` are first_write's answers for the
-    metric writes found (empty: only the metric intervals by name are turned down)."""
+    metric writes found (empty: only the metric intervals by name are turned down).
+    ``all_written``: they are the writes of every proposed metric, so the smoke run is sized to
+    them (PACE_AFTER past the last first write) rather than SMOKE_COUNT."""
     timeout = limits.run_timeout_s
     smoke_in = list(smoke_tokens) if smoke_tokens else None
     if length is None:
@@ -105,7 +112,9 @@ def bounded_commands(
         if smoke is None:
             smoke_why = f"no smoke command: {length.dest} is a module constant, not an option"
         return LengthProposal(tuple(command), why, tuple(smoke or ()), smoke_why, None, None, every)
-    smoke_count, needed = _smoke_count(length, given_count(command_tokens, length), writes)
+    given = given_count(command_tokens, length)
+    sized = all_written and _all_in_smoke(first_writes, length.unit)
+    smoke_count, needed = _smoke_count(length, given, writes, sized)
     smoke = set_count(smoke_in or list(command_tokens), length, smoke_count)
     smoke, also = _bound_others(smoke, length, others, True, lambda unit: SMOKE_COUNT[unit])
     smoke, turned = _turn_down(smoke, intervals, first_writes)
@@ -118,6 +127,8 @@ def bounded_commands(
             f" (`{needed.condition}` first holds at {length.unit} {needed.smoke_at}"
             f"{'; ' + held if held else ', and no option turns it down'})"
         )
+    if sized and PACE_AFTER[length.unit]:
+        smoke_why += f", and {PACE_AFTER[length.unit]} {length.unit}s after, to measure the pace"
     return LengthProposal(
         tuple(command), why, tuple(smoke or ()), smoke_why, count, smoke_count, every, at_least
     )
@@ -190,14 +201,26 @@ def _bound_others(
     return tokens, said
 
 
+def _all_in_smoke(first_writes: Sequence[FirstWrite], unit: str) -> bool:
+    """Whether each write is first made within a smoke run's count of ``unit``: none counted
+    in another unit or never made; one at the run's end is made whatever the count."""
+    return bool(first_writes) and all(
+        w.unit == unit and (w.follows_length or w.smoke_needed is not None) for w in first_writes
+    )
+
+
 def _smoke_count(
-    length: LengthOption, given: Any, writes: Sequence[FirstWrite]
+    length: LengthOption, given: Any, writes: Sequence[FirstWrite], sized: bool
 ) -> tuple[int, FirstWrite | None]:
-    """SMOKE_COUNT, or longer where a metric is first written later; never above a bounded
-    count the script (or command) already has. With the write first written last, if any."""
-    later = [w for w in writes if (w.smoke_needed or 0) > 1]  # after the first step: say when
+    """``sized``: as long as the metrics take to be written once, and PACE_AFTER more (a write
+    at the run's end comes whatever the count); else SMOKE_COUNT, or longer where a metric is
+    first written later. Never above a bounded count the script (or command) already has. With
+    the write first written last, if any."""
+    timed = [w for w in writes if not (sized and w.follows_length)]
+    later = [w for w in timed if (w.smoke_needed or 0) > 1]  # after the first step: say when
     needed = max(later, key=lambda w: w.smoke_needed or 0, default=None)
-    count = max(SMOKE_COUNT[length.unit], (needed.smoke_needed or 0) if needed else 0)
+    last = (needed.smoke_needed or 0) if needed else 0
+    count = max(last, 1) + PACE_AFTER[length.unit] if sized else max(SMOKE_COUNT[length.unit], last)
     value = given if given is not None else length.default
     if not no_end(value, length.dest.lower(), length.unit) and number(value):
         count = min(count, int(number(value) or count))

@@ -13,7 +13,7 @@ import sys
 import tomllib
 
 from conftest import labtui_bin, run_labtui
-from support.research_repo import git, make_repository
+from support.research_repo import commit_as_researcher, git, make_repository
 
 
 def init(root, *args: str):
@@ -225,3 +225,46 @@ def test_the_interpreter_is_the_first_that_has_what_the_experiment_imports(tmp_p
         in question
     )
     assert "lacks notapackage_xyz" in question and "Set python in [experiment]" in question
+
+
+SLOW_STEPS = """\
+import argparse
+import time
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out_dir", default="out")
+    parser.add_argument("--steps", type=int, default=20)
+    args = parser.parse_args()
+    for step in range(args.steps):
+        time.sleep(0.9)  # far slower than the 0.45 s a step guessed before anything ran
+        print(f"step {step} loss {1.0 / (step + 1):.4f}")
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_slow_default_count_left_off_the_command_is_refitted_before_the_baseline(tmp_path):
+    """Issue 43: a --steps default that fits the guessed pace is left off the command; the
+    smoke run, sized to the first metric line, measures the real pace, and the baseline is
+    refitted to it with --steps written into the command, so run_0 ends before the timeout
+    (20 steps at 0.9 s would not: 18 s is the whole of [limits] run_timeout_s here)."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "train.py").write_text(SLOW_STEPS)
+    commit_as_researcher(root)
+    env = {**os.environ, "LABTUI_LIMITS__RUN_TIMEOUT_S": "18", "COLUMNS": "400"}
+    done = run_labtui("init", "--yes", "--no-model", cwd=root, env=env)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    said = " ".join(done.stdout.split())
+    assert "the baseline's length, --steps" in said
+    config = tomllib.loads((root / "labtui.toml").read_text())
+    assert config["experiment"]["smoke_command"].endswith("--steps 3")  # not 10 of its 20
+    command = config["experiment"]["command"].split()
+    assert command[:-2] == ["{python}", "train.py", "--out_dir", "{out_dir}"]
+    assert command[-2] == "--steps" and 5 <= int(command[-1]) <= 10  # 9 s fit at 0.9 s a step
+    final_info = json.loads((root / "run_0/final_info.json").read_text())
+    assert 0 < final_info["main"]["means"]["loss"] < 1

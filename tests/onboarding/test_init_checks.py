@@ -270,12 +270,12 @@ def test_a_nanogpt_shaped_repository_runs_its_top_level_train_script_and_reads_i
     )
     draft = propose_setup(survey(tmp_path))
     # its configurator sets a constant with --name=value: max_iters gets an end, the smoke run
-    # a short eval interval
+    # a short eval interval, and runs to its first evaluation at iteration 5 and two more
     assert draft.values["experiment"]["command"] == (
         "{python} train.py config/train_char.py --max_iters=2001"
     )
     assert draft.values["experiment"]["smoke_command"] == (
-        "{python} train.py config/train_char.py --max_iters=10 --eval_interval=5"
+        "{python} train.py config/train_char.py --max_iters=8 --eval_interval=5"
     )
     assert draft.values["results"] == {
         "source": "stdout",

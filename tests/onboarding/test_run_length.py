@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from labtui.core.onboarding.command_draft import fit_to_smoke
 from labtui.core.onboarding.repo_facts import Constant, EntryPoint, Option
 from labtui.core.onboarding.repo_scan import propose_setup, survey
 from labtui.core.onboarding.run_budget import (
+    PACE_AFTER,
     LengthProposal,
     baseline_cap,
     bounded_commands,
@@ -407,7 +409,9 @@ def test_a_run_length_by_another_name_bounds_the_baseline_and_shortens_the_smoke
     smoke = draft.values["experiment"]["smoke_command"].split()
     cap = baseline_cap(length.unit, LIMITS.run_timeout_s)
     assert command[command.index(f"--{name}") + 1] == str(cap)  # not 200000, nor unbounded
-    assert smoke[smoke.index(f"--{name}") :][:2] == [f"--{name}", "1" if "epoch" in name else "10"]
+    # the first line comes at the first step (epoch): the smoke run ends soon after
+    smoke_count = 1 + PACE_AFTER[length.unit]
+    assert smoke[smoke.index(f"--{name}") :][:2] == [f"--{name}", str(smoke_count)]
     reason = draft.reasons["experiment.command"]
     assert f"--{name} is 200000 by default" in reason
     assert "no option or constant sets how long a run trains" not in reason
@@ -536,6 +540,57 @@ def test_the_pace_after_the_first_metric_line_leaves_start_up_out() -> None:
 def test_fit_to_pace_never_goes_below_the_first_write() -> None:
     count, why = fit_to_pace(STEPS, 10, 20.0, 600, every=500, at_least=501)
     assert count == 501 and "may not fit" in why
+
+
+SLOW_STEPS = """\
+import argparse
+import time
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out_dir", default="out")
+    parser.add_argument("--steps", type=int, default=15)
+    args = parser.parse_args()
+    for step in range(args.steps):
+        time.sleep(37)  # a step of a large model on a CPU
+        print(f"step {step} loss {1.0 / (step + 1):.4f}")
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_default_count_left_off_the_command_is_refitted_after_the_smoke_run(
+    tmp_path: Path,
+) -> None:
+    """Issue 43: --steps 15 fit the guessed 0.45 s a step, so the command left it to the
+    default; the smoke run measured 37 s a step, and the baseline, never refitted, timed out.
+    The smoke run is sized to the first metric line (not 10 of the 15 steps), and the refit
+    writes the option into the command."""
+    _entry(tmp_path, {"train.py": SLOW_STEPS})
+    draft = propose_setup(survey(tmp_path), LIMITS)
+    command = draft.values["experiment"]["command"]
+    assert command == "{python} train.py --out_dir {out_dir}"  # 15 fits the guess: left off
+    assert draft.values["experiment"]["smoke_command"].endswith("--steps 3")  # 1 + PACE_AFTER
+    assert "and 2 steps after, to measure the pace" in draft.reasons["experiment.smoke_command"]
+    assert draft.sizing is not None
+    assert (draft.sizing.proposal.count, draft.sizing.proposal.smoke_count) == (15, 3)
+
+    proposal = f'[experiment]\ncommand = "{command}"\n'
+    # the smoke run: 3 steps in 112 s, 2 of them after its first metric line in 74 s
+    text, why = fit_to_smoke(proposal, draft.sizing, 112.0, 1800.0, after_first=(2, 74.0))
+    # (900 s - 1 s of start-up) / 37 s a step: 24 steps fit, more than the script's 15
+    assert why == ""
+    text, why = fit_to_smoke(proposal, draft.sizing, 112.0, 600.0, after_first=(2, 74.0))
+    # (300 s - 1 s) / 37 s: 8 steps, written into the command the default left it out of
+    assert 'command = "{python} train.py --out_dir {out_dir} --steps 8"' in text
+    assert why.startswith("--steps 8: 2 steps of the smoke run after its first metric line")
+    assert text.startswith(f"[experiment]\n# fitted after the smoke run: {why}\n")
+    # a count the researcher wrote into the command stands
+    edited = proposal.replace("{out_dir}", "{out_dir} --steps 12")
+    assert fit_to_smoke(edited, draft.sizing, 112.0, 600.0, after_first=(2, 74.0))[1] == ""
 
 
 def test_set_count_and_the_baseline_cap() -> None:
