@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..answers.experiment_answers import Proposal
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 MEASURE_WORDS = frozenset(
     "seed seeds test tests eval evaluation val valid validation data dataset log logging "
     "print verbose plot curve save checkpoint out output dir path device threads workers "
-    "smoke".split()
+    "smoke budget".split()
 )
 # a number's nearest moves first: a coordinate search tries small steps before large ones
 FACTORS = (2.0, 0.5, 1.5, 0.75, 4.0, 0.25, 3.0, 1 / 3, 8.0, 0.125, 10.0, 0.1)
@@ -46,9 +47,11 @@ def search_settings(ctx: StageContext, section: SearchSection) -> list[Editable]
     """The settings a search's proposals may change: the code's, less those that define the
     measurement (``[<strategy>] settings`` picks some instead); a name there the code does not
     state is a ConfigError listing what it has."""
-    found = offered(project_settings(ctx.project.root, code_files(ctx.project)))
+    root = ctx.project.root
+    found = offered(project_settings(root, code_files(ctx.project)))
     if not section.settings:
-        return [setting for setting in found if not defines_the_measure(setting.name)]
+        headings = block_headings(root, found)
+        return [s for s in found if not defines_the_measure(s.name, headings.get(s.name, ""))]
     names = {setting.name: setting for setting in found}
     unknown = [name for name in section.settings if name not in names]
     if unknown:
@@ -60,12 +63,47 @@ def search_settings(ctx: StageContext, section: SearchSection) -> list[Editable]
     return [names[name] for name in section.settings]
 
 
-def defines_the_measure(name: str) -> bool:
-    """Whether a setting's name says it sets what is measured or printed, not the method:
-    ``N_TEST``, ``DATA_SEED``, ``LOG_EVERY``, ``eval.batch_size`` (``HIDDEN_UNITS``, ``lr``,
-    ``DROPOUT`` are the method's)."""
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)  # evalEvery -> eval_Every
-    return any(word in MEASURE_WORDS for word in re.split(r"[^a-z0-9]+", spaced.lower()))
+def defines_the_measure(name: str, heading: str = "") -> bool:
+    """Whether a setting sets what is measured or printed, not the method: its name says so
+    (``N_TEST``, ``DATA_SEED``, ``LOG_EVERY``, ``eval.batch_size``), or the comment heading its
+    block of the code does (``NOISE`` under ``# Data``, ``N_GENERATED`` under ``# Evaluation``).
+    ``HIDDEN_UNITS``, ``lr``, ``DROPOUT`` under ``# Model`` are the method's."""
+    return bool(MEASURE_WORDS & (_words(name) | _words(heading.split("(")[0])))
+
+
+def _words(text: str) -> set[str]:
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", text)  # evalEvery -> eval_Every
+    return set(re.split(r"[^a-z0-9]+", spaced.lower())) - {""}
+
+
+def block_headings(root: Path, settings: list[Editable]) -> dict[str, str]:
+    """{name: the comment line heading its block} for the settings of Python files: the
+    comment-only line above the setting with no blank line between ("# Data" over ``N_TRAIN =
+    200``, as the templates and much research code group their constants)."""
+    headings: dict[str, str] = {}
+    texts: dict[str, list[str]] = {}
+    for setting in settings:
+        if not setting.where.endswith(".py") or not setting.line:
+            continue
+        if setting.where not in texts:
+            path = Path(root) / setting.where
+            texts[setting.where] = path.read_text(encoding="utf-8").splitlines()
+        heading = heading_above(texts[setting.where], setting.line - 1)
+        if heading:
+            headings[setting.name] = heading
+    return headings
+
+
+def heading_above(lines: list[str], index: int) -> str:
+    for line in reversed(lines[max(0, index - 40) : index]):
+        stripped = line.strip()
+        if not stripped:
+            return ""
+        if stripped.startswith("#") and not stripped.strip("#-= "):
+            return ""  # a rule of dashes closes the block
+        if stripped.startswith("#"):
+            return stripped.lstrip("# ")
+    return ""
 
 
 def nearby_values(setting: Editable) -> list[Any]:

@@ -3,10 +3,16 @@ model gives none it can use (core/search/search_settings.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from labtui.core.answers.setting_answers import offered
+from labtui.core.runs.setting_changes import project_settings
 from labtui.core.search.search_settings import (
+    block_headings,
     defines_the_measure,
+    heading_above,
     labtui_proposal,
     nearby_values,
 )
@@ -83,3 +89,32 @@ def test_labtuis_step_moves_the_setting_changed_least_to_its_nearest_new_value(s
 def test_no_step_when_every_nearby_value_has_run(settings):
     assert labtui_proposal([settings["USE_BN"]], "", lambda wanted: False, "why") is None
     assert labtui_proposal([settings["NAME"]], "", lambda wanted: True, "why") is None
+
+
+@pytest.mark.parametrize(
+    ("template", "method"),
+    [
+        ("moons", ["HIDDEN_UNITS", "ACTIVATION", "OPTIMIZER", "LEARNING_RATE", "MOMENTUM",
+                   "BATCH_SIZE", "EPOCHS", "WEIGHT_DECAY", "ADAM_BETAS", "ADAM_EPS"]),
+        ("diffusion_2d", ["NUM_TIMESTEPS", "BETA_SCHEDULE", "BETA_START", "BETA_END",
+                          "EMBEDDING_DIM", "INPUT_EMBEDDING_SCALE", "HIDDEN_DIM", "HIDDEN_LAYERS",
+                          "TRAIN_STEPS", "BATCH_SIZE", "LEARNING_RATE", "WEIGHT_DECAY",
+                          "LR_SCHEDULE", "GRAD_CLIP", "EMA_DECAY"]),
+    ],
+)  # fmt: skip
+def test_a_templates_data_evaluation_and_seed_blocks_are_not_searched(template, method):
+    # labtui's own steps in the first real climb set N_TRAIN, NOISE and LABEL_NOISE (under
+    # "# Data"): a climb must not make the task easier
+    root = Path(__file__).parents[2] / "templates" / template
+    found = offered(project_settings(root, ["experiment.py"]))
+    headings = block_headings(root, found)
+    kept = [s.name for s in found if not defines_the_measure(s.name, headings.get(s.name, ""))]
+    assert kept == method
+
+
+def test_a_heading_closes_at_a_blank_line_or_a_rule():
+    lines = ["# Data", "N = 1", "", "LR = 0.1", "# ----", "X = 2", "# Model", "# wide", "W = 3"]
+    assert heading_above(lines, 1) == "Data"
+    assert heading_above(lines, 3) == "", "a blank line ends the block"
+    assert heading_above(lines, 5) == "", "a rule of dashes ends it too"
+    assert heading_above(lines, 8) == "wide", "the nearest comment line heads it"
