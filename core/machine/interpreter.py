@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -82,12 +84,54 @@ def probe_interpreter(
     return info if isinstance(info, dict) else {"error": f"unexpected probe output: {info!r:.300}"}
 
 
-# Answers with the names it cannot find, run in each candidate interpreter; -I: the project
-# folder on sys.path must not make a repository module pass for an installed package.
+# Answers with its prefix and the names it cannot find, run in each candidate interpreter; -I:
+# the project folder on sys.path must not make a repository module pass for an installed package.
 _MISSING_PROBE = (
-    "import importlib.util, json, sys; "
-    "print(json.dumps([m for m in sys.argv[1:] if importlib.util.find_spec(m) is None]))"
+    "import importlib.util, json, sys; print(json.dumps({'prefix': sys.prefix, 'missing': "
+    "[m for m in sys.argv[1:] if importlib.util.find_spec(m) is None]}))"
 )
+# Import names whose distribution (what pip installs) is named otherwise.
+DISTRIBUTIONS = {
+    "sklearn": "scikit-learn",
+    "cv2": "opencv-python",
+    "PIL": "pillow",
+    "yaml": "pyyaml",
+}
+
+
+def distribution(module: str) -> str:
+    """What pip installs to make ``module`` importable (sklearn: scikit-learn)."""
+    return DISTRIBUTIONS.get(module, module)
+
+
+@dataclass(frozen=True)
+class Imports:
+    """What one interpreter finds of some packages, and which environment it is: its
+    ``sys.prefix``, since every venv's ``bin/python`` resolves to the base interpreter it was
+    made from, so the binary cannot tell a research venv from labtui's own."""
+
+    python: str
+    prefix: str
+    missing: tuple[str, ...] = ()
+
+    @property
+    def labtuis_own(self) -> bool:
+        """Whether this is the environment labtui itself runs in."""
+        return Path(self.prefix).resolve() == Path(sys.prefix).resolve()
+
+
+def imports_in(python: str, packages: list[str]) -> Imports | None:
+    """What ``python`` lacks of ``packages`` (import names), with its prefix; None when it
+    cannot be run or answers nonsense."""
+    try:
+        done = subprocess.run(
+            [python, "-I", "-c", _MISSING_PROBE, *packages],
+            capture_output=True, text=True, timeout=ENV_PROBE_TIMEOUT_S, check=False,
+        )  # fmt: skip
+        answer = json.loads(done.stdout.strip().splitlines()[-1])
+        return Imports(python, str(answer["prefix"]), tuple(answer["missing"]))
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError, KeyError, TypeError):
+        return None
 
 
 def interpreter_with(packages: list[str], candidates: list[str]) -> tuple[str, dict[str, list]]:
@@ -95,15 +139,10 @@ def interpreter_with(packages: list[str], candidates: list[str]) -> tuple[str, d
     ''; with what each candidate lacked (those that could not be run are left out)."""
     lacking: dict[str, list] = {}
     for python in dict.fromkeys(candidates):
-        try:
-            done = subprocess.run(
-                [python, "-I", "-c", _MISSING_PROBE, *packages],
-                capture_output=True, text=True, timeout=ENV_PROBE_TIMEOUT_S, check=False,
-            )  # fmt: skip
-            missing = json.loads(done.stdout.strip().splitlines()[-1])
-        except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        found = imports_in(python, packages)
+        if found is None:
             continue
-        lacking[python] = missing
-        if not missing:
+        lacking[python] = list(found.missing)
+        if not found.missing:
             return python, lacking
     return "", lacking

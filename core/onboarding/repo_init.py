@@ -15,18 +15,15 @@ researcher's branch is never written to, and history is never rewritten.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
-import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, LabtuiError, StageFailed
-from ..machine.interpreter import interpreter_with
 from ..settings.config import (
     CONFIG_NAME,
     Config,
@@ -41,14 +38,11 @@ from ..settings.templates import default_paper
 from ..workspace.project import LABTUI_BRANCHES, LOCAL_EXCLUDES, Project, exclude_locally
 from ..writeup.draft_parts import draft_parts
 from .init_check import BASELINE, INIT_DIR
-from .python_survey import packages_of
-from .repo_facts import RepoSurvey
+from .python_choice import missing_in
+from .repo_scan import survey
 
 PROPOSAL = f"{INIT_DIR}/{CONFIG_NAME}"
 BUNDLED_PAPER = "paper/main.tex"  # where labtui's paper goes in a repository that has none
-PLOTS_NEED = (
-    "matplotlib"  # plot.py's; labtui's own interpreter runs it where the experiment's lacks it
-)
 
 
 # -- the repository as it is -------------------------------------------------------------------
@@ -205,6 +199,7 @@ def check_setup(root: Path, config: Config, where: Path) -> None:
     except ConfigError as exc:
         raise ConfigError(_naming(exc.message, where), exc.hint) from None
     _check_interpreter(root, config.experiment.python, where)
+    _check_imports(root, config, where)
     tex = config.paper.tex
     if tex != BUNDLED_PAPER and not (root / tex).is_file():
         raise ConfigError(
@@ -232,6 +227,15 @@ def _check_interpreter(root: Path, python: str, where: Path) -> None:
             "write the path of your research environment's python (e.g. .venv/bin/python), "
             'or python = "" for the one labtui runs in',
         )
+
+
+def _check_imports(root: Path, config: Config, where: Path) -> None:
+    """The command's script finds what it imports in the interpreter in effect: labtui gives a
+    command written by hand no interpreter, and a run would only fail on the missing package."""
+    lack = missing_in(root, survey(root), config.experiment.command, config.python)
+    if lack is not None:
+        python = config.experiment.python
+        raise ConfigError(f"{where}: [experiment] python = {python!r}: {lack.problem}", lack.fix)
 
 
 def _check_program(root: Path, argv: list[str], where: Path) -> None:
@@ -303,70 +307,6 @@ def commit_baseline(project: Project) -> None:
 
 def head(root: Path) -> str:
     return _git(root, "rev-parse", "HEAD")
-
-
-# -- the research environment ---------------------------------------------------------------
-
-
-def choose_python(root: Path, survey: RepoSurvey, command: str) -> tuple[str, str, str]:
-    """The interpreter runs should use: (``[experiment] python``, why, or an open question).
-
-    The script the command runs and the repository modules it imports name the packages an
-    experiment needs; the first interpreter that has them all wins, in the order a researcher's
-    environment is most likely: the repository's own virtualenv, the active $VIRTUAL_ENV or
-    $CONDA_PREFIX, labtui's own (written as "": labtui's), python3 on the PATH. matplotlib is
-    not needed there: plot.py runs with labtui's own Python where it is missing (said)."""
-    script = next((w for w in command.split() if w.endswith(".py")), "")
-    if not script:
-        return "", "", ""
-    files = _imported_files(survey, script)
-    imported = packages_of(root, files, set(survey.python_files.all))
-    python, lacking = interpreter_with(imported, _candidates(root))
-    names = f"{', '.join(imported) or 'nothing beyond the standard library'} ({script} "
-    names += "and the modules it imports need them)" if files[1:] else "imports them)"
-    if not python:
-        tried = "; ".join(f"{p} lacks {', '.join(m)}" for p, m in lacking.items())
-        return (
-            "",
-            "",
-            (
-                f"No Python found here has {names}: {tried}. Set python in [experiment] to your "
-                "research environment's interpreter."
-            ),
-        )
-    passed_over = "; ".join(
-        f"{p} lacks {', '.join(m)}" for p, m in lacking.items() if m and p != python
-    )
-    why = f"it has {names}" + (f" ({passed_over})" if passed_over else "")
-    if Path(python).resolve() == Path(sys.executable).resolve():
-        return "", f"labtui's own interpreter has {names}", ""
-    if not interpreter_with([PLOTS_NEED], [python])[0]:
-        why += f"; it has no {PLOTS_NEED}, so plot.py will run with labtui's own Python"
-    return python, why, ""
-
-
-def _imported_files(survey: RepoSurvey, script: str) -> list[str]:
-    """The script and every repository module it imports, however deep (cli.py → training.py
-    → model.py, which imports einops: a package the experiment needs all the same)."""
-    found, frontier = [script], [script]
-    while frontier:
-        frontier = [m for f in frontier for m in survey.imports.get(f, ()) if m not in found]
-        found += list(dict.fromkeys(frontier))
-    return found
-
-
-def _candidates(root: Path) -> list[str]:
-    local = [root / folder / "bin" / "python" for folder in (".venv", "venv", "env")]
-    active = [
-        Path(os.environ[name]) / "bin" / "python"
-        for name in ("VIRTUAL_ENV", "CONDA_PREFIX")
-        if os.environ.get(name)
-    ]
-    on_path = [shutil.which(name) for name in ("python3", "python")]
-    found = [str(p) for p in [*local, *active] if p.is_file()]
-    # labtui's own before the PATH's: labtui is installed where the researcher works, and a
-    # python3 on the PATH may be a system's or a version manager's shim
-    return [*found, sys.executable, *(p for p in on_path if p)]
 
 
 def _git(root: Path, *args: str, strip: bool = True) -> str:

@@ -68,7 +68,7 @@ def plot_settings(config: Config) -> dict[str, Any]:
 def plot_interpreter(python: str) -> str:
     """plot.py's interpreter: the experiment's when it has matplotlib, else labtui's own (which
     has it), so a research environment without matplotlib still gets its figures."""
-    if Path(python).resolve() == Path(sys.executable).resolve():
+    if python == sys.executable:  # not resolved paths: every venv's python resolves to its base
         return python
     found, _lacking = interpreter_with([PLOTS_NEED], [python])
     return python if found else sys.executable

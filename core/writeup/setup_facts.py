@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..machine.hardware import Hardware
+from ..machine.interpreter import distribution
 from ..runs.run_changes import RunChanges, baseline_settings, run_changes
 from ..runs.script_constants import command_and_commit, script_code, script_of
 from ..source.parse import parse_code
@@ -37,13 +38,6 @@ from .ledger_appendix import DESCRIPTION_COMMAND, latex_escaped
 SETTINGS_LABEL = "tab:settings"
 MAX_SETTINGS = 24  # rows of the settings table; the rest are named by count
 _VALUE_CHARS = 28
-# Import names whose distribution is named otherwise.
-_DISTRIBUTIONS = {
-    "sklearn": "scikit-learn",
-    "cv2": "opencv-python",
-    "PIL": "pillow",
-    "yaml": "pyyaml",
-}
 
 
 @dataclass(frozen=True)
@@ -232,11 +226,7 @@ def _software(root: Path, base: RanAs) -> str:
     argv, commit = command_and_commit(root / base.run)
     imported = _imported(script_code(root, script_of(argv), commit))
     lowered = {name.lower(): (name, version) for name, version in base.packages.items()}
-    used = [
-        lowered[key]
-        for module in imported
-        if (key := _DISTRIBUTIONS.get(module, module).lower()) in lowered
-    ]
+    used = [lowered[key] for module in imported if (key := distribution(module).lower()) in lowered]
     listed = ", ".join(f"{name} {version}" for name, version in used)
     packages = f" with {_name(listed)}" if listed else ""
     return (

@@ -192,41 +192,6 @@ def test_labtui_new_from_a_topic_writes_no_code_and_checks_the_data(tmp_path):
     assert missing.returncode == 2 and "data not found: /no/such/file" in missing.stderr
 
 
-def test_the_interpreter_is_the_first_that_has_what_the_experiment_imports(tmp_path):
-    from labtui.core.onboarding.repo_init import choose_python
-    from labtui.core.onboarding.repo_scan import survey
-
-    root = make_repository(tmp_path / "repo")
-    command = "{python} train.py --output_dir {out_dir}"
-    # The repository's own virtualenv comes first (here a stand-in that is labtui's Python).
-    own = root / ".venv" / "bin" / "python"
-    own.parent.mkdir(parents=True)
-    own.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
-    own.chmod(0o755)
-    python, why, question = choose_python(root, survey(root), command)
-    assert (python, question) == (str(own), "")
-    assert why == "it has numpy (train.py and the modules it imports need them)"
-    # Without matplotlib it is still the one: plot.py runs with labtui's own Python, as said.
-    without_matplotlib = (  # answers the package probe as an environment without matplotlib
-        "import importlib.util, json, sys; print(json.dumps([m for m in sys.argv[1:] "
-        "if m == 'matplotlib' or importlib.util.find_spec(m) is None]))"
-    )
-    own.write_text(f'#!/bin/sh\nshift 3\nexec {sys.executable} -I -c "{without_matplotlib}" "$@"\n')
-    python, why, question = choose_python(root, survey(root), command)
-    assert (python, question) == (str(own), "")
-    assert "no matplotlib, so plot.py will run with labtui's own Python" in why
-    own.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
-    # A package no interpreter here has is a question for the researcher, not a guess.
-    (root / "model.py").write_text("import notapackage_xyz\n" + (root / "model.py").read_text())
-    python, why, question = choose_python(root, survey(root), command)
-    assert python == "" and why == ""
-    assert (
-        "No Python found here has numpy, notapackage_xyz (train.py and the modules it imports need them)"
-        in question
-    )
-    assert "lacks notapackage_xyz" in question and "Set python in [experiment]" in question
-
-
 SLOW_STEPS = """\
 import argparse
 import time

@@ -195,7 +195,7 @@ def test_the_steps_after_the_first_metric_line_are_measured_between_lines_apart_
 def test_a_package_imported_two_modules_down_is_needed_all_the_same(tmp_path):
     """danielmamay/grokking: cli.py imports training.py, which imports model.py, which imports
     einops; the interpreter chosen must have it too."""
-    from labtui.core.onboarding.repo_init import choose_python
+    from labtui.core.onboarding.python_choice import choose_python
     from labtui.core.onboarding.repo_scan import survey
 
     _write(

@@ -303,13 +303,13 @@ def _asked(llm: Any, facts: Any, draft: Any, note: str, console: Console, settin
 def _write(root: Path, proposal: Any, args: argparse.Namespace, branch: str, facts: Any) -> Path:
     """The proposal file, with the interpreter that has what the experiment imports, and
     labtui's bundled paper where the repository has no LaTeX."""
-    from labtui.core.onboarding import repo_init
+    from labtui.core.onboarding import python_choice, repo_init
 
     values = {section: dict(fields) for section, fields in proposal.values.items()}
     reasons = dict(proposal.reasons)
     questions = list(proposal.open_questions)
     command = values.get("experiment", {}).get("command", "")
-    python, why, question = repo_init.choose_python(root, facts, command)
+    python, why, question = python_choice.choose_python(root, facts, command)
     if why:
         values.setdefault("experiment", {})["python"] = python
         reasons["experiment.python"] = why
