@@ -5,6 +5,7 @@ both. Nothing here reaches the network: every server listens on 127.0.0.1.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -33,6 +34,27 @@ def pytest_xdist_auto_num_workers(config):
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return cores
     return cores + 1
+
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A test skipped for a file of the repository fails instead: the material a test reads is
+    the repository's to hold (tests/corpus, tests/recorded), never a reason to skip on a fresh
+    clone."""
+    report = yield
+    if report.skipped and (missing := missing_material(str(report.longrepr), REPOSITORY)):
+        report.outcome = "failed"
+        report.longrepr = f"skipped for {missing}, which the repository should hold"
+    return report
+
+
+def missing_material(reason: str, root: Path) -> str:
+    """The path of the repository a skip's reason names ('' when it names none)."""
+    found = re.search(rf"{re.escape(str(root))}/[^\s'\"),]+", reason)
+    return found.group(0) if found else ""
 
 
 def pytest_collection_modifyitems(config, items):

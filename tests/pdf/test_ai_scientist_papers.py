@@ -1,8 +1,7 @@
 """The paper reader on papers The AI Scientist writes: their ICLR 2024 template sets headings in
 faked small capitals with the number a span of its own, and draws a watermark across every page.
 
-- the real papers of the shared corpus (shared/corpus/papers, beside the repository; skipped
-  when it is not there): their section and subsection titles from the LaTeX source
+- the real papers of tests/corpus/papers (Apache-2.0, copied from The AI Scientist): their section and subsection titles from the LaTeX source
   (outlines.json) found with their levels, in order, and nothing else but "References";
 - a paper compiled here with the real ICLR 2024 style and the template's watermark
   (tests/support/ai_scientist_paper.py; its exact outline is checked in test_paper_outline.py
@@ -25,7 +24,7 @@ from support.paper_styles import ai_scientist
 from labtui.core.pdf.markdown import paper_markdown
 from labtui.core.pdf.outline import Heading, outline_of
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "papers"
+CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "papers"  # Apache-2.0, see its README
 CORPUS_PAPERS = (
     "adaptive_dual_scale_denoising",
     "dual_expert_denoiser",
@@ -52,10 +51,7 @@ def found_in_order(true: list[tuple[int, str]], read: list[tuple[int, str]]) -> 
 
 
 def corpus_file(name: str) -> Path:
-    path = CORPUS / name
-    if not path.is_file():
-        pytest.skip(f"the corpus file {path} is not here (shared/ beside the repository)")
-    return path
+    return CORPUS / name
 
 
 def corpus_pdf(name: str) -> Path:

@@ -1,6 +1,6 @@
 """A review must be about the paper it reviews (core/review/grounding.py): each Strength and
 Weakness, and the Summary, names something that paper's text contains. Checked on real papers
-(The AI Scientist's, in shared/corpus/papers beside the repository) read as the reviewer reads
+(The AI Scientist's, in tests/corpus/papers, Apache-2.0) read as the reviewer reads
 them (``read_paper``); a generic point, a point about another paper and a copy of the form's
 example are refused, and the reviewer is asked again with the reason."""
 
@@ -30,7 +30,7 @@ from labtui.core.review.reviewer import (
 from labtui.core.settings.prompts import load_prompt
 from labtui.core.settings.sections import ReviewSection
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "papers"
+CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "papers"  # Apache-2.0, see its README
 
 # Every review below is written by hand (none is a model's reply): points a careful reviewer of
 # the paper would write, and points that fit any paper, as small models write them (issue 27).
@@ -68,10 +68,7 @@ ABOUT_ANOTHER_PAPER = [
 
 
 def corpus_text(name: str) -> str:
-    pdf = CORPUS / f"{name}.pdf"
-    if not pdf.is_file():
-        pytest.skip(f"the corpus paper {pdf} is not here (shared/ beside the repository)")
-    return read_paper(pdf)
+    return read_paper(CORPUS / f"{name}.pdf")
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ leaves. What is recorded there (each session's users, each cluster's daemons) le
 session end what a crashed or killed one left running.
 
 Facts this builds on (Debian 12, Slurm 22.05, munge 0.5.15, MariaDB 10.11):
-/work/shared/reference/slurm.md.
+the team's Slurm notes (reference/slurm.md of the shared folder beside the repository).
 """
 
 from __future__ import annotations
