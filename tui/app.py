@@ -33,7 +33,6 @@ from labtui.core.engine.status import project_open_problems
 from labtui.core.errors import LabtuiError
 from labtui.core.events import CheckpointDecided, ErrorEvent, Event
 
-from .commands.common import EXIT_FAILED, EXIT_OK
 from .editor import edit_product, open_in_editor
 from .endings import describe_crash, detached_message, pipeline_exit_code
 from .engine_bridge import (
@@ -44,6 +43,7 @@ from .engine_bridge import (
     TuiCheckpointPort,
 )
 from .event_routing import apply_events
+from .exit_status import EXIT_FAILED, EXIT_OK
 from .palette import key_groups, system_commands
 from .panes import LogsPane
 from .screens import (

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from labtui.core.errors import LabtuiError
 
-from .commands.common import EXIT_FAILED, EXIT_OK, finished_exit
 from .engine_bridge import RESUME_HINT
+from .exit_status import EXIT_FAILED, EXIT_OK, finished_exit
 from .session import Session
 
 # a finished pipeline: finished_exit (its paper done or incomplete)

@@ -4,7 +4,7 @@ among them, and the keys the help screen (?) lists, grouped by where they work."
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from textual.app import SystemCommand
 from textual.binding import Binding
@@ -21,11 +21,34 @@ from .screens import (
     NoteScreen,
 )
 
-if TYPE_CHECKING:
-    from .app import LabtuiApp
+
+class PaletteApp(Protocol):
+    """What the palette's commands use of the app (tui/app.py's LabtuiApp, which imports this
+    module: naming it here would close an import cycle)."""
+
+    session: Any  # labtui.tui.session.Session
+    progress: Any  # labtui.tui.progress.Progress
+
+    @property
+    def main_screen(self) -> MainScreen: ...
+
+    @property
+    def pipeline_running(self) -> bool: ...
+
+    def notify(self, message: str, *, title: str = ..., severity: Any = ...) -> None: ...
+
+    def action_leave_note(self) -> None: ...
+
+    def action_help(self) -> None: ...
+
+    def action_interrupt(self) -> None: ...
+
+    def action_request_quit(self) -> None: ...
+
+    def action_change_theme(self) -> Any: ...
 
 
-def system_commands(app: LabtuiApp) -> Iterable[SystemCommand]:
+def system_commands(app: PaletteApp) -> Iterable[SystemCommand]:
     """The palette's commands: what the app's keys do, and while the pipeline runs, stopping,
     interrupting and rewinding it."""
     # Quit goes through the confirmation (the built-in one would not), so build the list.
@@ -54,7 +77,7 @@ def system_commands(app: LabtuiApp) -> Iterable[SystemCommand]:
     )
 
 
-def rewind_commands(app: LabtuiApp) -> Iterable[SystemCommand]:
+def rewind_commands(app: PaletteApp) -> Iterable[SystemCommand]:
     """One palette command per stage the project has reached (while the pipeline runs)."""
     reached = [stage for stage, state in app.progress.stages.items() if state != "pending"]
     for stage in reached:
@@ -66,7 +89,7 @@ def rewind_commands(app: LabtuiApp) -> Iterable[SystemCommand]:
         )
 
 
-def rewind_to(app: LabtuiApp, stage: str) -> None:
+def rewind_to(app: PaletteApp, stage: str) -> None:
     try:
         app.session.request_rewind(stage)
     except LabtuiError as error:

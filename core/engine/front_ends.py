@@ -18,12 +18,21 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .wire import BATCH_EVENTS, CLIENT_KINDS, PROTOCOL, WireError, decode, encode, events_message
 
-if TYPE_CHECKING:
-    from .host import EngineHost
+
+class Host(Protocol):
+    """What a front end's threads use of the engine (core/engine/host.py's EngineHost, which
+    imports this module)."""
+
+    journal_path: Path
+
+    def forget(self, client: AttachedClient) -> None: ...
+
+    def handle(self, client: AttachedClient, message: dict[str, Any]) -> None: ...
+
 
 OUTBOX_LIMIT = 20_000  # messages a front end may lag behind before it is dropped
 LOG_CHARS_BEHIND = 4_000_000  # queued run output past which a front end is shown less of it
@@ -124,7 +133,7 @@ class AttachedClient:
     """One front end: a thread sends it the replay and then its outbox; another reads what it
     says and hands each message to the host."""
 
-    def __init__(self, conn: socket.socket, host: EngineHost) -> None:
+    def __init__(self, conn: socket.socket, host: Host) -> None:
         self.conn = conn
         self.host = host
         self.outbox = Outbox()

@@ -1,5 +1,5 @@
-"""What the ``labtui`` commands share: exit codes (and what ``labtui run --help`` says of them),
-the argument types and options of more than one command, the baseline run of ``new`` and
+"""What the ``labtui`` commands share: exit codes (tui/exit_status.py, read from here), the
+argument types and options of more than one command, the baseline run of ``new`` and
 ``init``, and starting the app or a background engine (``run`` and ``attach``).
 
 Imported for ``labtui --help``: only the standard library (not even ``typing``) and the text of
@@ -14,6 +14,7 @@ import gc
 import sys
 from pathlib import Path
 
+from ..exit_status import EXIT_FAILED, EXIT_OK, EXIT_USAGE  # the commands read them from here
 from ..model_help import MODEL_HELP
 
 # typing.TYPE_CHECKING without importing typing, which would cost `labtui --help` ~3 ms; the
@@ -34,23 +35,6 @@ if TYPE_CHECKING:
         def add_parser(self, subparsers: Subparsers) -> None: ...
 
         def run(self, args: argparse.Namespace) -> int: ...
-
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-# The pipeline finished, but its paper has open problems (the write-up's gaps nobody mended or
-# accepted): a script that runs `labtui run --auto` tells it from every stage done.
-EXIT_INCOMPLETE = 3
-RUN_EXIT_STATUSES = """exit status:
-  0  the pipeline finished: every stage done (the app: also stopped or detached, resumable)
-  1  the pipeline failed (--headless: or stopped before its end)
-  2  a usage error, or no model set up
-  3  the pipeline finished, but the paper is incomplete: open problems (the write-up's gaps)"""
-
-
-def finished_exit(open_problems: list[str]) -> int:
-    """The exit status of a pipeline that finished: EXIT_INCOMPLETE while its paper has open
-    problems (``labtui.core.engine.status.paper_open_problems``), else EXIT_OK."""
-    return EXIT_INCOMPLETE if open_problems else EXIT_OK
 
 
 # what add_parser is given: argparse's own (private) type of `add_subparsers()`

@@ -1,7 +1,7 @@
 """``labtui run``: the pipeline from where the project stands — followed in the app (a background
 engine runs it), started in the background (``--detach``), or run in this process with its events
 printed (``--headless``, as scripts and CI want). Its exit status tells a finished pipeline whose
-paper is incomplete (3) from one with every stage done (0): ``common.RUN_EXIT_STATUSES``."""
+paper is incomplete (3) from one with every stage done (0): ``exit_status.RUN_EXIT_STATUSES``."""
 
 from __future__ import annotations
 
@@ -9,17 +9,16 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..exit_status import RUN_EXIT_STATUSES, finished_exit
 from .attach import cmd_attach
 from .common import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
-    RUN_EXIT_STATUSES,
     TYPE_CHECKING,
     Subparsers,
     add_project_dir,
     add_run_options,
-    finished_exit,
     problems_after_local_set_up,
     project_dir,
     say,
