@@ -81,10 +81,12 @@ class OnCluster:
         run_dir: bool = True,
         array: JobArray | None = None,
         log_mb: int = 0,
+        workdir: str = "",
     ) -> OnCluster:
         node_run = NodeRun(
             argv=argv,
             cwd=str(root),
+            workdir=workdir,
             env=env,
             timeout_s=timeout_s,
             run_id=run_id,

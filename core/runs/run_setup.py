@@ -30,7 +30,14 @@ from ..machine.run_env import thread_env
 from ..machine.run_log import RunLogs
 from ..machine.sandbox import SandboxSpec
 from ..machine.watch import Watch
-from ..settings.contract import NO_TERMS, RunTerms, protected_files, run_argv, run_env
+from ..settings.contract import (
+    NO_TERMS,
+    RunTerms,
+    prepare_lines,
+    protected_files,
+    run_argv,
+    run_env,
+)
 from ..settings.sections import ClusterSection, ExperimentSection, LimitsSection, SandboxSection
 from ..workspace.project import STATE_DIR
 from .placement import Command, Executed, OnCluster, run_here
@@ -62,10 +69,15 @@ class ReadyRun:
     spec: SandboxSpec | None = None
     prepare: tuple[str, ...] = ()  # [experiment] prepare: shell lines run before argv
     log_mb: int = LimitsSection().run_log_mb  # [limits] run_log_mb: each stream's log cap
+    workdir: str = ""  # [experiment] workdir: where the run starts, relative to root
 
     @property
     def run_dir(self) -> Path:
         return self.root / self.run_id
+
+    @property
+    def cwd(self) -> Path:
+        return self.root / self.workdir
 
     def execute(
         self, emit: Emit, stop: threading.Event | None, gpus: GpuPool | None, stage: str
@@ -77,7 +89,7 @@ class ReadyRun:
         assert self.spec is not None
         argv = with_prepare(self.argv, self.prepare)
         logs = RunLogs.from_mb(self.run_dir, self.root / STATE_DIR / "logs", self.log_mb)
-        command = Command(argv, self.root, self.run_id, self.timeout_s, stage, self.env, logs)
+        command = Command(argv, self.cwd, self.run_id, self.timeout_s, stage, self.env, logs)
         return run_here(command, emit, self.spec, stop, self.watch, gpus)
 
 
@@ -109,7 +121,10 @@ def prepare_run(
     root = Path(root).resolve()
     if not root.is_dir():
         raise LabtuiError(f"cannot run {run_id}: project folder {root} does not exist")
+    _check_workdir(root, experiment.workdir, run_id)
+    python = _from_project(root, python, experiment.workdir)
     argv = run_argv(experiment, python, run_id, smoke=smoke, terms=terms, timeout_s=timeout_s)
+    prepare = prepare_lines(experiment, python)
     if terms.budget_s:
         timeout_s = terms.budget_s + overrun_s
     protected = protected_files(root, experiment)
@@ -123,8 +138,9 @@ def prepare_run(
     if cluster is not None and cluster.backend == "slurm":
         env = {**thread_env(experiment.threads or cluster.cpus), **env}
         job = OnCluster.prepare(
-            root, run_id, with_prepare(argv, experiment.prepare), env, timeout_s, stage, sandbox,
+            root, run_id, with_prepare(argv, prepare), env, timeout_s, stage, sandbox,
             protected, watch, cluster, commit, emit, array=array, log_mb=log_mb,
+            workdir=experiment.workdir,
         )  # fmt: skip
     run_dir = root / run_id
     if run_dir.exists() and not (job and job.earlier):
@@ -140,8 +156,7 @@ def prepare_run(
     environment = probe_interpreter(python, root, sandbox=spec)
     return ReadyRun(
         root, run_id, python, commit, smoke, terms, argv, env, timeout_s, protected, watch,
-        environment, job, spec, tuple(experiment.prepare),
-        log_mb,
+        environment, job, spec, tuple(prepare), log_mb, experiment.workdir,
     )  # fmt: skip
 
 
@@ -162,6 +177,26 @@ def _researcher_env(experiment: ExperimentSection, run_dir: Path) -> dict[str, s
     return {
         name: value.replace("{out_dir}", str(run_dir)) for name, value in experiment.env.items()
     }
+
+
+def _check_workdir(root: Path, workdir: str, run_id: str) -> None:
+    """A working folder that is gone (renamed, or on a branch without it) fails before the run,
+    naming the setting, not as a process that could not start."""
+    if workdir and not (root / workdir).is_dir():
+        raise LabtuiError(
+            f"cannot run {run_id}: labtui.toml's [experiment] workdir = {workdir!r} is no folder "
+            f"of {root}",
+            "set workdir to the folder the experiment runs in, relative to the project "
+            '(workdir = "" for the project\'s own)',
+        )
+
+
+def _from_project(root: Path, python: str, workdir: str) -> str:
+    """An interpreter written relative to the project (.venv/bin/python) as a run started in
+    the working folder must name it."""
+    if workdir and "/" in python and not Path(python).is_absolute():
+        return str(root / python)
+    return python
 
 
 def _check_run_id(run_id: str) -> None:

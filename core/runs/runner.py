@@ -271,7 +271,7 @@ def _run_record(
     return RunRecord(
         run_id=ready.run_id,
         argv=ready.argv,
-        cwd=str(ready.root),
+        cwd=str(ready.cwd),
         interpreter=ready.python,
         interpreter_path=shutil.which(ready.python) or ready.python,
         environment=ready.environment,

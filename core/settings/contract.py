@@ -94,7 +94,7 @@ def run_argv(
     _check_placeholders(field, template)
     values = {
         "{python}": python,
-        "{out_dir}": run_id,
+        "{out_dir}": out_dir_from_workdir(experiment.workdir, run_id),
         "{budget_s}": f"{terms.budget_s or timeout_s:g}",
         "{seed}": str(terms.seed),
     }
@@ -104,6 +104,18 @@ def run_argv(
             word = word.replace(name, value)
         filled.append(word)
     return filled
+
+
+def out_dir_from_workdir(workdir: str, run_id: str) -> str:
+    """The run's folder as a run started in ``workdir`` names it: run folders stay at the
+    project's top, so from ``examples/mnist`` run_1 is ``../../run_1``."""
+    return os.path.relpath(run_id, workdir or ".")
+
+
+def prepare_lines(experiment: ExperimentSection, python: str) -> list[str]:
+    """``[experiment] prepare`` with {python} filled in: a README's ``python generate_data.py``
+    must run with the research interpreter, which the sandbox's PATH may not have."""
+    return [line.replace("{python}", shlex.quote(python)) for line in experiment.prepare]
 
 
 def _check_placeholders(field: str, template: str) -> None:

@@ -31,6 +31,24 @@ def _globs(value: list[str]) -> list[str]:
 
 Globs = Annotated[list[str], AfterValidator(_globs)]
 
+
+def _folder(value: str) -> str:
+    """A folder inside the project, written relative to it ('' or '.': the project itself)."""
+    folder = value.strip().rstrip("/")
+    if folder.startswith(("/", "~")) or ".." in folder.split("/") or "\\" in folder:
+        raise PydanticCustomError(
+            "labtui_invalid",
+            "bad folder",
+            {
+                "why": f"is {value!r}, which is no folder inside the project",
+                "fix": 'write the folder relative to the project, e.g. workdir = "examples/mnist"',
+            },
+        )
+    return "" if folder in ("", ".") else folder.removeprefix("./")
+
+
+Folder = Annotated[str, AfterValidator(_folder)]
+
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ENV_EXAMPLE = 'write env = {WANDB_MODE = "offline", WANDB_DIR = "{out_dir}"}'
 # labtui sets these for every run: a researcher's value would be overridden, or (the GPUs a run
@@ -80,16 +98,23 @@ class ExperimentSection(Section):
     """Ideas whose runs go on at once, each beyond the first in a git worktree of its own
     (core/steps/lanes.py); `labtui run --parallel K` overrides. 0 or 1: one."""
     command: Annotated[str, Field(min_length=1)] = "{python} experiment.py --out_dir={out_dir}"
-    """One experiment's command line, run in the project folder: {python} is the interpreter
-    above, {out_dir} the run's folder (run_1, …), which the run also finds in $LABTUI_OUT_DIR."""
+    """One experiment's command line, run in the working folder (``workdir``): {python} is the
+    interpreter above, {out_dir} the run's folder (run_1, …, as seen from the working folder),
+    which the run also finds in $LABTUI_OUT_DIR."""
+    workdir: Folder = ""
+    """The folder every run starts in, relative to the project ('': the project's own): one
+    example of a repository of many, whose scripts read and write files beside them. The smoke
+    run, the baseline, a search's runs (in its worktree, the same folder) and ``prepare`` all
+    run there; run folders and labtui.toml stay at the project's top."""
     env: EnvVars = {}  # noqa: RUF012 (pydantic copies it per section)
     """Environment variables every run gets (the smoke run and Slurm jobs too), e.g.
     WANDB_MODE = "offline"; {out_dir} in a value is the run's folder (its absolute path, as in
     $LABTUI_OUT_DIR). labtui's own LABTUI_* variables are not set here."""
     prepare: list[str] = []  # noqa: RUF012 (pydantic copies it per section)
-    """Shell lines run in the project folder before each run, in its sandbox and environment
-    (a README's set-up step: "bash create_output_dirs.sh", "mkdir -p checkpoints"); one that
-    fails fails the run, with its own message."""
+    """Shell lines run in the working folder before each run, in its sandbox and environment
+    (a README's set-up step: "bash create_output_dirs.sh", "mkdir -p checkpoints",
+    "{python} generate_data.py"; {python} is the interpreter above); one that fails fails the
+    run, with its own message."""
     smoke_command: str = ""
     """The same experiment cut to seconds (a smoke setting), used to check the set-up before
     the real baseline; empty: none."""

@@ -45,7 +45,7 @@ class NodeRun:
     """Everything the node needs to do a run as labtui would do it locally."""
 
     argv: list[str]
-    cwd: str
+    cwd: str  # the project: the sandbox's root, and where labtui's logs go
     env: dict[str, str]
     timeout_s: float
     run_id: str
@@ -59,6 +59,7 @@ class NodeRun:
     project_cap_mb: int = 0
     gpu_log: str = ""  # where the node writes its GPU readings, %j the job id ('': nowhere)
     log_mb: int = 0  # [limits] run_log_mb: the cap of run_dir's stdout.log and stderr.log
+    workdir: str = ""  # [experiment] workdir: where the command starts, relative to cwd
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ def run_on_node(run: NodeRun) -> NodeOutcome:
         memory_peaks.start(devices)
         process = run_process(
             run.argv,
-            cwd=cwd,
+            cwd=cwd / run.workdir,
             timeout_s=run.timeout_s,
             run_id=run.run_id,
             emit=emit,
