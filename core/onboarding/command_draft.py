@@ -259,7 +259,7 @@ def draft_prepare(survey: RepoSurvey, draft: Draft, chosen: Command | None) -> N
             "experiment.prepare",
             steps,
             f"{chosen.found_in.split(':')[0]} runs {'; '.join(steps)} before the experiment: "
-            "labtui runs it in the project folder before each run",
+            "labtui runs it in the run's working folder before each run",
         )
 
 

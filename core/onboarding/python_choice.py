@@ -88,7 +88,7 @@ def needs_of(root: Path, survey: RepoSurvey, command: str) -> Needs | None:
     if not script:
         return None
     files = _imported_files(survey, script)
-    packages = packages_of(root, files, set(survey.python_files.all))
+    packages = packages_of(Path(survey.root), files, set(survey.python_files.all))
     return Needs(script, packages, deep=len(files) > 1)
 
 

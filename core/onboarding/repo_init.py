@@ -190,16 +190,18 @@ def settings_in_effect(root: Path) -> Config:
 
 
 def check_setup(root: Path, config: Config, where: Path) -> None:
-    """What labtui.toml's own checks cannot know: the files and the interpreter it names exist."""
+    """What labtui.toml's own checks cannot know: the files and the interpreter it names exist
+    (the command's script in the folder runs start in, [experiment] workdir)."""
+    runs_in = root / config.experiment.workdir
     try:
         edit_files(root, config.experiment)
         for smoke in (False, True) if config.experiment.smoke_command else (False,):
             argv = run_argv(config.experiment, config.python, "run_0", smoke=smoke)
-            _check_program(root, argv, where)
+            _check_program(runs_in, argv, where)
     except ConfigError as exc:
         raise ConfigError(_naming(exc.message, where), exc.hint) from None
     _check_interpreter(root, config.experiment.python, where)
-    _check_imports(root, config, where)
+    _check_imports(runs_in, config, where)
     tex = config.paper.tex
     if tex != BUNDLED_PAPER and not (root / tex).is_file():
         raise ConfigError(
@@ -243,7 +245,8 @@ def _check_program(root: Path, argv: list[str], where: Path) -> None:
     if script and not (root / script).is_file():
         raise ConfigError(
             f"{where}: [experiment] command runs {script}, which is not in {root}",
-            "write the script's path relative to the repository",
+            "write the script's path relative to the folder runs start in ([experiment] "
+            "workdir, else the repository's top)",
         )
 
 

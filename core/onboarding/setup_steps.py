@@ -1,10 +1,12 @@
 """The steps a README runs before its experiment: ``bash create_output_dirs.sh``, ``mkdir -p
 checkpoints``. Without them the run fails on its first write, so ``labtui init`` proposes them as
-``[experiment] prepare``, which labtui runs in the project folder before every run.
+``[experiment] prepare``, which labtui runs in the run's working folder before every run.
 
 Only steps that change nothing outside the repository and need no network are taken: a shell
-script of the repository, or ``mkdir``. Installing packages, logging in, downloading and
-activating environments are the researcher's to do once, not every run's.
+script of the repository, one of its Python scripts (``python generate_data.py``, run with the
+research interpreter as ``{python} generate_data.py``) unless its name says it downloads, or
+``mkdir``. Installing packages, logging in, downloading and activating environments are the
+researcher's to do once, not every run's.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ import shlex
 from .command_lines import FENCE
 
 _SHELLS = ("bash", "sh", "zsh")
+_PYTHONS = re.compile(r"python(3(\.\d+)?)?")
+# a script that fetches what it needs fails every run without a network: the researcher's, once
+_NETWORK_NAME = re.compile(r"download|fetch|install|upload|login", re.I)
 _MAX_STEPS = 4
 
 
@@ -48,7 +53,17 @@ def _setup_step(line: str, files: set[str]) -> str:
         return ""
     if words[0] == "mkdir" and all(not w.startswith(("/", "~", "$")) for w in words[1:]):
         return shlex.join(words)
+    if _PYTHONS.fullmatch(words[0]) and len(words) > 1:
+        return _python_step(words[1:], files)
     script = words[1] if words[0] in _SHELLS and len(words) > 1 else words[0]
     if re.fullmatch(r"(\./)?[\w./-]+\.sh", script) and script.removeprefix("./") in files:
         return shlex.join(words)
     return ""
+
+
+def _python_step(args: list[str], files: set[str]) -> str:
+    """``{python} script.py …`` for a Python script of the repository that needs no network."""
+    script = args[0].removeprefix("./")
+    if script not in files or not script.endswith(".py") or _NETWORK_NAME.search(script):
+        return ""
+    return "{python} " + shlex.join(args)

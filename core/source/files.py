@@ -103,8 +103,13 @@ def is_evaluation(path: str) -> bool:
     return path.endswith(".py") and bool(re.match(r"eval|metrics?", PurePosixPath(path).name))
 
 
+# a script that makes the data (a README's set-up step before train.py), not an experiment
+_MAKES_DATA = re.compile(r"(generate|prepare|make|build|create|download|preprocess)_?data", re.I)
+
+
 def is_data(path: str) -> bool:
-    return PurePosixPath(path).name.startswith("data")  # data*.py, dataset*.py, dataloader.py
+    name = PurePosixPath(path).name  # data*.py, dataset*.py, dataloader.py, generate_data.py
+    return name.startswith("data") or bool(_MAKES_DATA.match(name))
 
 
 def is_config(path: str) -> bool:

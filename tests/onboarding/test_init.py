@@ -115,8 +115,8 @@ def test_init_where_it_cannot_work_says_why(tmp_path):
     plain.mkdir()
     assert "is not a git repository" in init(plain, "--yes").stderr
     root = make_repository(tmp_path / "repo")
-    inside = init(root / "paper", "--yes")
-    assert "is inside the repository" in inside.stderr and "run `labtui init` in" in inside.stderr
+    inside = init(root / "paper", "--yes")  # a folder of the repository with no experiment
+    assert "holds no script" in inside.stderr and f"run `labtui init` in {root}" in inside.stderr
     assert init(root, "--yes", "--no-model", "--no-baseline").returncode == 0
     again = init(root, "--yes")
     assert "is a labtui project already" in again.stderr

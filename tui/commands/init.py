@@ -48,6 +48,11 @@ def add_parser(subparsers: Subparsers) -> None:
     init.add_argument(
         "--fresh", action="store_true", help="read the repository again, not an earlier proposal"
     )
+    init.add_argument(
+        "--path", default="",
+        help="the folder of the repository whose experiment to set up (one example of many); "
+        "runs start there",
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,20 +61,21 @@ def run(args: argparse.Namespace) -> int:
 
     from labtui.core.checkpoints import AutoApprove, Checkpoints
     from labtui.core.onboarding import repo_init
-    from labtui.core.onboarding.repo_scan import survey
+    from labtui.core.onboarding.example_folders import repository_and_folder
     from labtui.core.onboarding.setup_draft import propose_setup
     from labtui.core.onboarding.setup_proposal import Proposal
 
     from ..headless import HeadlessPrinter, TerminalCheckpointPort
 
     console = Console(highlight=False)
-    root = repo_init.check_repository(Path(args.directory))
+    top, folder = repository_and_folder(Path(args.directory), args.path)
+    root = repo_init.check_repository(top)
     dirty = repo_init.uncommitted(root)
     if dirty and not args.commit_dirty:
         repo_init.refuse_dirty(root, dirty)
     branch = args.branch or repo_init.branch_name(args.idea, root.name)
     console.print(f"looking at {escape(str(root))} (by code: nothing of it runs yet) …")
-    facts = survey(root)
+    facts, choice = _surveyed(root, folder, args.fresh or not (root / repo_init.PROPOSAL).is_file())
     settings = repo_init.settings_in_effect(
         root
     )  # [limits] and [sandbox] as the environment sets them
@@ -89,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"continuing with the proposal in {repo_init.PROPOSAL} (--fresh: a new one)")
     else:
         proposal = _asked(llm, facts, draft, "", console, settings) if llm else Proposal.of(draft)
-        proposal_path = _write(root, proposal, args, branch, facts)
+        proposal_path = _write(root, proposal, args, branch, facts, choice)
         sizing = proposal.sizing
     while True:
         body = _body(root, proposal_path, facts)
@@ -109,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
                               "press e to edit the proposal yourself[/]")  # fmt: skip
                 continue
             proposal = _asked(llm, facts, draft, decision.note, console, settings)
-            proposal_path = _write(root, proposal, args, branch, facts)
+            proposal_path = _write(root, proposal, args, branch, facts, choice)
             sizing = proposal.sizing
             continue
         if decision.action == "edit":
@@ -300,14 +306,48 @@ def _asked(llm: Any, facts: Any, draft: Any, note: str, console: Console, settin
         return Proposal.of(draft)
 
 
-def _write(root: Path, proposal: Any, args: argparse.Namespace, branch: str, facts: Any) -> Path:
+def _surveyed(root: Path, folder: str, fresh: bool) -> tuple[Any, Any]:
+    """The facts of the folder to set up and, at the top of a repository of many examples,
+    the one chosen and why (None elsewhere, and where an earlier proposal is continued)."""
+    from labtui.core.onboarding.example_folders import (
+        choose_example,
+        example_folders,
+        folder_survey,
+    )
+    from labtui.core.onboarding.repo_scan import survey
+
+    if folder:
+        return folder_survey(root, folder), None
+    facts = survey(root)
+    folders = example_folders(facts) if fresh else []
+    if not folders:
+        return facts, None
+    choice = choose_example(facts, folders)
+    return folder_survey(root, choice.folder), choice
+
+
+def _write(
+    root: Path,
+    proposal: Any,
+    args: argparse.Namespace,
+    branch: str,
+    facts: Any,
+    choice: Any = None,
+) -> Path:
     """The proposal file, with the interpreter that has what the experiment imports, and
-    labtui's bundled paper where the repository has no LaTeX."""
+    labtui's bundled paper where the repository has no LaTeX; a folder's proposal made the
+    project's (``facts`` are the folder's), and the examples it was chosen among asked about."""
     from labtui.core.onboarding import python_choice, repo_init
+    from labtui.core.onboarding.example_folders import place_in_folder
 
     values = {section: dict(fields) for section, fields in proposal.values.items()}
     reasons = dict(proposal.reasons)
     questions = list(proposal.open_questions)
+    folder = Path(facts.root).resolve().relative_to(root).as_posix()
+    place_in_folder(values, reasons, "" if folder == "." else folder)
+    if choice is not None:
+        reasons["experiment.workdir"] = f"one example of {len(choice.candidates)}: {choice.why}"
+        questions.append(choice.question())
     command = values.get("experiment", {}).get("command", "")
     python, why, question = python_choice.choose_python(root, facts, command)
     if why:
