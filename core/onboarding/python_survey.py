@@ -1,5 +1,6 @@
 """What a repository's Python code says, read by ``ast``: which files are scripts (argparse,
-click, typer, Hydra or a plain ``__main__``) and their options, which repository files each one
+click, typer, Hydra, a plain ``__main__``, or a loop at the top level that trains: see
+core/onboarding/training_loops.py) and their options, which repository files each one
 imports, which result files its code names, the options that name an output folder or shorten a
 run, and which code logs to TensorBoard or W&B.
 """
@@ -18,6 +19,7 @@ from ..source.script_settings import module_constants
 from .repo_facts import EntryPoint, NamedOption, Option, Tracker
 from .result_files import RESULT_WORDS
 from .script_options import OPTION_READERS, hydra_config, hydra_options
+from .training_loops import trains_at_top_level
 
 HYDRA_DIR = "hydra.run.dir"  # the Hydra override that places a run's outputs
 MAX_CONSTANTS = 60  # a prompt's survey stays short; a script's settings come first
@@ -50,7 +52,8 @@ def _kind(module: PythonModule) -> str | None:
     if calls & {"argparse.ArgumentParser", "ArgumentParser"}:
         return "argparse"
     body = module.tree.body if module.tree else []
-    return "plain" if any(is_main_guard(n) for n in body) else None
+    plain = any(is_main_guard(n) for n in body) or trains_at_top_level(module)
+    return "plain" if plain else None
 
 
 def find_repo_imports(module: PythonModule, python: set[str]) -> list[str]:

@@ -18,6 +18,7 @@ This module assembles the facts; each kind is found in its own room:
 - core/source/python.py: a module parsed by ``ast`` and the readers of its nodes;
 - core/onboarding/script_options.py: argparse, click and typer options, Hydra config keys;
 - core/onboarding/python_survey.py: scripts, their imports, output and smoke options, trackers;
+- core/onboarding/training_loops.py: a plain script known by its top-level training loop;
 - core/onboarding/command_lines.py: command lines in the README, .sh scripts and Makefiles;
 - core/onboarding/result_files.py: files with an earlier run's results;
 - core/onboarding/latex_survey.py: LaTeX main files, their sections, inputs and bibliographies;
@@ -48,13 +49,17 @@ from .readme_text import find_readme
 from .repo_facts import EntryPoint, PythonFiles, RepoSurvey, SetupDraft
 from .result_files import find_result_files
 from .setup_draft import propose_setup
+from .training_loops import TOP_LEVEL_LOOP
 
 __all__ = ["EntryPoint", "RepoSurvey", "SetupDraft", "propose_setup", "survey"]
 
 
-# Text a script has (a main guard, an argument parser, Hydra, click, typer): the files without it
-# are not parsed, which keeps a survey of a 5,000-file package to seconds.
-_SCRIPT_HINT = re.compile(r"__main__|ArgumentParser|hydra|click|typer")
+# Text a script has (a main guard, an argument parser, Hydra, click, typer, a loop at the top
+# level): the files without it are not parsed, which keeps a survey of a 5,000-file package to
+# seconds.
+_SCRIPT_HINT = re.compile(
+    rf"__main__|ArgumentParser|hydra|click|typer|{TOP_LEVEL_LOOP.pattern}", re.M
+)
 IMPORT_DEPTH = 3  # scripts, what they import, and two levels more (the edit set goes two down)
 
 
