@@ -18,6 +18,7 @@ from typing import Any
 
 from ..settings.sections import LimitsSection
 from ..source.files import normal_path
+from .constant_wrapper import WRAPPER, needs_wrapper, through_wrapper
 from .metric_names import CodeMetrics, metrics_in_code
 from .python_survey import HYDRA_DIR, SMOKE_FLAG, option_flag
 from .repo_facts import Command, Draft, EntryPoint, NamedOption, RepoSurvey
@@ -69,6 +70,7 @@ def draft_command(survey: RepoSurvey, entry: EntryPoint, why: str, draft: Draft)
                 draft.ask(
                     f"{entry.path} requires {option_flag(option)}: what does an experiment give?"
                 )
+    head, reason = _wrapped(entry, head, args, reason)
     out_dirs = [output.default] if output and isinstance(output.default, str) else []
     if output is None:
         draft.ask(
@@ -93,6 +95,21 @@ def draft_command(survey: RepoSurvey, entry: EntryPoint, why: str, draft: Draft)
     _propose_smoke(survey, entry, command, draft)
     draft_prepare(survey, draft, commands[0] if commands else None)
     return [normal_path(d) for d in out_dirs if d and not re.match(r"/|.*[{$]", d)]
+
+
+def _wrapped(
+    entry: EntryPoint, head: list[str], args: list[str], reason: str
+) -> tuple[list[str], str]:
+    """The command's head with labtui's wrapper (core/onboarding/constant_wrapper.py) where the
+    run's length is a module constant no command line sets: the baseline and the smoke run are
+    then bounded by --name=value, not left to the constant."""
+    if not needs_wrapper(entry) or args[:1] != [entry.path]:
+        return head, reason
+    constant = run_length_options(entry)[0].dest
+    return [*head, WRAPPER], (
+        f"{reason}; {entry.path} reads no command line, so it runs through {WRAPPER}, which "
+        f"labtui writes: it sets {constant} and the script's other constants by --name=value"
+    )
 
 
 def _output_flags(entry: EntryPoint, output: NamedOption | None) -> tuple[str, ...]:
@@ -184,7 +201,14 @@ def size_runs(
     command, smoke = draft.get("experiment.command"), draft.get("experiment.smoke_command")
     if not command:
         return None
+    entry = through_wrapper(entry, shlex.split(command))
     lengths = run_length_options(entry)
+    if lengths and not lengths[0].settable:
+        draft.ask(
+            f"{lengths[0].why}: the command runs {entry.path} without labtui's wrapper "
+            f"({WRAPPER}), so neither the baseline nor the smoke run is shortened. Run it "
+            "through the wrapper, or give the script an option for it."
+        )
     chosen = set(draft.get("results.metrics") or {})
     found = (code or metrics_in_code(survey, entry)).found
     read = [

@@ -37,6 +37,7 @@ from ..settings.contract import edit_files, run_argv
 from ..settings.templates import default_paper
 from ..workspace.project import LABTUI_BRANCHES, LOCAL_EXCLUDES, Project, exclude_locally
 from ..writeup.draft_parts import draft_parts
+from .constant_wrapper import write_wrapper
 from .init_check import BASELINE, INIT_DIR
 from .python_choice import missing_in
 from .repo_scan import survey
@@ -176,6 +177,7 @@ def read_proposal(root: Path, proposal: Path) -> ApprovedSetup:
             'write command = "{python} <your script>.py --out {out_dir}" under [experiment], '
             "and edit = [the files the agents may change]",
         )
+    write_wrapper(root, data["experiment"]["command"])  # the smoke run may run it next
     written = config_from_dict(data, proposal, environ={})
     written.project.origin = "repository"
     in_effect = config_in_effect(data, proposal)
@@ -299,7 +301,11 @@ def apply_setup(root: Path, config: Config, branch: str) -> Initialised:
     build = Path(config.paper.tex).parent / "build"
     exclude_locally(root, [*LOCAL_EXCLUDES, f"{build.as_posix()}/"])
     paths = [CONFIG_NAME, *([config.paper.tex] if paper_copied else [])]
-    project.commit(f"labtui init: {', '.join(paths)} on {branch}", paths)
+    wrapper = write_wrapper(root, config.experiment.command)
+    if wrapper:  # staged by force: git ignores .labtui/ here, and git add names no ignored path
+        _git(root, "add", "--force", "--", wrapper)
+    named = [*paths, *([wrapper] if wrapper else [])]
+    project.commit(f"labtui init: {', '.join(named)} on {branch}", paths)
     return Initialised(project, branch, paper_copied)
 
 

@@ -146,6 +146,14 @@ def make_repository(root: Path, *, with_paper: bool = True) -> Path:
     return commit_as_researcher(root)
 
 
+def write_files(root: Path, files: dict[str, str]) -> Path:
+    """``files`` (path: text) written under ``root``, their folders made."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
 def commit_as_researcher(root: Path) -> Path:
     """The files in ``root`` as a researcher's repository: committed on main, with a local git
     identity."""
