@@ -36,6 +36,13 @@ _NOT_A_MEASURE = re.compile(
     r"|(^|[._/])(vocab|num|n)_|(size|count|params|parameters|dim|dims|len|length)$",
     re.I,
 )
+# a name that only says which data ("Accuracy on test set: 97.7%" is read back as test_set):
+# no measure of its own
+_ONLY_A_SPLIT = re.compile(
+    r"(train|training|val|valid|validation|dev|test|eval|evaluation|holdout)[_ ]?"
+    r"(set|split|data|dataset)?",
+    re.I,
+)
 _EVENTS = "events.out.tfevents.*"
 _GOALS = {"minimize": "lower", "maximize": "higher", "min": "lower", "max": "higher"}
 # which source reads which kinds of metric, in the order a source is preferred
@@ -92,10 +99,15 @@ def propose_metrics(
 
 
 def _is_measure(name: str) -> bool:
-    """Not a step, a seed, a time or a learning rate: numbers that do not say how well it went."""
+    """Not a step, a seed, a time, a learning rate or a data split's name alone: numbers that do
+    not say how well it went."""
     last = re.split(r"[./]", name)[-1].lower()
     return not (
-        last in STEP_KEYS or last in GROUP_KEYS or is_time_like(name) or _NOT_A_MEASURE.search(name)
+        last in STEP_KEYS
+        or last in GROUP_KEYS
+        or is_time_like(name)
+        or _NOT_A_MEASURE.search(name)
+        or _ONLY_A_SPLIT.fullmatch(name)
     )
 
 

@@ -35,6 +35,7 @@ from ..source.python import (
 )
 from .printed_metrics import SAMPLE_VALUE, BuiltTexts, Resolver, is_printer, rendered_lines, shown
 from .repo_facts import EntryPoint, RepoSurvey
+from .setting_labels import SettingLabels, swept_variable
 
 KINDS = ("tensorboard", "wandb", "mlflow", "lightning", "stdout")
 MAX_FILES = 200  # files read when the script and its imports write no metric
@@ -90,18 +91,13 @@ class CodeMetrics:
 
 
 def metrics_in_code(survey: RepoSurvey, entry: EntryPoint | None) -> CodeMetrics:
-    """The metrics the entry script and the repository modules it imports write; when they write
-    none, those of any Python file but tests."""
+    """The metrics the entry script and the repository modules it imports write, and no other
+    script's (issue 43: another script's names made a baseline fail for metrics its own script
+    never prints); with no entry, those of any Python file but tests."""
     root = Path(survey.root)
-    near = _imported_from(survey, entry) if entry else []
-    found = _read_files(root, near)
-    if not found.found:
-        others = [p for p in survey.python_files.all if not is_test(p) and p not in near]
-        more = _read_files(root, others[:MAX_FILES])
-        found = CodeMetrics(
-            more.found, found.loggers + more.loggers, found.files + more.files, more.trainer
-        )
-    return found
+    if entry is not None:
+        return _read_files(root, _imported_from(survey, entry))
+    return _read_files(root, [p for p in survey.python_files.all if not is_test(p)][:MAX_FILES])
 
 
 def _imported_from(survey: RepoSurvey, entry: EntryPoint) -> list[str]:
@@ -154,6 +150,7 @@ class _Scope:
     loops: dict[str, list[str]] = field(default_factory=dict)
     dicts: dict[str, Pairs] = field(default_factory=dict)
     texts: BuiltTexts = field(default_factory=BuiltTexts)
+    swept: set[str] = field(default_factory=set)  # loop variables over numbers: settings
 
 
 class _Reader(ast.NodeVisitor):
@@ -162,6 +159,7 @@ class _Reader(ast.NodeVisitor):
         self.wandb = "wandb" in module.text
         self.lightning = bool(re.search(r"\blightning\b|pytorch_lightning", module.text))
         self.constants = module_strings(module.tree)
+        self.labels = SettingLabels(module.tree)
         self.scope = _Scope()
         self.found: list[MetricFound] = []
         self.loggers: list[LoggerFound] = []
@@ -195,7 +193,10 @@ class _Reader(ast.NodeVisitor):
         before = loops.get(target)
         if target:  # a loop variable over anything else hides an outer one of the same name
             loops[target] = values or []
+        swept = swept_variable(node)
+        self.scope.swept.update([swept] if swept else [])
         self._under(f"for {shown(node.target)} in {shown(node.iter)}", node.body)
+        self.scope.swept.discard(swept)
         if target:
             loops.pop(target)
             if before is not None:
@@ -346,8 +347,9 @@ class _Reader(ast.NodeVisitor):
 
     def _printed(self, node: ast.Call, name: str) -> None:
         node = self.scope.texts.resolved(node)
+        rendered = self.labels.blanked(node, self.scope.swept)  # the reason shows the code
         seen: set[str] = set()
-        for line, step in rendered_lines(node, name, self._strings):
+        for line, step in rendered_lines(rendered, name, self._strings):
             point = parse_metrics(line)
             for metric, value in point.values.items() if point else ():
                 if value == SAMPLE_VALUE and metric not in seen:  # a placeholder's number

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 
 SAMPLE_VALUE = 0.375  # what a value placeholder renders as: not a number code would print as is
 SAMPLE_STEP = 100  # what a placeholder named like a step renders as
+SAMPLE_SETTING = 7  # what a setting's placeholder renders as: never SAMPLE_VALUE, never a step
 # a placeholder named like a path, a name or a device holds text, not a number
 _TEXT_LIKE = re.compile(r"(path|dir|file|filename|name|device|dtype|type|mode|url|split)$")
 SHOWN = 200  # characters of source kept in a reason or a condition
@@ -30,6 +31,11 @@ _BRACES = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
 
 Resolver = Callable[[ast.AST | None], "list[str] | None"]  # the strings an expression can be
 Piece = tuple[str, str]  # a text, and the source of the step placeholder it holds ("" if none)
+
+
+class SettingValue(ast.Constant):
+    """A placeholder that holds a setting, not a measure (core/onboarding/setting_labels.py):
+    rendered as SAMPLE_SETTING, a number no metric is read from."""
 
 
 def is_printer(name: str, last: str) -> bool:
@@ -136,6 +142,8 @@ class BuiltTexts:
 
 def _sample(node: ast.AST | None) -> Piece:
     """A placeholder's sample text, and its source when it names the step."""
+    if isinstance(node, SettingValue):
+        return str(SAMPLE_SETTING), ""
     text = shown(node)
     last = re.split(r"[.\[(]", text.rstrip("])"))[-1] if text else ""
     if _STEP_LIKE.search(last.lower()):

@@ -12,7 +12,6 @@ draft later (core/onboarding/setup_proposal.py); these heuristics give it a star
 from __future__ import annotations
 
 import re
-from collections import Counter
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 
@@ -21,7 +20,8 @@ from ..runs import result_sources
 from ..settings.sections import LimitsSection
 from ..source.files import is_data, is_evaluation, is_test
 from ..workspace.run_folder import FINAL_INFO
-from .command_draft import NO_OUTPUT_OPTION, draft_command, draft_env, in_readme, size_runs
+from .command_draft import NO_OUTPUT_OPTION, draft_command, draft_env, size_runs
+from .entry_choice import choose_entry
 from .metric_choice import MAX_METRICS, propose_metrics, rank_names
 from .metric_names import CodeMetrics, metrics_in_code
 from .readme_text import readme_task
@@ -37,7 +37,6 @@ from .result_files import DATA_PARTS
 
 # which kind of result file tells most, when several earlier runs' files could be the results
 _SOURCE_RANK = {"final_info": 0, "json": 1, "csv": 2, "wandb": 3, "tensorboard": 4}
-_PREFERRED = ("train.py", "main.py", "run.py", "experiment.py")
 _WRITTEN = re.compile(r"experiment|result|evaluat|discussion|conclusion|abstract|ablation", re.I)
 
 
@@ -48,12 +47,14 @@ def propose_setup(
     the facts leave to the researcher. ``limits`` bound a run's length ([limits] as the
     environment sets them); ``network``: whether a run has one ([sandbox] network)."""
     draft = Draft()
-    entry, why = _choose_entry(survey)
+    choice = choose_entry(survey)
+    entry = choice.entry
     out_dirs: list[str] = []
     if entry is None:
-        draft.ask(why)
+        draft.ask(choice.why)
     else:
-        out_dirs = draft_command(survey, entry, why, draft)
+        draft.questions += [choice.question] if choice.question else []
+        out_dirs = draft_command(survey, entry, choice.why, draft)
         _propose_edit_protect(survey, entry, draft)
     code = metrics_in_code(survey, entry)  # read once: the results and the run's length use it
     _propose_results(survey, entry, out_dirs, draft, code)
@@ -72,40 +73,6 @@ def _drop_settled_questions(draft: Draft) -> None:
     into_run = "{out_dir}" in (draft.get("experiment.env") or {}).get("WANDB_DIR", "")
     if draft.get("results.metrics") and (source == "stdout" or (source == "wandb" and into_run)):
         draft.questions = [q for q in draft.questions if NO_OUTPUT_OPTION not in q]
-
-
-def _choose_entry(survey: RepoSurvey) -> tuple[EntryPoint | None, str]:
-    """The script the README's commands run most, else the scripts' and Makefile's, else one
-    named like train.py, else the only script; with why."""
-    # tests and data preparation (data/*/prepare.py) run no experiment
-    runnable = {
-        e.path: e
-        for e in survey.entry_points
-        if not (e.error or is_test(e.path) or is_data(e.path))
-    }
-    for readme in (True, False):
-        counts = Counter(
-            c.script
-            for c in survey.commands
-            if c.script in runnable and in_readme(survey, c) == readme
-        )
-        if counts:
-            path, times = counts.most_common(1)[0]
-            where = "the README's" if readme else "the scripts'"
-            return runnable[path], f"{where} commands run {path} most ({times}×)"
-    named = [e for e in runnable.values() if PurePosixPath(e.path).name in _PREFERRED]
-    if named:
-        best = min(
-            named, key=lambda e: (e.path.count("/"), _PREFERRED.index(e.path.split("/")[-1]))
-        )
-        return best, f"{best.path} is named like an experiment's script"
-    if len(runnable) == 1:
-        only = next(iter(runnable.values()))
-        return only, f"{only.path} is the repository's only script"
-    if not runnable:
-        return None, "No Python script was found that runs an experiment: which command runs one?"
-    names = ", ".join(list(runnable)[:8])
-    return None, f"Several scripts could run an experiment ({names}): which one does?"
 
 
 def _propose_edit_protect(survey: RepoSurvey, entry: EntryPoint, draft: Draft) -> None:
