@@ -10,15 +10,12 @@ and the model's refinement (core/onboarding/setup_proposal.py) import the record
 from __future__ import annotations
 
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 # A script's options and numbers are read in core/source/ (the settings of a run's script are
 # read there too, for layers onboarding may not be imported by); the survey's records name them.
 from ..source.argparse_options import Option as Option
 from ..source.script_settings import Constant as Constant
-
-if TYPE_CHECKING:
-    from .command_draft import RunSizing
 
 
 @dataclass(frozen=True)
@@ -134,14 +131,6 @@ class RepoSurvey:
             data["files"] = list(self.files[:max_files])
             data["files_left_out"] = len(self.files) - max_files
         return data
-
-
-@dataclass(frozen=True)
-class SetupDraft:
-    values: dict[str, dict[str, Any]]
-    reasons: dict[str, str]
-    open_questions: list[str]
-    sizing: RunSizing | None = None  # how long a run trains, for fitting it after the smoke run
 
 
 @dataclass

@@ -13,7 +13,7 @@ of the repository or round a loop), so no file, however odd, makes ``survey`` fa
 
 This module assembles the facts; each kind is found in its own room:
 
-- core/onboarding/repo_facts.py: the records (``RepoSurvey``, ``EntryPoint``, …, ``SetupDraft``);
+- core/onboarding/repo_facts.py: the records (``RepoSurvey``, ``EntryPoint``, …);
 - core/source/files.py: bounded reads, the list of files, which kind of file a path is;
 - core/source/python.py: a module parsed by ``ast`` and the readers of its nodes;
 - core/onboarding/script_options.py: argparse, click and typer options, Hydra config keys;
@@ -23,7 +23,7 @@ This module assembles the facts; each kind is found in its own room:
 - core/onboarding/result_files.py: files with an earlier run's results;
 - core/onboarding/latex_survey.py: LaTeX main files, their sections, inputs and bibliographies;
 - core/onboarding/readme_text.py: the README and the task it tells;
-- core/onboarding/setup_draft.py: ``propose_setup``.
+- core/onboarding/setup_draft.py: ``propose_setup`` and what it gives, ``SetupDraft``.
 
 ``EntryPoint``, ``RepoSurvey``, ``SetupDraft`` and ``propose_setup`` are imported from here too,
 by ``labtui init`` (core/onboarding/setup_proposal.py).
@@ -46,9 +46,9 @@ from .python_survey import (
     find_trackers,
 )
 from .readme_text import find_readme
-from .repo_facts import EntryPoint, PythonFiles, RepoSurvey, SetupDraft
+from .repo_facts import EntryPoint, PythonFiles, RepoSurvey
 from .result_files import find_result_files
-from .setup_draft import propose_setup
+from .setup_draft import SetupDraft, propose_setup
 from .training_loops import TOP_LEVEL_LOOP
 
 __all__ = ["EntryPoint", "RepoSurvey", "SetupDraft", "propose_setup", "survey"]

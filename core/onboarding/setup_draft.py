@@ -12,15 +12,17 @@ draft later (core/onboarding/setup_proposal.py); these heuristics give it a star
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from ..machine.metric_lines import lower_is_better
 from ..runs import result_sources
 from ..settings.sections import LimitsSection
 from ..source.files import is_data, is_evaluation, is_test
 from ..workspace.run_folder import FINAL_INFO
-from .command_draft import NO_OUTPUT_OPTION, draft_command, draft_env, size_runs
+from .command_draft import NO_OUTPUT_OPTION, RunSizing, draft_command, draft_env, size_runs
 from .entry_choice import choose_entry
 from .metric_choice import MAX_METRICS, propose_metrics, rank_names
 from .metric_names import CodeMetrics, metrics_in_code
@@ -31,9 +33,20 @@ from .repo_facts import (
     LatexMain,
     RepoSurvey,
     ResultFile,
-    SetupDraft,
 )
 from .result_files import DATA_PARTS
+
+
+@dataclass(frozen=True)
+class SetupDraft:
+    """What the survey proposes by code: the settings, the fact behind each, open questions,
+    and how long a run trains (for fitting it after the smoke run)."""
+
+    values: dict[str, dict[str, Any]]
+    reasons: dict[str, str]
+    open_questions: list[str]
+    sizing: RunSizing | None = None
+
 
 # which kind of result file tells most, when several earlier runs' files could be the results
 _SOURCE_RANK = {"final_info": 0, "json": 1, "csv": 2, "wandb": 3, "tensorboard": 4}
