@@ -119,7 +119,16 @@ def needs_wrapper(entry: EntryPoint) -> bool:
 
 
 def runs_wrapper(tokens: Sequence[str]) -> bool:
-    return WRAPPER in tokens
+    """Whether a command runs the wrapper (from the top, or ``../../.labtui/with_constants``
+    from a working folder)."""
+    return any(token == WRAPPER or token.endswith(f"/{WRAPPER}") for token in tokens)
+
+
+def wrapper_from(folder: str, command: str) -> str:
+    """``command`` as it runs from ``folder`` (a working folder below the top): the wrapper,
+    which stays at the top's .labtui, named by its path from there."""
+    up = "../" * len([part for part in folder.split("/") if part])
+    return " ".join(up + WRAPPER if word == WRAPPER else word for word in command.split(" "))
 
 
 def through_wrapper(entry: EntryPoint, tokens: Sequence[str]) -> EntryPoint:

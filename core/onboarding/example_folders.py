@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import LabtuiError
 from ..source.files import is_data, is_test
 from . import repo_scan
+from .constant_wrapper import wrapper_from
 from .repo_facts import RepoSurvey
 
 # Folder names that say "start here" among examples: the name rule's words.
@@ -194,6 +195,9 @@ def place_in_folder(
         f"the experiment is {folder}'s: its scripts read and write files beside them, so every "
         "run, the smoke run and prepare start there"
     )
+    for name in ("command", "smoke_command"):
+        if isinstance(command := experiment.get(name), str):
+            experiment[name] = wrapper_from(folder, command)
     for key in _PROJECT_PATHS:
         section, name = key.split(".")
         value = values.get(section, {}).get(name)

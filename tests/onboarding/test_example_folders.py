@@ -14,6 +14,7 @@ from conftest import run_labtui
 from support.research_repo import commit_as_researcher
 
 from labtui.core.errors import ConfigError
+from labtui.core.onboarding.constant_wrapper import runs_wrapper
 from labtui.core.onboarding.example_folders import choose_example, place_in_folder
 from labtui.core.onboarding.repo_facts import EntryPoint, Readme, RepoSurvey, ResultFile
 from labtui.core.onboarding.setup_steps import readme_setup_steps
@@ -174,6 +175,16 @@ def test_a_folders_paths_become_the_projects_but_not_the_run_folders():
     assert values["experiment"]["protect"] == ["examples/a/data/*"]
     assert values["results"]["path"] == "{out_dir}/metrics.json"
     assert values["experiment"]["command"] == "{python} train.py"
+
+
+def test_the_constants_wrapper_stays_at_the_top_and_is_named_from_the_folder():
+    wrapped = "{python} .labtui/with_constants train.py --max_iters=200"
+    values = {"experiment": {"command": wrapped, "smoke_command": wrapped + " --smoke"}}
+    place_in_folder(values, {}, "examples/a")
+    expected = "{python} ../../.labtui/with_constants train.py --max_iters=200"
+    assert values["experiment"]["command"] == expected
+    assert values["experiment"]["smoke_command"] == expected + " --smoke"
+    assert runs_wrapper(expected.split()), "still read as running the wrapper"
 
 
 def test_the_run_folder_is_named_from_the_working_folder():
