@@ -144,7 +144,7 @@ def load_benchmark(folder: Path, *, skip_missing: bool = False) -> Benchmark:
     if not rows:
         raise LabtuiError(
             f"{table} has a header but no rows",
-            "add one row per paper (see the benchmark formats in the README)",
+            "add one row per paper (see the benchmark formats in docs/review.md)",
         )
     papers: list[BenchmarkPaper] = []
     seen: dict[str, _Seen] = {}

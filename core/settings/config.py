@@ -336,7 +336,7 @@ def _config_error(
     if kind == "labtui_minimum":
         fix = context["fix"].format(key=key)
         return ConfigError(f"{place} = {context['value']!r} {context['why']}", fix)
-    return ConfigError(f"{place}: {error['msg']}", "see the Configuration section of README.md")
+    return ConfigError(f"{place}: {error['msg']}", "see docs/configuration.md")
 
 
 # How list and table fields are written, for the errors that say a value had another shape.

@@ -183,5 +183,5 @@ def validate_template(folder: Path) -> None:
         listing = "\n".join(f"  - {p}" for p in problems)
         raise TemplateError(
             f"template {folder} does not follow the template contract:\n{listing}",
-            "add or repair the files listed (see README: 'Templates')",
+            "add or repair the files listed (see docs/templates.md)",
         )
