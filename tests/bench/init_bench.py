@@ -365,6 +365,25 @@ def run_0_of(root: Path) -> dict[str, object]:
     return {}
 
 
+def run_record_of(root: Path) -> dict[str, object]:
+    """run_0's labtui_run.json (or the last failed run's): what ran, how long, what went wrong."""
+    found = [root / "run_0/labtui_run.json"] if (root / "run_0/labtui_run.json").is_file() else []
+    found = (
+        found
+        or sorted(
+            root.glob(".labtui/init/failed/**/labtui_run.json"), key=lambda p: p.stat().st_mtime
+        )[-1:]
+    )
+    if not found:
+        return {}
+    try:
+        data = json.loads(found[0].read_text())
+    except json.JSONDecodeError:
+        return {}
+    keep = ("argv", "wall_s", "returncode", "timed_out", "problem", "smoke", "threads")
+    return {"file": str(found[0].relative_to(root)), **{k: data.get(k) for k in keep}}
+
+
 def committed_baseline(root: Path) -> str:
     """The labtui branch whose last commit holds run_0's final_info.json, or ''."""
     for branch in _git(root, "branch", "--list", "labtui/*", "--format=%(refname:short)").split():
@@ -412,12 +431,16 @@ def bench_repo(repo: BenchRepo, args: argparse.Namespace) -> dict[str, object]:
         wall_s=wall,
         final=proposal_of(root / sub),
         run_0=run_0_of(root / sub),
+        run_record=run_record_of(root / sub),
         branch=branch,
         as_proposed=code == 0 and bool(branch),
         fitted=[line.strip() for line in out.splitlines() if "the baseline's length" in line],
     )
     if not row["as_proposed"]:
-        row["reason"] = failure_reason(root / sub, out, env)
+        problem = dict(row["run_record"]).get("problem")
+        row["reason"] = failure_reason(root / sub, out, env) + (
+            f"\nthe run's record: {problem}" if problem else ""
+        )
     return row
 
 
