@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import ConfigError, LabtuiError
+from .estimate.speeds import record_speed
 from .events import CostUpdate, Event
 from .literature.semantic_scholar import API_KEY_ENV
 from .llm.budget import Ledger
@@ -200,6 +201,7 @@ def ping_model(spec: ModelSpec, settings: LLMSection) -> Check:
     def keep(event: Event) -> None:
         if isinstance(event, CostUpdate):
             timings.append(event)
+            record_speed(event, "doctor")  # what an estimate reads of this machine
 
     quick = settings.model_copy(
         update={"retries": 0, "max_tokens": PING_MAX_TOKENS, "json_mode": False}

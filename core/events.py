@@ -353,6 +353,26 @@ class PipelineEnded(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class EstimateMade(Event):
+    """What the rest of the run is expected to take (core/estimate/): made before the first
+    model call, at the plan's checkpoint and after each stage. ``text`` is the table with its
+    inputs named; ``remaining_s`` and ``spread_s`` the time left, from ``ts``, for an ETA
+    (both 0 where a model's speed is unknown); ``stages`` its stages as plain records."""
+
+    text: str
+    remaining_s: float = 0.0
+    spread_s: float = 0.0
+    stages: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class EstimateChecked(Event):
+    """At a pipeline's end: the estimate made before the run against what each stage spent."""
+
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class ErrorEvent(Event):
     message: str
     hint: str = ""

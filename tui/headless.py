@@ -28,6 +28,8 @@ from labtui.core.events import (
     CompileResult,
     CostUpdate,
     ErrorEvent,
+    EstimateChecked,
+    EstimateMade,
     Event,
     GpuSample,
     JobState,
@@ -216,6 +218,8 @@ class HeadlessPrinter:
                 out(f"[yellow]decision[/] {escape(event.action)}{note}")
             case Notice():
                 out(f"[yellow]note[/] {escape(event.text)}")
+            case EstimateMade() | EstimateChecked():
+                out(f"[dim]{escape(event.text)}[/]")
             case Refused():
                 subject = f" {event.subject}" if event.subject else ""
                 out(

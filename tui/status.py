@@ -1,5 +1,5 @@
-"""The status header: project, the stage bar, run n of N, elapsed time, tokens, the model's speed,
-spend and model.
+"""The status header: project, the stage bar, run n of N, elapsed time, the estimated end (ETA),
+tokens, the model's speed, spend and model.
 
 ``Progress`` keeps what the header shows and is updated from engine events (the journal's on
 replay, then the live ones), so a reopened project shows where it stands before anything runs.
@@ -8,6 +8,7 @@ The clock is injected: the app passes ``time.monotonic``; tests and screenshots 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -16,7 +17,15 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Static
 
-from labtui.core.events import CostUpdate, Event, RunStarted, StageFinished, StageStarted
+from labtui.core.estimate.render import duration
+from labtui.core.events import (
+    CostUpdate,
+    EstimateMade,
+    Event,
+    RunStarted,
+    StageFinished,
+    StageStarted,
+)
 from labtui.core.llm.streaming import speed_words
 from labtui.core.stage_list import STAGES
 
@@ -51,6 +60,10 @@ class Progress:
     # prompt tokens read per second, and tokens written per second.
     prompt_tps: float = 0.0
     output_tps: float = 0.0
+    # When the last estimate expects the pipeline to end (time.time(); 0: not known) and how
+    # far either way.
+    eta: float = 0.0
+    eta_spread_s: float = 0.0
 
     def apply(self, event: Event) -> bool:
         """Take what the header shows from ``event``; True when something changed."""
@@ -62,6 +75,9 @@ class Progress:
             self.stages[event.stage] = event.status
         elif isinstance(event, RunStarted):
             self.run_id, self.run_index, self.run_total = event.run_id, event.index, event.total
+        elif isinstance(event, EstimateMade):
+            self.eta = event.ts + event.remaining_s if event.remaining_s > 0 else 0.0
+            self.eta_spread_s = event.spread_s
         elif isinstance(event, CostUpdate):
             self.tokens += event.tokens_in + event.tokens_out
             self.cost_usd = event.total_cost_usd
@@ -87,6 +103,14 @@ def format_elapsed(seconds: float) -> str:
 def speed_text(progress: Progress) -> str:
     """'in 31 tok/s · out 9.8 tok/s' for the last measured call, '' before any."""
     return speed_words(progress.prompt_tps, progress.output_tps)
+
+
+def eta_text(progress: Progress) -> str:
+    """'ETA 21:40, ±15 min' (local time) from the last estimate; '' when none is known."""
+    if not progress.eta:
+        return ""
+    finish = time.strftime("%H:%M", time.localtime(progress.eta))
+    return f"ETA {finish}, ±{duration(progress.eta_spread_s)}"
 
 
 def format_tokens(tokens: int) -> str:
@@ -132,6 +156,8 @@ def summary_line(project: str, progress: Progress, elapsed_s: float) -> Content:
     elif progress.run_id:
         parts.append(Content(progress.run_id))
     parts.append(Content(f"elapsed {format_elapsed(elapsed_s)}"))
+    if eta := eta_text(progress):
+        parts.append(Content(eta))
     parts.append(Content(f"{format_tokens(progress.tokens)} tok"))
     if speed := speed_text(progress):
         parts.append(Content.styled(speed, "$text-muted"))

@@ -50,6 +50,7 @@ from ..stage_list import STAGE_MODEL_NEEDS, STAGES
 from ..stage_protocol import Stage, load_stage
 from ..workspace.project import Project
 from ..workspace.rewind import check_stage, rewind_to
+from .estimates import SessionEstimates
 from .notify import notifier_for
 from .project_lock import hold_project_lock
 from .stage_checkpoint import ask_until_decided, interrupted_body
@@ -71,6 +72,8 @@ class Session:
         self.state: PipelineState = replay(self._history)
         self.journal = Journal(project.state_dir)
         self.bus.subscribe(self.journal.append)
+        self.estimates = SessionEstimates(project, self.emit, self._history)
+        self.bus.subscribe(self.estimates)
         self.notes = ResearcherNotes(self.emit)
         self._stop = threading.Event()
         self._ledger: Ledger | None = None
@@ -246,6 +249,7 @@ class Session:
         finally:
             self._port = None
             self._cancel_cluster_jobs(f"the pipeline {outcome}")
+            self.estimates.check_against_actual()
             self.emit(PipelineEnded(stage=self._current, outcome=outcome))
             if self.notifier is not None:
                 self.notifier.close()  # the last notifications go out before the journal closes
@@ -258,6 +262,7 @@ class Session:
         self._recover_uncommitted_work()
         if notice := profile_notice(self.config, self.profile_changes):
             self.emit(Notice(text=notice))
+        self.estimates.announce("estimate before the run")  # before the first model call
         try:
             self._restart_interrupted_stage()
             self._pass_over_new_stages()
@@ -313,6 +318,7 @@ class Session:
                 )
                 self.emit(finished)
                 self.state.finished[stage] = finished
+                self.estimates.announce(f"estimate after {stage}")
                 return
         finally:
             self._working.clear()
@@ -336,6 +342,7 @@ class Session:
                 checkpoints,
                 ledger=self.ledger,
                 rewind=self._rewind_option(stage),
+                before_ask=self.estimates.at_checkpoint,
             )
         except Interrupted:
             return self._ask_after_interrupt(stage, "the LLM call", checkpoints), StageOutput("")

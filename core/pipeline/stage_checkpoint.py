@@ -8,6 +8,8 @@ output as it now is. Any other answer is the decision the session acts on.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..checkpoints import ACTIONS, BLOCKED_ACTIONS, WAIVE, Checkpoints, Decision
 from ..errors import LabtuiError
 from ..llm.budget import Ledger
@@ -23,11 +25,14 @@ def ask_until_decided(
     *,
     ledger: Ledger,
     rewind: tuple[str, ...],
+    before_ask: Callable[[str], None] = lambda stage: None,
 ) -> tuple[Decision, StageOutput]:
-    """Ask until the researcher decides (``rewind``: the rewind action, where one is offered).
+    """Ask until the researcher decides (``rewind``: the rewind action, where one is offered;
+    ``before_ask``: the session's own checks of the stage, the time cap's).
     Returns the decision and the output as last derived, which is what later stages use."""
     while True:
         ledger.check()  # the hard cap: stop here, with everything done so far committed
+        before_ask(ctx.stage)
         decision = checkpoints.ask(
             ctx.stage,
             f"{ctx.stage}: {output.summary}",

@@ -48,11 +48,18 @@ def add_parser(subparsers: Subparsers) -> None:
         "--detach", action="store_true",
         help="run in a background engine and return at once (labtui attach follows it)",
     )  # fmt: skip
+    run.add_argument(
+        "--estimate", action="store_true",
+        help="print what the run is expected to take (time, tokens, dollars per stage) and stop: "
+        "no model call, no run",
+    )  # fmt: skip
     # SUPPRESS: `labtui --cluster slurm run` keeps the value the main parser read
     add_run_options(run, cluster_default=argparse.SUPPRESS)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.estimate:
+        return cmd_estimate(project_dir(args))
     return cmd_run(
         project_dir(args),
         headless=args.headless,
@@ -82,6 +89,18 @@ def cmd_run(
     if parallel is not None:  # for this session only; labtui.toml keeps its own setting
         session.config.experiment.parallel = parallel
     return _run_headless(session, auto or session.config.autonomy.mode == "auto")
+
+
+def cmd_estimate(directory: Path) -> int:
+    """The estimate alone: read from the project's files, its journal and the model speeds in
+    the user's cache; nothing is run and no model is asked."""
+    from labtui.core.estimate.estimator import estimate_project
+    from labtui.core.estimate.render import estimate_text
+    from labtui.core.settings.config import load_config
+
+    root = directory.resolve()
+    print(estimate_text(estimate_project(root, load_config(root)), f"estimate for {root}"))
+    return EXIT_OK
 
 
 def cmd_run_detached(root: Path, *, auto: bool, parallel: int | None = None) -> int:

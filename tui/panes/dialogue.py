@@ -18,6 +18,8 @@ from labtui.core.events import (
     CheckpointDecided,
     CheckpointRequested,
     ErrorEvent,
+    EstimateChecked,
+    EstimateMade,
     Notice,
     Refused,
     ResearcherNote,
@@ -63,6 +65,8 @@ class DialoguePane(Pane):
         Refused,
         RunAbandoned,
         ErrorEvent,
+        EstimateMade,
+        EstimateChecked,
         StageStarted,
         StageFinished,
         CheckpointRequested,
@@ -178,6 +182,13 @@ class DialoguePane(Pane):
         if event.hint:
             line.append(f"\n  fix: {event.hint}", style="italic")
         self.write(line)
+
+    def _on_EstimateMade(self, event: EstimateMade) -> None:
+        # A table: the pane wraps lines, so it is shown as the engine laid it out, muted.
+        self.write(Text(event.text, style=self.colour("secondary"), no_wrap=True))
+
+    def _on_EstimateChecked(self, event: EstimateChecked) -> None:
+        self.write(Text(event.text, style=self.colour("secondary"), no_wrap=True))
 
     def _on_StageStarted(self, event: StageStarted) -> None:
         self.write(Text(f"━━ {event.stage} ━━", style=f"bold {self.colour('primary')}"))
