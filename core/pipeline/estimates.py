@@ -12,7 +12,7 @@ from ..errors import BudgetExceeded
 from ..estimate.estimator import estimate_project
 from ..estimate.history import ESTIMATE_TYPES, history_of
 from ..estimate.reckoning import reckon, reckoning_lines, stage_records
-from ..estimate.render import duration, estimate_text
+from ..estimate.render import duration, estimate_text, spread_s
 from ..estimate.speeds import SpeedRecorder
 from ..events import EstimateChecked, EstimateMade, Event
 from ..stage_list import STAGES
@@ -45,7 +45,7 @@ class SessionEstimates:
                 stage=stage,
                 text=estimate_text(estimate, title),
                 remaining_s=left.expected if known else 0.0,
-                spread_s=max(left.expected - left.low, left.high - left.expected) if known else 0.0,
+                spread_s=spread_s(left) if known else 0.0,
                 stages=stage_records(estimate),
             )
         )

@@ -37,6 +37,7 @@ from labtui.core.events import (
     CodeDiff,
     CompileResult,
     CostUpdate,
+    EstimateMade,
     Event,
     GpuSample,
     LatexUpdated,
@@ -307,6 +308,46 @@ def up_to_experiments() -> list[Event]:
             text="warning: 10% of labels flipped (label_noise=0.1)",
         ),
         ev(GpuSample, stage="experiments", gpus=GPUS),
+    ]
+
+
+def estimate_before_the_run() -> list[Event]:
+    """The first screen of a run: the estimate made before the first model call (a moons-sized
+    project, a model timed at 120 tok/s in and 9 out), then the literature review starting."""
+    from labtui.core.estimate.calibration import load_calibration
+    from labtui.core.estimate.estimator import Facts, estimate
+    from labtui.core.estimate.history import History
+    from labtui.core.estimate.project_sizes import ProjectSizes
+    from labtui.core.estimate.reckoning import stage_records
+    from labtui.core.estimate.render import estimate_text, spread_s
+    from labtui.core.estimate.speeds import ModelSpeed
+    from labtui.core.settings.config import Config
+
+    config = Config()
+    config.models.default = "openai/scripted"
+    speed = ModelSpeed("openai/scripted", 12, 12_000, 100.0, 900, 100.0, "doctor")
+    made = estimate(
+        Facts(
+            config=config,
+            sizes=ProjectSizes(
+                code_chars=12_576, template_chars=2_957, planned_runs=0, run0_s=42.0
+            ),
+            history=History(),
+            speeds={speed.model: speed},
+            calibration=load_calibration(),
+            now=TS,
+        )
+    )
+    left = made.remaining_s
+    return [
+        ev(
+            EstimateMade,
+            text=estimate_text(made, "estimate before the run"),
+            remaining_s=left.expected,
+            spread_s=spread_s(left),
+            stages=stage_records(made),
+        ),
+        ev(StageStarted, stage="literature"),
     ]
 
 
@@ -1148,6 +1189,7 @@ SCENES: dict[str, Scene] = {
         Scene("main_160x48", (160, 48), running(up_to_experiments), moment=all_shown),
         Scene("writeup_160x48", (160, 48), running(writeup_in_progress), moment=all_shown),
         Scene("guards_100x30", (100, 30), running(guarded_experiments), moment=all_shown),
+        Scene("estimate_160x48", (160, 48), running(estimate_before_the_run), moment=all_shown),
         # A search's ledger comes up in the logs pane by itself: under the log on a tall pane,
         # in its place on a short one.
         Scene("search_climb_160x48", (160, 48), running(climbing), moment=all_shown),

@@ -3,10 +3,21 @@ come from the same scenes). Deterministic: fixed events, clock, GPU samples and 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import pytest
 from support.tui_scenes import SCENES
+
+
+@pytest.fixture(autouse=True)
+def _utc(monkeypatch):
+    """The ETA is a time of day in local time: pictures are taken in UTC."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
 
 
 @pytest.mark.parametrize("name", list(SCENES))

@@ -6,7 +6,7 @@ import zlib
 from collections import deque
 from typing import Any
 
-from rich.console import RenderableType
+from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -184,11 +184,20 @@ class DialoguePane(Pane):
         self.write(line)
 
     def _on_EstimateMade(self, event: EstimateMade) -> None:
-        # A table: the pane wraps lines, so it is shown as the engine laid it out, muted.
-        self.write(Text(event.text, style=self.colour("secondary"), no_wrap=True))
+        self._write_table_text(event.text)
 
     def _on_EstimateChecked(self, event: EstimateChecked) -> None:
-        self.write(Text(event.text, style=self.colour("secondary"), no_wrap=True))
+        self._write_table_text(event.text)
+
+    def _write_table_text(self, text: str) -> None:
+        """An estimate as the engine laid it out: its inputs ("  - …") wrap as prose, its table's
+        rows stay whole lines (cut at the pane's edge rather than folded into each other)."""
+        style = self.colour("secondary")
+        lines = [
+            Text(line, style=style, no_wrap=not line.startswith("  - "))
+            for line in text.splitlines()
+        ]
+        self.write(Group(*lines))
 
     def _on_StageStarted(self, event: StageStarted) -> None:
         self.write(Text(f"━━ {event.stage} ━━", style=f"bold {self.colour('primary')}"))
