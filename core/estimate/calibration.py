@@ -57,6 +57,13 @@ class Calibration:
     runs: tuple[CalibratedRun, ...]
 
     @property
+    def reask_rate(self) -> float:
+        """Replies refused per call, over every stage of every run of the table."""
+        rows = [row for run in self.runs for row in run.stages.values()]
+        calls = sum(row.get("calls", 0.0) for row in rows)
+        return sum(row.get("refused", 0.0) for row in rows) / calls if calls else 0.0
+
+    @property
     def dates(self) -> str:
         return ", ".join(sorted({run.date for run in self.runs}))
 

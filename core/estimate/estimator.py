@@ -297,10 +297,12 @@ def _inputs(
             "million tokens ([models])"
         )
     said.append(_runs_input(facts))
+    said.append(f"re-asks: {calibration.reask_rate:.0%} of the table's calls refused")
     if facts.history.calls:
+        refused = sum(actual.refused for actual in facts.history.stages.values())
         said.append(
-            f"this project's {facts.history.calls} calls: replies ×{reply_ratio:.2f}, calls "
-            f"×{calls_ratio:.2f} the table's"
+            f"this project's {facts.history.calls} calls ({refused / facts.history.calls:.0%} "
+            f"refused): replies ×{reply_ratio:.2f}, calls ×{calls_ratio:.2f} the table's"
         )
     return tuple(said)
 

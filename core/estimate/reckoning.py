@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..events import EstimateMade, Event
 from .estimator import Estimate
-from .history import History
+from .history import History, history_of
 from .render import duration
 
 
@@ -110,3 +111,13 @@ def reckoning_lines(rows: list[Reckoned]) -> list[str]:
 
 def _percent(error: float | None) -> str:
     return "—" if error is None else f"{error:+.0%}"
+
+
+def reckoning_text(events: list[Event]) -> str:
+    """The first estimate in ``events`` (the one made before the run) against what each stage
+    it expected has spent since; '' when there is none, or no such stage is done."""
+    before = next((e for e in events if isinstance(e, EstimateMade)), None)
+    lines = reckoning_lines(reckon(before.stages, history_of(events))) if before else []
+    return (
+        "\n".join(["the estimate before the run against what was spent:", *lines]) if lines else ""
+    )

@@ -1,5 +1,5 @@
 """The session's estimates: made before the first model call, at the plan's checkpoint and after
-each stage (``EstimateMade``); the time cap, checked at each checkpoint as the dollar cap is;
+each stage (``EstimateMade``); the time cap, checked once each stage's checkpoint is decided;
 and at the pipeline's end the estimate made before the run held against what was spent
 (``EstimateChecked``). Every timed call also adds to the model's speed in the user's cache."""
 
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from ..errors import BudgetExceeded
 from ..estimate.estimator import estimate_project
 from ..estimate.history import ESTIMATE_TYPES, history_of
-from ..estimate.reckoning import reckon, reckoning_lines, stage_records
+from ..estimate.reckoning import reckoning_text, stage_records
 from ..estimate.render import duration, estimate_text, spread_s
 from ..estimate.speeds import SpeedRecorder
 from ..events import EstimateChecked, EstimateMade, Event
@@ -51,15 +51,14 @@ class SessionEstimates:
         )
 
     def at_checkpoint(self, stage: str) -> None:
-        """The time cap, as the ledger's dollar cap; at the plan's checkpoint the runs are
-        known, and the estimate is made again."""
-        self.check_time()
+        """At the plan's checkpoint the runs are known: the estimate is made again."""
         if stage == "plan":
             self.announce("estimate with the plan's runs", stage)
 
     def check_time(self) -> None:
         """The time cap: BudgetExceeded, naming what is left undone, once [budget] max_hours
-        of work are spent (the dollar cap's stop: at a checkpoint, everything committed)."""
+        of work are spent. Checked as a stage's checkpoint is decided, so the stage's work is
+        kept as the researcher decided it, and the next session goes on from the stage after."""
         hours = self.project.config.budget.max_hours
         if not hours:
             return
@@ -76,11 +75,5 @@ class SessionEstimates:
 
     def check_against_actual(self) -> None:
         """The first estimate this project made, against what its stages spent."""
-        before = next((e for e in self._events if isinstance(e, EstimateMade)), None)
-        if before is None:
-            return
-        lines = reckoning_lines(reckon(before.stages, history_of(self._events)))
-        if lines:
-            self._emit(
-                EstimateChecked(text="\n".join(["the estimate against what was spent:", *lines]))
-            )
+        if text := reckoning_text(self._events):
+            self._emit(EstimateChecked(text=text))

@@ -319,6 +319,7 @@ class Session:
                 self.emit(finished)
                 self.state.finished[stage] = finished
                 self.estimates.announce(f"estimate after {stage}")
+                self.estimates.check_time()  # the time cap: stop here, the stage's work kept
                 return
         finally:
             self._working.clear()

@@ -28,7 +28,7 @@ def ask_until_decided(
     before_ask: Callable[[str], None] = lambda stage: None,
 ) -> tuple[Decision, StageOutput]:
     """Ask until the researcher decides (``rewind``: the rewind action, where one is offered;
-    ``before_ask``: the session's own checks of the stage, the time cap's).
+    ``before_ask``: what the session does before each question, given the stage).
     Returns the decision and the output as last derived, which is what later stages use."""
     while True:
         ledger.check()  # the hard cap: stop here, with everything done so far committed

@@ -98,8 +98,8 @@ class BudgetSection(Section):
     """The hard cap in US dollars: the run stops cleanly at the next checkpoint."""
     max_hours: Number = 0.0
     """The time cap: hours the pipeline may work, summed over sessions (the researcher's time
-    at a checkpoint not counted); the run stops cleanly at the next checkpoint once they are
-    spent and says what is left undone. 0: no cap."""
+    at a checkpoint not counted); once they are spent, the run stops cleanly when the next
+    checkpoint is decided (that stage's work kept) and says what is left undone. 0: no cap."""
 
 
 class LimitsSection(Section):

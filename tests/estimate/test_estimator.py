@@ -184,7 +184,12 @@ def test_this_projects_replies_pull_the_table_by_their_ratio():
     assert ideas.tokens_out == pytest.approx(
         ideas.calls.expected * ideas_table.reply_tokens_per_call * reply_ratio
     )
-    assert f"replies ×{reply_ratio:.2f}, calls ×{calls_ratio:.2f}" in estimate_text(made)
+    text = estimate_text(made)
+    assert (
+        f"this project's 3 calls (33% refused): replies ×{reply_ratio:.2f}, calls ×{calls_ratio:.2f}"
+        in text
+    )
+    assert f"re-asks: {load_calibration().reask_rate:.0%} of the table's calls refused" in text
 
 
 def test_a_project_with_no_history_and_no_baseline(tmp_path):

@@ -43,6 +43,12 @@ def test_the_estimate_comes_before_the_first_model_call_and_again_after_each_sta
     # the estimate made before the run is held against what literature spent
     checked = [e for e in events if isinstance(e, EstimateChecked)]
     assert checked and "literature" in checked[-1].text
+    # and so does `labtui status`
+    from labtui.tui.commands.status import estimate_words
+
+    said = estimate_words(project.root)
+    assert said.startswith("the estimate before the run against what was spent")
+    assert "literature" in said and "time est" in said
 
 
 def test_the_time_cap_stops_at_the_next_checkpoint_and_says_what_is_left(project):
@@ -52,23 +58,27 @@ def test_the_time_cap_stops_at_the_next_checkpoint_and_says_what_is_left(project
     port = ScriptedPort(Decision("approve"), passing=())
     outcome = Session.open(project.root).run(port)
     assert outcome == "stopped"
-    assert port.asked == [], "the checkpoint is not asked once the time is spent"
+    assert [asked.stage for asked in port.asked] == ["literature"], "its checkpoint, then stop"
     events = _journal(project)
     error = [e for e in events if isinstance(e, ErrorEvent)][-1]
-    assert "max_hours" in error.message and "left undone: literature, ideas" in error.message
+    assert "max_hours" in error.message and "left undone: ideas, novelty" in error.message
     assert "[budget] max_hours" in error.hint
     assert project.repo.is_dirty(untracked_files=True) is False, "the work is committed"
-    calls_before = sum(1 for e in events if isinstance(e, CostUpdate))
-    assert calls_before, "the literature review's calls were made and booked"
-    # nothing lost: with the cap raised, the next session goes on to the checkpoint
+    done = [(e.stage, e.status) for e in events if isinstance(e, StageFinished)]
+    assert done == [("literature", "done")], "the literature review is kept as decided"
+    literature_calls = sum(1 for e in events if isinstance(e, CostUpdate))
+    # nothing lost: with the cap raised, the next session goes on from the ideas
     config.budget.max_hours = 0
     save_config(config, project.root)
     port = ScriptedPort(Decision("abort"), passing=())
     Session.open(project.root).run(port)
-    assert port.asked and port.asked[0].stage == "literature"
+    assert port.asked and port.asked[0].stage == "ideas"
     again = _journal(project)
-    assert [e.stage for e in again if isinstance(e, StageStarted)][:1] == ["literature"]
-    assert not [e for e in again if isinstance(e, StageFinished) and e.status == "failed"]
+    started = [e.stage for e in again if isinstance(e, StageStarted)]
+    assert started == ["literature", "ideas"], "literature is not run again"
+    assert sum(1 for e in again if isinstance(e, CostUpdate) and e.stage == "literature") == (
+        literature_calls
+    )
 
 
 def test_run_estimate_prints_the_table_and_asks_no_model(project, llm_server):

@@ -51,23 +51,18 @@ def estimate_words(root: Path) -> str:
     from labtui.core.errors import LabtuiError
     from labtui.core.estimate.estimator import estimate_project
     from labtui.core.estimate.history import history_of, read_estimate_events
-    from labtui.core.estimate.reckoning import reckon, reckoning_lines
+    from labtui.core.estimate.reckoning import reckoning_text
     from labtui.core.estimate.render import estimate_text
-    from labtui.core.events import EstimateMade
     from labtui.core.settings.config import load_config
 
     events = read_estimate_events(root)
     history = history_of(events)
-    if not history.stages and not history.done:
-        try:
-            return estimate_text(estimate_project(root, load_config(root), events), "not run yet")
-        except LabtuiError:
-            return ""  # labtui.toml is broken: status_line's reader has said what it could
-    before = next((e for e in events if isinstance(e, EstimateMade)), None)
-    lines = reckoning_lines(reckon(before.stages, history)) if before else []
-    return (
-        "\n".join(["the estimate before the run against what was spent:", *lines]) if lines else ""
-    )
+    if history.stages or history.done:
+        return reckoning_text(events)
+    try:
+        return estimate_text(estimate_project(root, load_config(root), events), "not run yet")
+    except LabtuiError:
+        return ""  # labtui.toml is broken: status_line's reader has said what it could
 
 
 def _known_projects() -> list[Path]:
