@@ -296,6 +296,12 @@ def _inputs(
             f"price: ${spec.input_usd_per_mtok:g} in, ${spec.output_usd_per_mtok:g} out per "
             "million tokens ([models])"
         )
+    elif spec is not None and spec.local is None:
+        # litellm's price list costs a second to load: the estimate reads labtui.toml's only
+        said.append(
+            "price: none in [models] input_usd_per_mtok/output_usd_per_mtok, so $0 here "
+            "(a model litellm prices is still charged and capped by [budget] usd)"
+        )
     said.append(_runs_input(facts))
     said.append(f"re-asks: {calibration.reask_rate:.0%} of the table's calls refused")
     if facts.history.calls:

@@ -202,3 +202,22 @@ def test_a_project_with_no_history_and_no_baseline(tmp_path):
     assert any("no baseline (run_0)" in said for said in made.unknown)
     text = estimate_text(made)
     assert "code 12,576 chars" in text, "the moons template's experiment.py, as a prompt shows it"
+
+
+def test_a_hosted_model_with_no_price_set_says_its_dollars_are_not_counted():
+    text = estimate_text(estimate(facts()))
+    assert "price: none in [models] input_usd_per_mtok/output_usd_per_mtok, so $0 here" in text
+
+
+def test_the_headless_printer_prints_the_estimate_whole():
+    import io
+
+    from rich.console import Console
+
+    from labtui.core.events import EstimateMade
+    from labtui.tui.headless import HeadlessPrinter
+
+    out = io.StringIO()
+    text = estimate_text(estimate(facts()), "estimate before the run")
+    HeadlessPrinter(Console(file=out, width=200))(EstimateMade(text=text))
+    assert out.getvalue().strip() == text
