@@ -100,3 +100,12 @@ def test_status_of_a_project_not_run_yet_shows_its_estimate(project, capsys):
     cmd_status([project.root])
     out = capsys.readouterr().out
     assert "not run yet" in out and "literature" in out and "labtui doctor" in out
+
+
+def test_at_the_plans_checkpoint_the_estimate_counts_the_planned_runs(project):
+    port = ScriptedPort(Decision("approve"), Decision("approve"), Decision("abort"))
+    Session.open(project.root).run(port)
+    assert [asked.stage for asked in port.asked] == ["ideas", "novelty", "plan"]
+    made = [e for e in _journal(project) if isinstance(e, EstimateMade) and e.stage == "plan"]
+    assert made and "estimate with the plan's runs" in made[0].text
+    assert "experiments: runs 1 planned × 1 seed" in made[0].text
