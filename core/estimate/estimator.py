@@ -35,6 +35,10 @@ class Range:
     expected: float = 0.0
     high: float = 0.0
 
+    @classmethod
+    def exactly(cls, value: float) -> Range:
+        return cls(value, value, value)
+
     def __add__(self, other: Range) -> Range:
         return Range(self.low + other.low, self.expected + other.expected, self.high + other.high)
 
@@ -157,18 +161,17 @@ def estimate(facts: Facts) -> Estimate:
 
 
 def _spent(actual: StageActual, facts: Facts) -> StageEstimate:
-    model_s = Range(actual.model_s, actual.model_s, actual.model_s)
     other = max(0.0, actual.wall_s - actual.model_s)
     return StageEstimate(
         stage=actual.stage,
         done=True,
         model=_model_name(facts.config, actual.stage),
-        calls=Range(actual.calls, actual.calls, actual.calls),
+        calls=Range.exactly(actual.calls),
         tokens_in=actual.tokens_in,
         tokens_out=actual.tokens_out,
         usd=actual.usd,
-        model_s=model_s,
-        experiment_s=Range(other, other, other),
+        model_s=Range.exactly(actual.model_s),
+        experiment_s=Range.exactly(other),
     )
 
 
@@ -215,24 +218,25 @@ def _runs(facts: Facts) -> Range:
     config = facts.config
     search = config.search
     if search is not None:
-        attempts = float(search.limit + search.baseline_repeats + search.seeds)
-        return Range(attempts, attempts, attempts)
+        return Range.exactly(float(search.limit + search.baseline_repeats + search.seeds))
     planned = facts.sizes.planned_runs
     if planned:
-        return Range(planned, planned, planned)
+        return Range.exactly(planned)
     usual = _calibrated_runs(facts.calibration)
     return Range(1.0, usual, float(max(1, config.limits.max_runs)))
 
 
 def _experiment_s(stage: str, calibrated: StageCalibration, facts: Facts) -> Range:
-    if stage == "compile":  # LaTeX as measured: this project's compile, else the bench's
-        return Range(calibrated.wall_s, calibrated.wall_s, calibrated.wall_s)
+    if stage == "compile":  # LaTeX as measured: this project's earlier compile, else the bench's
+        earlier = facts.history.stages.get("compile")
+        return Range.exactly(earlier.wall_s if earlier and earlier.wall_s else calibrated.wall_s)
     if stage != "experiments":
         return Range()
     search = facts.config.search
     if search is not None:  # a climb's budget × attempts, under its hours
-        capped = min(search.run_budget_s * _runs(facts).expected, search.max_hours * 3600)
-        return Range(capped, capped, capped)
+        return Range.exactly(
+            min(search.run_budget_s * _runs(facts).expected, search.max_hours * 3600)
+        )
     return _runs(facts).scaled(facts.sizes.run0_s)
 
 

@@ -221,3 +221,16 @@ def test_the_headless_printer_prints_the_estimate_whole():
     text = estimate_text(estimate(facts()), "estimate before the run")
     HeadlessPrinter(Console(file=out, width=200))(EstimateMade(text=text))
     assert out.getvalue().strip() == text
+
+
+def test_latex_compiles_as_measured_here_else_as_the_bench_measured():
+    bench = load_calibration().stage("compile", 4.0).wall_s
+    assert stage_of(estimate(facts()), "compile").wall_s.expected == pytest.approx(bench)
+    failed_once = history_of(
+        [
+            StageStarted(stage="compile", ts=10.0),
+            StageFinished(stage="compile", status="failed", summary="", ts=17.0),
+        ]
+    )
+    compile_ = stage_of(estimate(facts(history=failed_once)), "compile")
+    assert not compile_.done and compile_.wall_s.expected == pytest.approx(7.0)
