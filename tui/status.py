@@ -22,6 +22,7 @@ from labtui.core.events import (
     CostUpdate,
     EstimateMade,
     Event,
+    PipelineEnded,
     RunStarted,
     StageFinished,
     StageStarted,
@@ -78,6 +79,8 @@ class Progress:
         elif isinstance(event, EstimateMade):
             self.eta = event.ts + event.remaining_s if event.remaining_s > 0 else 0.0
             self.eta_spread_s = event.spread_s
+        elif isinstance(event, PipelineEnded):
+            self.eta = 0.0  # nothing runs to an end: a replayed ETA would be a stale time
         elif isinstance(event, CostUpdate):
             self.tokens += event.tokens_in + event.tokens_out
             self.cost_usd = event.total_cost_usd
