@@ -31,7 +31,7 @@ def imported(name: str, path: Path, known: dict[str, Path]) -> set[str]:
             targets.update(alias.name.removeprefix("labtui.") for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                base = ".".join(package[: len(package) - node.level + 1] + [node.module or ""])
+                base = ".".join([*package[: len(package) - node.level + 1], node.module or ""])
             else:
                 base = (node.module or "").removeprefix("labtui.")
             base = base.strip(".")
@@ -88,9 +88,9 @@ def test_no_two_modules_import_each_other_through_any_path():
     known = modules()
     graph = {name: imported(name, path, known) for name, path in known.items()}
     found = [
-        " ↔ ".join(group) + ": " + "; ".join(
-            f"{a} imports {', '.join(sorted(graph[a] & set(group)))}" for a in group
-        )
+        " ↔ ".join(group)
+        + ": "
+        + "; ".join(f"{a} imports {', '.join(sorted(graph[a] & set(group)))}" for a in group)
         for group in cycles(graph)
     ]
     assert found == []
