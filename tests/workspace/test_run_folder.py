@@ -59,6 +59,10 @@ OLD_RUN_RECORD = """{
   "seed": 0,
   "over_budget": false,
   "CUDA_VISIBLE_DEVICES": "0,1",
+  "threads": {
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1"
+  },
   "sandbox": {
     "mode": "limits",
     "isolated": false
@@ -217,6 +221,7 @@ def test_a_run_record_reads_and_writes_byte_for_byte(tmp_path: Path) -> None:
     assert record.commit == "abc123" and record.cuda_visible_devices == "0,1"
     assert record.results == ResultsOrigin("final_info", ["run_2/final_info.json"])
     assert record.environment["packages"] == {"numpy": "2.1.0"}
+    assert record.threads == {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     rewritten = RunRecord(**{**record.__dict__, "timeout_s": 1800})  # as the runner passes it
     write_run_record(tmp_path / "again", rewritten)
     assert (tmp_path / "again" / "labtui_run.json").read_text(encoding="utf-8") == OLD_RUN_RECORD
