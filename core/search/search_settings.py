@@ -39,6 +39,7 @@ MEASURE_WORDS = frozenset(
 # a number's nearest moves first: a coordinate search tries small steps before large ones
 FACTORS = (2.0, 0.5, 1.5, 0.75, 4.0, 0.25, 3.0, 1 / 3, 8.0, 0.125, 10.0, 0.1)
 FROM_ZERO_INT = (1, 2, 4, 8, 16)
+STEPS_BESIDE = (1, -1, 2, -2)
 FROM_ZERO_FLOAT = (0.1, 0.01, 0.3, 0.001)
 LABTUI_STEP = "labtui's step"
 
@@ -109,14 +110,19 @@ def heading_above(lines: list[str], index: int) -> str:
 def nearby_values(setting: Editable) -> list[Any]:
     """Values near ``setting``'s, nearest first: another choice, the other truth value, or a
     number moved by a factor (a fraction near 1, such as a momentum, moved by its distance to
-    1, so 0.9 gives 0.95 and 0.8, never 1.8); [] for a text without choices or a list."""
+    1, so 0.9 gives 0.95 and 0.8, never 1.8), a whole number then by one or two as well, its
+    sign kept; [] for a text without choices or a list."""
     value = setting.value
     if setting.choices:
         return [choice for choice in setting.choices if choice != value]
     if isinstance(value, bool):
         return [not value]
     if isinstance(value, int):
-        return _unique(value, FROM_ZERO_INT if value == 0 else [round(value * f) for f in FACTORS])
+        if value == 0:
+            return list(FROM_ZERO_INT)
+        # then a step or two beside it: a count near its best is worth trying too
+        moved = [round(value * f) for f in FACTORS] + [value + d for d in STEPS_BESIDE]
+        return _unique(value, [v for v in moved if v * value > 0])  # its sign kept
     if isinstance(value, float):
         return _unique(value, _float_moves(value))
     return []

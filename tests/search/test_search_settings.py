@@ -59,6 +59,7 @@ def test_settings_of_the_method_are_a_searchs(name):
 
 def test_nearby_values_nearest_first_and_of_the_settings_kind(settings):
     assert nearby_values(settings["HIDDEN_UNITS"])[:6] == [64, 16, 48, 24, 128, 8]
+    assert nearby_values(settings["HIDDEN_UNITS"])[-4:] == [33, 31, 34, 30], "then beside it"
     assert nearby_values(settings["LEARNING_RATE"])[:4] == [0.002, 0.0005, 0.0015, 0.00075]
     # a fraction near 1 moves by its distance to 1, and stays a fraction
     assert nearby_values(settings["MOMENTUM"])[:4] == [0.8, 0.95, 0.85, 0.925]
