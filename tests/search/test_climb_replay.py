@@ -23,10 +23,11 @@ import subprocess
 from typing import Any
 
 import pytest
-from conftest import TEST_API_KEY, wire_project
+from conftest import TEST_API_KEY
 from support.recorded_replies import exchanges
 from support.research_script import last_user_text
 from support.scripted_llm import Fault
+from support.search_script import seed_idea_session
 
 from labtui.core.events import (
     Refused,
@@ -34,14 +35,10 @@ from labtui.core.events import (
     SearchEnded,
     SearchStarted,
     SearchStep,
-    StageFinished,
 )
-from labtui.core.pipeline.session import Session
 from labtui.core.search.shared import IDLE_LIMIT, NO_PROPOSAL
-from labtui.core.settings.templates import find_template
+from labtui.core.settings.sections import ClimbSection
 from labtui.core.stages import experiments as experiments_stage
-from labtui.core.steps.baseline import run_baseline
-from labtui.core.workspace.project import Project
 
 RECORDING = "smollm2_climb"
 MODEL = "scripted-experiments"  # the experiments stage's model: the climb's searcher and aider
@@ -86,25 +83,9 @@ def session(tmp_path, llm_server, arxiv_server, monkeypatch):
     """The moons project as the bench's climb found it: the seed idea chosen, the baseline run,
     the settings the bench ran with (the small-model profile's aider format included)."""
     monkeypatch.setenv("LABTUI_API_KEY", TEST_API_KEY)
-    project = Project.create(tmp_path / "p", "moons")
-    root = project.root
-    seeds = json.loads((find_template("moons") / "seed_ideas.json").read_text())
-    idea = next(i for i in seeds if i["Name"] == IDEA)
-    (root / "ideas.json").write_text(json.dumps([idea]))
-    wire_project(root, llm_server.url, arxiv_server.url)
-    project.commit("test: the moons seed idea the recorded climb worked on, the servers wired")
-    session = Session.open(root)
-    config = session.config
-    config.experiment.strategy = "climb"
-    config.climb.max_runs = 3
-    config.climb.baseline_repeats = 1
-    config.climb.seeds = 1
-    config.climb.run_budget_s = 60
-    config.models.edit_format = "whole"  # the local profile's, as the bench ran it
-    run_baseline(session.project, session.emit)
-    session.state.finished["novelty"] = StageFinished(stage="novelty", result={"idea": IDEA})
-    session.events = []
-    session.bus.subscribe(session.events.append)
+    climb = ClimbSection(max_runs=3, baseline_repeats=1, seeds=1, run_budget_s=60)
+    session = seed_idea_session(tmp_path / "p", llm_server.url, arxiv_server.url, IDEA, climb)
+    session.config.models.edit_format = "whole"  # the local profile's, as the bench ran it
     return session
 
 

@@ -14,16 +14,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import TEST_API_KEY, wire_project
+from conftest import TEST_API_KEY
 from support.recorded_replies import exchanges
+from support.search_script import seed_idea_session
 
-from labtui.core.events import Refused, SearchStep, StageFinished
-from labtui.core.pipeline.session import Session
+from labtui.core.events import Refused, SearchStep
 from labtui.core.search.ledger import LABTUI, MODEL
-from labtui.core.settings.templates import find_template
+from labtui.core.settings.sections import ClimbSection
 from labtui.core.stages import experiments as experiments_stage
-from labtui.core.steps.baseline import run_baseline
-from labtui.core.workspace.project import Project
 
 RECORDING = "qwen15_moons_climb_experiments"
 MODEL_NAME = "scripted-experiments"
@@ -41,25 +39,12 @@ def chosen(reply: dict) -> dict:
 @pytest.fixture
 def session(tmp_path, llm_server, arxiv_server, monkeypatch):
     monkeypatch.setenv("LABTUI_API_KEY", TEST_API_KEY)
-    project = Project.create(tmp_path / "p", "moons")
-    root = project.root
-    seeds = json.loads((find_template("moons") / "seed_ideas.json").read_text())
-    (root / "ideas.json").write_text(json.dumps([next(i for i in seeds if i["Name"] == IDEA)]))
-    wire_project(root, llm_server.url, arxiv_server.url)
-    project.commit("test: a moons seed idea, the servers wired")
-    session = Session.open(root)
-    config = session.config
-    config.experiment.strategy = "climb"
-    config.climb.max_runs = 4
-    config.climb.baseline_repeats = 1
-    config.climb.seeds = 0
-    config.climb.run_budget_s = 60
-    config.climb.code_changes = False  # the small-model profile's, as the bench ran it
-    config.llm.reasks = 2  # three replies an attempt, as recorded
-    run_baseline(session.project, session.emit)
-    session.state.finished["novelty"] = StageFinished(stage="novelty", result={"idea": IDEA})
-    session.events = []
-    session.bus.subscribe(session.events.append)
+    # settings only, as the small-model profile climbs
+    climb = ClimbSection(
+        max_runs=4, baseline_repeats=1, seeds=0, run_budget_s=60, code_changes=False
+    )
+    session = seed_idea_session(tmp_path / "p", llm_server.url, arxiv_server.url, IDEA, climb)
+    session.config.llm.reasks = 2  # three replies an attempt, as recorded
     return session
 
 

@@ -179,9 +179,6 @@ def toy_session(root: Path, llm_url: str, arxiv_url: str, strategy: str, section
     what it emits from here on."""
     from conftest import wire_project
 
-    from labtui.core.events import StageFinished
-    from labtui.core.pipeline.session import Session
-    from labtui.core.steps.baseline import run_baseline
     from labtui.core.workspace.project import Project
 
     project = Project.create(root, "moons")
@@ -189,13 +186,36 @@ def toy_session(root: Path, llm_url: str, arxiv_url: str, strategy: str, section
     (project.root / "ideas.json").write_text(json.dumps([IDEA]))
     project.commit("test: the toy experiment and its idea")
     wire_project(project.root, llm_url, arxiv_url)
+    return _searching(project, strategy, section, IDEA["Name"])
+
+
+def seed_idea_session(root: Path, llm_url: str, arxiv_url: str, idea: str, section: Any):
+    """A session on the moons template as it is, its seed idea ``idea`` chosen, its baseline
+    run and a climb set up with ``section``: where the real model's recorded climbs ran."""
+    from conftest import wire_project
+
+    from labtui.core.settings.templates import find_template
+    from labtui.core.workspace.project import Project
+
+    project = Project.create(root, "moons")
+    seeds = json.loads((find_template("moons") / "seed_ideas.json").read_text())
+    chosen = next(seed for seed in seeds if seed["Name"] == idea)
+    (project.root / "ideas.json").write_text(json.dumps([chosen]))
+    wire_project(project.root, llm_url, arxiv_url)
+    project.commit("test: the moons seed idea the recorded climb worked on, the servers wired")
+    return _searching(project, "climb", section, idea)
+
+
+def _searching(project: Any, strategy: str, section: Any, idea: str):
+    from labtui.core.events import StageFinished
+    from labtui.core.pipeline.session import Session
+    from labtui.core.steps.baseline import run_baseline
+
     session = Session.open(project.root)
     session.config.experiment.strategy = strategy
     setattr(session.config, strategy, section)
     run_baseline(session.project, session.emit)
-    session.state.finished["novelty"] = StageFinished(
-        stage="novelty", result={"idea": IDEA["Name"]}
-    )
+    session.state.finished["novelty"] = StageFinished(stage="novelty", result={"idea": idea})
     session.events = []
     session.bus.subscribe(session.events.append)
     return session
