@@ -27,6 +27,11 @@ from .speeds import ModelSpeed, read_speeds
 RATIO_BOUNDS = (0.25, 4.0)
 CALLS_FOR_A_RATIO = 3
 DOCTOR_HINT = "run `labtui doctor` to time it"
+# A run made by code (settings only) costs no edit, only its analysis: one call, re-asked when
+# its claims fail the checks. Measured (diffusion_2d, the 1.5B model, 2026-12-07): 6 calls for
+# two runs, 11,843 tokens in and 724 out.
+ANALYSIS_PROMPT_TOKENS = 2000.0
+ANALYSIS_REPLY_TOKENS = 120.0
 
 
 @dataclass(frozen=True)
@@ -180,6 +185,13 @@ def _expected(stage: str, facts: Facts, reply_ratio: float, calls_ratio: float) 
     calls = _calls(stage, calibrated, facts).scaled(calls_ratio)
     prompt = calibrated.prompt_tokens_per_call + facts.sizes.tokens(calibrated.reads)
     reply = calibrated.reply_tokens_per_call * reply_ratio
+    analyses = _analysis_calls(stage, facts)
+    if analyses.high:  # runs made by code: their analyses, at their own size
+        total = calls.expected + analyses.expected
+        if total:
+            prompt = (calls.expected * prompt + analyses.expected * ANALYSIS_PROMPT_TOKENS) / total
+            reply = (calls.expected * reply + analyses.expected * ANALYSIS_REPLY_TOKENS) / total
+        calls = calls + analyses
     model = _model_name(facts.config, stage)
     speed = facts.speeds.get(model)
     known = calls.high == 0 or (speed is not None and speed.known)
@@ -204,7 +216,18 @@ def _calls(stage: str, calibrated: StageCalibration, facts: Facts) -> Range:
         return calls
     per_run = calls.scaled(1 / _calibrated_runs(facts.calibration))
     runs = _runs(facts)
+    if facts.config.search is None and facts.sizes.settings_runs:
+        runs = Range.exactly(max(0, facts.sizes.planned_runs - facts.sizes.settings_runs))
     return Range(per_run.low * runs.low, per_run.expected * runs.expected, per_run.high * runs.high)
+
+
+def _analysis_calls(stage: str, facts: Facts) -> Range:
+    """The calls of the planned runs made by code: one analysis each, re-asked up to [llm]
+    reasks times (none before the plan, or under a search)."""
+    if stage != "experiments" or facts.config.search is not None:
+        return Range()
+    made = float(facts.sizes.settings_runs)
+    return Range(made, 2 * made, made * (1 + max(0, facts.config.llm.reasks)))
 
 
 def _calibrated_runs(calibration: Calibration) -> float:
@@ -326,8 +349,10 @@ def _runs_input(facts: Facts) -> str:
             f"experiments: {facts.config.experiment.strategy}, {runs.expected:.0f} runs at "
             f"most at {search.run_budget_s:.0f} s each, under {search.max_hours:g} h; {baseline}"
         )
+    by_code = facts.sizes.settings_runs
     planned = (
         f"{facts.sizes.planned_runs} planned"
+        + (f" ({by_code} made by code: an analysis each, no edit)" if by_code else "")
         if facts.sizes.planned_runs
         else f"not planned yet: {runs.low:.0f}–{runs.high:.0f} ([limits] max_runs)"
     )

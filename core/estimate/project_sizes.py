@@ -27,6 +27,7 @@ class ProjectSizes:
     planned_runs: int  # plan.json's runs (0: not planned yet)
     run0_s: float  # the baseline's wall time (0: no baseline yet)
     chars_per_token: float = CHARS_PER_TOKEN
+    settings_runs: int = 0  # of the planned runs, those made by code (settings only: no edit)
 
     def chars(self, reads: str) -> int:
         return {"code": self.code_chars, "template": self.template_chars}.get(reads, 0)
@@ -39,8 +40,9 @@ def measure_project(root: Path, config: Config) -> ProjectSizes:
     return ProjectSizes(
         code_chars=_code_chars(root, config),
         template_chars=_file_chars(root / TEMPLATE),
-        planned_runs=_planned_runs(root / PLAN),
+        planned_runs=len(planned := _planned_runs(root / PLAN)),
         run0_s=_run0_seconds(root),
+        settings_runs=sum(1 for run in planned if isinstance(run, dict) and run.get("settings")),
     )
 
 
@@ -58,13 +60,13 @@ def _file_chars(path: Path) -> int:
         return 0
 
 
-def _planned_runs(plan: Path) -> int:
+def _planned_runs(plan: Path) -> list[object]:
     """The runs plan.json holds, read leniently: an estimate must not fail on a broken plan."""
     try:
         runs = json.loads(plan.read_text(encoding="utf-8")).get("runs", [])
     except (OSError, ValueError, AttributeError):
-        return 0
-    return len(runs) if isinstance(runs, list) else 0
+        return []
+    return runs if isinstance(runs, list) else []
 
 
 def _run0_seconds(root: Path) -> float:

@@ -6,7 +6,13 @@ from __future__ import annotations
 import pytest
 
 from labtui.core.estimate.calibration import load_calibration
-from labtui.core.estimate.estimator import DOCTOR_HINT, Facts, estimate, estimate_project
+from labtui.core.estimate.estimator import (
+    ANALYSIS_PROMPT_TOKENS,
+    DOCTOR_HINT,
+    Facts,
+    estimate,
+    estimate_project,
+)
 from labtui.core.estimate.history import History, history_of
 from labtui.core.estimate.project_sizes import ProjectSizes
 from labtui.core.estimate.render import estimate_text
@@ -38,12 +44,21 @@ def config(**prices: float) -> Config:
 
 
 def facts(
-    *, history: History | None = None, speeds: dict | None = None, planned: int = 2, **prices
+    *,
+    history: History | None = None,
+    speeds: dict | None = None,
+    planned: int = 2,
+    by_code: int = 0,
+    **prices,
 ) -> Facts:
     return Facts(
         config=config(**prices),
         sizes=ProjectSizes(
-            code_chars=12_000, template_chars=3_000, planned_runs=planned, run0_s=30.0
+            code_chars=12_000,
+            template_chars=3_000,
+            planned_runs=planned,
+            run0_s=30.0,
+            settings_runs=by_code,
         ),
         history=history or History(),
         speeds={MODEL: SPEED} if speeds is None else speeds,
@@ -79,6 +94,20 @@ def test_a_stage_to_do_is_the_calibration_with_this_projects_text_and_speed():
     assert ideas.tokens_in == pytest.approx(
         ideas.calls.expected * load_calibration().stage("ideas", 4.0).prompt_tokens_per_call
     )
+
+
+def test_a_planned_run_made_by_code_costs_its_analysis_not_an_edit():
+    # diffusion_2d's plan of two settings runs took 6 calls and 11.8k tokens in (2026-12-07);
+    # counted as edits, the estimate said 7 calls and 44k
+    table = load_calibration().stage("experiments", 4.0)
+    both = stage_of(estimate(facts(planned=2, by_code=2)), "experiments")
+    assert (both.calls.low, both.calls.expected, both.calls.high) == (2, 4, 2 * (1 + 2))
+    assert both.tokens_in == pytest.approx(4 * ANALYSIS_PROMPT_TOKENS)
+    assert both.experiment_s.expected == pytest.approx(30.0 * 2), "the runs still run"
+    one = stage_of(estimate(facts(planned=2, by_code=1)), "experiments")
+    assert one.calls.expected == pytest.approx(table.calls + 2)
+    said = "\n".join(estimate(facts(planned=2, by_code=2)).inputs)
+    assert "2 planned (2 made by code: an analysis each, no edit)" in said
 
 
 def test_the_output_names_each_input():
