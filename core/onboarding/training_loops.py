@@ -5,7 +5,9 @@ optimizer.step(); print(f"step {it}: train loss {loss:.3f}")``) is a script all 
 Issue 43: such a script was no script to the survey ("0 script(s)", no command) although its
 metrics were read. A loop at the module's top level (not inside a function or a class) that
 steps an optimizer, calls ``backward()`` or prints a metric line is what makes it one; a module
-that only defines things, or loops over files to prepare data, is not.
+that only defines things, or loops over files to prepare data, is not. So does a fit called at
+the top level (``model.fit(x_train, y_train, epochs=5)``: a Keras tutorial script was "0
+script(s)" in the repository bench).
 """
 
 from __future__ import annotations
@@ -19,8 +21,11 @@ from .printed_metrics import SAMPLE_VALUE, is_printer, rendered_lines
 
 # Text a top-level loop has: a ``for`` or ``while`` at the start of a line. Files without one are
 # not parsed for it (core/onboarding/repo_scan.py's hint), which keeps a big package's survey fast.
-TOP_LEVEL_LOOP = re.compile(r"^(for|while|async for)\b", re.M)
+# A fit at the top level trains too: ``model.fit(x, y, epochs=5)`` (Keras), ``trainer.fit(model)``
+# (Lightning), ``clf.fit(X, y)`` (scikit-learn), written as a statement or assigned.
+TOP_LEVEL_LOOP = re.compile(r"^(for|while|async for)\b|^(\w+\s*=\s*)?\w[\w.]*\.fit\(", re.M)
 _STEPS = {"step", "backward"}  # optimizer.step(), loss.backward(): a training step
+_FITS = {"fit", "fit_generator"}
 
 
 def trains_at_top_level(module: PythonModule) -> str:
@@ -28,6 +33,10 @@ def trains_at_top_level(module: PythonModule) -> str:
     optimizer.step()"), or "" when no top-level loop trains or prints a metric."""
     if module.tree is None:
         return ""
+    for statement in _top_level_statements(module.tree.body):
+        call = statement.value if isinstance(statement, ast.Expr | ast.Assign) else None
+        if isinstance(call, ast.Call) and (fitted := _fit_call(call)):
+            return f"{module.path}:{statement.lineno} calls {fitted}() at its top level"
     for loop in _top_level_loops(module.tree.body):
         for node in _outside_definitions(loop):
             if isinstance(node, ast.Call) and (what := _training_call(node)):
@@ -35,19 +44,31 @@ def trains_at_top_level(module: PythonModule) -> str:
     return ""
 
 
+def _fit_call(call: ast.Call) -> str:
+    """``model.fit`` for a fit of something with what to fit it on, else ''."""
+    name = name_of(call.func)
+    fits = "." in name and name.rsplit(".", 1)[-1] in _FITS
+    return name if fits and (call.args or call.keywords) else ""
+
+
+def _top_level_statements(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The module's own statements, also those under a top-level ``if``, ``with`` or ``try``."""
+    found: list[ast.stmt] = []
+    for statement in body:
+        found.append(statement)
+        if isinstance(statement, ast.If | ast.With | ast.AsyncWith | ast.Try):
+            for block in ("body", "orelse", "finalbody"):
+                found += _top_level_statements(getattr(statement, block, []))
+            for handler in getattr(statement, "handlers", []):
+                found += _top_level_statements(handler.body)
+    return found
+
+
 def _top_level_loops(body: list[ast.stmt]) -> list[ast.stmt]:
     """The loops of the module's own code, also those under a top-level ``if``, ``with`` or
     ``try`` (``with torch.no_grad():``, ``if __name__ == "__main__":``)."""
-    found: list[ast.stmt] = []
-    for statement in body:
-        if isinstance(statement, ast.For | ast.AsyncFor | ast.While):
-            found.append(statement)
-        elif isinstance(statement, ast.If | ast.With | ast.AsyncWith | ast.Try):
-            for block in ("body", "orelse", "finalbody"):
-                found += _top_level_loops(getattr(statement, block, []))
-            for handler in getattr(statement, "handlers", []):
-                found += _top_level_loops(handler.body)
-    return found
+    loops = ast.For | ast.AsyncFor | ast.While
+    return [statement for statement in _top_level_statements(body) if isinstance(statement, loops)]
 
 
 def _outside_definitions(node: ast.AST) -> list[ast.AST]:

@@ -112,3 +112,24 @@ def test_a_top_level_loop_that_neither_steps_nor_prints_a_metric_is_no_script(tm
         },
     )
     assert [e.path for e in survey(root).entry_points] == ["loop.py"]
+
+
+def test_a_fit_at_the_top_level_makes_a_script(tmp_path):
+    # the repository bench's Keras tutorial: constants, a model, model.fit(...) at the top level
+    keras = (
+        "EPOCHS = 5\nmodel = make_model()\n"
+        "history = model.fit(x_train, y_train, epochs=EPOCHS, validation_split=0.1)\n"
+    )
+    root = write_files(
+        tmp_path,
+        {
+            "mnist_keras.py": keras,
+            "lightning_run.py": "trainer = Trainer()\ntrainer.fit(model)\n",
+            "helpers.py": "def train(model, x, y):\n    model.fit(x, y)\n",
+            "noop.py": "model.fit()\n",
+        },
+    )
+    assert sorted(e.path for e in survey(root).entry_points) == [
+        "lightning_run.py",
+        "mnist_keras.py",
+    ]
