@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..settings.sections import LimitsSection
@@ -63,8 +64,14 @@ def draft_command(survey: RepoSurvey, entry: EntryPoint, why: str, draft: Draft)
                 f"command as written, so {chosen.launcher} must be on the PATH."
             )
     else:
-        head, args = ["{python}"], [entry.path]
+        module = _module_to_run(survey, entry)
+        head, args = ["{python}"], (["-m", module] if module else [entry.path])
         reason = f"{why}, and no README or script line runs it"
+        if module:
+            reason += (
+                f"; it imports the repository's own packages from its top, which Python finds "
+                f"only when {entry.path} runs as a module from there (-m {module})"
+            )
         for option in entry.options:
             if option.required and option.default is None:
                 draft.ask(
@@ -95,6 +102,25 @@ def draft_command(survey: RepoSurvey, entry: EntryPoint, why: str, draft: Draft)
     _propose_smoke(survey, entry, command, draft)
     draft_prepare(survey, draft, commands[0] if commands else None)
     return [normal_path(d) for d in out_dirs if d and not re.match(r"/|.*[{$]", d)]
+
+
+def _module_to_run(survey: RepoSurvey, entry: EntryPoint) -> str:
+    """``examples.ex_1d`` for a script in a folder that imports a package of the repository's
+    top (``from src.flows import Flow`` in examples/ex_1d.py): run as a file, Python looks for
+    ``src`` beside the script and fails; '' when running it as a file works."""
+    here = PurePosixPath(entry.path).parent
+    if here == PurePosixPath(".") or not entry.path.endswith(".py"):
+        return ""
+    try:
+        text = (Path(survey.root) / entry.path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    for imported in entry.imports:
+        top = PurePosixPath(imported).parts[0].removesuffix(".py")
+        outside = not PurePosixPath(imported).is_relative_to(here)
+        if outside and re.search(rf"^\s*(?:from|import)\s+{re.escape(top)}\b", text, re.M):
+            return entry.path.removesuffix(".py").replace("/", ".")
+    return ""
 
 
 def _wrapped(

@@ -133,3 +133,33 @@ def test_a_fit_at_the_top_level_makes_a_script(tmp_path):
         "lightning_run.py",
         "mnist_keras.py",
     ]
+
+
+def test_a_script_that_imports_the_repositorys_top_package_runs_as_a_module(tmp_path):
+    # the repository bench's normalizing-flows: examples/ex_1d.py does `from src.flows import`,
+    # and `python examples/ex_1d.py` failed with "No module named 'src'"
+    example = (
+        "import argparse\nfrom src.flows import scale\n\n"
+        "if __name__ == '__main__':\n"
+        "    parser = argparse.ArgumentParser()\n"
+        "    parser.add_argument('--iterations', type=int, default=3)\n"
+        "    args = parser.parse_args()\n"
+        "    for i in range(args.iterations):\n"
+        "        print(f'step {i}: logprob {scale(i):.3f}')\n"
+    )
+    files = {
+        "src/__init__.py": "",
+        "src/flows.py": "def scale(x):\n    return -1.0 / (x + 1)\n",
+        "examples/ex_1d.py": example,
+        "examples/helper_free.py": example.replace("from src.flows import scale", "scale = abs"),
+    }
+    root = write_files(tmp_path, files)
+    found = survey(root)
+    drafted = propose_setup(found, LimitsSection(run_timeout_s=300))
+    command = drafted.values["experiment"]["command"]
+    assert command.split()[:3] == ["{python}", "-m", "examples.ex_1d"]
+    assert "runs as a module from there" in drafted.reasons["experiment.command"]
+    ran = subprocess.run(
+        [sys.executable, "-m", "examples.ex_1d"], cwd=root, capture_output=True, text=True
+    )
+    assert ran.returncode == 0 and "logprob" in ran.stdout, "as a module it imports src"
