@@ -27,9 +27,9 @@ from labtui.core.settings.config import load_config, save_config
 from labtui.core.stages.review import _facts
 from labtui.core.workspace.project import Project
 from labtui.core.writeup.completeness import gap_key, project_gaps, record_gaps
-from labtui.tui.exit_status import EXIT_INCOMPLETE
 from labtui.tui.commands.run import cmd_run
 from labtui.tui.commands.status import status_line
+from labtui.tui.exit_status import EXIT_INCOMPLETE
 
 TEX = "latex/template.tex"
 
