@@ -130,6 +130,28 @@ def _tensorboard_importable() -> bool:
     return any(importlib.util.find_spec(m) for m in ("tensorboard", "tensorboardX"))
 
 
+TENSORBOARD_DEFAULT = "the Trainer's default logger, TensorBoardLogger (tensorboard is importable)"
+
+
+def csv_where_no_tensorboard(
+    values: dict[str, Any], reasons: dict[str, str], python: str, has_tensorboard: bool
+) -> None:
+    """Lightning's default logger, told by labtui's own interpreter, checked in the one the runs
+    use: without tensorboard there, Lightning writes a CSVLogger's metrics.csv (the repository
+    bench's Lightning example: labtui looked for event files that never came)."""
+    results = values.get("results", {})
+    said = reasons.get("results.source", "")
+    if has_tensorboard or results.get("source") != "tensorboard" or TENSORBOARD_DEFAULT not in said:
+        return
+    versions = str(results.get("path", "")).rpartition("/version_*/")[0] or "**/lightning_logs"
+    results["source"], results["path"] = "csv", f"{versions}/version_*/metrics.csv"
+    reasons["results.source"] = said.replace(
+        TENSORBOARD_DEFAULT,
+        f"the Trainer's default logger, CSVLogger (tensorboard is not importable in {python})",
+    )
+    reasons["results.path"] = f"the Trainer's logger writes metrics.csv under {versions}/version_*"
+
+
 def _choose_source(
     found: list[MetricFound], stated: list[MetricFound], lightning: LoggerFound | None
 ) -> str | None:

@@ -404,6 +404,23 @@ def test_hydra_lightning_metrics_go_through_the_default_logger(tmp_path: Path) -
     _valid(results)
 
 
+def test_without_tensorboard_in_the_runs_python_lightnings_default_logger_is_csv(tmp_path):
+    # the repository bench's Lightning example: tensorboard beside labtui, not in the research
+    # venv, so Lightning wrote metrics.csv while labtui looked for event files
+    from labtui.core.onboarding.metric_choice import csv_where_no_tensorboard
+
+    files = {"train.py": HYDRA, "configs/train.yaml": 'optimized_metric: "val/acc"\nmode: max\n'}
+    results, reasons, _questions = _results(_repo(tmp_path, files))
+    values = {"results": dict(results)}
+    csv_where_no_tensorboard(values, reasons, "/venv/bin/python", has_tensorboard=True)
+    assert values["results"]["source"] == "tensorboard", "where it imports, as surveyed"
+    csv_where_no_tensorboard(values, reasons, "/venv/bin/python", has_tensorboard=False)
+    assert values["results"]["source"] == "csv"
+    assert values["results"]["path"] == "**/lightning_logs/version_*/metrics.csv"
+    assert "tensorboard is not importable in /venv/bin/python" in reasons["results.source"]
+    _valid(values["results"])
+
+
 def test_printed_metrics_are_proposed_from_stdout(tmp_path: Path) -> None:
     results, reasons, questions = _results(_repo(tmp_path, {"train.py": PRINTED}))
     assert results["source"] == "stdout"

@@ -337,8 +337,10 @@ def _write(
     """The proposal file, with the interpreter that has what the experiment imports, and
     labtui's bundled paper where the repository has no LaTeX; a folder's proposal made the
     project's (``facts`` are the folder's), and the examples it was chosen among asked about."""
+    from labtui.core.machine.interpreter import imports_in
     from labtui.core.onboarding import python_choice, repo_init
     from labtui.core.onboarding.example_folders import place_in_folder
+    from labtui.core.onboarding.metric_choice import csv_where_no_tensorboard
 
     values = {section: dict(fields) for section, fields in proposal.values.items()}
     reasons = dict(proposal.reasons)
@@ -354,6 +356,10 @@ def _write(
         values.setdefault("experiment", {})["python"] = python
         reasons["experiment.python"] = why
     questions += [question] if question else []
+    if values.get("results", {}).get("source") == "tensorboard":
+        probe = imports_in(python, ["tensorboard", "tensorboardX"])
+        has_tensorboard = probe is None or len(probe.missing) < 2  # unknown: as surveyed
+        csv_where_no_tensorboard(values, reasons, python, has_tensorboard)
     if not values.get("paper", {}).get("tex"):
         values["paper"] = {"tex": repo_init.BUNDLED_PAPER, "sections": []}
         reasons["paper.tex"] = (
