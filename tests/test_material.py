@@ -28,7 +28,7 @@ def test_no_test_reads_outside_the_repository():
     reaching = []
     for path in TESTS.rglob("*.py"):
         if path == Path(__file__) or {"bench", "repo_shapes"} & set(path.parts):
-            continue  # benches run by hand against ../shared; repo_shapes are researchers' code
+            continue  # benches are run by hand, not by the suite; repo_shapes are researchers' code
         text = path.read_text(encoding="utf-8")
         depth = len(path.relative_to(REPOSITORY).parts) - 1  # parents[depth] is the repository
         if any(int(n) > depth for n in _PARENTS.findall(text)) or _OUTSIDE.search(text):

@@ -33,13 +33,13 @@ from ..source.python import (
     name_of,
     parse_module,
 )
-from .printed_metrics import SAMPLE_VALUE, BuiltTexts, Resolver, is_printer, rendered_lines, shown
+from .dict_keys import MAX_NAMES, Pairs, dict_keys
+from .printed_metrics import SAMPLE_VALUE, BuiltTexts, is_printer, rendered_lines, shown
 from .repo_facts import EntryPoint, RepoSurvey
 from .setting_labels import SettingLabels, swept_variable
 
 KINDS = ("tensorboard", "wandb", "mlflow", "lightning", "stdout")
 MAX_FILES = 200  # files read when the script and its imports write no metric
-MAX_NAMES = 64  # names kept per file: a generated dict of a thousand keys is no proposal
 _LOGGER_CALLS = {
     "SummaryWriter": "tensorboard",
     "TensorBoardLogger": "tensorboard",
@@ -135,8 +135,6 @@ def direction_by_name(name: str) -> tuple[str, str]:
 
 
 # -- the reader -----------------------------------------------------------------------------------
-
-Pairs = list[tuple[str, ast.AST]]
 
 
 @dataclass
@@ -386,7 +384,7 @@ class _Reader(ast.NodeVisitor):
         return f"{self.path}:{getattr(node, 'lineno', 0)}"
 
     def _keys(self, node: ast.AST | None, nested: str) -> Pairs:
-        return _dict_keys(node, self._strings, self.scope.dicts, nested)
+        return dict_keys(node, self._strings, self.scope.dicts, nested)
 
     def _strings(self, node: ast.AST | None) -> list[str] | None:
         """Every string the expression can be: a literal, a module constant, an f-string over
@@ -421,38 +419,3 @@ class _Reader(ast.NodeVisitor):
             if all(v is not None and len(v) == 1 for v in values):
                 return [v[0] for v in values if v]
         return None
-
-
-# -- helpers of the reader ------------------------------------------------------------------------
-
-
-def _dict_keys(
-    node: ast.AST | None,
-    strings: Resolver,
-    variables: dict[str, Pairs],
-    nested: str,
-    prefix: str = "",
-) -> Pairs:
-    """The (key, value) pairs a dict expression holds (a literal, dict(...), a dict variable,
-    {**other}); nested dicts joined by ``nested``, or left out when ``nested`` is ""."""
-    pairs: Pairs = []
-    if isinstance(node, ast.Name):
-        pairs = list(variables.get(node.id, ()))
-    elif isinstance(node, ast.Dict):
-        for key_node, item in zip(node.keys, node.values, strict=True):
-            if key_node is None:  # {**other, …}
-                pairs += _dict_keys(item, strings, variables, nested)
-            else:
-                pairs += [(k, item) for k in strings(key_node) or ()]
-    elif isinstance(node, ast.Call) and name_of(node) == "dict":
-        for argument in node.args:
-            pairs += _dict_keys(argument, strings, variables, nested)
-        pairs += [(k.arg, k.value) for k in node.keywords if k.arg]
-    out: Pairs = []
-    for key, value in pairs:
-        inner = isinstance(value, ast.Dict) or name_of(value) == "dict"
-        if inner and nested:
-            out += _dict_keys(value, strings, variables, nested, f"{prefix}{key}{nested}")
-        elif not inner:
-            out.append((f"{prefix}{key}", value))
-    return out[:MAX_NAMES]
